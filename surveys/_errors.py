@@ -1,0 +1,75 @@
+"""Exception and warning tree of :mod:`surveys`.
+
+Every error raised on purpose by the package derives from :class:`SurveysError` and also
+from the matching builtin, so ``except ValueError`` keeps working for callers who do not
+know the package.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+FAILURE_COLUMNS = ["file", "row", "column", "value", "reason"]
+
+
+class SurveysError(Exception):
+    """Base class of every error raised by :mod:`surveys`."""
+
+
+class InvalidParameterError(SurveysError, ValueError, TypeError):
+    """A function argument has the wrong type or an invalid value."""
+
+
+class UnknownInstrumentError(SurveysError, KeyError):
+    """An instrument name is not in the library."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class InputValidationError(SurveysError, ValueError):
+    """One or more problems in user data, all collected in one report.
+
+    Parameters
+    ----------
+    failure_cases : pandas.DataFrame
+        One row per problem with the columns ``file, row, column, value, reason``.
+        ``row`` is the 1-based line (or spreadsheet row) of the source file, header included;
+        it is missing for file-level problems.
+    summary : str, optional
+        A one-line description of what was being read.
+    """
+
+    def __init__(self, failure_cases: pd.DataFrame, summary: str = "invalid input") -> None:
+        cases = failure_cases.reindex(columns=FAILURE_COLUMNS).reset_index(drop=True)
+        self.failure_cases = cases
+        self.summary = summary
+        super().__init__(self._render())
+
+    def _render(self, limit: int = 20) -> str:
+        n = len(self.failure_cases)
+        lines = [f"{self.summary}: {n} problem{'s' if n != 1 else ''}"]
+        for rec in self.failure_cases.head(limit).itertuples(index=False):
+            where = [str(rec.file)] if isinstance(rec.file, str) and rec.file else []
+            if pd.notna(rec.row):
+                where.append(f"row {int(rec.row)}")
+            if isinstance(rec.column, str) and rec.column:
+                where.append(f"column {rec.column!r}")
+            missing = rec.value is None or (isinstance(rec.value, float) and pd.isna(rec.value))
+            value = "" if missing else f" (value {rec.value!r})"
+            lines.append(f"  - {', '.join(where) or 'input'}: {rec.reason}{value}")
+        if n > limit:
+            lines.append(f"  ... and {n - limit} more (see .failure_cases)")
+        return "\n".join(lines)
+
+
+class SurveysWarning(UserWarning):
+    """Base class of the warnings issued by :mod:`surveys`."""
+
+
+class DataQualityWarning(SurveysWarning):
+    """A result is defined but rests on weak data (few items, few respondents, ...)."""
+
+
+class UndefinedStatisticWarning(SurveysWarning):
+    """A statistic is undefined for these data and was returned as NaN."""
