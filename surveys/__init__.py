@@ -1,4 +1,11 @@
-"""Questionnaire scoring for longitudinal studies: instruments, readers, scoring, reliability."""
+"""Questionnaire scoring for longitudinal studies.
+
+The package turns raw survey exports into scale scores a researcher can trust: an instrument
+library stored as checked data files (:func:`list_instruments`), readers for CSV, Excel,
+Qualtrics and SPSS exports (:func:`read_responses`), validation that reports every problem at
+once (:func:`validate_responses`), exact scoring from the declared response range
+(:func:`score`) and reliability per scale and wave (:func:`scale_reliability`).
+"""
 
 from surveys._errors import (
     DataQualityWarning,
@@ -9,13 +16,37 @@ from surveys._errors import (
     UndefinedStatisticWarning,
     UnknownInstrumentError,
 )
+from surveys.instruments import (
+    Instrument,
+    ScaleKey,
+    derive_items,
+    list_instruments,
+    load_instrument,
+)
+from surveys.readers import Responses, read_responses
+from surveys.reliability import scale_reliability
+from surveys.scoring import ScaleScores, reverse_score, score
+from surveys.validation import FailureCollector, validate_responses
 
 __all__ = [
     "DataQualityWarning",
+    "FailureCollector",
     "InputValidationError",
+    "Instrument",
     "InvalidParameterError",
+    "Responses",
+    "ScaleKey",
+    "ScaleScores",
     "SurveysError",
     "SurveysWarning",
     "UndefinedStatisticWarning",
     "UnknownInstrumentError",
+    "derive_items",
+    "list_instruments",
+    "load_instrument",
+    "read_responses",
+    "reverse_score",
+    "scale_reliability",
+    "score",
+    "validate_responses",
 ]

@@ -1,0 +1,455 @@
+"""The ``longitudinal`` command line.
+
+Each subcommand is two functions: one that registers its parser on the subparsers object
+(arguments, help, an example in the epilog) and one that runs it and returns the exit code.
+:data:`COMMANDS` maps the subcommand name to both; adding a subcommand means writing the
+two functions and adding one entry to the table.
+
+Exit codes: 0 on success, 2 on bad input or bad arguments. Data problems are printed as one
+message listing every failure (file, row, column, value, reason), never as a traceback, and
+outputs are written only after everything succeeded (through a temporary file and a
+rename), so a failed run leaves no partial output behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from longitudinal._errors import InvalidParameterError, LongitudinalError
+from models._errors import ModelsError
+from surveys._errors import InputValidationError, SurveysError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: Exit code for bad input or bad arguments (argparse uses 2 for usage errors too).
+EXIT_INPUT = 2
+#: How many problems of a failure table are printed before "... and N more".
+MAX_PROBLEMS_SHOWN = 30
+
+_Formatter = argparse.RawDescriptionHelpFormatter
+_Handler = Callable[[argparse.Namespace], int]
+_Register = Callable[[Any], argparse.ArgumentParser]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _write_atomically(outputs: dict[Path, Callable[[Path], None]]) -> None:
+    """Write every output to a temporary file beside its target, then rename them all.
+
+    ``outputs`` maps each target path to a function that writes the content to the path it
+    is given. If any writer fails, the temporary files are removed and no target changes.
+    """
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for target, write in outputs.items():
+            folder = target.parent if str(target.parent) else Path(".")
+            handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+            os.close(handle)
+            staged.append((Path(name), target))
+            write(Path(name))
+        for temporary, target in staged:
+            os.replace(temporary, target)
+    except BaseException:
+        for temporary, _ in staged:
+            temporary.unlink(missing_ok=True)
+        raise
+
+
+def _check_outputs(outputs: dict[str, Path | None]) -> None:
+    """Refuse, before any work, outputs whose folder is missing or that name one file twice."""
+    seen: dict[Path, str] = {}
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise InvalidParameterError(
+                f"cannot write {option} {path}: the folder {folder} does not exist; create it first"
+            )
+        resolved = path.resolve()
+        if resolved in seen:
+            raise InvalidParameterError(f"{seen[resolved]} and {option} name the same file")
+        seen[resolved] = option
+
+
+def _csv_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
+    def write(path: Path) -> None:
+        frame.to_csv(path, index=False, encoding="utf-8")
+
+    return write
+
+
+def _format_value(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NA:
+        return ""
+    return f" (value {value!r})"
+
+
+def _format_failures(err: InputValidationError) -> str:
+    """Render a failure table as one readable message."""
+    cases = err.failure_cases
+    n = len(cases)
+    lines = [f"error: {err.summary} ({n} problem{'s' if n != 1 else ''})"]
+    for rec in cases.head(MAX_PROBLEMS_SHOWN).itertuples(index=False):
+        where = [str(rec.file)] if isinstance(rec.file, str) and rec.file else []
+        if pd.notna(rec.row):
+            where.append(f"row {int(rec.row)}")
+        if isinstance(rec.column, str) and rec.column:
+            where.append(f"column {rec.column!r}")
+        lines.append(f"  {', '.join(where) or 'input'}: {rec.reason}{_format_value(rec.value)}")
+    if n > MAX_PROBLEMS_SHOWN:
+        lines.append(f"  ... and {n - MAX_PROBLEMS_SHOWN} more")
+    return "\n".join(lines)
+
+
+def _format_os_error(err: OSError) -> str:
+    if err.strerror and err.filename:
+        return f"error: {err.strerror}: {err.filename}"
+    return f"error: {err}"
+
+
+def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
+    for message in caught:
+        print(f"warning: {message.message}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- score
+
+
+def _fraction_or_count(text: str) -> float | int:
+    """Parse ``--min-valid``: ``"3"`` is a count of items, ``"0.75"`` or ``"1.0"`` a fraction."""
+    try:
+        return int(text) if text.strip().lstrip("+").isdigit() else float(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(
+            f"expected a fraction such as 0.75 or a count such as 3; got {text!r}"
+        ) from err
+
+
+def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "score",
+        help="score a raw questionnaire export",
+        description=(
+            "Read a raw questionnaire export (CSV, Excel, Qualtrics CSV or SPSS), check every "
+            "item against the instrument's declared range, and write tidy scale scores "
+            "(id, [wave], instrument, scale, score, n_items, n_answered) and, optionally, "
+            "reliability per scale (and wave)."
+        ),
+        epilog=(
+            "examples:\n"
+            "  longitudinal score surveys/pre.csv --instrument tas4 who5 "
+            "--id-col participant_id --out scores.csv\n"
+            "  longitudinal score export.csv --instrument my_key.toml --item-map map.csv "
+            "--missing-code -99 --exclude-flagged --out scores.csv --reliability alpha.csv\n"
+            "\n"
+            "exit status: 0 on success, 2 when the input is not valid (every problem is "
+            "listed; no output is written)."
+        ),
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("raw", metavar="RAW", help="raw export (.csv, .xlsx, .sav)")
+    parser.add_argument(
+        "--instrument",
+        dest="instruments",
+        metavar="NAME|FILE.toml",
+        action="extend",
+        nargs="+",
+        required=True,
+        help="library instrument name (see `longitudinal instruments`) or a key TOML; repeatable",
+    )
+    parser.add_argument("--id-col", default="id", metavar="C", help="id column (default: id)")
+    parser.add_argument("--wave-col", default=None, metavar="C", help="wave column of a long file")
+    parser.add_argument(
+        "--item-map", default=None, metavar="MAP.csv", help="CSV 'column,item' renaming columns"
+    )
+    parser.add_argument(
+        "--missing-code",
+        dest="missing_codes",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="V",
+        help="value meaning 'no answer', e.g. -99 (repeatable)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=["csv", "xlsx", "qualtrics", "sav"],
+        default=None,
+        help="file format (default: from the extension; Qualtrics CSV is recognised)",
+    )
+    parser.add_argument(
+        "--exclude-flagged",
+        action="store_true",
+        help="leave out Qualtrics previews, tests, spam and unfinished responses",
+    )
+    parser.add_argument("--encoding", default="utf-8", help="CSV text encoding (default: utf-8)")
+    parser.add_argument("--delimiter", default=",", help="CSV field delimiter (default: ,)")
+    parser.add_argument(
+        "--min-valid",
+        type=_fraction_or_count,
+        default=None,
+        metavar="P|K",
+        help="items a respondent must answer for a scale to be scored: a fraction such as "
+        "0.75 or a count such as 3 (default: 0.8)",
+    )
+    parser.add_argument("--out", required=True, metavar="SCORES.csv", help="scores to write")
+    parser.add_argument(
+        "--reliability", default=None, metavar="REL.csv", help="reliability table to write"
+    )
+    return parser
+
+
+def _score(args: argparse.Namespace) -> int:
+    from surveys.instruments import load_instrument
+    from surveys.readers import read_responses
+    from surveys.validation import validate_responses
+
+    out = Path(args.out)
+    rel_out = Path(args.reliability) if args.reliability else None
+    _check_outputs({"--out": out, "--reliability": rel_out})
+
+    responses = read_responses(
+        args.raw,
+        format=args.format,
+        id_col=args.id_col,
+        wave_col=args.wave_col,
+        item_map=args.item_map,
+        missing_codes=args.missing_codes,
+        flagged="exclude" if args.exclude_flagged else "raise",
+        encoding=args.encoding,
+        delimiter=args.delimiter,
+    )
+    # Validation resolves the instrument names too, so an unknown name is listed together
+    # with the data problems; after it passes every name is known.
+    validate_responses(responses, args.instruments, id_col=args.id_col, wave_col=args.wave_col)
+    instruments = [load_instrument(spec) for spec in args.instruments]
+
+    from surveys.scoring import score
+
+    options: dict[str, Any] = {
+        "id_col": args.id_col,
+        "wave_col": args.wave_col,
+        "row_numbers": responses.row_numbers,
+        "source_file": responses.source,
+    }
+    if args.min_valid is not None:
+        options["min_valid"] = args.min_valid
+    results = [score(responses.data, instrument, **options) for instrument in instruments]
+    scores = pd.concat([r.scores for r in results], ignore_index=True)
+    outputs: dict[Path, Callable[[Path], None]] = {out: _csv_writer(scores)}
+    if rel_out is not None:
+        reliability = pd.concat([r.reliability for r in results], ignore_index=True)
+        wave = [c for c in ("wave", args.wave_col) if c and c in reliability.columns][:1]
+        columns = ["instrument", "scale", *wave, "n", "alpha", "alpha_ci_low", "alpha_ci_high"]
+        columns.append("omega_total")
+        outputs[rel_out] = _csv_writer(reliability.loc[:, columns])
+    _write_atomically(outputs)
+
+    if len(responses.excluded):
+        print(
+            f"note: left out {len(responses.excluded)} flagged row(s) of {responses.source}:",
+            file=sys.stderr,
+        )
+        for rec in responses.excluded.itertuples(index=False):
+            print(f"  row {rec.row}: {rec.reason}", file=sys.stderr)
+    unscored = int(scores["score"].isna().sum()) if "score" in scores.columns else 0
+    names = ", ".join(i.name for i in instruments)
+    print(
+        f"scored {len(responses.data)} response row(s) on {names}: {len(scores)} scale scores"
+        + (f" ({unscored} not computed: too few items answered)" if unscored else "")
+        + f" -> {out}"
+        + (f"; reliability -> {rel_out}" if rel_out is not None else "")
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------- instruments
+
+
+def _instruments_parser(subparsers: Any) -> argparse.ArgumentParser:
+    return subparsers.add_parser(
+        "instruments",
+        help="list the instrument library",
+        description=(
+            "List the instruments the library can score: name (use it with --instrument), "
+            "number of items, scoring rule, response range and verification grade "
+            "(V2 verified in two sources, V1 one source, S secondary, U unverified)."
+        ),
+        epilog="example:\n  longitudinal instruments",
+        formatter_class=_Formatter,
+    )
+
+
+def _instruments(args: argparse.Namespace) -> int:
+    from surveys.instruments import list_instruments
+
+    library = list_instruments()
+
+    def bound(value: float) -> str:
+        return str(int(value)) if float(value).is_integer() else str(value)
+
+    table = pd.DataFrame(
+        {
+            "name": library["name"],
+            "items": library["n_items"],
+            "scoring": library["scoring"],
+            "range": [
+                f"{bound(lo)}-{bound(hi)}"
+                for lo, hi in zip(library["response_min"], library["response_max"], strict=True)
+            ],
+            "grade": library["grade"],
+        }
+    )
+    print(table.to_string(index=False))
+    return 0
+
+
+def _simulate_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "simulate",
+        help="write a synthetic study directory with known truth",
+        description=(
+            "Write a complete synthetic study directory calibrated to EmpathicStories++ "
+            "(41 participants, 6-12 sessions each over a month, three empathy ratings per "
+            "session, questionnaires at pre, mid and post, one wave exported in Qualtrics "
+            "format) and the generating parameters in truth.json."
+        ),
+        epilog="example:\n  longitudinal simulate --out my-study --seed 7 --participants 60",
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("--out", required=True, type=Path, help="study directory to write")
+    parser.add_argument("--seed", type=int, default=2024, help="random seed (default 2024)")
+    parser.add_argument(
+        "--participants", type=int, default=41, help="number of participants (default 41)"
+    )
+    parser.add_argument(
+        "--no-defects",
+        action="store_true",
+        help="leave out the realistic defects (missed wave, skipped item, preview row, ...)",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the study files in a non-empty --out"
+    )
+    return parser
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from longitudinal.simulate import simulate_study
+
+    path = simulate_study(
+        args.out,
+        seed=args.seed,
+        n_participants=args.participants,
+        defects=not args.no_defects,
+        overwrite=args.overwrite,
+    )
+    print(f"wrote a synthetic study to {path} (generating parameters in {path / 'truth.json'})")
+    return 0
+
+
+# --------------------------------------------------------------------------- dispatch
+
+#: Subcommands, in the order ``--help`` lists them: name -> (register parser, run).
+COMMANDS: dict[str, tuple[_Register, _Handler]] = {
+    "score": (_score_parser, _score),
+    "instruments": (_instruments_parser, _instruments),
+    "simulate": (_simulate_parser, _simulate),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the ``longitudinal`` argument parser with every subcommand in :data:`COMMANDS`.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The top-level parser; the chosen subcommand is stored in ``args.command``.
+    """
+    from longitudinal import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="longitudinal",
+        description="Statistics for longitudinal empathy studies.",
+        epilog="example:\n  longitudinal score surveys/pre.csv --instrument tas4 --out scores.csv",
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register, _ in COMMANDS.values():
+        register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``longitudinal`` command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name; ``None`` reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        Exit code: 0 on success, 2 on bad arguments or bad input.
+
+    Notes
+    -----
+    Errors from the packages' trees (:class:`surveys.SurveysError`,
+    :class:`longitudinal.LongitudinalError`, ``models.ModelsError``), unreadable files
+    (``OSError``) and missing optional packages (``ImportError``) end the command with one
+    message on stderr and exit code 2; data problems list every failure. Warnings raised
+    while a command runs are printed as ``warning: ...`` lines.
+
+    Examples
+    --------
+    >>> from longitudinal.cli import main
+    >>> main(["score", "no-such-file.csv", "--instrument", "tas4", "--out", "s.csv"])
+    2
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version and usage errors
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else EXIT_INPUT)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_INPUT
+    _, handler = COMMANDS[args.command]
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code = handler(args)
+    except InputValidationError as err:
+        _print_warnings(caught)
+        print(_format_failures(err), file=sys.stderr)
+        return EXIT_INPUT
+    except OSError as err:
+        _print_warnings(caught)
+        print(_format_os_error(err), file=sys.stderr)
+        return EXIT_INPUT
+    except (SurveysError, LongitudinalError, ModelsError, ImportError) as err:
+        if isinstance(err, ModuleNotFoundError):  # a broken installation, not bad input
+            raise
+        _print_warnings(caught)
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_INPUT
+    _print_warnings(caught)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,910 @@
+"""Score questionnaire scales from item responses, with reliability per scale and wave.
+
+:func:`score` takes one row per respondent (x wave) with one column per item, reverse keys the
+items from the instrument's declared response range, combines them by the scale's rule (mean,
+sum or count) under an explicit missing-item policy, and reports Cronbach's alpha, omega and
+item statistics per scale and wave (via :func:`surveys.reliability.scale_reliability`). All
+arithmetic is vectorised over respondents.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from numbers import Integral, Real
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as ptypes
+
+from surveys import _columns as col
+from surveys._errors import FAILURE_COLUMNS, InputValidationError, InvalidParameterError
+from surveys.instruments import Instrument, ScaleKey, load_instrument
+from surveys.reliability import scale_reliability
+
+__all__ = ["ScaleScores", "reverse_score", "score"]
+
+_IMPUTE = (None, "item_mean", "item_median")
+
+RELIABILITY_COLUMNS = [
+    col.INSTRUMENT,
+    col.SCALE,
+    col.WAVE,
+    col.N,
+    col.N_ITEMS,
+    "alpha",
+    "alpha_ci_low",
+    "alpha_ci_high",
+    "alpha_standardized",
+    "omega_total",
+]
+ITEM_STATS_COLUMNS = [
+    col.INSTRUMENT,
+    col.SCALE,
+    col.WAVE,
+    col.ITEM,
+    "reversed",
+    col.N,
+    "mean",
+    "sd",
+    "r_item_rest",
+    "alpha_if_deleted",
+]
+MISSING_COLUMNS = [
+    col.INSTRUMENT,
+    col.SCALE,
+    col.WAVE,
+    col.N,
+    "n_scored",
+    "n_unscored",
+    "min_answered",
+    "n_items_missing",
+    "n_imputed",
+]
+
+
+@dataclass(frozen=True)
+class ScaleScores:
+    """Result of :func:`score`.
+
+    Attributes
+    ----------
+    scores : pandas.DataFrame
+        Tidy scores, one row per respondent (x wave) and scale, respondents in input order and
+        scales in key order: ``id``, ``wave`` (only when a wave column was given),
+        ``instrument``, ``scale``, ``score`` (NaN when the respondent was not scored),
+        ``n_items`` (items in the scale), ``n_answered`` (items answered, before imputation).
+    reliability : pandas.DataFrame
+        One row per scale (x wave): ``instrument``, ``scale``, [``wave``], ``n``
+        (respondents with at least one answer), ``n_items``, ``alpha``, ``alpha_ci_low``,
+        ``alpha_ci_high`` (Feldt interval at ``ci_level``), ``alpha_standardized``,
+        ``omega_total``.
+    item_stats : pandas.DataFrame
+        One row per scale (x wave) and item: ``instrument``, ``scale``, [``wave``], ``item``,
+        ``reversed`` (bool), ``n`` (answers), ``mean`` and ``sd`` (of the reverse-keyed
+        answers), ``r_item_rest`` (correlation with the sum of the other items),
+        ``alpha_if_deleted``.
+    missing : pandas.DataFrame
+        One row per scale (x wave): ``instrument``, ``scale``, [``wave``], ``n`` (rows),
+        ``n_scored``, ``n_unscored`` (respondents left without a score), ``min_answered``
+        (items a respondent had to answer), ``n_items_missing`` (unanswered cells),
+        ``n_imputed`` (cells filled by `impute`).
+    meta : dict
+        Provenance: package name and version, the function, the instrument (name, path,
+        grade), the parameters of the call, ``n_rows``, ``n_scored`` (rows with at least one
+        scale scored), ``n_excluded`` (rows with no scale scored), the waves, and notes on
+        the scoring rules applied.
+    """
+
+    scores: pd.DataFrame
+    reliability: pd.DataFrame
+    item_stats: pd.DataFrame
+    missing: pd.DataFrame
+    meta: dict[str, Any]
+
+    def wide(self) -> pd.DataFrame:
+        """Return the scores with one row per respondent (x wave), one column per scale.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``id``, [``wave``], then one column per scale named
+            ``"{instrument}.{scale}"`` in key order. Rows keep the order of first appearance.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from surveys.scoring import score
+        >>> data = pd.DataFrame({"id": ["a", "b"], "sites_1": [4, 2]})
+        >>> import warnings
+        >>> with warnings.catch_warnings():  # alpha is undefined for one item
+        ...     warnings.simplefilter("ignore")
+        ...     result = score(data, "sites")
+        >>> result.wide()
+          id  sites.empathy
+        0  a            4.0
+        1  b            2.0
+        """
+        frame = self.scores
+        keys = [col.ID] + ([col.WAVE] if col.WAVE in frame.columns else [])
+        names = frame[col.INSTRUMENT].astype(str) + "." + frame[col.SCALE].astype(str)
+        order = list(pd.unique(names))
+        rows = frame[keys].drop_duplicates()
+        table = (
+            frame.assign(_column=names.to_numpy())
+            .set_index([*keys, "_column"])[col.SCORE]
+            .unstack("_column")
+        )
+        table = table.reindex(pd.MultiIndex.from_frame(rows) if len(keys) > 1 else rows[col.ID])
+        table = table.reindex(columns=order)
+        table.columns.name = None
+        out = table.reset_index()
+        return out.reset_index(drop=True)
+
+
+def reverse_score(
+    values: np.ndarray | pd.Series | pd.DataFrame | float,
+    *,
+    response_min: float,
+    response_max: float,
+) -> Any:
+    """Reverse key responses on the declared response range.
+
+    Parameters
+    ----------
+    values : array-like, Series, DataFrame or number
+        Responses (NaN stays NaN). Not modified.
+    response_min, response_max : float
+        The declared response range of the items (not the observed range).
+
+    Returns
+    -------
+    Same type as `values`
+        ``response_min + response_max - values``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the range is not two finite numbers with ``response_min < response_max``.
+
+    Examples
+    --------
+    >>> from surveys.scoring import reverse_score
+    >>> reverse_score(2, response_min=1, response_max=5)
+    4
+    >>> reverse_score(1, response_min=0, response_max=1)
+    0
+    """
+    for label, bound in (("response_min", response_min), ("response_max", response_max)):
+        if isinstance(bound, bool) or not isinstance(bound, Real) or not math.isfinite(bound):
+            raise InvalidParameterError(
+                f"the `{label}` parameter of reverse_score must be a finite number; got {bound!r}"
+            )
+    if not response_min < response_max:
+        raise InvalidParameterError(
+            "the `response_min` parameter of reverse_score must be smaller than `response_max`; "
+            f"got {response_min!r} and {response_max!r}"
+        )
+    return response_min + response_max - values
+
+
+def score(
+    data: pd.DataFrame,
+    instrument: str | os.PathLike[str] | Instrument | Mapping[str, Any],
+    *,
+    id_col: str = "id",
+    wave_col: str | None = None,
+    min_valid: float | int = 0.8,
+    prorate: bool = False,
+    impute: Literal["item_mean", "item_median"] | None = None,
+    ci_level: float = 0.95,
+    row_numbers: pd.Series | None = None,
+    source_file: str | None = None,
+) -> ScaleScores:
+    r"""Score every scale of an instrument, with reliability per scale and wave.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        One row per respondent (x wave): the id column, the optional wave column and one
+        numeric column per item, named by item id (``bfi44_1``, ...). Other columns are
+        ignored. Not modified.
+    instrument : str, path-like, Instrument or mapping
+        A library name (``"bfi44"``), a custom TOML key file, a mapping or an
+        :class:`~surveys.instruments.Instrument` (see
+        :func:`~surveys.instruments.load_instrument`).
+    id_col : str, default "id"
+        Respondent id column. Its values are kept as given in the output column ``id``.
+    wave_col : str or None, default None
+        Wave column (e.g. ``pre``, ``mid``, ``post``), kept as given in the output column
+        ``wave``. With it, ids may repeat across waves and reliability is computed per wave.
+    min_valid : float or int, default 0.8
+        Items a respondent must answer for a scale to be scored: a float in (0, 1] is a
+        fraction of the scale's items (rounded up: 0.8 of 8 items = 7 items), an int >= 1 a
+        count (capped at the scale's length). Note that ``1`` (int) means one item and
+        ``1.0`` (float) means all items.
+    prorate : bool, default False
+        For sum and count scales only: score respondents who answered at least `min_valid`
+        items as ``mean(answered items) x n_items``. Without it a sum or count scale is
+        scored only when every item is answered (or imputed).
+    impute : {"item_mean", "item_median"} or None, default None
+        Fill a missing answer with the item's sample mean or median within the same wave.
+        Only respondents who meet `min_valid` on their own answers are filled and scored.
+        Off by default.
+    ci_level : float, default 0.95
+        Coverage of the confidence interval for alpha, in (0, 1).
+    row_numbers : pandas.Series or None, default None
+        File line number of each row (header = line 1), aligned to ``data.index``, used in
+        error reports (e.g. :attr:`surveys.readers.Responses.row_numbers`). Default:
+        position + 2, the lines of a plain CSV.
+    source_file : str or None, default None
+        File name written in the ``file`` column of error reports.
+
+    Returns
+    -------
+    ScaleScores
+        ``scores``, ``reliability``, ``item_stats``, ``missing`` and ``meta``; see
+        :class:`ScaleScores` for every column.
+
+    Raises
+    ------
+    InputValidationError
+        One report listing every data problem (``failure_cases`` columns ``file, row,
+        column, value, reason``; ``row`` = file line): missing id, wave or item columns (one
+        line per column), non-numeric cells in item columns, values outside the declared
+        response range, missing ids or waves, and duplicated ids (x wave).
+    InvalidParameterError
+        If a parameter has the wrong type or value.
+    UnknownInstrumentError
+        If `instrument` is an unknown library name.
+
+    Warns
+    -----
+    UndefinedStatisticWarning
+        One warning listing the scales (and waves) where a reliability statistic is
+        undefined and returned as NaN, e.g. alpha of a one-item scale (SITES) or of a wave
+        with fewer than two respondents.
+    DataQualityWarning
+        Passed on from :func:`~surveys.reliability.scale_reliability` (Heywood case in the
+        one-factor model behind omega).
+
+    See Also
+    --------
+    surveys.instruments.load_instrument : Library and custom keys.
+    surveys.instruments.derive_items : Score a short form from a long form's columns.
+    surveys.reliability.scale_reliability : Alpha, omega and item statistics.
+
+    Notes
+    -----
+    Reverse-keyed items are recoded from the declared range,
+    :math:`x' = \text{min} + \text{max} - x`, never from the observed range. With
+    :math:`A` the set of answered items of a respondent, :math:`k` the scale length and
+    :math:`m` its multiplier, a respondent with :math:`|A| \ge` the required count gets
+
+    - mean scales: :math:`m \cdot \frac{1}{|A|}\sum_{i \in A} x'_i`;
+    - sum and count scales: :math:`m \sum_{i} x'_i` when :math:`|A| = k`; with
+      ``prorate=True``, :math:`m \cdot k \cdot \frac{1}{|A|}\sum_{i \in A} x'_i`.
+
+    Everyone else gets NaN and is counted in ``missing``. With `impute`, missing answers of
+    respondents who pass `min_valid` are replaced by the item's mean (median) over that
+    wave's answers before the rule is applied. Count scales are sums of 0/1 (false/true)
+    items.
+
+    Reliability uses the observed, reverse-keyed answers of the respondents of each wave who
+    answered at least one item of the scale (imputed values are never used), with
+    pairwise-complete covariances; see :func:`~surveys.reliability.scale_reliability`,
+    validated against ``psych::alpha`` (psych 2.2.9). With ``min_valid=1`` (any answered
+    item) mean scores equal ``psych::scoreItems(impute = "none")`` (checked on psych's
+    ``bfi`` data in ``tests/surveys/test_scoring.py``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from surveys.scoring import score
+    >>> data = pd.DataFrame({
+    ...     "id": ["p1", "p2", "p3", "p4", "p5"],
+    ...     "ubc_sscs10_1": [1, 2, 6, 3, 5], "ubc_sscs10_2": [2, 1, 6, 3, 4],
+    ...     "ubc_sscs10_3": [1, 3, 7, 2, 5], "ubc_sscs10_4": [7, 6, 2, 5, 3],
+    ...     "ubc_sscs10_5": [2, 2, 6, 3, 4], "ubc_sscs10_6": [6, 7, 2, 5, 4],
+    ...     "ubc_sscs10_7": [7, 6, 1, 4, 3], "ubc_sscs10_8": [6, 6, 2, 5, 3],
+    ...     "ubc_sscs10_9": [7, 5, 1, 5, 4], "ubc_sscs10_10": [6, 7, 2, 4, 3],
+    ... })
+    >>> result = score(data, "ubc_sscs10")
+    >>> result.scores[["id", "scale", "score", "n_answered"]]
+       id              scale  score  n_answered
+    0  p1  social_connection    6.5          10
+    1  p2  social_connection    6.1          10
+    2  p3  social_connection    1.7          10
+    3  p4  social_connection    4.9          10
+    4  p5  social_connection    3.4          10
+    >>> print(f"alpha = {result.reliability.loc[0, 'alpha']:.3f}")
+    alpha = 0.991
+    """
+    ins = load_instrument(instrument)
+    _check_parameters(
+        data,
+        id_col=id_col,
+        wave_col=wave_col,
+        min_valid=min_valid,
+        prorate=prorate,
+        impute=impute,
+        ci_level=ci_level,
+        row_numbers=row_numbers,
+        source_file=source_file,
+    )
+    lines = _line_numbers(data, row_numbers)
+    columns = _validated_items(
+        data, ins, id_col=id_col, wave_col=wave_col, lines=lines, file=source_file
+    )
+    n = len(data)
+
+    # Waves: labels in order (categories for a categorical column, else first appearance).
+    if wave_col is not None:
+        codes, labels = _wave_codes(data[wave_col])
+    else:
+        codes = np.zeros(n, dtype=np.intp)
+        labels = [None]
+    n_waves = len(labels)
+    wave_rows = [codes == w for w in range(n_waves)] if n_waves > 1 else [None]
+
+    # Imputation values per item and wave (raw answers, before reverse keying).
+    fills: dict[str, np.ndarray] = {}
+    if impute is not None:
+        stat = np.nanmean if impute == "item_mean" else np.nanmedian
+        for item in ins.items:
+            values = columns[item]
+            per_wave = np.full(n_waves, np.nan)
+            for w, rows in enumerate(wave_rows):
+                part = values if rows is None else values[rows]
+                if part.size and not np.isnan(part).all():
+                    per_wave[w] = stat(part)
+            fills[item] = per_wave
+
+    score_matrix = np.full((n, len(ins.scales)), np.nan)
+    answered_matrix = np.zeros((n, len(ins.scales)), dtype=np.int64)
+    rel_rows: list[dict[str, Any]] = []
+    item_frames: list[pd.DataFrame] = []
+    missing_rows: list[dict[str, Any]] = []
+    min_answered: dict[str, int] = {}
+    caught: list[tuple[str, warnings.WarningMessage]] = []
+
+    # one (k, n) work array for all scales: fresh memory for every scale costs page faults
+    buffer = np.empty((max(key.n_items for key in ins.scales), n))
+    for j, key in enumerate(ins.scales):
+        required = _required(min_valid, key.n_items)
+        min_answered[key.name] = required
+        x, rev = _keyed_items(columns, key, buffer)
+        result, n_answered, n_imputed = _scale_scores(
+            x, key, required=required, prorate=prorate, fills=fills, codes=codes
+        )
+        score_matrix[:, j] = result
+        answered_matrix[:, j] = n_answered
+
+        scored = ~np.isnan(result)
+        for label, rows in zip(labels, wave_rows, strict=True):
+            sel = slice(None) if rows is None else rows
+            n_rows_w = n if rows is None else int(np.count_nonzero(rows))
+            n_scored = int(np.count_nonzero(scored[sel]))
+            missing_rows.append(
+                {
+                    col.INSTRUMENT: ins.name,
+                    col.SCALE: key.name,
+                    col.WAVE: label,
+                    col.N: n_rows_w,
+                    "n_scored": n_scored,
+                    "n_unscored": n_rows_w - n_scored,
+                    "min_answered": required,
+                    "n_items_missing": int(key.n_items * n_rows_w - n_answered[sel].sum()),
+                    "n_imputed": int(n_imputed[sel].sum()),
+                }
+            )
+            # Reliability: observed answers of the wave's respondents with at least one answer.
+            use = n_answered > 0
+            if rows is not None:
+                use &= rows
+            xw = x.T if bool(use.all()) else x.T[use]
+            with warnings.catch_warnings(record=True) as records:
+                warnings.simplefilter("always")
+                summary, stats = scale_reliability(
+                    xw, item_names=list(key.items), ci_level=ci_level
+                )
+            where = f"{ins.name}.{key.name}" + ("" if label is None else f" (wave {label!r})")
+            caught.extend((where, rec) for rec in records)
+            rel_rows.append(
+                {
+                    col.INSTRUMENT: ins.name,
+                    col.SCALE: key.name,
+                    col.WAVE: label,
+                    col.N: int(summary["n"]),
+                    col.N_ITEMS: int(summary["n_items"]),
+                    "alpha": summary["alpha"],
+                    "alpha_ci_low": summary["alpha_ci_low"],
+                    "alpha_ci_high": summary["alpha_ci_high"],
+                    "alpha_standardized": summary["alpha_standardized"],
+                    "omega_total": summary["omega_total"],
+                }
+            )
+            item_frames.append(
+                stats.assign(
+                    **{
+                        col.INSTRUMENT: ins.name,
+                        col.SCALE: key.name,
+                        col.WAVE: label,
+                        "reversed": rev,
+                    }
+                )
+            )
+
+    with_wave = wave_col is not None
+    scores = _tidy_scores(
+        data[id_col].to_numpy(),
+        data[wave_col].to_numpy() if with_wave else None,
+        ins,
+        score_matrix,
+        answered_matrix,
+    )
+    drop = [] if with_wave else [col.WAVE]
+    reliability = pd.DataFrame(rel_rows, columns=RELIABILITY_COLUMNS).drop(columns=drop)
+    item_stats = (
+        pd.concat(item_frames, ignore_index=True)
+        .reindex(columns=ITEM_STATS_COLUMNS)
+        .drop(columns=drop)
+    )
+    item_stats["reversed"] = item_stats["reversed"].astype(bool)
+    missing = pd.DataFrame(missing_rows, columns=MISSING_COLUMNS).drop(columns=drop)
+
+    any_scored = int(np.count_nonzero((~np.isnan(score_matrix)).any(axis=1))) if n else 0
+    meta = {
+        "package": "empathic-longitudinal",
+        "version": _version(),
+        "function": "surveys.scoring.score",
+        "instrument": ins.name,
+        "instrument_path": ins.path,
+        "instrument_grade": ins.grade,
+        "parameters": {
+            "id_col": id_col,
+            "wave_col": wave_col,
+            "min_valid": min_valid,
+            "prorate": prorate,
+            "impute": impute,
+            "ci_level": ci_level,
+        },
+        "min_answered": min_answered,
+        "n_rows": n,
+        "n_scored": any_scored,
+        "n_excluded": n - any_scored,
+        "waves": [] if not with_wave else [_builtin(label) for label in labels],
+        "reverse_keying": "declared range: response_min + response_max - x",
+        "imputation": (
+            "none"
+            if impute is None
+            else f"{impute} within wave, only for respondents meeting min_valid"
+        ),
+        "reliability_data": (
+            "observed reverse-keyed answers (no imputed values), pairwise-complete covariances"
+        ),
+    }
+
+    # Pass on what scale_reliability warned about, once per category, at the caller.
+    by_category: dict[type[Warning], list[str]] = {}
+    for where, rec in caught:
+        by_category.setdefault(rec.category, []).append(f"{where}: {rec.message}")
+    for category, messages in by_category.items():
+        warnings.warn(category("score: " + " | ".join(messages)), stacklevel=2)
+
+    return ScaleScores(
+        scores=scores, reliability=reliability, item_stats=item_stats, missing=missing, meta=meta
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def _keyed_items(
+    columns: dict[str, np.ndarray], key: ScaleKey, buffer: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the scale's answers as a (k, n) array, reverse keyed, and the reverse flags.
+
+    The array is the first k rows of `buffer`, reused from scale to scale.
+    """
+    k = key.n_items
+    x = buffer[:k]
+    rev = np.array([item in key.reverse for item in key.items], dtype=bool)
+    pivot = key.response_min + key.response_max
+    for i, item in enumerate(key.items):
+        if rev[i]:
+            np.subtract(pivot, columns[item], out=x[i])
+        else:
+            x[i] = columns[item]
+    return x, rev
+
+
+def _scale_scores(
+    x: np.ndarray,
+    key: ScaleKey,
+    *,
+    required: int,
+    prorate: bool,
+    fills: dict[str, np.ndarray],
+    codes: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Score one scale from its (k, n) keyed answers; return (score, n_answered, n_imputed)."""
+    k, n = x.shape
+    missing = np.isnan(x)
+    complete = not missing.any()
+    n_answered = np.full(n, k, dtype=np.int64) if complete else k - missing.sum(axis=0)
+    passes = n_answered >= required
+    n_imputed = np.zeros(n, dtype=np.int64)
+    if complete:
+        total = x.sum(axis=0)
+        n_present = n_answered
+    else:
+        filled = x
+        if fills:
+            filled = x.copy()
+            pivot = key.response_min + key.response_max
+            for i, item in enumerate(key.items):
+                gap = missing[i] & passes
+                if gap.any():
+                    value = fills[item][codes[gap]]
+                    filled[i, gap] = pivot - value if item in key.reverse else value
+            missing = np.isnan(filled)
+            n_imputed = (k - missing.sum(axis=0)) - n_answered
+        total = np.where(missing, 0.0, filled).sum(axis=0)
+        n_present = k - missing.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if key.scoring == "mean":
+            result = np.where(passes & (n_present > 0), total / n_present, np.nan)
+        elif prorate:
+            result = np.where(passes & (n_present > 0), total / n_present * k, np.nan)
+        else:
+            result = np.where(passes & (n_present == k), total, np.nan)
+    if key.multiplier != 1.0:
+        result *= key.multiplier
+    return result, n_answered, n_imputed
+
+
+def _builtin(value: Any) -> Any:
+    """Return a numpy scalar as the matching Python scalar (JSON-friendly metadata)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _version() -> str:
+    try:
+        return metadata.version("empathic-longitudinal")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _required(min_valid: float | int, k: int) -> int:
+    if isinstance(min_valid, Integral):
+        return min(int(min_valid), k)
+    return max(1, math.ceil(round(float(min_valid) * k, 9)))
+
+
+def _check_parameters(
+    data: Any,
+    *,
+    id_col: Any,
+    wave_col: Any,
+    min_valid: Any,
+    prorate: Any,
+    impute: Any,
+    ci_level: Any,
+    row_numbers: Any,
+    source_file: Any,
+) -> None:
+    where = "score"
+    if not isinstance(data, pd.DataFrame):
+        raise InvalidParameterError(
+            f"the `data` parameter of {where} must be a pandas DataFrame; got {type(data).__name__}"
+        )
+    if not isinstance(id_col, str):
+        raise InvalidParameterError(
+            f"the `id_col` parameter of {where} must be a column name (str); got {id_col!r}"
+        )
+    if wave_col is not None and (not isinstance(wave_col, str) or wave_col == id_col):
+        raise InvalidParameterError(
+            f"the `wave_col` parameter of {where} must be None or a column name (str) other "
+            f"than id_col; got {wave_col!r}"
+        )
+    if isinstance(min_valid, bool) or not isinstance(min_valid, Real):
+        raise InvalidParameterError(
+            f"the `min_valid` parameter of {where} must be a fraction in (0, 1] or an int "
+            f">= 1; got {min_valid!r}"
+        )
+    if isinstance(min_valid, Integral):
+        if min_valid < 1:
+            raise InvalidParameterError(
+                f"the `min_valid` parameter of {where} must be an int >= 1 when given as a "
+                f"count; got {min_valid!r}"
+            )
+    elif not (0.0 < float(min_valid) <= 1.0):
+        raise InvalidParameterError(
+            f"the `min_valid` parameter of {where} must be a fraction in (0, 1] (or an int "
+            f"count such as 3); got {min_valid!r}"
+        )
+    if not isinstance(prorate, bool | np.bool_):
+        raise InvalidParameterError(
+            f"the `prorate` parameter of {where} must be True or False; got {prorate!r}"
+        )
+    if impute not in _IMPUTE:
+        raise InvalidParameterError(
+            f"the `impute` parameter of {where} must be None, 'item_mean' or 'item_median'; "
+            f"got {impute!r}"
+        )
+    if (
+        isinstance(ci_level, bool)
+        or not isinstance(ci_level, Real)
+        or not 0.0 < float(ci_level) < 1.0
+    ):
+        raise InvalidParameterError(
+            f"the `ci_level` parameter of {where} must be a float in (0, 1); got {ci_level!r}"
+        )
+    if row_numbers is not None:
+        if not isinstance(row_numbers, pd.Series):
+            raise InvalidParameterError(
+                f"the `row_numbers` parameter of {where} must be None or a pandas Series "
+                f"aligned to data.index; got {type(row_numbers).__name__}"
+            )
+        if not row_numbers.index.equals(data.index) and (
+            not row_numbers.index.is_unique or not data.index.isin(row_numbers.index).all()
+        ):
+            raise InvalidParameterError(
+                f"the `row_numbers` parameter of {where} must have a value for every label of "
+                "data.index"
+            )
+    if source_file is not None and not isinstance(source_file, str):
+        raise InvalidParameterError(
+            f"the `source_file` parameter of {where} must be None or a str; got {source_file!r}"
+        )
+
+
+def _line_numbers(data: pd.DataFrame, row_numbers: pd.Series | None) -> np.ndarray:
+    if row_numbers is None:
+        return np.arange(len(data), dtype=np.int64) + 2
+    if row_numbers.index.equals(data.index):
+        return row_numbers.to_numpy()
+    return row_numbers.reindex(data.index).to_numpy()
+
+
+def _failures(
+    file: str | None, rows: Any, column: str | None, values: Any, reason: str
+) -> pd.DataFrame:
+    rows_arr = np.atleast_1d(np.asarray(rows, dtype=object)) if rows is not None else [None]
+    n = len(rows_arr)
+    vals = list(values) if values is not None else [None] * n
+    return pd.DataFrame(
+        {
+            "file": [file] * n,
+            "row": list(rows_arr),
+            "column": [column] * n,
+            "value": vals,
+            "reason": [reason] * n,
+        },
+        columns=FAILURE_COLUMNS,
+    )
+
+
+def _is_number_cell(value: Any) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool | np.bool_)
+
+
+def _validated_items(
+    data: pd.DataFrame,
+    ins: Instrument,
+    *,
+    id_col: str,
+    wave_col: str | None,
+    lines: np.ndarray,
+    file: str | None,
+) -> dict[str, np.ndarray]:
+    """Check the data; return each item as a float array (NaN = missing; may be a view)."""
+    problems: list[pd.DataFrame] = []
+    for name, label in ((id_col, "id column"), (wave_col, "wave column")):
+        if name is not None and name not in data.columns:
+            problems.append(_failures(file, None, name, None, f"missing {label}"))
+    absent = [item for item in ins.items if item not in data.columns]
+    for item in absent:
+        problems.append(_failures(file, None, item, None, f"missing item column of {ins.name!r}"))
+
+    present = [item for item in ins.items if item not in absent]
+    duplicated = [item for item in present if isinstance(data[item], pd.DataFrame)]
+    for item in duplicated:
+        problems.append(_failures(file, None, item, None, "item column appears more than once"))
+    usable = [item for item in present if item not in duplicated]
+
+    position = {item: j for j, item in enumerate(ins.items)}
+    bounds = {item: (ins.response_min, ins.response_max) for item in ins.items}
+    for key in ins.scales:
+        for item in key.items:
+            bounds[item] = (key.response_min, key.response_max)
+
+    columns: dict[str, np.ndarray] = {}
+    cell_problems: list[tuple[np.ndarray, int, str, np.ndarray, str]] = []
+    for item in usable:
+        series = data[item]
+        if _is_plain_numeric(series.dtype):
+            # a view of the data where possible; never written to
+            values = (
+                series.to_numpy(dtype=np.float64)
+                if isinstance(series.dtype, np.dtype)
+                else series.to_numpy(dtype=np.float64, na_value=np.nan)
+            )
+        else:
+            values, bad = _as_float(series)
+            if bad.any():
+                pos = np.flatnonzero(bad)
+                cell_problems.append(
+                    (
+                        pos,
+                        position[item],
+                        item,
+                        series.to_numpy(dtype=object)[pos],
+                        f"non-numeric value in item column ({series.dtype})",
+                    )
+                )
+        columns[item] = values
+
+    columns = _contiguous(columns, len(data))
+    for item, values in columns.items():
+        lo, hi = bounds[item]
+        # fmin/fmax skip NaN: one pass each, and the cell-level search only when needed
+        if values.size and (np.fmin.reduce(values) < lo or np.fmax.reduce(values) > hi):
+            pos = np.flatnonzero((values < lo) | (values > hi))
+            cell_problems.append(
+                (
+                    pos,
+                    position[item],
+                    item,
+                    data[item].to_numpy(dtype=object)[pos],
+                    f"value outside the declared response range [{lo:g}, {hi:g}]",
+                )
+            )
+
+    if cell_problems:
+        pos = np.concatenate([c[0] for c in cell_problems])
+        order = np.concatenate([np.full(len(c[0]), c[1]) for c in cell_problems])
+        frame = pd.DataFrame(
+            {
+                "file": file,
+                "row": lines[pos],
+                "column": np.concatenate(
+                    [np.full(len(c[0]), c[2], dtype=object) for c in cell_problems]
+                ),
+                "value": np.concatenate([np.asarray(c[3], dtype=object) for c in cell_problems]),
+                "reason": np.concatenate(
+                    [np.full(len(c[0]), c[4], dtype=object) for c in cell_problems]
+                ),
+                "_pos": pos,
+                "_order": order,
+            }
+        )
+        frame = frame.sort_values(["_pos", "_order"], kind="stable").drop(
+            columns=["_pos", "_order"]
+        )
+        problems.append(frame)
+
+    keys = [c for c in (id_col, wave_col) if c is not None and c in data.columns]
+    for name, label in ((id_col, "id"), (wave_col, "wave")):
+        if name is not None and name in data.columns:
+            empty = data[name].isna().to_numpy()
+            if empty.any():
+                pos = np.flatnonzero(empty)
+                problems.append(
+                    _failures(file, lines[pos], name, [None] * len(pos), f"missing {label}")
+                )
+    if id_col in keys:
+        dup = data.duplicated(subset=keys, keep=False).to_numpy()
+        dup &= ~data[keys].isna().any(axis=1).to_numpy()
+        if dup.any():
+            pos = np.flatnonzero(dup)
+            ids = data[id_col].to_numpy(dtype=object)[pos]
+            if wave_col is not None and wave_col in keys:
+                waves = data[wave_col].to_numpy(dtype=object)[pos]
+                reasons = [f"duplicate id x wave (wave {w!r})" for w in waves]
+                frame = _failures(file, lines[pos], id_col, ids, "")
+                frame["reason"] = reasons
+            else:
+                frame = _failures(file, lines[pos], id_col, ids, "duplicate id")
+            problems.append(frame)
+
+    if problems:
+        table = pd.concat(problems, ignore_index=True)
+        table["row"] = pd.array(
+            [
+                None if r is None or (isinstance(r, float) and np.isnan(r)) else int(r)
+                for r in table["row"]
+            ],
+            dtype="Int64",
+        )
+        raise InputValidationError(table, summary=f"cannot score {ins.name!r}")
+    return columns
+
+
+def _contiguous(columns: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """Make every column a contiguous array, copying strided views in cache-sized row blocks.
+
+    A DataFrame built from a row-major 2-D array holds its columns as strided views; copying
+    them one at a time would read the whole block once per column.
+    """
+    strided = [item for item, values in columns.items() if not values.flags.c_contiguous]
+    if not strided:
+        return columns
+    block = np.empty((len(strided), n))
+    step = 4096
+    for start in range(0, n, step):
+        stop = start + step
+        for r, item in enumerate(strided):
+            block[r, start:stop] = columns[item][start:stop]
+    out = dict(columns)
+    for r, item in enumerate(strided):
+        out[item] = block[r]
+    return out
+
+
+def _is_plain_numeric(dtype: Any) -> bool:
+    return bool(
+        ptypes.is_bool_dtype(dtype)
+        or (ptypes.is_numeric_dtype(dtype) and not ptypes.is_complex_dtype(dtype))
+    )
+
+
+def _as_float(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Convert a non-numeric-dtype item column; return (values, mask of non-numeric cells)."""
+    dtype = series.dtype
+    if ptypes.is_object_dtype(dtype):
+        cells = series.to_numpy()
+        missing = series.isna().to_numpy()
+        numeric = np.fromiter((_is_number_cell(v) for v in cells), dtype=bool, count=len(cells))
+        bad = ~numeric & ~missing
+        out = np.full(len(cells), np.nan)
+        good = numeric & ~missing
+        if good.any():
+            out[good] = np.asarray(cells[good], dtype=np.float64)
+        return out, bad
+    # categorical, string, datetime, complex, ...: every non-missing cell is non-numeric
+    missing = series.isna().to_numpy()
+    return np.full(len(series), np.nan), ~missing
+
+
+def _wave_codes(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        present = series.cat.remove_unused_categories()
+        labels = list(present.cat.categories)
+        codes = present.cat.codes.to_numpy().astype(np.intp)
+        return codes, labels
+    codes, uniques = pd.factorize(series, sort=False)
+    return codes.astype(np.intp), list(uniques)
+
+
+def _tidy_scores(
+    ids: np.ndarray,
+    waves: np.ndarray | None,
+    ins: Instrument,
+    score_matrix: np.ndarray,
+    answered_matrix: np.ndarray,
+) -> pd.DataFrame:
+    n, m = score_matrix.shape
+    names = np.empty((n, m), dtype=object)
+    names[:] = np.array([key.name for key in ins.scales], dtype=object)
+    sizes = np.empty((n, m), dtype=np.int64)
+    sizes[:] = [key.n_items for key in ins.scales]
+    instrument = np.empty(n * m, dtype=object)
+    instrument.fill(ins.name)
+    frame: dict[str, Any] = {col.ID: np.repeat(ids, m)}
+    if waves is not None:
+        frame[col.WAVE] = np.repeat(waves, m)
+    frame[col.INSTRUMENT] = instrument
+    frame[col.SCALE] = names.ravel()
+    frame[col.SCORE] = score_matrix.ravel()
+    frame[col.N_ITEMS] = sizes.ravel()
+    frame[col.N_ANSWERED] = answered_matrix.ravel()
+    # the arrays are new, so no copy (copying object columns dominates the run time)
+    return pd.DataFrame(frame, copy=False)
