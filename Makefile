@@ -15,7 +15,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/longitudinal demo --out demo-report
+	$(BIN)/longitudinal demo --out demo-report --overwrite
 
 lint: $(STAMP)
 	$(BIN)/ruff check surveys models longitudinal tests benchmarks

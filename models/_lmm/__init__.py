@@ -1,0 +1,1 @@
+"""Engine of :class:`models.lmm.LinearMixedModel`: penalized least squares, optimizer, df."""

@@ -1,0 +1,133 @@
+"""Satterthwaite degrees of freedom for fixed-effect contrasts (Kuznetsova et al. 2017).
+
+For a contrast ``l``, ``df = 2 (l' C l)^2 / (g' A g)`` where ``C = Cov(beta_hat)`` as a function of
+the variance parameters ``varpar = (theta, sigma)``, ``g`` the gradient of ``l' C l`` with respect
+to ``varpar`` and ``A = 2 H^+`` the asymptotic covariance of ``varpar`` from the Hessian ``H`` of
+the (REML or ML) deviance ``-2 log L(theta, sigma)`` with ``beta`` profiled out, as in
+``lmerTest``.
+
+The deviance is ``log|L_theta|^2 + r^2(theta)/sigma^2 + n log(2 pi sigma^2)`` (ML), plus
+``log|R_X|^2 - p log(2 pi sigma^2)`` for REML, so every derivative in ``sigma`` is analytic.
+Derivatives in ``theta`` are central differences with Richardson extrapolation (four step sizes
+halving from ``0.1 |theta|``, as ``numDeriv::genD``), taken of ``log|L|^2``, ``r^2``,
+``log|R_X|^2`` and ``(R_X' R_X)^{-1}`` together from the same evaluations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from models._lmm.pls import PLS
+
+
+def richardson(
+    F: Callable[[np.ndarray], np.ndarray],
+    x: np.ndarray,
+    *,
+    d: float = 0.1,
+    eps: float = 1e-4,
+    r: int = 4,
+    v: float = 2.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Value, gradient and Hessian of a vector function by extrapolated central differences.
+
+    Returns
+    -------
+    F0 : ndarray (m,)
+    grad : ndarray (k, m)
+    hess : ndarray (k, k, m)
+    """
+    x = np.asarray(x, dtype=float)
+    k = x.size
+    zero_tol = np.sqrt(np.finfo(float).eps / 7e-7)
+    h0 = np.abs(d * x) + eps * (np.abs(x) < zero_tol)
+    F0 = np.asarray(F(x), dtype=float)
+    m = F0.size
+    G = np.zeros((r, k, m))
+    H = np.zeros((r, k, k, m))
+    for level in range(r):
+        h = h0 / v**level
+        for i in range(k):
+            e = np.zeros(k)
+            e[i] = h[i]
+            fp = F(x + e)
+            fm = F(x - e)
+            G[level, i] = (fp - fm) / (2 * h[i])
+            H[level, i, i] = (fp - 2 * F0 + fm) / h[i] ** 2
+        for i in range(k):
+            for j in range(i + 1, k):
+                ei = np.zeros(k)
+                ej = np.zeros(k)
+                ei[i], ej[j] = h[i], h[j]
+                val = (F(x + ei + ej) - F(x + ei - ej) - F(x - ei + ej) + F(x - ei - ej)) / (
+                    4 * h[i] * h[j]
+                )
+                H[level, i, j] = H[level, j, i] = val
+    for order in range(1, r):
+        factor = v ** (2 * order)
+        G[: r - order] = (factor * G[1 : r - order + 1] - G[: r - order]) / (factor - 1)
+        H[: r - order] = (factor * H[1 : r - order + 1] - H[: r - order]) / (factor - 1)
+    return F0, G[0], H[0]
+
+
+@dataclass(frozen=True)
+class VarparCovariance:
+    """Derivative information needed for Satterthwaite's approximation."""
+
+    cov_beta: np.ndarray  # (p, p) at the estimate
+    jacobian: np.ndarray  # (k + 1, p, p): d cov_beta / d varpar
+    hessian: np.ndarray  # (k + 1, k + 1): Hessian of the deviance in varpar
+    vcov_varpar: np.ndarray  # 2 * pseudo-inverse of the Hessian
+    negative_eigenvalues: np.ndarray
+    zero_eigenvalues: np.ndarray
+
+
+def varpar_covariance(
+    pls: PLS, theta: np.ndarray, sigma: float, *, reml: bool, tol: float = 1e-8
+) -> VarparCovariance:
+    """Hessian of the deviance and Jacobian of ``Cov(beta)`` in ``(theta, sigma)``."""
+    p = pls.p
+
+    def F(th: np.ndarray) -> np.ndarray:
+        f = pls.factor(th)
+        if not f.ok:
+            return np.full(3 + p * p, np.nan)
+        return np.concatenate([[f.logdet_L, f.r2, f.logdet_RX], pls.beta_cov_unscaled(f).ravel()])
+
+    F0, grad, hess = richardson(F, theta)
+    k = theta.size
+    s2 = sigma**2
+    r2 = F0[1]
+    Cinv = F0[3:].reshape(p, p)
+    H = np.zeros((k + 1, k + 1))
+    H[:k, :k] = hess[:, :, 0] + hess[:, :, 1] / s2 + (hess[:, :, 2] if reml else 0.0)
+    H[:k, k] = H[k, :k] = -2.0 * grad[:, 1] / sigma**3
+    H[k, k] = 6.0 * r2 / sigma**4 - 2.0 * (pls.n - (p if reml else 0)) / s2
+    J = np.zeros((k + 1, p, p))
+    J[:k] = s2 * grad[:, 3:].reshape(k, p, p)
+    J[k] = 2.0 * sigma * Cinv
+    evals, evecs = np.linalg.eigh(H)
+    pos = evals > tol
+    inv = (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
+    return VarparCovariance(
+        cov_beta=s2 * Cinv,
+        jacobian=J,
+        hessian=H,
+        vcov_varpar=2.0 * inv,
+        negative_eigenvalues=evals[evals < -tol],
+        zero_eigenvalues=evals[np.abs(evals) <= tol],
+    )
+
+
+def satterthwaite_df(info: VarparCovariance, contrasts: np.ndarray) -> np.ndarray:
+    """Satterthwaite df of each row of ``contrasts`` (shape ``(c, p)``)."""
+    L = np.atleast_2d(contrasts)
+    var = np.einsum("ci,ij,cj->c", L, info.cov_beta, L)
+    g = np.einsum("ci,kij,cj->ck", L, info.jacobian, L)
+    denom = np.einsum("ck,kl,cl->c", g, info.vcov_varpar, g)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = 2.0 * var**2 / denom
+    return np.where(denom > 0, df, np.nan)

@@ -1,0 +1,332 @@
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from models._errors import FormulaError, InvalidParameterError
+from models.formula import (
+    Design,
+    FormulaSpec,
+    RandomBlock,
+    RandomTerm,
+    build_design,
+    parse_formula,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def orthodont():
+    return pd.read_csv(DATA / "nlme_Orthodont.csv")
+
+
+@pytest.fixture
+def small():
+    return pd.DataFrame(
+        {
+            "y": [1.0, 2.0, 3.5, 4.0, 5.5, 6.0, 7.5, np.nan],
+            "x": [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 2.0, 1.0],
+            "f": ["a", "b", "a", "b", "c", "c", "a", "b"],
+            "g": ["g2", "g2", "g1", "g1", "g3", "g3", "g1", "g1"],
+            "h": [1, 2, 1, 2, 1, 2, 1, 2],
+        }
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# parse_formula
+
+
+def test_parse_correlated_slope():
+    spec = parse_formula("Reaction ~ Days + (Days | Subject)")
+    assert spec == FormulaSpec(
+        formula="Reaction ~ Days + (Days | Subject)",
+        response="Reaction",
+        fixed="Days",
+        random=(RandomTerm("Subject", ("Subject",), "Days", True),),
+    )
+
+
+@pytest.mark.parametrize(
+    ("formula", "expected"),
+    [
+        ("y ~ x + (1 | g)", [("g", ("g",), "1", True)]),
+        ("y ~ x + (1 + x | g)", [("g", ("g",), "1 + x", True)]),
+        ("y ~ x + (0 + x | g)", [("g", ("g",), "0 + x", True)]),
+        ("y ~ x + (1 + x || g)", [("g", ("g",), "1 + x", False)]),
+        ("y ~ x + (1|g)", [("g", ("g",), "1", True)]),
+        (
+            "y ~ x + (1 | g1/g2)",
+            [("g1", ("g1",), "1", True), ("g1:g2", ("g1", "g2"), "1", True)],
+        ),
+        (
+            "y ~ x + (1 | a/b/c)",
+            [
+                ("a", ("a",), "1", True),
+                ("a:b", ("a", "b"), "1", True),
+                ("a:b:c", ("a", "b", "c"), "1", True),
+            ],
+        ),
+        ("y ~ x + (1 | g1:g2)", [("g1:g2", ("g1", "g2"), "1", True)]),
+        (
+            "y ~ x + (1 | g1) + (1 | g2)",
+            [("g1", ("g1",), "1", True), ("g2", ("g2",), "1", True)],
+        ),
+        (
+            "y ~ x + ((1 | g) + (0 + x | g))",
+            [("g", ("g",), "1", True), ("g", ("g",), "0 + x", True)],
+        ),
+        ("y ~ x + (1 | `my group`)", [("my group", ("my group",), "1", True)]),
+    ],
+)
+def test_parse_random_terms(formula, expected):
+    spec = parse_formula(formula)
+    assert spec.fixed == "x"
+    assert [(t.group, t.factors, t.expr, t.correlated) for t in spec.random] == expected
+
+
+@pytest.mark.parametrize(
+    ("formula", "fixed"),
+    [
+        ("y ~ (1 | g)", "1"),
+        ("y ~ 0 + x + (1 | g)", "0 + x"),
+        ("y ~ x - 1 + (1 | g)", "x - 1"),
+        ("y ~ age * Sex + (1 | g)", "age * Sex"),
+        ("y ~ (1 | g) + x + z", "x + z"),
+        ("y ~ x*(a + b) + (1 | g)", "x*(a + b)"),
+        ("y ~ center(x) + I(x**2) + (1 | g)", "center(x) + I(x**2)"),
+        ("y ~ x", "x"),
+    ],
+)
+def test_parse_fixed_part(formula, fixed):
+    assert parse_formula(formula).fixed == fixed
+
+
+def test_parse_response_expression():
+    assert parse_formula("np.log(y) ~ x + (1 | g)").response == "np.log(y)"
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "y x + (1 | g)",
+        "y ~ x ~ z",
+        " ~ x + (1 | g)",
+        "y ~ ",
+        "y ~ x + (1 | g",
+        "y ~ x + 1 | g",
+        "y ~ x + ( | g)",
+        "y ~ x + (1 | )",
+        "y ~ x + (1 | g | h)",
+        "y ~ x + + (1 | g)",
+        "y ~ x + (1 | g) +",
+        "y ~ x + (1 | g + h)",
+        "y ~ x + (1 | g) - 1",
+        "y ~ x + (1 + | g)",
+        "y ~ x +* z + (1 | g)",
+    ],
+)
+def test_parse_errors(formula):
+    with pytest.raises(FormulaError):
+        parse_formula(formula)
+
+
+def test_parse_rejects_non_string():
+    with pytest.raises(InvalidParameterError, match="`formula` parameter of parse_formula"):
+        parse_formula(3)
+
+
+def test_parse_error_names_the_part():
+    with pytest.raises(FormulaError, match="outside a parenthesised random-effects term"):
+        parse_formula("y ~ x + 1 | g")
+
+
+# ---------------------------------------------------------------------------------------------
+# build_design
+
+
+def test_design_contract_fields(small):
+    d = build_design(parse_formula("y ~ x + (1 + x | g)"), small)
+    assert isinstance(d, Design)
+    assert isinstance(d.y, np.ndarray) and d.y.dtype == float
+    assert isinstance(d.X, pd.DataFrame)
+    assert isinstance(d.random, list) and len(d.random) == 1
+    block = d.random[0]
+    assert isinstance(block, RandomBlock)
+    assert block.group == "g"
+    assert block.terms == ("Intercept", "x")
+    assert isinstance(block.Z, np.ndarray) and block.Z.shape == (7, 2)
+    assert isinstance(block.levels, pd.Index)
+    assert block.codes.dtype == np.int64
+    assert list(d.rows) == [0, 1, 2, 3, 4, 5, 6]
+    assert d.n_dropped == 1
+    assert d.n_obs == 7
+
+
+def test_design_values(small):
+    d = build_design(parse_formula("y ~ x + (1 + x | g)"), small)
+    np.testing.assert_array_equal(d.y, [1.0, 2.0, 3.5, 4.0, 5.5, 6.0, 7.5])
+    np.testing.assert_array_equal(d.X["x"], small["x"].iloc[:7])
+    np.testing.assert_array_equal(d.X["Intercept"], np.ones(7))
+    block = d.random[0]
+    assert list(block.levels) == ["g1", "g2", "g3"]
+    np.testing.assert_array_equal(block.codes, [1, 1, 0, 0, 2, 2, 0])
+    np.testing.assert_array_equal(block.Z[:, 1], small["x"].iloc[:7])
+
+
+def test_design_categorical_term_names(orthodont):
+    d = build_design(parse_formula("distance ~ age * Sex + (1 | Subject)"), orthodont)
+    assert list(d.X.columns) == ["Intercept", "age", "Sex[T.Male]", "age:Sex[T.Male]"]
+    male = (orthodont["Sex"] == "Male").to_numpy(dtype=float)
+    np.testing.assert_array_equal(d.X["age:Sex[T.Male]"], orthodont["age"] * male)
+    assert d.random[0].n_levels == 27
+
+
+def test_design_uncorrelated_terms_split(small):
+    d = build_design(parse_formula("y ~ x + (1 + x || g)"), small)
+    assert [(b.group, b.terms, b.correlated) for b in d.random] == [
+        ("g", ("Intercept",), False),
+        ("g", ("x",), False),
+    ]
+    np.testing.assert_array_equal(d.random[1].Z[:, 0], small["x"].iloc[:7])
+
+
+def test_design_uncorrelated_factor_kept_together(small):
+    d = build_design(parse_formula("y ~ x + (1 + f || g)"), small)
+    assert [b.terms for b in d.random] == [("Intercept",), ("f[T.b]", "f[T.c]")]
+
+
+def test_design_no_intercept_slope(small):
+    d = build_design(parse_formula("y ~ x + (0 + x | g)"), small)
+    assert d.random[0].terms == ("x",)
+
+
+def test_design_nested_labels(small):
+    d = build_design(parse_formula("y ~ x + (1 | g/h)"), small)
+    outer, inner = d.random
+    assert outer.group == "g" and inner.group == "g:h"
+    assert list(inner.levels) == ["g1:1", "g1:2", "g2:1", "g2:2", "g3:1", "g3:2"]
+    assert inner.factors == ("g", "h")
+    # rows 2 and 6 share school g1 and class 1
+    assert inner.codes[2] == inner.codes[6] == 0
+
+
+def test_design_crossed(small):
+    d = build_design(parse_formula("y ~ 1 + (1 | g) + (1 | f)"), small)
+    assert [b.group for b in d.random] == ["g", "f"]
+    assert list(d.random[1].levels) == ["a", "b", "c"]
+    assert list(d.X.columns) == ["Intercept"]
+
+
+def test_design_numeric_group_levels_sorted_numerically():
+    df = pd.DataFrame({"y": [1.0, 2.0, 3.0, 4.0], "g": [10, 9, 10, 100]})
+    d = build_design(parse_formula("y ~ 1 + (1 | g)"), df)
+    assert list(d.random[0].levels) == [9, 10, 100]
+    np.testing.assert_array_equal(d.random[0].codes, [1, 0, 1, 2])
+
+
+def test_design_categorical_levels_keep_order_and_drop_unused():
+    g = pd.Categorical(["b", "a", "b", "a"], categories=["b", "z", "a"])
+    f = pd.Categorical(["u", "u", "v", "v"], categories=["u", "v", "w"])
+    df = pd.DataFrame({"y": [1.0, 2.0, 3.0, 4.0], "g": g, "f": f})
+    d = build_design(parse_formula("y ~ f + (1 | g)"), df)
+    assert list(d.random[0].levels) == ["b", "a"]
+    assert list(d.X.columns) == ["Intercept", "f[T.v]"]
+
+
+def test_design_drops_rows_with_missing_used_values_only(small):
+    df = small.assign(unused=np.nan)
+    df.loc[2, "x"] = np.nan
+    d = build_design(parse_formula("y ~ x + (1 | g)"), df)
+    assert list(d.rows) == [0, 1, 3, 4, 5, 6]
+    assert d.n_dropped == 2
+
+
+def test_design_does_not_mutate_input(small):
+    before = small.copy()
+    build_design(parse_formula("y ~ x * f + (1 + x | g)"), small)
+    pd.testing.assert_frame_equal(small, before)
+
+
+def test_design_response_expression(small):
+    d = build_design(parse_formula("np.log(y) ~ x + (1 | g)"), small)
+    np.testing.assert_allclose(d.y, np.log(small["y"].iloc[:7]), rtol=1e-15)
+
+
+def test_design_missing_columns_listed(small):
+    with pytest.raises(FormulaError, match=r"\['school', 'z'\]"):
+        build_design(parse_formula("y ~ x + z + (1 | school)"), small)
+
+
+def test_design_non_numeric_response(small):
+    with pytest.raises(FormulaError, match="must be numeric"):
+        build_design(parse_formula("f ~ x + (1 | g)"), small)
+
+
+def test_design_no_complete_rows():
+    df = pd.DataFrame({"y": [np.nan, 1.0], "x": [1.0, np.nan], "g": ["a", "b"]})
+    with pytest.raises(FormulaError, match="no row"):
+        build_design(parse_formula("y ~ x + (1 | g)"), df)
+
+
+@pytest.mark.parametrize(("spec", "data"), [("y ~ x", pd.DataFrame()), (None, pd.DataFrame())])
+def test_design_parameter_types(spec, data):
+    with pytest.raises(InvalidParameterError):
+        build_design(spec, data)
+
+
+def test_design_rejects_non_dataframe():
+    with pytest.raises(InvalidParameterError, match="`data` parameter of build_design"):
+        build_design(parse_formula("y ~ x + (1 | g)"), {"y": [1.0]})
+
+
+# ---------------------------------------------------------------------------------------------
+# Design.transform
+
+
+def test_transform_same_coding_and_new_levels(orthodont):
+    d = build_design(parse_formula("distance ~ age * Sex + (age | Subject)"), orthodont)
+    new = pd.DataFrame(
+        {
+            "age": [8.0, 10.0, 12.0],
+            "Sex": ["Male", "Female", "Male"],
+            "Subject": ["M01", "X9", "F01"],
+        }
+    )
+    t = d.transform(new)
+    assert list(t.X.columns) == list(d.X.columns)
+    np.testing.assert_array_equal(t.X["age:Sex[T.Male]"], [8.0, 0.0, 12.0])
+    assert t.random[0].codes.tolist() == [list(d.random[0].levels).index("M01"), -1, 0]
+    assert np.isnan(t.y).all()
+
+
+def test_transform_equals_build_on_training_rows(orthodont):
+    d = build_design(parse_formula("distance ~ age * Sex + (age | Subject)"), orthodont)
+    t = d.transform(orthodont)
+    np.testing.assert_array_equal(t.X.to_numpy(), d.X.to_numpy())
+    np.testing.assert_array_equal(t.random[0].Z, d.random[0].Z)
+    np.testing.assert_array_equal(t.random[0].codes, d.random[0].codes)
+    np.testing.assert_array_equal(t.y, d.y)
+
+
+def test_transform_nested_labels(small):
+    d = build_design(parse_formula("y ~ x + (1 | g/h)"), small)
+    new = pd.DataFrame({"x": [0.0, 1.0], "g": ["g3", "g9"], "h": [2, 1]})
+    t = d.transform(new)
+    assert t.random[1].codes.tolist() == [list(d.random[1].levels).index("g3:2"), -1]
+
+
+def test_transform_without_random_needs_no_group_column(small):
+    d = build_design(parse_formula("y ~ x + (1 | g)"), small)
+    t = d.transform(pd.DataFrame({"x": [1.0, np.nan]}), random=False)
+    assert t.random == []
+    assert list(t.rows) == [0]
+    assert t.n_dropped == 1
+
+
+def test_transform_missing_column(small):
+    d = build_design(parse_formula("y ~ x + (1 | g)"), small)
+    with pytest.raises(FormulaError, match=r"\['g'\]"):
+        d.transform(pd.DataFrame({"x": [1.0]}))

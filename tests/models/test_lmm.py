@@ -1,0 +1,601 @@
+"""Behaviour of LinearMixedModel: contract, options, warnings, internal consistency, recovery."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from models._errors import (
+    ConvergenceWarning,
+    FormulaError,
+    InvalidParameterError,
+    NotFittedError,
+    SingularFitWarning,
+)
+from models._lmm.pls import PLS, TermData, theta_to_T
+from models._lmm.satterthwaite import richardson
+from models.formula import build_design, parse_formula
+from models.lmm import DICT_KEYS, LinearMixedModel, MixedModelSummary, lrt
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+REF = json.loads((Path(__file__).resolve().parent / "reference" / "lmm.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def sleep():
+    return pd.read_csv(DATA / "lme4_sleepstudy.csv")
+
+
+@pytest.fixture(scope="module")
+def slope_fit(sleep):
+    return LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleep)
+
+
+@pytest.fixture(scope="module")
+def intercept_fit(sleep):
+    return LinearMixedModel("Reaction ~ Days + (1 | Subject)").fit(sleep)
+
+
+def simulate_crossed(rng, *, n=3000, n_r=150, n_t=60, sd_r=0.8, sd_t=0.5, sigma=1.0):
+    rater = rng.integers(0, n_r, n)
+    target = rng.integers(0, n_t, n)
+    x = rng.normal(size=n)
+    y = (
+        2.0
+        + 0.5 * x
+        + rng.normal(0, sd_r, n_r)[rater]
+        + rng.normal(0, sd_t, n_t)[target]
+        + rng.normal(0, sigma, n)
+    )
+    return pd.DataFrame({"y": y, "x": x, "rater": rater, "target": target})
+
+
+# ---------------------------------------------------------------------------------------------
+# estimator contract
+
+
+def test_init_stores_parameters_only():
+    m = LinearMixedModel(3, reml="yes", optimizer="nope", max_evals=-1, tol=5, ci_level=95)
+    assert m.get_params() == {
+        "formula": 3,
+        "reml": "yes",
+        "optimizer": "nope",
+        "max_evals": -1,
+        "tol": 5,
+        "ci_level": 95,
+    }
+    assert not hasattr(m, "theta_")
+
+
+@pytest.mark.parametrize(
+    ("param", "value"),
+    [
+        ("formula", 3),
+        ("reml", "yes"),
+        ("optimizer", "bfgs"),
+        ("max_evals", 0),
+        ("max_evals", 1.5),
+        ("max_evals", True),
+        ("tol", 0.0),
+        ("tol", 2.0),
+        ("ci_level", 95),
+        ("ci_level", 0.0),
+        ("ci_level", True),
+    ],
+)
+def test_invalid_parameters_raise_at_fit(sleep, param, value):
+    params = {"formula": "Reaction ~ Days + (1 | Subject)", param: value}
+    formula = params.pop("formula")
+    m = LinearMixedModel(formula, **params)
+    with pytest.raises(InvalidParameterError, match=f"`{param}` parameter of LinearMixedModel"):
+        m.fit(sleep)
+
+
+def test_fit_rejects_non_dataframe():
+    with pytest.raises(InvalidParameterError, match="`data` parameter of LinearMixedModel.fit"):
+        LinearMixedModel("y ~ x + (1 | g)").fit({"y": [1.0]})
+
+
+@pytest.mark.parametrize("method", ["summary", "to_dict", "icc", "predict", "print_summary"])
+def test_methods_need_fit(method):
+    m = LinearMixedModel("y ~ x + (1 | g)")
+    with pytest.raises(NotFittedError, match=method):
+        getattr(m, method)()
+
+
+def test_ranef_needs_fit():
+    with pytest.raises(NotFittedError):
+        _ = LinearMixedModel("y ~ x + (1 | g)").ranef_
+
+
+def test_fit_returns_self_and_does_not_mutate(sleep):
+    before = sleep.copy()
+    m = LinearMixedModel("Reaction ~ Days + (Days | Subject)")
+    assert m.fit(sleep) is m
+    pd.testing.assert_frame_equal(sleep, before)
+
+
+def test_no_random_term(sleep):
+    with pytest.raises(FormulaError, match="no random-effects term"):
+        LinearMixedModel("Reaction ~ Days").fit(sleep)
+
+
+def test_rank_deficient_fixed_effects(sleep):
+    df = sleep.assign(Days2=2 * sleep["Days"])
+    with pytest.raises(FormulaError, match=r"rank deficient.*Days2"):
+        LinearMixedModel("Reaction ~ Days + Days2 + (1 | Subject)").fit(df)
+
+
+def test_grouping_factor_with_one_row_per_level(sleep):
+    df = sleep.assign(row=np.arange(len(sleep)))
+    with pytest.raises(FormulaError, match="not identifiable"):
+        LinearMixedModel("Reaction ~ Days + (1 | row)").fit(df)
+
+
+# ---------------------------------------------------------------------------------------------
+# results
+
+
+def test_summary_tables(slope_fit):
+    s = slope_fit.summary()
+    assert isinstance(s, MixedModelSummary)
+    assert list(s.fixed.columns) == [
+        "term",
+        "estimate",
+        "se",
+        "df",
+        "statistic",
+        "p_value",
+        "ci_low",
+        "ci_high",
+    ]
+    assert list(s.random.columns) == ["group", "term", "variance", "sd"]
+    assert list(s.random["group"]) == ["Subject", "Subject", "Residual"]
+    assert list(s.random_corr.columns) == ["group", "term1", "term2", "covariance", "corr"]
+    assert s.random_corr[["term1", "term2"]].values.tolist() == [["Intercept", "Days"]]
+    assert s.fit.shape[0] == 1
+    assert bool(s.fit["converged"].iloc[0]) and not bool(s.fit["singular"].iloc[0])
+    # the summary is a copy: editing it leaves the model alone
+    s.fixed.loc[0, "estimate"] = 0.0
+    assert slope_fit.fixed_.loc[0, "estimate"] != 0.0
+
+
+def test_print_summary(slope_fit, capsys):
+    slope_fit.print_summary(decimals=2)
+    out = capsys.readouterr().out
+    assert "REML" in out and "Satterthwaite" in out and "251.41" in out
+
+
+def test_fitted_plus_residuals_is_response(slope_fit, sleep):
+    np.testing.assert_allclose(
+        slope_fit.fitted_ + slope_fit.residuals_, sleep["Reaction"], rtol=1e-12
+    )
+
+
+def test_ci_level_changes_interval(sleep):
+    m90 = LinearMixedModel("Reaction ~ Days + (Days | Subject)", ci_level=0.90).fit(sleep)
+    fx = m90.fixed_
+    q = stats.t.ppf(0.95, fx["df"])
+    np.testing.assert_allclose(fx["ci_high"], fx["estimate"] + q * fx["se"], rtol=1e-12)
+    np.testing.assert_allclose(fx["ci_low"], fx["estimate"] - q * fx["se"], rtol=1e-12)
+
+
+def test_to_dict_keys_and_json(slope_fit):
+    d = slope_fit.to_dict()
+    assert tuple(d) == DICT_KEYS
+    assert tuple(d) == (
+        "engine",
+        "formula",
+        "reml",
+        "n_obs",
+        "groups",
+        "fixed",
+        "random",
+        "residual_sd",
+        "loglik",
+        "reml_criterion",
+        "aic",
+        "bic",
+        "converged",
+        "singular",
+        "seconds",
+    )
+    text = json.dumps(d, allow_nan=False)
+    back = json.loads(text)
+    assert back["engine"] == "lmm"
+    assert back["groups"] == {"Subject": 18}
+    assert back["n_obs"] == 180
+    assert [set(r) for r in back["fixed"]] == [
+        {"term", "estimate", "se", "df", "statistic", "p_value", "ci_low", "ci_high"}
+    ] * 2
+    assert [r for r in back["random"] if "sd" in r] == [
+        {"group": "Subject", "term": "Intercept", "sd": pytest.approx(24.7404476166998, rel=1e-4)},
+        {"group": "Subject", "term": "Days", "sd": pytest.approx(5.92213325957914, rel=1e-4)},
+    ]
+    corr = [r for r in back["random"] if "corr" in r]
+    assert corr == [
+        {
+            "group": "Subject",
+            "term1": "Intercept",
+            "term2": "Days",
+            "corr": pytest.approx(0.0655513428534642, abs=1e-4),
+        }
+    ]
+    assert back["reml_criterion"] == pytest.approx(1743.62827195849, rel=1e-8)
+    assert back["residual_sd"] == pytest.approx(25.5918158926241, rel=1e-6)
+
+
+def test_to_dict_ml_has_null_reml_criterion(sleep):
+    d = LinearMixedModel("Reaction ~ Days + (1 | Subject)", reml=False).fit(sleep).to_dict()
+    assert d["reml"] is False and d["reml_criterion"] is None
+    assert d["loglik"] == pytest.approx(-2 * 0 + d["loglik"])  # finite number
+    json.dumps(d, allow_nan=False)
+
+
+def test_meta_provenance(slope_fit):
+    meta = slope_fit.meta_
+    assert meta["n_used"] == 180 and meta["n_excluded"] == 0
+    assert meta["params"]["formula"] == "Reaction ~ Days + (Days | Subject)"
+    assert meta["package_version"]
+
+
+def test_missing_rows_dropped(sleep):
+    df = sleep.copy()
+    df.loc[[0, 5, 17], "Reaction"] = np.nan
+    m = LinearMixedModel("Reaction ~ Days + (1 | Subject)").fit(df)
+    assert m.n_obs_ == 177 and m.n_dropped_ == 3
+    ref = LinearMixedModel("Reaction ~ Days + (1 | Subject)").fit(df.dropna())
+    np.testing.assert_allclose(m.fixed_["estimate"], ref.fixed_["estimate"], rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------
+# equivalences (two paths that must agree)
+
+
+def test_double_bar_equals_separate_terms(sleep):
+    a = LinearMixedModel("Reaction ~ Days + (Days || Subject)").fit(sleep)
+    b = LinearMixedModel("Reaction ~ Days + (1 | Subject) + (0 + Days | Subject)").fit(sleep)
+    np.testing.assert_allclose(a.theta_, b.theta_, rtol=1e-10)
+    np.testing.assert_allclose(a.fixed_["se"], b.fixed_["se"], rtol=1e-10)
+    np.testing.assert_allclose(a.fixed_["df"], b.fixed_["df"], rtol=1e-8)
+
+
+def test_row_order_does_not_matter(sleep):
+    shuffled = sleep.sample(frac=1.0, random_state=np.random.RandomState(3))
+    a = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleep)
+    b = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(shuffled)
+    np.testing.assert_allclose(a.fixed_["estimate"], b.fixed_["estimate"], rtol=1e-8)
+    np.testing.assert_allclose(a.loglik_, b.loglik_, rtol=1e-12)
+    np.testing.assert_allclose(a.fitted_.sort_index(), b.fitted_.sort_index(), rtol=1e-7)
+
+
+@pytest.mark.parametrize("optimizer", ["powell", "nelder-mead"])
+def test_optimizers_agree(sleep, optimizer):
+    a = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleep)
+    b = LinearMixedModel("Reaction ~ Days + (Days | Subject)", optimizer=optimizer).fit(sleep)
+    assert b.converged_
+    np.testing.assert_allclose(b.reml_criterion_, a.reml_criterion_, rtol=1e-10)
+    np.testing.assert_allclose(b.fixed_["se"], a.fixed_["se"], rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# engine against a dense computation (small data, so n x n matrices are fine here)
+
+
+def dense_criterion(X, y, Zs, Lams, *, reml):
+    Z = np.hstack(Zs)
+    Lam = np.zeros((Z.shape[1], Z.shape[1]))
+    o = 0
+    for L in Lams:
+        Lam[o : o + L.shape[0], o : o + L.shape[0]] = L
+        o += L.shape[0]
+    n, p = X.shape
+    V = Z @ Lam @ Lam.T @ Z.T + np.eye(n)
+    Vi = np.linalg.inv(V)
+    XtViX = X.T @ Vi @ X
+    beta = np.linalg.solve(XtViX, X.T @ Vi @ y)
+    r = y - X @ beta
+    r2 = r @ Vi @ r
+    logdetV = np.linalg.slogdet(V)[1]
+    if reml:
+        return (
+            logdetV + np.linalg.slogdet(XtViX)[1] + (n - p) * (1 + np.log(2 * np.pi * r2 / (n - p)))
+        )
+    return logdetV + n * (1 + np.log(2 * np.pi * r2 / n))
+
+
+def dense_parts(block, T):
+    n, p = block.Z.shape
+    Z = np.zeros((n, block.n_levels * p))
+    for j in range(p):
+        Z[np.arange(n), block.codes * p + j] = block.Z[:, j]
+    return Z, np.kron(np.eye(block.n_levels), T)
+
+
+@pytest.mark.parametrize("reml", [True, False])
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "y ~ x + (1 | target) + (1 + x | rater)",  # big first block p = 1, dense block p = 2
+        "y ~ x + (1 + x | rater) + (1 | item)",  # first block p = 2
+        "y ~ x + (1 | rater) + (1 | item) + (0 + x | target)",  # three terms
+    ],
+)
+def test_pls_deviance_matches_dense_formula(formula, reml):
+    rng = np.random.default_rng(11)
+    n = 160
+    df = pd.DataFrame(
+        {
+            "y": rng.normal(size=n),
+            "x": rng.normal(size=n),
+            "rater": rng.integers(0, 6, n),
+            "target": rng.integers(0, 40, n),
+            "item": rng.integers(0, 4, n),
+        }
+    )
+    d = build_design(parse_formula(formula), df)
+    pls = PLS(d.X.to_numpy(), d.y, [TermData(b.codes, b.Z, b.n_levels) for b in d.random])
+    for theta in (rng.uniform(0.1, 1.5, pls.n_theta), np.linspace(0.2, 0.9, pls.n_theta)):
+        theta = np.where(np.isfinite(pls.lower), np.abs(theta), theta - 0.5)
+        parts = [
+            dense_parts(b, theta_to_T(theta[s], len(b.terms)))
+            for b, s in zip(d.random, pls.theta_slices, strict=True)
+        ]
+        want = dense_criterion(
+            d.X.to_numpy(), d.y, [z for z, _ in parts], [L for _, L in parts], reml=reml
+        )
+        np.testing.assert_allclose(pls.objective(theta, reml=reml), want, rtol=1e-11)
+
+
+def test_conditional_variances_match_dense_formula():
+    rng = np.random.default_rng(5)
+    df = simulate_crossed(rng, n=300, n_r=30, n_t=12)
+    df["y"] += rng.normal(0, 0.7, 30)[df["rater"]] * df["x"]  # a true random slope
+    m = LinearMixedModel("y ~ x + (1 + x | rater) + (1 | target)").fit(df)
+    d = m.design_
+    parts = [dense_parts(b, m._factor.Ts[k]) for k, b in enumerate(d.random)]
+    Z = np.hstack([z for z, _ in parts])
+    q = Z.shape[1]
+    Lam = np.zeros((q, q))
+    o = 0
+    for _, L in parts:
+        Lam[o : o + L.shape[0], o : o + L.shape[0]] = L
+        o += L.shape[0]
+    A = Lam.T @ Z.T @ Z @ Lam + np.eye(q)
+    cov = m.sigma_**2 * Lam @ np.linalg.inv(A) @ Lam.T
+    want = np.diag(cov)
+    re = m.ranef_
+    got = np.concatenate(
+        [
+            re[(re["group"] == b.group) & (re["term"] == t)]["cond_var"].to_numpy()
+            for b in d.random
+            for t in b.terms
+        ]
+    )
+    # reorder the dense diagonal (level-major within each term) to term-major
+    idx = []
+    o = 0
+    for b in d.random:
+        p = len(b.terms)
+        for j in range(p):
+            idx.extend(o + np.arange(b.n_levels) * p + j)
+        o += b.n_levels * p
+    np.testing.assert_allclose(got, want[idx], rtol=1e-9)
+
+
+def test_richardson_derivatives_of_known_function():
+    def F(x):
+        return np.array([np.exp(x[0]) * np.sin(x[1]), x[0] ** 3 * x[1] ** 2])
+
+    x = np.array([0.3, 1.2])
+    f0, g, H = richardson(F, x)
+    a, b = x
+    np.testing.assert_allclose(f0, F(x), rtol=1e-15)
+    np.testing.assert_allclose(g[:, 0], [np.exp(a) * np.sin(b), np.exp(a) * np.cos(b)], rtol=1e-9)
+    np.testing.assert_allclose(g[:, 1], [3 * a**2 * b**2, 2 * a**3 * b], rtol=1e-9)
+    np.testing.assert_allclose(
+        H[:, :, 0],
+        [
+            [np.exp(a) * np.sin(b), np.exp(a) * np.cos(b)],
+            [np.exp(a) * np.cos(b), -np.exp(a) * np.sin(b)],
+        ],
+        rtol=1e-7,
+    )
+    np.testing.assert_allclose(
+        H[:, :, 1], [[6 * a * b**2, 6 * a**2 * b], [6 * a**2 * b, 2 * a**3]], rtol=1e-7
+    )
+
+
+def test_satterthwaite_balanced_one_way_is_groups_minus_one():
+    # balanced one-way random-intercept model: the intercept's df is exactly g - 1
+    rng = np.random.default_rng(2)
+    g = np.repeat(np.arange(12), 6)
+    y = 3 + rng.normal(0, 1, 12)[g] + rng.normal(0, 1, g.size)
+    m = LinearMixedModel("y ~ 1 + (1 | g)").fit(pd.DataFrame({"y": y, "g": g}))
+    np.testing.assert_allclose(m.fixed_["df"], [11.0], rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# predict, icc, lrt
+
+
+def test_predict_defaults(slope_fit, sleep):
+    pd.testing.assert_series_equal(
+        slope_fit.predict(), slope_fit.fitted_.rename("predicted"), check_exact=True
+    )
+    X = slope_fit.design_.X.to_numpy()
+    np.testing.assert_allclose(
+        slope_fit.predict(re_form="~0"), X @ slope_fit.beta_.to_numpy(), rtol=1e-14
+    )
+    np.testing.assert_allclose(slope_fit.predict(sleep), slope_fit.fitted_, rtol=1e-12)
+
+
+def test_predict_new_levels_and_missing(slope_fit):
+    new = pd.DataFrame({"Days": [1.0, np.nan, 2.0], "Subject": [999, 308, 308]}, index=[7, 8, 9])
+    pred = slope_fit.predict(new)
+    assert list(pred.index) == [7, 8, 9]
+    assert np.isnan(pred.loc[8])
+    beta = slope_fit.beta_
+    np.testing.assert_allclose(pred.loc[7], beta["Intercept"] + beta["Days"], rtol=1e-14)
+    with pytest.raises(InvalidParameterError, match="999"):
+        slope_fit.predict(new, allow_new_levels=False)
+
+
+def test_predict_rejects_unknown_re_form(slope_fit):
+    with pytest.raises(InvalidParameterError, match="`re_form` parameter"):
+        slope_fit.predict(re_form="~(1 | Subject)")
+
+
+def test_icc_random_intercept(intercept_fit):
+    vc = REF["fits"]["sleep_intercept_reml"]["varcorr"]
+    tau2, s2 = vc["vcov"]
+    out = intercept_fit.icc()
+    assert list(out.columns) == ["group", "variance", "icc"]
+    np.testing.assert_allclose(out["icc"], [tau2 / (tau2 + s2)], rtol=1e-4)
+
+
+def test_icc_crossed_shares(sleep):
+    rng = np.random.default_rng(8)
+    df = simulate_crossed(rng, n=600, n_r=30, n_t=20)
+    m = LinearMixedModel("y ~ x + (1 | rater) + (1 | target)").fit(df)
+    out = m.icc()
+    total = out["variance"].sum() + m.sigma_**2
+    np.testing.assert_allclose(out["icc"], out["variance"] / total, rtol=1e-14)
+    assert list(out["group"]) == ["rater", "target"]
+
+
+def test_icc_refuses_slopes(slope_fit):
+    with pytest.raises(InvalidParameterError, match="random-intercept models only"):
+        slope_fit.icc()
+
+
+def test_lrt_symmetric_in_argument_order(slope_fit, intercept_fit):
+    a = lrt(slope_fit, intercept_fit)
+    b = lrt(intercept_fit, slope_fit)
+    assert a.statistic == b.statistic and a.p_value == b.p_value
+    pd.testing.assert_frame_equal(a.table, b.table)
+
+
+def test_lrt_errors(sleep, slope_fit):
+    other = LinearMixedModel("Reaction ~ Days + (1 | Subject)").fit(sleep.iloc[:170])
+    with pytest.raises(InvalidParameterError, match="same rows"):
+        lrt(slope_fit, other)
+    with pytest.raises(InvalidParameterError, match="differ in size"):
+        lrt(slope_fit, slope_fit)
+    with pytest.raises(InvalidParameterError, match="fitted LinearMixedModel"):
+        lrt(slope_fit, LinearMixedModel("Reaction ~ Days + (1 | Subject)"))
+
+
+def test_lrt_mixed_reml_and_ml_compares_ml(sleep):
+    ml = LinearMixedModel("Reaction ~ Days + (1 | Subject)", reml=False).fit(sleep)
+    reml = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleep)
+    res = lrt(ml, reml)
+    assert res.criterion == "ML" and res.refit_ml
+    want_ll1 = REF["fits"]["sleep_slope_ml"]["loglik"]
+    np.testing.assert_allclose(res.table["loglik"].iloc[1], want_ll1, rtol=1e-6)
+    np.testing.assert_allclose(res.statistic, 2 * (want_ll1 - ml.loglik_), rtol=1e-6)
+    assert res.df == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# singular and non-converging fits
+
+
+def test_singular_zero_variance_warns():
+    # no between-group variance in the simulation; this seed gives a boundary estimate
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(10), 4)
+    x = rng.normal(size=40)
+    y = 1 + 0.5 * x + rng.normal(size=40)
+    with pytest.warns(SingularFitWarning, match="estimated at 0") as record:
+        m = LinearMixedModel("y ~ x + (1 | g)").fit(pd.DataFrame({"y": y, "x": x, "g": g}))
+    assert record[0].filename == __file__  # stacklevel points at the caller of fit
+    assert m.singular_
+    assert m.to_dict()["singular"] is True
+    assert m.random_.loc[0, "variance"] < 1e-8
+
+
+def test_singular_perfect_correlation_warns():
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(8), 5)
+    x = np.tile(np.arange(5.0), 8)
+    b = rng.normal(size=8)
+    y = 1 + 0.5 * x + b[g] + 0.5 * b[g] * x + rng.normal(0, 1, 40)
+    with pytest.warns(SingularFitWarning, match="perfectly correlated"):
+        m = LinearMixedModel("y ~ x + (1 + x | g)").fit(pd.DataFrame({"y": y, "x": x, "g": g}))
+    assert m.singular_
+    np.testing.assert_allclose(np.abs(m.random_corr_["corr"]), [1.0], atol=1e-6)
+
+
+def test_non_convergence_flagged_and_warned(sleep):
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        m = LinearMixedModel("Reaction ~ Days + (Days | Subject)", max_evals=5).fit(sleep)
+    assert not m.converged_
+    assert m.to_dict()["converged"] is False
+    assert "maximum" in m.convergence_message_.lower()
+    assert m.nfev_ <= 5
+    assert np.all(np.isfinite(m.fixed_["estimate"]))
+
+
+def test_convergence_check_failure_is_flagged(sleep):
+    # a budget that lets the optimizer finish but not the polish and its check
+    with pytest.warns(ConvergenceWarning):
+        m = LinearMixedModel("Reaction ~ Days + (Days | Subject)", max_evals=85).fit(sleep)
+    assert not m.converged_
+
+
+# ---------------------------------------------------------------------------------------------
+# parameter recovery (known truth)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_recovers_crossed_variances(seed):
+    rng = np.random.default_rng(seed)
+    sd_r, sd_t, sigma = 0.8, 0.5, 1.0
+    df = simulate_crossed(rng, n=4000, n_r=200, n_t=100, sd_r=sd_r, sd_t=sd_t, sigma=sigma)
+    m = LinearMixedModel("y ~ x + (1 | rater) + (1 | target)").fit(df)
+    fx = m.fixed_.set_index("term")
+    # fixed effects within 4 standard errors of the truth
+    assert abs(fx.loc["x", "estimate"] - 0.5) < 4 * fx.loc["x", "se"]
+    assert abs(fx.loc["Intercept", "estimate"] - 2.0) < 4 * fx.loc["Intercept", "se"]
+    sd = m.random_.set_index("group")["sd"]
+    # sd of a variance estimate from k groups is about var * sqrt(2 / k): 10% for raters,
+    # 14% for targets; the sd bounds below are > 3 of those standard errors
+    assert abs(sd["rater"] / sd_r - 1) < 0.16
+    assert abs(sd["target"] / sd_t - 1) < 0.22
+    assert abs(m.sigma_ / sigma - 1) < 0.04
+
+
+@pytest.mark.slow
+def test_large_crossed_design_fits_in_seconds():
+    # the issue's scale: ~70,000 ratings by ~3,000 raters of ~1,000 targets (lme4: 17.6 s);
+    # the bound is loose because the test machine is shared
+    import time
+
+    rng = np.random.default_rng(2024)
+    df = simulate_crossed(rng, n=70_000, n_r=3000, n_t=1000)
+    start = time.perf_counter()
+    m = LinearMixedModel("y ~ x + (1 | rater) + (1 | target)").fit(df)
+    assert time.perf_counter() - start < 60
+    assert m.converged_ and not m.singular_
+    sd = m.random_.set_index("group")["sd"]
+    assert abs(sd["rater"] / 0.8 - 1) < 0.06  # 3,000 raters: sd of the estimate ~1.3%
+    assert abs(sd["target"] / 0.5 - 1) < 0.1  # 1,000 targets: ~2.2%
+    assert abs(m.fixed_.set_index("term").loc["x", "estimate"] - 0.5) < 4 * m.fixed_["se"].iloc[1]
+
+
+def test_to_dict_nested_groups_and_uncorrelated_terms():
+    nested = pd.read_csv(Path(__file__).resolve().parent / "reference" / "lmm_nested.csv")
+    d = LinearMixedModel("y ~ x + (1 | school/class)").fit(nested).to_dict()
+    assert d["groups"] == {"school": 12, "school:class": 60}
+    assert [(r["group"], r["term"]) for r in d["random"]] == [
+        ("school", "Intercept"),
+        ("school:class", "Intercept"),
+    ]
+    sleep = pd.read_csv(DATA / "lme4_sleepstudy.csv")
+    d = LinearMixedModel("Reaction ~ Days + (Days || Subject)").fit(sleep).to_dict()
+    assert d["groups"] == {"Subject": 18}
+    assert [set(r) for r in d["random"]] == [{"group", "term", "sd"}] * 2
