@@ -1,12 +1,67 @@
-"""Longitudinal empathy studies: study directories, synthetic studies, change reports."""
+"""Longitudinal empathy studies: study directories, synthetic studies, change reports.
+
+:func:`load_study` reads and validates a study directory and scores every questionnaire;
+its :class:`Study` builds the analysis frames (story level, session level, person x wave).
+:func:`change_analysis` runs the pre/mid/post change statistics for one scale, and
+:func:`build_report` writes the whole change report. :func:`simulate_study` writes a
+synthetic study with known truth; :func:`run_demo` simulates one and reports on it.
+"""
 
 from importlib.metadata import PackageNotFoundError, version
-
-from longitudinal._errors import DataQualityWarning, InvalidParameterError, LongitudinalError
 
 try:
     __version__ = version("empathic-longitudinal")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["DataQualityWarning", "InvalidParameterError", "LongitudinalError", "__version__"]
+from longitudinal._errors import DataQualityWarning, InvalidParameterError, LongitudinalError
+from longitudinal.change import (
+    ChangeResult,
+    GrowthModelResult,
+    PairwiseChanges,
+    ReliableChangeResult,
+    RMAnovaResult,
+    change_analysis,
+    describe_waves,
+    friedman_test,
+    growth_model,
+    holm_adjust,
+    pairwise_changes,
+    reliable_change,
+    rm_anova,
+)
+from longitudinal.frames import within_between
+from longitudinal.report import build_report, pseudonyms, run_demo
+from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
+from longitudinal.study import Study, StudyConfig, load_study, read_study_config
+
+__all__ = [
+    "ChangeResult",
+    "DataQualityWarning",
+    "GrowthModelResult",
+    "InvalidParameterError",
+    "LongitudinalError",
+    "PairwiseChanges",
+    "RMAnovaResult",
+    "ReliableChangeResult",
+    "SimulatedStudy",
+    "Study",
+    "StudyConfig",
+    "__version__",
+    "build_report",
+    "change_analysis",
+    "describe_waves",
+    "friedman_test",
+    "growth_model",
+    "holm_adjust",
+    "load_study",
+    "pairwise_changes",
+    "pseudonyms",
+    "read_study_config",
+    "reliable_change",
+    "rm_anova",
+    "run_demo",
+    "simulate_frames",
+    "simulate_study",
+    "within_between",
+]

@@ -358,6 +358,97 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _retest_value(text: str) -> tuple[str, float]:
+    """Parse ``--retest SCALE=R`` into a (scale, r) pair."""
+    name, sep, value = text.partition("=")
+    try:
+        r = float(value)
+    except ValueError:
+        r = float("nan")
+    if not sep or not name or not 0.0 < r < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"expected SCALE=R with R a test-retest correlation in (0, 1), e.g. "
+            f"ubc_sscs10_total=0.8; got {text!r}"
+        )
+    return name, r
+
+
+def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "report",
+        help="write the pre/mid/post change report of a study directory",
+        description=(
+            "Load and validate a study directory, score every instrument, analyse the change "
+            "of each state scale from pre to post, and write report.html (figures embedded), "
+            "tables/*.csv, figures/*.png, the exclusion log and provenance.json. Participant "
+            "ids are replaced by pseudonyms unless --no-pseudonymize is given."
+        ),
+        epilog="example:\n  longitudinal report my-study --out my-study-report",
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")
+    parser.add_argument("--out", required=True, type=Path, help="report folder to write")
+    parser.add_argument(
+        "--pseudonymize",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="replace participant ids by pseudonyms (default: on)",
+    )
+    parser.add_argument(
+        "--retest",
+        type=_retest_value,
+        action="append",
+        metavar="SCALE=R",
+        help="test-retest r for a scale's reliable change index (default: alpha at pre)",
+    )
+    parser.add_argument("--ci-level", type=float, default=0.95, help="interval level (0.95)")
+    parser.add_argument("--seed", type=int, default=None, help="seed recorded in provenance")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing report")
+    return parser
+
+
+def _report(args: argparse.Namespace) -> int:
+    from longitudinal.report import build_report
+
+    path = build_report(
+        args.study_dir,
+        args.out,
+        seed=args.seed,
+        pseudonymize=args.pseudonymize,
+        retest=dict(args.retest) if args.retest else None,
+        ci_level=args.ci_level,
+        overwrite=args.overwrite,
+    )
+    print(f"wrote the change report to {path / 'report.html'}")
+    return 0
+
+
+def _demo_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "demo",
+        help="simulate the embedded study and write its change report",
+        description=(
+            "Simulate the embedded synthetic study (41 participants, a month of sessions) "
+            "into OUT/study and write its change report into OUT."
+        ),
+        epilog="example:\n  longitudinal demo --out demo-report --seed 2024",
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("--out", required=True, type=Path, help="folder to write")
+    parser.add_argument("--seed", type=int, default=2024, help="random seed (default 2024)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing demo")
+    return parser
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from longitudinal.report import run_demo
+
+    path = run_demo(args.out, seed=args.seed, overwrite=args.overwrite)
+    print(f"wrote the change report to {path / 'report.html'}")
+    print(f"the simulated study and its generating parameters: {path / 'study'}")
+    return 0
+
+
 # --------------------------------------------------------------------------- dispatch
 
 #: Subcommands, in the order ``--help`` lists them: name -> (register parser, run).
@@ -365,6 +456,8 @@ COMMANDS: dict[str, tuple[_Register, _Handler]] = {
     "score": (_score_parser, _score),
     "instruments": (_instruments_parser, _instruments),
     "simulate": (_simulate_parser, _simulate),
+    "report": (_report_parser, _report),
+    "demo": (_demo_parser, _demo),
 }
 
 

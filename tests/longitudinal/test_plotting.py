@@ -1,0 +1,238 @@
+"""Tests of longitudinal/plotting.py: figure functions and the intervals they draw."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+
+from longitudinal._errors import InvalidParameterError
+from longitudinal.plotting import (
+    empathy_course_table,
+    plot_big_five_radar,
+    plot_demographics,
+    plot_empathy_course,
+    plot_rating_distribution,
+    plot_reliable_change,
+    plot_state_course,
+    plot_trajectories,
+    plot_wave_distributions,
+    save_figure,
+    within_subject_ci,
+)
+
+HERE = Path(__file__).parent
+DATA = HERE.parent / "data"
+REFERENCE = HERE / "reference" / "plotting_reference.csv"
+
+
+@pytest.fixture
+def pyplot():
+    """Force the Agg backend and close every pyplot figure after the test."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    yield plt
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return pd.read_csv(REFERENCE, comment="#")
+
+
+@pytest.fixture(scope="module")
+def obrien_long():
+    """carData::OBrienKaiser: mean of the five hourly scores per phase, long format."""
+    wide = pd.read_csv(DATA / "carData_OBrienKaiser.csv")
+    rows = []
+    for _, rec in wide.iterrows():
+        for phase in ("pre", "post", "fup"):
+            value = np.mean([rec[f"{phase}.{h}"] for h in range(1, 6)])
+            rows.append({"id": f"S{int(rec['rownames']):02d}", "wave": phase, "score": value})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def person_wave():
+    """A small person x wave frame with two scales, one participant missing 'mid'."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for k in range(12):
+        level = rng.normal(4, 1)
+        for t, wave in enumerate(["pre", "mid", "post"]):
+            if k == 3 and wave == "mid":
+                continue
+            rows.append(
+                {
+                    "participant_id": f"S{k:02d}",
+                    "wave": wave,
+                    "day": float(-2 + 14 * t + rng.integers(0, 3)),
+                    "cls": level + 0.3 * t + rng.normal(0, 0.4),
+                    "who5": 50 + 10 * level + rng.normal(0, 8),
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame["wave"] = pd.Categorical(frame["wave"], ["pre", "mid", "post"], ordered=True)
+    return frame
+
+
+def test_within_subject_ci_matches_r(obrien_long, reference):
+    ci = within_subject_ci(
+        obrien_long, value_col="score", id_col="id", wave_col="wave", waves=["pre", "post", "fup"]
+    )
+    ref = reference[reference["analysis"] == "within_subject_ci"]
+    for quantity in ("n", "estimate", "se", "ci_low", "ci_high"):
+        expected = ref[ref["quantity"] == quantity].set_index("wave")["value"]
+        got = ci.set_index("wave")[quantity].astype(float)
+        # R printed 15 significant digits
+        assert_allclose(got.loc[expected.index], expected, rtol=1e-12)
+
+
+def test_within_subject_ci_uses_complete_cases(obrien_long):
+    dropped = obrien_long.drop(index=obrien_long.index[1])  # first person's post
+    waves = ["pre", "post", "fup"]
+    ci = within_subject_ci(dropped, value_col="score", id_col="id", wave_col="wave", waves=waves)
+    complete = obrien_long[obrien_long["id"] != "S01"]
+    expected = within_subject_ci(
+        complete, value_col="score", id_col="id", wave_col="wave", waves=waves
+    )
+    assert ci["n"].tolist() == [15, 15, 15]
+    assert_allclose(ci["ci_low"], expected["ci_low"], rtol=1e-12)
+
+
+def test_within_subject_ci_rejects_duplicates(obrien_long):
+    doubled = pd.concat([obrien_long, obrien_long.iloc[:1]])
+    with pytest.raises(InvalidParameterError, match="one row per"):
+        within_subject_ci(doubled, value_col="score", id_col="id", wave_col="wave")
+
+
+def test_empathy_course_table_matches_r_t_interval(obrien_long, reference):
+    pre = obrien_long[obrien_long["wave"] == "pre"].assign(week=0)
+    table = empathy_course_table(
+        pre, rating_col="score", id_col="id", time_col="week", ci_level=0.90
+    )
+    ref = reference[reference["analysis"] == "t_interval_90"].set_index("quantity")["value"]
+    assert table["n"].tolist() == [16]
+    assert_allclose(
+        table.loc[0, ["estimate", "ci_low", "ci_high"]].astype(float),
+        ref.loc[["estimate", "ci_low", "ci_high"]],
+        rtol=1e-12,
+    )
+
+
+def test_empathy_course_table_averages_people_not_ratings():
+    data = pd.DataFrame(
+        {"pid": ["a", "a", "a", "b"], "week": [0, 0, 0, 0], "empathy": [1.0, 1.0, 1.0, 5.0]}
+    )
+    table = empathy_course_table(data, id_col="pid")
+    # person means 1 and 5: their mean is 3, the mean of the four ratings would be 2
+    assert table.loc[0, "estimate"] == 3.0
+    assert table.loc[0, "n_ratings"] == 4
+
+
+def test_trajectories_and_distributions_return_one_panel_per_scale(pyplot, person_wave):
+    from matplotlib.figure import Figure
+
+    fig = plot_trajectories(person_wave, scales=["cls", "who5"], labels={"cls": "Compassion"})
+    assert isinstance(fig, Figure)
+    assert len(fig.axes) == 2
+    assert fig.axes[0].get_title() == "Compassion"
+    # the error bar is drawn at the complete-case means
+    ci = within_subject_ci(person_wave, value_col="cls", id_col="participant_id", wave_col="wave")
+    line = [ln for ln in fig.axes[0].get_lines() if ln.get_linewidth() > 2][0]
+    assert_allclose(np.asarray(line.get_ydata(), dtype=float), ci["estimate"], rtol=1e-12)
+    fig = plot_wave_distributions(person_wave, scales="who5")
+    assert isinstance(fig, Figure)
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels == ["pre\n(n = 12)", "mid\n(n = 11)", "post\n(n = 12)"]
+
+
+def test_state_course_places_wave_means_at_median_day(pyplot, person_wave):
+    fig = plot_state_course(person_wave, scales=["cls"])
+    line = [ln for ln in fig.axes[0].get_lines() if ln.get_linewidth() > 2][0]
+    medians = person_wave.groupby("wave", observed=True)["day"].median()
+    assert_allclose(
+        np.asarray(line.get_xdata(), dtype=float), medians.loc[["pre", "mid", "post"]], rtol=1e-12
+    )
+
+
+def test_reliable_change_counts_people_outside_the_band(pyplot):
+    data = pd.DataFrame(
+        {
+            "scale": ["a"] * 5,
+            "pre": [1.0, 2.0, 3.0, 4.0, 5.0],
+            "post": [3.5, 2.5, 0.0, 4.1, 5.0],
+            "threshold": [2.0] * 5,
+        }
+    )
+    fig = plot_reliable_change(data)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "reliably higher (1)" in legend
+    assert "reliably lower (1)" in legend
+    assert "no reliable change (3)" in legend
+
+
+def test_reliable_change_rejects_varying_threshold(pyplot):
+    data = pd.DataFrame(
+        {"scale": ["a", "a"], "pre": [1.0, 2.0], "post": [1.0, 2.0], "threshold": [1.0, 2.0]}
+    )
+    with pytest.raises(InvalidParameterError, match="constant within a scale"):
+        plot_reliable_change(data)
+
+
+def test_rating_distribution_bars_are_shares(pyplot):
+    ratings = pd.DataFrame({"empathy": [1, 2, 2, 4, 4, 4, 5, 5]})
+    fig = plot_rating_distribution(ratings, scale_min=1, scale_max=5)
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    assert_allclose(heights, [1 / 8, 2 / 8, 0, 3 / 8, 2 / 8])
+
+
+def test_radar_demographics_and_course_return_figures(pyplot):
+    from matplotlib.figure import Figure
+
+    traits = pd.DataFrame({c: [2.0, 3.0, 4.5] for c in ("e", "a", "c", "n", "o")})
+    assert isinstance(plot_big_five_radar(traits, columns=list(traits)), Figure)
+    people = pd.DataFrame({"age": [20.0, 35.0, np.nan], "gender": ["woman", "man", "woman"]})
+    fig = plot_demographics(people, columns=["age", "gender"])
+    assert len(fig.axes) == 2
+    story = pd.DataFrame(
+        {
+            "participant_id": list("aabbcc"),
+            "week": [0, 1, 0, 1, 0, 1],
+            "empathy": [3.0, 4.0, 2.0, 2.0, 5.0, 4.0],
+        }
+    )
+    fig = plot_empathy_course(story, scale_min=1, scale_max=5)
+    assert fig.axes[0].get_ylim()[1] > 5
+
+
+def test_radar_needs_three_columns(pyplot):
+    with pytest.raises(InvalidParameterError, match="at least 3"):
+        plot_big_five_radar(pd.DataFrame({"a": [1.0], "b": [2.0]}), columns=["a", "b"])
+
+
+def test_missing_column_is_named(pyplot, person_wave):
+    with pytest.raises(InvalidParameterError, match="nope"):
+        plot_trajectories(person_wave, scales=["nope"])
+
+
+def test_bad_ci_level(pyplot, person_wave):
+    with pytest.raises(InvalidParameterError, match="ci_level"):
+        plot_trajectories(person_wave, scales=["cls"], ci_level=95)
+
+
+def test_save_figure_is_deterministic(pyplot, person_wave, tmp_path):
+    first = save_figure(plot_trajectories(person_wave, scales=["cls"]), tmp_path / "a.png")
+    second = save_figure(plot_trajectories(person_wave, scales=["cls"]), tmp_path / "b.png")
+    assert first.read_bytes() == second.read_bytes()
+    assert b"Software" not in first.read_bytes()[:200]
+
+
+def test_no_global_pyplot_figures(pyplot, person_wave):
+    before = len(pyplot.get_fignums())
+    plot_trajectories(person_wave, scales=["cls"])
+    assert len(pyplot.get_fignums()) == before

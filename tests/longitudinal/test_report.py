@@ -1,0 +1,326 @@
+"""Tests of longitudinal/report.py: contents, determinism, atomicity, pseudonymization."""
+
+import hashlib
+import json
+import re
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+
+import longitudinal
+from longitudinal._errors import InvalidParameterError
+from longitudinal.report import build_report, pseudonyms, run_demo
+from surveys._errors import DataQualityWarning, InputValidationError
+
+STUDIES = Path(__file__).parents[1] / "data" / "studies"
+TEXT_SUFFIXES = {".csv", ".json", ".html"}
+
+
+@pytest.fixture(scope="module")
+def study_dir(tmp_path_factory):
+    from longitudinal.simulate import simulate_study
+
+    return simulate_study(tmp_path_factory.mktemp("sim") / "study", seed=7, n_participants=16)
+
+
+@pytest.fixture(scope="module")
+def report(study_dir, tmp_path_factory):
+    return build_report(study_dir, tmp_path_factory.mktemp("out") / "report", seed=7)
+
+
+def _text_files(folder):
+    """Every text file of a report, with embedded images removed from the HTML."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.suffix in TEXT_SUFFIXES:
+            text = path.read_text(encoding="utf-8")
+            out[path.relative_to(folder).as_posix()] = re.sub(
+                r"data:image/png;base64,[A-Za-z0-9+/=]+", "", text
+            )
+    return out
+
+
+def _bytes(folder):
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+# -- contents -----------------------------------------------------------------------------------
+
+
+def test_report_layout(report):
+    names = {p.relative_to(report).as_posix() for p in report.rglob("*") if p.is_file()}
+    assert {"report.html", "exclusions.csv", "provenance.json"} <= names
+    for table in (
+        "sample",
+        "descriptives",
+        "rm_anova",
+        "pairwise",
+        "effect_sizes",
+        "friedman",
+        "growth_fixed",
+        "reliable_change_counts",
+        "reliability",
+        "exclusion_counts",
+        "ratings_distribution",
+        "sessions_summary",
+        "empathy_course",
+    ):
+        assert f"tables/{table}.csv" in names
+    for figure in (
+        "trajectories",
+        "wave_distributions",
+        "state_course",
+        "reliable_change",
+        "empathy_ratings",
+        "empathy_course",
+        "trait_radar",
+        "demographics",
+    ):
+        assert f"figures/{figure}.png" in names
+    assert not list(report.parent.glob(".report.*"))  # no staging folder left behind
+
+
+def test_html_is_self_contained_with_methods(report):
+    page = (report / "report.html").read_text(encoding="utf-8")
+    assert page.count('<img alt="') == 8
+    assert 'src="figures/' not in page  # images are embedded, not linked
+    methods = re.search(r'<p class="methods">(.*?)</p>', page, re.S).group(1)
+    assert "Scale scores were computed" in methods
+    assert "α at pre = " in methods
+    assert "repeated-measures ANOVA" in methods and "Holm" in methods
+    assert "Jacobson-Truax" in methods
+
+
+def test_report_counts_the_exclusion_log(report, study_dir):
+    log = pd.read_csv(report / "exclusions.csv")
+    truth = json.loads((study_dir / "truth.json").read_text())
+    assert len(log) == 1 + len(truth["defects"]["session_without_ratings"])
+    sample = pd.read_csv(report / "tables" / "sample.csv").set_index("quantity")["n"]
+    assert sample["rows in the exclusion log"] == len(log)
+    assert sample["survey rows excluded: surveys/post_qualtrics.csv"] == 1
+    assert sample["sessions without ratings (kept; not in the story frame)"] == 1
+    assert sample["ratings kept"] == truth["n_ratings"]
+    counts = pd.read_csv(report / "tables" / "exclusion_counts.csv")
+    assert counts["n"].sum() == len(log)
+    page = (report / "report.html").read_text(encoding="utf-8")
+    assert "1 row of the input files was excluded: 1 in surveys/post_qualtrics.csv" in page
+
+
+def test_change_tables_cover_every_state_scale(report):
+    descriptives = pd.read_csv(report / "tables" / "descriptives.csv")
+    assert set(descriptives["scale"]) == {
+        "cls9_humanity_compassionate_love",
+        "ubc_sscs10_social_connection",
+        "who5_percentage",  # WHO-5 raw is a rescaling of the percentage: analysed once
+    }
+    pairwise = pd.read_csv(report / "tables" / "pairwise.csv")
+    assert len(pairwise) == 3 * 3
+    assert (pairwise["p_holm"] >= pairwise["p_value"] - 1e-15).all()
+    effects = pd.read_csv(report / "tables" / "effect_sizes.csv")
+    assert set(effects["measure"]) == {"d_z", "g_av"}
+
+
+def test_rci_uses_alpha_at_pre(report):
+    models = pd.read_csv(report / "tables" / "change_models.csv").set_index("scale")
+    rel = pd.read_csv(report / "tables" / "reliability.csv")
+    alpha = rel[(rel["wave"] == "pre") & (rel["instrument"] == "who5")]["alpha"].iloc[0]
+    assert models.loc["who5_percentage", "rci_reliability"] == pytest.approx(alpha, rel=1e-12)
+    sd = models.loc["who5_percentage", "rci_sd_baseline"]
+    # Jacobson & Truax: S_diff = SD_pre * sqrt(2) * sqrt(1 - r)
+    assert models.loc["who5_percentage", "rci_s_diff"] == pytest.approx(
+        sd * np.sqrt(2) * np.sqrt(1 - alpha), rel=1e-12
+    )
+
+
+def test_retest_option_changes_the_rci(study_dir, tmp_path):
+    out = build_report(study_dir, tmp_path / "r", retest={"who5": 0.5})
+    models = pd.read_csv(out / "tables" / "change_models.csv").set_index("scale")
+    assert models.loc["who5_percentage", "rci_reliability"] == 0.5
+    sd = models.loc["who5_percentage", "rci_sd_baseline"]
+    assert models.loc["who5_percentage", "rci_s_diff"] == pytest.approx(sd, rel=1e-12)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "test-retest reliability given (.50 for WHO-5" in page
+
+
+def test_provenance(report, study_dir):
+    prov = json.loads((report / "provenance.json").read_text())
+    assert prov["version"] == longitudinal.__version__
+    assert prov["seed"] == 7
+    assert prov["options"]["pseudonymize"] is True
+    for rel, digest in prov["inputs_sha256"].items():
+        assert hashlib.sha256((study_dir / rel).read_bytes()).hexdigest() == digest
+    assert set(prov["inputs_sha256"]) >= {
+        "study.toml",
+        "sessions.csv",
+        "ratings.csv",
+        "participants.csv",
+        "surveys/post_qualtrics.csv",
+        "surveys/post_map.csv",
+    }
+    assert str(study_dir.parent) not in json.dumps(prov)  # no absolute paths
+
+
+# -- determinism ------------------------------------------------------------------------------
+
+
+def test_same_study_gives_byte_identical_report(report, study_dir, tmp_path):
+    (tmp_path / "again").mkdir()  # an existing empty folder is used
+    again = build_report(study_dir, tmp_path / "again", seed=7)
+    assert _bytes(again) == _bytes(report)
+
+
+@pytest.mark.slow
+def test_demo_same_seed_identical_tables_and_truth(tmp_path):
+    first = run_demo(tmp_path / "a", seed=2024)
+    second = run_demo(tmp_path / "b", seed=2024)
+    a, b = _bytes(first), _bytes(second)
+    tables = [k for k in a if k.startswith("tables/")]
+    assert tables and all(a[k] == b[k] for k in tables)
+    assert a["study/truth.json"] == b["study/truth.json"]
+    assert a == b
+    page = (first / "report.html").read_text(encoding="utf-8")
+    assert 'href="study/truth.json"' in page
+
+
+# -- atomicity and the output folder -----------------------------------------------------------
+
+
+def test_failure_mid_report_leaves_nothing(study_dir, tmp_path, monkeypatch):
+    import longitudinal.plotting as plotting
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(plotting, "plot_demographics", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        build_report(study_dir, tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_rejected_study_writes_nothing(tmp_path):
+    with pytest.raises(InputValidationError):
+        build_report(STUDIES / "defects", tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_refuses_non_empty_out_dir_unless_overwrite(study_dir, tmp_path):
+    out = tmp_path / "out"
+    (out / "evaluate").mkdir(parents=True)
+    (out / "keep.txt").write_text("mine")
+    (out / "evaluate" / "metrics.csv").write_text("model,mse\nlstm,1.1\n")
+    with pytest.raises(InvalidParameterError, match="not empty"):
+        build_report(study_dir, out)
+    assert (out / "keep.txt").read_text() == "mine"
+    build_report(study_dir, out, overwrite=True)
+    assert not (out / "keep.txt").exists() and (out / "report.html").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    # evaluation results of an earlier run in the report folder are carried over
+    assert (out / "evaluate" / "metrics.csv").read_text() == "model,mse\nlstm,1.1\n"
+    assert 'href="evaluate/metrics.csv"' in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_out_dir_must_not_contain_the_study(study_dir):
+    for out in (study_dir, study_dir.parent):
+        with pytest.raises(InvalidParameterError, match="must not contain the study"):
+            build_report(study_dir, out, overwrite=True)
+    assert (study_dir / "study.toml").is_file()
+
+
+def test_bad_parameters(study_dir, tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InvalidParameterError, match="is a file"):
+        build_report(study_dir, tmp_path / "file")
+    with pytest.raises(InvalidParameterError, match="retest"):
+        build_report(study_dir, tmp_path / "x", retest={"who5": 1.2})
+    with pytest.raises(InvalidParameterError, match="ci_level"):
+        build_report(study_dir, tmp_path / "x", ci_level=95)
+    with pytest.raises(InvalidParameterError, match="pseudonymize"):
+        build_report(study_dir, tmp_path / "x", pseudonymize="yes")
+
+
+# -- privacy -------------------------------------------------------------------------------------
+
+
+def test_pseudonyms_in_sorted_order():
+    assert pseudonyms(["P3", "P10", "P1"]) == {"P1": "S01", "P10": "S02", "P3": "S03"}
+    assert pseudonyms([f"x{i:03d}" for i in range(120)])["x000"] == "S001"
+
+
+def test_no_raw_id_in_any_report_file(report, study_dir):
+    raw = pd.read_csv(study_dir / "participants.csv", dtype=str)["participant_id"]
+    sessions = pd.read_csv(study_dir / "sessions.csv", dtype=str)["session_id"]
+    for name, text in _text_files(report).items():
+        for value in [*raw, *sessions]:
+            assert value not in text, f"{value} in {name}"
+    people = pd.read_csv(report / "tables" / "reliable_change_people.csv")
+    assert set(people["subject"]) <= set(pseudonyms(raw).values())
+
+
+def test_no_pseudonymize_keeps_raw_ids(study_dir, tmp_path):
+    out = build_report(study_dir, tmp_path / "raw", pseudonymize=False)
+    people = pd.read_csv(out / "tables" / "reliable_change_people.csv")
+    raw = set(pd.read_csv(study_dir / "participants.csv", dtype=str)["participant_id"])
+    assert set(people["subject"]) <= raw and len(set(people["subject"])) > 1
+
+
+def test_free_text_never_copied(tmp_path):
+    with warnings.catch_warnings():  # four respondents: omega is a Heywood case
+        warnings.simplefilter("ignore", DataQualityWarning)
+        out = build_report(STUDIES / "tiny", tmp_path / "tiny")
+    texts = _text_files(out)
+    for phrase in (
+        "sister",
+        "slider not moved",
+        "open day",
+        "evening",
+        "living room",
+        "P1",
+        "P2",
+        "P3",
+        "P4",
+        "s01",
+    ):
+        assert not any(phrase in t for t in texts.values()), phrase
+    log = pd.read_csv(out / "exclusions.csv")
+    assert len(log) == 10 and set(log.columns) == {"file", "row", "reason", "scope"}
+
+
+# -- evaluation results -------------------------------------------------------------------------
+
+
+def test_evaluation_metrics_are_copied_and_linked(study_dir, tmp_path):
+    study = Path(shutil.copytree(study_dir, tmp_path / "study"))
+    (study / "evaluate").mkdir()
+    (study / "evaluate" / "metrics.csv").write_text("model,pearson_r\nbaseline,0.232\n")
+    out = build_report(study, tmp_path / "out")
+    assert (out / "evaluate" / "metrics.csv").read_text().startswith("model,pearson_r")
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert 'href="evaluate/metrics.csv"' in page and "0.232" in page
+
+
+def test_evaluation_naming_participants_is_not_copied(study_dir, tmp_path):
+    study = Path(shutil.copytree(study_dir, tmp_path / "study"))
+    (study / "evaluate").mkdir()
+    (study / "evaluate" / "metrics.csv").write_text("participant,r\nP01,0.5\n")
+    out = build_report(study, tmp_path / "out")
+    assert not (out / "evaluate").exists()
+    assert "names participants" in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_growth_time_is_weeks_since_pre(report):
+    models = pd.read_csv(report / "tables" / "change_models.csv")
+    assert (models["time_unit"] == "weeks").all()
+    assert (models["time_pre"] == 0).all()
+    # the simulated mid survey falls 13-16 days and post 30-33 days after pre
+    assert models["time_mid"].between(13 / 7, 16 / 7).all()
+    assert models["time_post"].between(30 / 7, 33 / 7).all()
+    assert_allclose(models["time_mid"], models["time_mid"].iloc[0])
