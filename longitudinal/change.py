@@ -29,7 +29,7 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from longitudinal._errors import DataQualityWarning, InvalidParameterError
-from surveys import InputValidationError
+from surveys import InputValidationError, SurveysWarning, scale_reliability
 
 __all__ = [
     "ChangeResult",
@@ -1216,32 +1216,14 @@ class _GrowthFit:
 
     fe: np.ndarray  # (p,) fixed effects, order: Intercept, time
     cov_fe: np.ndarray  # (p, p) covariance of the fixed effects
+    df: np.ndarray  # (p,) denominator df of the t tests; inf: Wald z
     cov_re: np.ndarray  # (q, q) random-effects covariance
     sigma2: float  # residual variance
     reml_criterion: float  # -2 REML log-likelihood (lme4's "REML criterion")
     converged: bool
     notes: tuple[str, ...]  # back-end warnings, as text (informational)
     failures: tuple[str, ...] = ()  # attempts that failed before this fit was reached
-    df: np.ndarray | None = None  # Satterthwaite df from the engine; None: computed here
-
-
-def _gls_cov(
-    y: np.ndarray,
-    x: np.ndarray,
-    z: np.ndarray,
-    groups: np.ndarray,
-    cov_re: np.ndarray,
-    sigma2: float,
-) -> np.ndarray:
-    """``(sum_i X_i' V_i^-1 X_i)^-1`` with ``V_i = Z_i G Z_i' + sigma2 I`` (as lme4 / nlme)."""
-    p = x.shape[1]
-    info = np.zeros((p, p))
-    for g in np.unique(groups):
-        rows = groups == g
-        xi, zi = x[rows], z[rows]
-        vi = zi @ cov_re @ zi.T + sigma2 * np.eye(int(rows.sum()))
-        info += xi.T @ np.linalg.solve(vi, xi)
-    return np.linalg.inv(info)
+    inference: str = "t, Satterthwaite df"  # how the fixed effects are tested
 
 
 # Optimizers tried in turn: BFGS with a tight gradient tolerance reaches lme4's optimum to about
@@ -1276,14 +1258,21 @@ def _fit_statsmodels(
         if not (np.all(np.isfinite(cov_re)) and np.isfinite(sigma2) and sigma2 > 0):
             failures.append(f"{method}: non-finite variance estimates")
             continue
+        cov_fe, df = _gls_satterthwaite(y, x, z, groups, cov_re, sigma2)
+        inference = "t, Satterthwaite df"
+        if np.any(np.isnan(df)):
+            df = np.full(len(df), np.inf)
+            inference = "Wald z (Satterthwaite df unavailable: REML information not invertible)"
         fit = _GrowthFit(
             fe=np.asarray(res.fe_params, dtype=float),
-            cov_fe=_gls_cov(y, x, z, groups, cov_re, sigma2),
+            cov_fe=cov_fe,
+            df=df,
             cov_re=cov_re,
             sigma2=sigma2,
             reml_criterion=float(-2 * res.llf),
             converged=bool(res.converged),
             notes=notes,
+            inference=inference,
         )
         if fit.converged:
             return dataclasses.replace(fit, failures=tuple(failures))
@@ -1294,81 +1283,18 @@ def _fit_statsmodels(
     return dataclasses.replace(fallback, failures=tuple(failures))
 
 
-# ---- built-in engine: profiled REML deviance in lme4's parametrization ----------------------
-# V = sigma^2 (I + Z Lambda Lambda' Z'), Lambda lower triangular with theta = its elements
-# (diagonal >= 0). Per subject only q x q systems are solved (q <= 2), from sufficient statistics.
-@dataclass(frozen=True)
-class _Suff:
-    ztz: np.ndarray  # (G, q, q)
-    ztx: np.ndarray  # (G, q, p)
-    zty: np.ndarray  # (G, q)
-    xtx: np.ndarray  # (p, p)
-    xty: np.ndarray  # (p,)
-    yty: float
-    n: int
-    p: int
-    q: int
-
-
-def _sufficient(y: np.ndarray, x: np.ndarray, z: np.ndarray, groups: np.ndarray) -> _Suff:
-    n_groups = int(groups.max()) + 1
-    q, p = z.shape[1], x.shape[1]
-    ztz = np.zeros((n_groups, q, q))
-    ztx = np.zeros((n_groups, q, p))
-    zty = np.zeros((n_groups, q))
-    np.add.at(ztz, groups, z[:, :, None] * z[:, None, :])
-    np.add.at(ztx, groups, z[:, :, None] * x[:, None, :])
-    np.add.at(zty, groups, z * y[:, None])
-    return _Suff(ztz, ztx, zty, x.T @ x, x.T @ y, float(y @ y), len(y), p, q)
-
-
-def _lambda(theta: np.ndarray, q: int) -> np.ndarray:
-    lam = np.zeros((q, q))
-    lam[np.tril_indices(q)] = theta
-    return lam
-
-
-def _reml_parts(theta: np.ndarray, s: _Suff) -> tuple[float, np.ndarray, np.ndarray, float]:
-    """Return log|I + Z L L' Z'|, X'V*^-1 X, X'V*^-1 y and y'V*^-1 y (V* = V / sigma^2)."""
-    p, q = s.p, s.q
-    lam = _lambda(theta, q)
-    b = lam.T @ s.ztz @ lam
-    w = np.concatenate([lam.T @ s.ztx, (s.zty @ lam)[..., None]], axis=2)
-    if q == 1:
-        a = 1.0 + b[:, 0, 0]
-        logdet = float(np.log(a).sum())
-        sol = w / a[:, None, None]
-    else:  # q == 2: closed-form inverse of the 2 x 2 blocks
-        a, c, d = 1.0 + b[:, 0, 0], b[:, 0, 1], 1.0 + b[:, 1, 1]
-        det = a * d - c * c
-        logdet = float(np.log(det).sum())
-        sol0 = (d[:, None] * w[:, 0] - c[:, None] * w[:, 1]) / det[:, None]
-        sol1 = (a[:, None] * w[:, 1] - c[:, None] * w[:, 0]) / det[:, None]
-        sol = np.stack([sol0, sol1], axis=1)
-    m = np.einsum("gqi,gqj->ij", w, sol)
-    return logdet, s.xtx - m[:p, :p], s.xty - m[:p, p], s.yty - float(m[p, p])
-
-
-def _reml_profiled(theta: np.ndarray, s: _Suff) -> float:
-    """REML criterion (-2 REML log-likelihood) with beta and sigma profiled out."""
-    logdet, xtvx, xtvy, ytvy = _reml_parts(theta, s)
-    r2 = ytvy - xtvy @ np.linalg.solve(xtvx, xtvy)
-    nu = s.n - s.p
-    if not r2 > 0:
-        return math.inf
-    return logdet + np.linalg.slogdet(xtvx)[1] + nu * (1 + math.log(2 * math.pi * r2 / nu))
-
-
-def _satterthwaite(
+def _gls_satterthwaite(
     y: np.ndarray,
     x: np.ndarray,
     z: np.ndarray,
     groups: np.ndarray,
     cov_re: np.ndarray,
     sigma2: float,
-) -> np.ndarray:
-    """Satterthwaite df of each fixed effect, from the analytic observed REML information.
+) -> tuple[np.ndarray, np.ndarray]:
+    """GLS covariance of the fixed effects and their Satterthwaite df, at given variances.
 
+    The covariance is ``C = (sum_i X_i' V_i^-1 X_i)^-1`` with ``V_i = Z_i G Z_i' + sigma2 I``
+    (as lme4 / nlme); the df come from the analytic observed REML information.
     Variance parameters ``psi`` = the elements of ``G`` (lower triangle) and ``sigma^2``; ``V``
     is linear in them, ``V_a = dV / dpsi_a``. With ``W = V^-1``, ``C = (X'WX)^-1`` and
     ``P = W - W X C X' W``, the observed information of the REML log-likelihood is
@@ -1376,7 +1302,7 @@ def _satterthwaite(
     ``df_j = 2 C_jj^2 / (g_j' I^-1 g_j)`` with ``g_j = (dC_jj / dpsi_a)_a``. All traces are
     taken block by block (one block per subject). At the REML optimum this is the Hessian that
     lmerTest differentiates numerically, expressed in another (equivalent) parametrization.
-    Returns NaN when the information matrix is not positive definite.
+    The df are NaN when the information matrix is not positive definite.
     """
     q, p = z.shape[1], x.shape[1]
     basis = []
@@ -1442,42 +1368,9 @@ def _satterthwaite(
     info = (info + info.T) / 2
     eig = np.linalg.eigvalsh(info)
     if not np.all(np.isfinite(eig)) or eig.min() <= 1e-10 * max(abs(eig.max()), 1e-300):
-        return np.full(p, np.nan)
+        return c, np.full(p, np.nan)
     grads = np.stack([np.diag(c @ qaq[a] @ c) for a in range(k)])
-    return 2 * np.diag(c) ** 2 / np.einsum("ij,ik,kj->j", grads, np.linalg.inv(info), grads)
-
-
-def _fit_builtin(y: np.ndarray, x: np.ndarray, z: np.ndarray, groups: np.ndarray) -> _GrowthFit:
-    s = _sufficient(y, x, z, groups)
-    q = s.q
-    idx = np.tril_indices(q)
-    bounds = [(0.0, None) if i == j else (None, None) for i, j in zip(*idx, strict=True)]
-
-    def objective(theta: np.ndarray) -> float:
-        return _reml_profiled(theta, s)
-
-    # lme4's start (Lambda = I), bounded Nelder-Mead, restarted once from its own solution
-    options = {"xatol": 1e-7, "fatol": 1e-10, "maxiter": 4000}
-    first = optimize.minimize(
-        objective, np.eye(q)[idx], method="Nelder-Mead", bounds=bounds, options=options
-    )
-    best = optimize.minimize(
-        objective, first.x, method="Nelder-Mead", bounds=bounds, options=options
-    )
-    theta = best.x
-    logdet, xtvx, xtvy, ytvy = _reml_parts(theta, s)
-    beta = np.linalg.solve(xtvx, xtvy)
-    sigma2 = float((ytvy - beta @ xtvy) / (s.n - s.p))
-    lam = _lambda(theta, q)
-    return _GrowthFit(
-        fe=beta,
-        cov_fe=sigma2 * np.linalg.inv(xtvx),
-        cov_re=sigma2 * lam @ lam.T,
-        sigma2=sigma2,
-        reml_criterion=float(best.fun),
-        converged=bool(first.success and best.success),
-        notes=(),
-    )
+    return c, 2 * np.diag(c) ** 2 / np.einsum("ij,ik,kj->j", grads, np.linalg.inv(info), grads)
 
 
 def _fit_lmm(y: np.ndarray, x: np.ndarray, z: np.ndarray, groups: np.ndarray) -> _GrowthFit:
@@ -1492,20 +1385,22 @@ def _fit_lmm(y: np.ndarray, x: np.ndarray, z: np.ndarray, groups: np.ndarray) ->
     notes = tuple(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))
     fixed = model.fixed_.set_index("term").loc[["Intercept", "time"]]
     sigma2 = float(model.sigma_) ** 2
-    lam = _lambda(np.asarray(model.theta_, dtype=float), z.shape[1])
+    q = z.shape[1]
+    lam = np.zeros((q, q))  # relative Cholesky factor: G = sigma2 Lambda Lambda'
+    lam[np.tril_indices(q)] = np.asarray(model.theta_, dtype=float)
     return _GrowthFit(
         fe=fixed["estimate"].to_numpy(dtype=float),
         cov_fe=model.vcov_.loc[["Intercept", "time"], ["Intercept", "time"]].to_numpy(dtype=float),
+        df=fixed["df"].to_numpy(dtype=float),
         cov_re=sigma2 * lam @ lam.T,
         sigma2=sigma2,
         reml_criterion=float(model.reml_criterion_),
         converged=bool(model.converged_),
         notes=notes,
-        df=fixed["df"].to_numpy(dtype=float),
     )
 
 
-_GROWTH_BACKENDS = {"lmm": _fit_lmm, "builtin": _fit_builtin, "statsmodels": _fit_statsmodels}
+_GROWTH_BACKENDS = {"lmm": _fit_lmm, "statsmodels": _fit_statsmodels}
 
 
 def _sqrt0(v: float) -> float:
@@ -1546,7 +1441,7 @@ def growth_model(
     time: Mapping[Hashable, float] | None = None,
     random_slope: bool = True,
     ci_level: float = 0.95,
-    backend: Literal["lmm", "builtin", "statsmodels"] = "lmm",
+    backend: Literal["lmm", "statsmodels"] = "lmm",
 ) -> GrowthModelResult:
     """Linear growth mixed model ``outcome ~ time + (1 + time | subject)``, fitted by REML.
 
@@ -1574,14 +1469,12 @@ def growth_model(
         intercept only, with a warning. ``False`` fits the random-intercept model directly.
     ci_level : float, default 0.95
         Level of the fixed-effect confidence intervals.
-    backend : {"lmm", "builtin", "statsmodels"}, default "lmm"
-        Fitting engine. ``"lmm"``: :class:`models.lmm.LinearMixedModel` (lme4's profiled REML,
-        its own Satterthwaite df). ``"builtin"``: the same profiled REML criterion for this
-        two-parameter model, minimized here with bounds (a variance can reach exactly zero as
-        in lme4), with analytic Satterthwaite df. ``"statsmodels"``:
-        ``statsmodels.regression.mixed_linear_model.MixedLM`` (REML); its optimizer stops short
-        of the boundary, so singular fits are detected less reliably; analytic Satterthwaite
-        df. The three agree with lme4 away from the boundary.
+    backend : {"lmm", "statsmodels"}, default "lmm"
+        Fitting engine. ``"lmm"``: :class:`models.lmm.LinearMixedModel` (lme4's profiled REML
+        with bounds, so a variance can reach exactly zero as in lme4; its own Satterthwaite
+        df). ``"statsmodels"``: ``statsmodels.regression.mixed_linear_model.MixedLM`` (REML),
+        a stand-in whose optimizer stops short of the boundary, so it cannot detect singular
+        fits reliably; analytic Satterthwaite df. Both agree with lme4 away from the boundary.
 
     Returns
     -------
@@ -1620,28 +1513,25 @@ def growth_model(
     0.01 as "on the boundary", whatever the scale of the outcome) are kept in
     ``meta["backend_messages"]`` but do not by themselves trigger the fallback.
 
-    Built-in engine (Bates et al. 2015): with ``V = sigma^2 (I + Z Lambda Lambda' Z')``, the
-    REML criterion profiled over ``beta`` and ``sigma`` is
-    ``log|I + Lambda' Z'Z Lambda| + log|X'V*^-1 X| + (N - p)(1 + log(2 pi r^2 / (N - p)))``,
-    ``r^2`` the generalized residual sum of squares; it is minimized over ``theta`` (the
-    elements of ``Lambda``, diagonal >= 0) by bounded Nelder-Mead from ``Lambda = I``,
-    restarted once. Fixed-effect covariance ``sigma^2 (X'V*^-1 X)^-1`` (the statsmodels back
-    end uses the same GLS formula with its variance estimates).
-
-    Denominator df by Satterthwaite's method as in lmerTest (Kuznetsova et al. 2017):
-    ``df = 2 v^2 / (g' A g)`` with ``v`` the variance of the fixed effect, ``g`` its gradient in
-    the variance parameters (elements of ``G`` and ``sigma^2``) and ``A`` the inverse observed
-    REML information, both computed analytically: with ``P = V^-1 - V^-1 X C X' V^-1`` and
-    ``C = (X'V^-1 X)^-1``, ``I_ab = -tr(P V_a P V_b) / 2 + y'P V_a P V_b P y`` and
+    The ``"lmm"`` engine's estimation and Satterthwaite df are described in
+    :class:`models.lmm.LinearMixedModel` (Bates et al. 2015; Kuznetsova et al. 2017). With
+    ``"statsmodels"`` the fixed-effect covariance is the GLS formula
+    ``C = (X'V^-1 X)^-1``, ``V = Z G Z' + sigma^2 I``, at its variance estimates, and the
+    denominator df follow Satterthwaite's method as in lmerTest: ``df = 2 v^2 / (g' A g)``
+    with ``v`` the variance of the fixed effect, ``g`` its gradient in the variance parameters
+    (elements of ``G`` and ``sigma^2``) and ``A`` the inverse observed REML information, both
+    computed analytically: with ``P = V^-1 - V^-1 X C X' V^-1``,
+    ``I_ab = -tr(P V_a P V_b) / 2 + y'P V_a P V_b P y`` and
     ``dC / dpsi_a = C X'V^-1 V_a V^-1 X C``. When the information is not invertible the tests
     fall back to Wald z (``df`` = inf) and ``meta["inference"]`` says so.
 
     Validated against ``lmerTest::lmer(score ~ time + (1 + time | id), REML = TRUE)``
     (lme4 1.1-31, lmerTest 3.1-3) on carData::OBrienKaiser averaged over hours, complete and
-    with two waves removed: estimates, standard errors, variance components and the REML
-    criterion agree to 1e-6 relative and the Satterthwaite df to 1e-5; and against
-    ``lme4::isSingular`` and lmerTest on simulated three-wave data (ten data sets, five of them
-    singular; tests/longitudinal/reference/change.R).
+    with two waves removed: with ``"lmm"`` estimates and standard errors agree to 1e-6
+    relative, variance components to 1e-5, the Satterthwaite df to 1e-5 and the REML
+    criterion to 1e-10 (``"statsmodels"``: 1e-5, 5e-4, 1e-4 and 1e-10); and, with ``"lmm"``,
+    against ``lme4::isSingular`` and lmerTest on simulated three-wave data (ten data sets, five
+    of them singular; tests/longitudinal/reference/change.R).
 
     References
     ----------
@@ -1730,24 +1620,15 @@ def growth_model(
         fit = _GrowthFit(
             fe=np.full(2, nan),
             cov_fe=np.full((2, 2), nan),
+            df=np.full(2, nan),
             cov_re=np.full((q, q), nan),
             sigma2=nan,
             reml_criterion=nan,
             converged=False,
             notes=("no optimizer reached a fit",),
+            inference="none: the model could not be fitted",
         )
-        df = np.full(2, nan)
-        inference = "none: the model could not be fitted"
-    elif fit.df is not None:
-        df = fit.df
-        inference = "t, Satterthwaite df"
-    else:
-        z_used = x if structure == "intercept + slope" else x[:, :1]
-        df = _satterthwaite(y, x, z_used, codes, fit.cov_re, fit.sigma2)
-        inference = "t, Satterthwaite df"
-        if np.any(np.isnan(df)):
-            df = np.full(2, np.inf)
-            inference = "Wald z (Satterthwaite df unavailable: REML information not invertible)"
+    df = fit.df
 
     se = np.sqrt(np.diag(fit.cov_fe))
     stat = fit.fe / se
@@ -1825,7 +1706,7 @@ def growth_model(
         "random_effects": structure,
         "fallback_reason": fallback_reason,
         "backend": backend,
-        "inference": inference,
+        "inference": fit.inference,
         "reml": True,
         "reml_criterion": fit.reml_criterion,
         "converged": fit.converged,
@@ -1866,17 +1747,6 @@ def _time_coding(
 # ---------------------------------------------------------------------------------------------
 # Reliable change
 # ---------------------------------------------------------------------------------------------
-def _cronbach_alpha(items: pd.DataFrame) -> tuple[float, int, int]:
-    x = items.dropna().to_numpy(dtype=float)
-    n, k = x.shape
-    if n < 2 or k < 2:
-        return math.nan, n, k
-    total_var = x.sum(axis=1).var(ddof=1)
-    if total_var <= 0:
-        return math.nan, n, k
-    return float(k / (k - 1) * (1 - x.var(axis=0, ddof=1).sum() / total_var)), n, k
-
-
 def reliable_change(
     data: pd.DataFrame,
     *,
@@ -1963,7 +1833,8 @@ def reliable_change(
     ``SE = SD_pre sqrt(1 - r)``, ``S_diff = sqrt(2 SE^2) = SD_pre sqrt(2) sqrt(1 - r)`` and
     ``RCI = (x_post - x_pre) / S_diff`` (Jacobson & Truax 1991). A person changed reliably when
     ``|RCI| > z``; the direction decides ``improved`` or ``deteriorated``. Cronbach's alpha is
-    ``k / (k - 1) (1 - sum s_j^2 / s_total^2)``.
+    ``k / (k - 1) (1 - sum s_j^2 / s_total^2)`` over the rows with every item answered
+    (:func:`surveys.reliability.scale_reliability` with ``missing="complete"``).
 
     Validated against the same formulas in R with ``psych::alpha`` (psych 2.2.9) for alpha, on
     carData::OBrienKaiser (five hourly pre scores as items) and MASS::anorexia (given r), to
@@ -2044,14 +1915,29 @@ def reliable_change(
             )
         item_cols = [c for c in baseline_items.columns if c != subject_col]
         items = baseline_items[item_cols]
-        if len(item_cols) < 2 or not all(
-            pd.api.types.is_numeric_dtype(items[c]) for c in item_cols
+        item_names = [str(c) for c in item_cols]
+        if (
+            len(item_cols) < 2
+            or len(set(item_names)) < len(item_names)
+            or not all(pd.api.types.is_numeric_dtype(items[c]) for c in item_cols)
         ):
             raise InvalidParameterError(
-                f"the `baseline_items` parameter of {func} needs at least two numeric item "
-                f"columns besides {subject_col!r}; got {item_cols!r}"
+                f"the `baseline_items` parameter of {func} needs at least two distinct numeric "
+                f"item columns besides {subject_col!r}; got {item_cols!r}"
             )
-        r, n_alpha, k_items = _cronbach_alpha(items)
+        x = items.to_numpy(dtype=float)
+        if np.isinf(x).any():
+            raise InvalidParameterError(
+                f"the `baseline_items` parameter of {func} must hold finite values or NaN; "
+                "got infinite values"
+            )
+        # Only raw alpha is used: the warnings about statistics it does not use (omega,
+        # alpha if deleted, ...) do not concern the reliable change index, and an undefined
+        # alpha is raised below.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SurveysWarning)
+            summary, _ = scale_reliability(x, item_names=item_names, missing="complete")
+        r, n_alpha, k_items = summary["alpha"], summary["n"], summary["n_items"]
         if math.isnan(r):
             raise InvalidParameterError(
                 f"{func}: Cronbach's alpha cannot be computed from `baseline_items` "
@@ -2161,7 +2047,7 @@ def change_analysis(
     baseline_items: pd.DataFrame | None = None,
     higher_is_better: bool = True,
     ci_level: float = 0.95,
-    backend: Literal["lmm", "builtin", "statsmodels"] = "lmm",
+    backend: Literal["lmm", "statsmodels"] = "lmm",
 ) -> ChangeResult:
     """Run the whole change analysis for one repeated scale.
 
@@ -2192,7 +2078,7 @@ def change_analysis(
         Direction of improvement for the reliable change index.
     ci_level : float, default 0.95
         Level of every interval and of the reliable-change criterion.
-    backend : {"lmm", "builtin", "statsmodels"}, default "lmm"
+    backend : {"lmm", "statsmodels"}, default "lmm"
         Engine of the growth model (see :func:`growth_model`).
 
     Returns

@@ -477,8 +477,9 @@ def test_growth_time_coding_rescales_the_slope(sim):
     assert b.meta["time_coding"] == {"pre": 0.0, "mid": 2.0, "post": 4.0}
     with pytest.raises(InvalidParameterError, match="time"):
         growth_model(sim, **COLS, time={"pre": 0, "post": 1})
-    with pytest.raises(InvalidParameterError, match="backend"):
-        growth_model(sim, **COLS, backend="lme4")
+    for backend in ("lme4", "builtin"):
+        with pytest.raises(InvalidParameterError, match="backend"):
+            growth_model(sim, **COLS, backend=backend)
 
 
 def test_reliable_change_by_hand_and_direction():
@@ -550,6 +551,14 @@ def test_reliable_change_compares_chosen_waves(sim):
         ({"reliability": 0.8, "from_wave": "baseline"}, "from_wave"),
         ({"reliability": 0.8, "from_wave": "post", "to_wave": "post"}, "must differ"),
         ({"baseline_items": pd.DataFrame({"pid": [1], "i1": [1]})}, "at least two"),
+        (
+            {"baseline_items": pd.DataFrame({"pid": [1, 2], "i1": [1.0, np.inf], "i2": [1.0, 2]})},
+            "finite",
+        ),
+        (
+            {"baseline_items": pd.DataFrame({"pid": [1, 2], "i1": [1.0, np.nan], "i2": [1.0, 2]})},
+            "cannot be computed",
+        ),
         ({"reliability": 0.8, "higher_is_better": "yes"}, "higher_is_better"),
     ],
 )
@@ -559,7 +568,7 @@ def test_reliable_change_rejects_bad_parameters(sim, kwargs, match):
 
 
 def test_reliable_change_alpha_from_items_by_hand():
-    # Two items with variances 1 and 1 and total variance 3.5 (cov 0.75): alpha = 2(1 - 2/3.5)
+    # Two items with variances 2/3 and 2/3 and total variance 2 (cov 1/3): alpha = 2/3
     items = pd.DataFrame({"pid": [1, 2, 3, 4], "i1": [1.0, 2, 3, 2], "i2": [1.0, 3, 2, 2]})
     x = items[["i1", "i2"]].to_numpy()
     expected = 2 * (1 - x.var(axis=0, ddof=1).sum() / x.sum(axis=1).var(ddof=1))
@@ -584,6 +593,29 @@ def test_reliable_change_alpha_from_items_by_hand():
         == f"Cronbach's alpha at pre = {expected:.2f} (2 items, n = 4)"
     )
     assert res.meta["parameters"]["reliability_kind"] == "alpha"
+
+
+def test_reliable_change_warns_when_alpha_is_not_positive():
+    # Two items that disagree: variances 2/3 and 35/48, total variance 1/16, so
+    # alpha = 2 (1 - (2/3 + 35/48) / (1/16)) = -128/3
+    items = pd.DataFrame({"pid": [1, 2, 3, 4], "i1": [1.0, 2, 3, 2], "i2": [3.0, 2, 1, 1.5]})
+    data = pd.DataFrame(
+        {
+            "pid": [1, 1, 2, 2, 3, 3, 4, 4],
+            "wave": ["pre", "post"] * 4,
+            "score": [1, 2, 2.5, 2, 2.5, 3, 2, 2],
+        }
+    )
+    with pytest.warns(DataQualityWarning, match="internal consistency"):
+        res = reliable_change(
+            data,
+            subject_col="pid",
+            wave_col="wave",
+            outcome_col="score",
+            waves=["pre", "post"],
+            baseline_items=items,
+        )
+    assert_allclose(res.meta["reliability"], -128 / 3, rtol=1e-12)
 
 
 def test_change_result_fields_are_always_present_and_frozen(sim):
