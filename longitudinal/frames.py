@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
+from models.panel import within_between
 
 if TYPE_CHECKING:  # pragma: no cover - imported for annotations only
     from longitudinal.study import Study
@@ -248,80 +249,6 @@ def nearest_preceding_wave(
     completed = merged["state_completed_at"].reindex(np.arange(len(out)))
     out["state_wave"] = pd.Categorical(wave.to_numpy(), categories=waves, ordered=True)
     out["state_completed_at"] = pd.to_datetime(completed.to_numpy())
-    return out
-
-
-def within_between(
-    data: pd.DataFrame,
-    columns: str | Sequence[str],
-    *,
-    group_col: str,
-) -> pd.DataFrame:
-    """Split time-varying predictors into a person mean and the deviation from it.
-
-    Parameters
-    ----------
-    data : pandas.DataFrame
-        Long data, one row per observation.
-    columns : str or sequence of str
-        Numeric columns to decompose.
-    group_col : str
-        Grouping column (the person).
-
-    Returns
-    -------
-    pandas.DataFrame
-        A copy of ``data`` with, for every column ``c``, ``c_between`` (the mean of ``c`` over
-        the group's non-missing rows) and ``c_within`` (``c - c_between``; missing where ``c``
-        is missing).
-
-    Raises
-    ------
-    longitudinal.InvalidParameterError
-        If a column is missing, not numeric, or would overwrite an existing column.
-
-    Notes
-    -----
-    ``c = c_between + c_within`` holds exactly for every non-missing ``c``; ``c_within``
-    sums to zero within each group. Group means ignore missing values, so a person with one
-    observation has ``c_within = 0``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from longitudinal.frames import within_between
-    >>> d = pd.DataFrame({"pid": ["a", "a", "b"], "words": [100.0, 300.0, 50.0]})
-    >>> within_between(d, "words", group_col="pid")
-      pid  words  words_between  words_within
-    0   a  100.0          200.0        -100.0
-    1   a  300.0          200.0         100.0
-    2   b   50.0           50.0           0.0
-    """
-    func = "within_between"
-    cols = [columns] if isinstance(columns, str) else list(columns)
-    if not cols:
-        raise InvalidParameterError(
-            f"the `columns` parameter of {func} must name at least one column; got none"
-        )
-    _require_columns(data, [group_col, *cols], param="data", func=func)
-    for col in cols:
-        if not pd.api.types.is_numeric_dtype(data[col]) or pd.api.types.is_bool_dtype(data[col]):
-            raise InvalidParameterError(
-                f"the `columns` parameter of {func} must name numeric columns; "
-                f"{col!r} has dtype {data[col].dtype}"
-            )
-        clash = [c for c in (f"{col}_between", f"{col}_within") if c in data.columns]
-        if clash:
-            raise InvalidParameterError(
-                f"{func} would overwrite the existing columns {clash}; rename them first"
-            )
-    out = data.copy()
-    groups = out[group_col]
-    for col in cols:
-        values = out[col].astype("float64")
-        between = values.groupby(groups, sort=False, dropna=False).transform("mean")
-        out[f"{col}_between"] = between
-        out[f"{col}_within"] = values - between
     return out
 
 
