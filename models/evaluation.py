@@ -1,0 +1,908 @@
+"""Out-of-person evaluation: participant-grouped splits and the prediction metrics.
+
+The EmpathicStories++ benchmark (Shen et al., ACL Findings 2024) predicts a participant's
+empathy rating of a story for people the model has never seen: participants, not rows, are
+split 70/20/10 into train, validation and test sets. This module holds the two ingredients
+that do not depend on any model:
+
+- splitters that take the participant id of every row and a seed and return row positions,
+  :func:`grouped_split` (train/validation/test) and :func:`grouped_kfold` (K folds), plus
+  :func:`overlapping_groups`, the leakage check (which groups fall in more than one part);
+- the metrics, computed with NumPy/SciPy only: :func:`pearson_r`, :func:`spearman_rho`,
+  :func:`binary_accuracy` and :func:`binary_f1` after :func:`binarize`,
+  :func:`mean_squared_error`, the one-call :func:`prediction_metrics` (the paper's table
+  reports them x 100) and :func:`summarize_metrics` (mean and SD over seeds).
+
+What the paper states and what is chosen here
+---------------------------------------------
+The paper reports Pearson r, Spearman rho, accuracy and F1 after binarising the ratings, and
+MSE, all multiplied by 100, on a 70/20/10 participant split. It does **not** state (in the
+sources available to us) the binarisation threshold, the rule for ties at the threshold, the
+F1 variant, or how many seeds were averaged. The choices below are this package's and are
+recorded in every output:
+
+- a value is *positive* ("empathic") when it is strictly greater than ``threshold``; the
+  default ``threshold=3.0`` is the midpoint of the 1-5 scale, which for whole-number ratings
+  is the same as "rating >= 4";
+- F1 is the binary F1 of the positive class, ``2 TP / (2 TP + FP + FN)``;
+- MSE is computed on the rating scale (1-5), before the x 100;
+- the mean and SD over seeds use the sample SD (``ddof=1``).
+
+Examples
+--------
+>>> import numpy as np
+>>> from models.evaluation import grouped_split, overlapping_groups, prediction_metrics
+>>> groups = np.repeat([f"P{i:02d}" for i in range(10)], 3)
+>>> split = grouped_split(groups, seed=1)
+>>> [len(set(groups[p])) for p in (split.train, split.val, split.test)]
+[7, 2, 1]
+>>> overlapping_groups(groups, [split.train, split.val, split.test])
+[]
+>>> m = prediction_metrics([1, 2, 4, 5, 3], [1.5, 2.5, 3.5, 4.5, 3.2])
+>>> round(m.r, 1), m.acc, m.threshold
+(98.7, 80.0, 3.0)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from models._errors import DataQualityWarning, InvalidParameterError
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "METRIC_NAMES",
+    "SPLIT_SIZES",
+    "GroupedFold",
+    "GroupedSplit",
+    "PredictionMetrics",
+    "binarize",
+    "binary_accuracy",
+    "binary_f1",
+    "grouped_kfold",
+    "grouped_split",
+    "mean_squared_error",
+    "overlapping_groups",
+    "pearson_r",
+    "prediction_metrics",
+    "spearman_rho",
+    "summarize_metrics",
+]
+
+SPLIT_SIZES = (0.7, 0.2, 0.1)
+"""Train, validation and test shares of the participants (the paper's 70/20/10)."""
+
+DEFAULT_THRESHOLD = 3.0
+"""Binarisation threshold: a value is positive when it is greater than 3 (scale midpoint)."""
+
+METRIC_NAMES = ("r", "rho", "acc", "f1", "mse")
+"""Metric columns of :func:`prediction_metrics` and of the evaluation tables, in order."""
+
+NanPolicy = Literal["raise", "omit"]
+
+
+# ---------------------------------------------------------------------------------------------
+# validation helpers
+
+
+def _check_seed(seed: Any, *, func: str) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise InvalidParameterError(
+            f"the `seed` parameter of {func} must be a non-negative int; got {seed!r}"
+        )
+    return int(seed)
+
+
+def _as_groups(groups: Any, *, func: str) -> np.ndarray:
+    if isinstance(groups, str | bytes) or not hasattr(groups, "__len__"):
+        raise InvalidParameterError(
+            f"the `groups` parameter of {func} must be a 1-d array of group labels (one per "
+            f"row); got {type(groups).__name__}"
+        )
+    arr = np.asarray(groups, dtype=object)
+    if arr.ndim != 1:
+        raise InvalidParameterError(
+            f"the `groups` parameter of {func} must be 1-d; got an array of shape {arr.shape}"
+        )
+    if arr.size == 0:
+        raise InvalidParameterError(f"the `groups` parameter of {func} is empty")
+    missing = pd.isna(arr)
+    if missing.any():
+        raise InvalidParameterError(
+            f"the `groups` parameter of {func} has {int(missing.sum())} missing label(s) "
+            f"(first at row position {int(np.flatnonzero(missing)[0])}); every row needs a group"
+        )
+    return arr
+
+
+def _unique_groups(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique labels (by their string form, so mixed types sort) and row codes."""
+    labels = pd.unique(arr)
+    order = sorted(range(len(labels)), key=lambda i: (str(labels[i]), type(labels[i]).__name__))
+    labels = labels[order]
+    codes = pd.Index(labels).get_indexer(arr)
+    return np.asarray(labels, dtype=object), codes
+
+
+def _rows_of(codes: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(np.isin(codes, chosen))
+
+
+# ---------------------------------------------------------------------------------------------
+# splits
+
+
+@dataclass(frozen=True)
+class GroupedSplit:
+    """Row positions of a train/validation/test split that keeps each group in one part.
+
+    Attributes
+    ----------
+    train, val, test : numpy.ndarray
+        Sorted integer row positions (into the ``groups`` array that was split).
+    train_groups, val_groups, test_groups : tuple
+        The group labels of each part, sorted.
+    sizes : tuple of float
+        The requested shares.
+    seed : int
+        The seed that drew the split.
+    """
+
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    train_groups: tuple[Any, ...]
+    val_groups: tuple[Any, ...]
+    test_groups: tuple[Any, ...]
+    sizes: tuple[float, float, float]
+    seed: int
+
+
+@dataclass(frozen=True)
+class GroupedFold:
+    """One fold of :func:`grouped_kfold`.
+
+    Attributes
+    ----------
+    fold : int
+        Fold number, 0 to ``k - 1``.
+    train, test : numpy.ndarray
+        Sorted integer row positions.
+    train_groups, test_groups : tuple
+        Group labels of each part, sorted.
+    seed : int
+        The seed that drew the folds.
+    """
+
+    fold: int
+    train: np.ndarray
+    test: np.ndarray
+    train_groups: tuple[Any, ...]
+    test_groups: tuple[Any, ...]
+    seed: int
+
+
+def _allocate(n: int, sizes: Sequence[float]) -> list[int]:
+    """Largest-remainder allocation of ``n`` groups to ``sizes`` (ties go to the earlier part)."""
+    exact = [s * n for s in sizes]
+    counts = [math.floor(e + 1e-9) for e in exact]
+    remainders = [e - c for e, c in zip(exact, counts, strict=True)]
+    for i in sorted(range(len(sizes)), key=lambda j: (-remainders[j], j))[: n - sum(counts)]:
+        counts[i] += 1
+    return counts
+
+
+def grouped_split(
+    groups: Sequence[Any] | np.ndarray | pd.Series,
+    *,
+    sizes: tuple[float, float, float] = SPLIT_SIZES,
+    seed: int,
+) -> GroupedSplit:
+    """Split rows into train, validation and test sets by group (participant).
+
+    Parameters
+    ----------
+    groups : array-like
+        The group label (participant id) of every row.
+    sizes : tuple of 3 floats, default (0.7, 0.2, 0.1)
+        Shares of the *groups* going to train, validation and test; non-negative, summing
+        to 1, with train and test positive (validation may be 0).
+    seed : int
+        Seed of the permutation of the groups; the same seed and the same set of labels give
+        the same split, whatever the row order.
+
+    Returns
+    -------
+    GroupedSplit
+        Row positions and group labels of the three parts.
+
+    Raises
+    ------
+    models.InvalidParameterError
+        For a bad ``groups``, ``sizes`` or ``seed``, or when there are too few groups to give
+        every part with a positive share at least one group.
+
+    Notes
+    -----
+    The distinct labels are sorted, permuted with ``numpy.random.default_rng(seed)``, and the
+    first ``n_train`` go to train, the next ``n_val`` to validation and the rest to test. The
+    counts are the largest-remainder rounding of ``sizes x n_groups`` (ties to the earlier
+    part): 41 participants give 29/8/4. Every row of a group lands in the part of its group,
+    so no participant is in two parts (check with :func:`overlapping_groups`).
+
+    Examples
+    --------
+    >>> from models.evaluation import grouped_split
+    >>> split = grouped_split(["a", "a", "b", "c", "c", "d"], sizes=(0.5, 0.25, 0.25), seed=0)
+    >>> len(split.train_groups), len(split.val_groups), len(split.test_groups)
+    (2, 1, 1)
+    """
+    func = "grouped_split"
+    arr = _as_groups(groups, func=func)
+    seed = _check_seed(seed, func=func)
+    try:
+        shares = tuple(float(s) for s in sizes)
+    except (TypeError, ValueError) as err:
+        raise InvalidParameterError(
+            f"the `sizes` parameter of {func} must be 3 numbers (train, val, test); got {sizes!r}"
+        ) from err
+    if (
+        len(shares) != 3
+        or any(not math.isfinite(s) or s < 0 for s in shares)
+        or abs(sum(shares) - 1.0) > 1e-9
+        or shares[0] <= 0
+        or shares[2] <= 0
+    ):
+        raise InvalidParameterError(
+            f"the `sizes` parameter of {func} must be 3 non-negative shares (train, val, test) "
+            f"summing to 1, with train and test > 0; got {sizes!r}"
+        )
+    labels, codes = _unique_groups(arr)
+    n = len(labels)
+    counts = _allocate(n, shares)
+    empty = [
+        name
+        for name, s, c in zip(("train", "val", "test"), shares, counts, strict=True)
+        if s > 0 and c == 0
+    ]
+    if empty:
+        raise InvalidParameterError(
+            f"{func}: {n} group(s) are too few for sizes {shares}; the part(s) {empty} would "
+            "get no group. Use more groups or other sizes."
+        )
+    perm = np.random.default_rng(seed).permutation(n)
+    bounds = np.cumsum([0, *counts])
+    parts = [np.sort(perm[bounds[i] : bounds[i + 1]]) for i in range(3)]
+    rows = [_rows_of(codes, p) for p in parts]
+    names = [tuple(labels[p].tolist()) for p in parts]
+    return GroupedSplit(
+        train=rows[0],
+        val=rows[1],
+        test=rows[2],
+        train_groups=names[0],
+        val_groups=names[1],
+        test_groups=names[2],
+        sizes=shares,  # type: ignore[arg-type]
+        seed=seed,
+    )
+
+
+def grouped_kfold(
+    groups: Sequence[Any] | np.ndarray | pd.Series,
+    *,
+    k: int,
+    seed: int,
+) -> tuple[GroupedFold, ...]:
+    """K folds of the groups: each group is in the test part of exactly one fold.
+
+    Parameters
+    ----------
+    groups : array-like
+        The group label (participant id) of every row.
+    k : int
+        Number of folds, from 2 to the number of groups.
+    seed : int
+        Seed of the permutation of the groups.
+
+    Returns
+    -------
+    tuple of GroupedFold
+        ``k`` folds; fold ``f`` tests on the ``f``-th block of the permuted groups and trains
+        on all other groups.
+
+    Raises
+    ------
+    models.InvalidParameterError
+        For a bad ``groups``, ``seed`` or ``k``.
+
+    Notes
+    -----
+    The sorted distinct labels are permuted with ``numpy.random.default_rng(seed)`` and cut
+    into ``k`` consecutive blocks whose sizes differ by at most one (``numpy.array_split``).
+
+    Examples
+    --------
+    >>> from models.evaluation import grouped_kfold
+    >>> folds = grouped_kfold(["a", "a", "b", "c", "d", "e"], k=2, seed=0)
+    >>> [len(f.test_groups) for f in folds]
+    [3, 2]
+    """
+    func = "grouped_kfold"
+    arr = _as_groups(groups, func=func)
+    seed = _check_seed(seed, func=func)
+    labels, codes = _unique_groups(arr)
+    n = len(labels)
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 2 <= k <= n:
+        raise InvalidParameterError(
+            f"the `k` parameter of {func} must be an int from 2 to the number of groups ({n}); "
+            f"got {k!r}"
+        )
+    perm = np.random.default_rng(seed).permutation(n)
+    folds = []
+    for f, block in enumerate(np.array_split(perm, int(k))):
+        test = np.sort(block)
+        train = np.sort(np.setdiff1d(perm, block))
+        folds.append(
+            GroupedFold(
+                fold=f,
+                train=_rows_of(codes, train),
+                test=_rows_of(codes, test),
+                train_groups=tuple(labels[train].tolist()),
+                test_groups=tuple(labels[test].tolist()),
+                seed=seed,
+            )
+        )
+    return tuple(folds)
+
+
+def overlapping_groups(
+    groups: Sequence[Any] | np.ndarray | pd.Series,
+    parts: Sequence[Sequence[int] | np.ndarray],
+) -> list[Any]:
+    """List the groups whose rows fall in more than one part: the leakage check of a split.
+
+    Parameters
+    ----------
+    groups : array-like
+        The group label of every row.
+    parts : sequence of arrays of int
+        Row positions of each part (e.g. ``[split.train, split.val, split.test]``).
+
+    Returns
+    -------
+    list
+        The labels found in two or more parts, sorted; empty for a leak-free split.
+
+    Raises
+    ------
+    models.InvalidParameterError
+        For a bad ``groups``, or a part that is not integer positions into it.
+
+    Examples
+    --------
+    >>> from models.evaluation import overlapping_groups
+    >>> overlapping_groups(["a", "a", "b", "b"], [[0, 1], [2, 3]])
+    []
+    >>> overlapping_groups(["a", "a", "b", "b"], [[0, 2], [1, 3]])
+    ['a', 'b']
+    """
+    func = "overlapping_groups"
+    arr = _as_groups(groups, func=func)
+    seen: dict[Any, int] = {}
+    for i, part in enumerate(parts):
+        pos = np.asarray(part)
+        if pos.size and (
+            not np.issubdtype(pos.dtype, np.integer) or pos.min() < 0 or pos.max() >= arr.size
+        ):
+            raise InvalidParameterError(
+                f"the `parts` parameter of {func} must hold integer row positions from 0 to "
+                f"{arr.size - 1}; part {i} does not"
+            )
+        for label in set(arr[pos].tolist()):
+            seen[label] = seen.get(label, 0) + 1
+    return sorted((g for g, c in seen.items() if c > 1), key=lambda g: (str(g), type(g).__name__))
+
+
+# ---------------------------------------------------------------------------------------------
+# metrics
+
+
+def _pair(y_true: Any, y_pred: Any, *, func: str, nan_policy: str) -> tuple[np.ndarray, np.ndarray]:
+    if nan_policy not in ("raise", "omit"):
+        raise InvalidParameterError(
+            f"the `nan_policy` parameter of {func} must be 'raise' or 'omit'; got {nan_policy!r}"
+        )
+    out = []
+    for name, values in (("y_true", y_true), ("y_pred", y_pred)):
+        try:
+            arr = np.asarray(values, dtype=float)
+        except (TypeError, ValueError) as err:
+            raise InvalidParameterError(
+                f"the `{name}` parameter of {func} must be numeric; got non-numeric values"
+            ) from err
+        if arr.ndim != 1:
+            raise InvalidParameterError(
+                f"the `{name}` parameter of {func} must be 1-d; got shape {arr.shape}"
+            )
+        if np.isinf(arr).any():
+            raise InvalidParameterError(
+                f"the `{name}` parameter of {func} must be finite; it holds infinite values"
+            )
+        out.append(arr)
+    a, b = out
+    if a.size != b.size:
+        raise InvalidParameterError(
+            f"the `y_true` and `y_pred` parameters of {func} must have the same length; "
+            f"got {a.size} and {b.size}"
+        )
+    missing = np.isnan(a) | np.isnan(b)
+    if missing.any():
+        if nan_policy == "raise":
+            raise InvalidParameterError(
+                f"{func}: {int(missing.sum())} pair(s) have a missing value; drop them or pass "
+                "nan_policy='omit'"
+            )
+        a, b = a[~missing], b[~missing]
+    if a.size == 0:
+        raise InvalidParameterError(f"{func}: no complete (y_true, y_pred) pair to evaluate")
+    return a, b
+
+
+def _check_threshold(threshold: Any, *, func: str) -> float:
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float | np.number):
+        raise InvalidParameterError(
+            f"the `threshold` parameter of {func} must be a number; got {threshold!r}"
+        )
+    value = float(threshold)
+    if not math.isfinite(value):
+        raise InvalidParameterError(
+            f"the `threshold` parameter of {func} must be finite; got {threshold!r}"
+        )
+    return value
+
+
+def _correlation(a: np.ndarray, b: np.ndarray, *, func: str) -> float:
+    if a.size < 2:
+        warnings.warn(
+            f"{func}: a correlation needs at least 2 pairs; got {a.size}; returning NaN",
+            DataQualityWarning,
+            stacklevel=3,
+        )
+        return float("nan")
+    constant = [name for name, v in (("y_true", a), ("y_pred", b)) if np.all(v == v[0])]
+    if constant:
+        warnings.warn(
+            f"{func}: {' and '.join(constant)} is constant, so the correlation is undefined; "
+            "returning NaN",
+            DataQualityWarning,
+            stacklevel=3,
+        )
+        return float("nan")
+    da = a - a.mean()
+    db = b - b.mean()
+    r = float(np.dot(da, db) / math.sqrt(float(np.dot(da, da)) * float(np.dot(db, db))))
+    return min(1.0, max(-1.0, r))
+
+
+def pearson_r(y_true: Any, y_pred: Any, *, nan_policy: NanPolicy = "raise") -> float:
+    """Pearson correlation between observed and predicted values.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        Observed and predicted values, same length.
+    nan_policy : {"raise", "omit"}, default "raise"
+        What to do with pairs that have a missing value.
+
+    Returns
+    -------
+    float
+        ``r``; NaN (with a :class:`~models.DataQualityWarning`) when either vector is constant
+        or there are fewer than 2 pairs.
+
+    Raises
+    ------
+    models.InvalidParameterError
+        For non-numeric, multi-dimensional, infinite or unequal-length input, missing values
+        under ``nan_policy="raise"``, or no pair left.
+
+    Notes
+    -----
+    ``r = sum (x - xbar)(y - ybar) / sqrt(sum (x - xbar)^2 sum (y - ybar)^2)``, clipped to
+    [-1, 1]. Agrees with ``scipy.stats.pearsonr`` to 1e-12 (tests).
+
+    Examples
+    --------
+    >>> from models.evaluation import pearson_r
+    >>> round(pearson_r([1, 2, 3, 4], [1, 3, 2, 4]), 6)
+    0.8
+    """
+    a, b = _pair(y_true, y_pred, func="pearson_r", nan_policy=nan_policy)
+    return _correlation(a, b, func="pearson_r")
+
+
+def spearman_rho(y_true: Any, y_pred: Any, *, nan_policy: NanPolicy = "raise") -> float:
+    """Spearman rank correlation between observed and predicted values.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        Observed and predicted values, same length.
+    nan_policy : {"raise", "omit"}, default "raise"
+        What to do with pairs that have a missing value.
+
+    Returns
+    -------
+    float
+        ``rho``; NaN (with a :class:`~models.DataQualityWarning`) when either vector is
+        constant or there are fewer than 2 pairs.
+
+    Raises
+    ------
+    models.InvalidParameterError
+        As :func:`pearson_r`.
+
+    Notes
+    -----
+    The Pearson correlation of the ranks, ties given their average rank (``rankdata``
+    method ``"average"``), which is ``scipy.stats.spearmanr``'s definition; agrees with it
+    to 1e-12 (tests). Ratings on a 1-5 scale have many ties, so the tie rule matters.
+
+    Examples
+    --------
+    >>> from models.evaluation import spearman_rho
+    >>> spearman_rho([1, 2, 3, 4], [10, 20, 30, 100])
+    1.0
+    """
+    a, b = _pair(y_true, y_pred, func="spearman_rho", nan_policy=nan_policy)
+    return _correlation(rankdata(a), rankdata(b), func="spearman_rho")
+
+
+def binarize(values: Any, *, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
+    """Positive ("empathic") when a value is strictly greater than ``threshold``.
+
+    Parameters
+    ----------
+    values : array-like of float
+        Ratings or predictions.
+    threshold : float, default 3.0
+        The cut; 3.0 is the midpoint of the 1-5 scale, so whole-number ratings 4 and 5 are
+        positive. This is this package's choice: the paper does not state its threshold.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        ``values > threshold``.
+
+    Raises
+    ------
+    models.InvalidParameterError
+        For a non-finite or non-numeric threshold or non-numeric values.
+
+    Examples
+    --------
+    >>> from models.evaluation import binarize
+    >>> binarize([1, 3, 3.2, 4, 5]).tolist()
+    [False, False, True, True, True]
+    """
+    thr = _check_threshold(threshold, func="binarize")
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise InvalidParameterError(
+            "the `values` parameter of binarize must be numeric; got non-numeric values"
+        ) from err
+    return arr > thr
+
+
+def binary_accuracy(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    nan_policy: NanPolicy = "raise",
+) -> float:
+    """Share of rows on the same side of ``threshold`` in observation and prediction.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        Observed and predicted values, same length.
+    threshold : float, default 3.0
+        Binarisation cut (see :func:`binarize`).
+    nan_policy : {"raise", "omit"}, default "raise"
+        What to do with pairs that have a missing value.
+
+    Returns
+    -------
+    float
+        ``(TP + TN) / n``, in [0, 1].
+
+    Raises
+    ------
+    models.InvalidParameterError
+        As :func:`pearson_r`, or for a bad threshold.
+
+    Examples
+    --------
+    >>> from models.evaluation import binary_accuracy
+    >>> binary_accuracy([1, 4, 5, 2], [3.5, 4.2, 2.0, 1.0])
+    0.5
+    """
+    func = "binary_accuracy"
+    thr = _check_threshold(threshold, func=func)
+    a, b = _pair(y_true, y_pred, func=func, nan_policy=nan_policy)
+    return float(np.mean((a > thr) == (b > thr)))
+
+
+def binary_f1(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    nan_policy: NanPolicy = "raise",
+) -> float:
+    """F1 score of the positive class after binarising at ``threshold``.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        Observed and predicted values, same length.
+    threshold : float, default 3.0
+        Binarisation cut (see :func:`binarize`).
+    nan_policy : {"raise", "omit"}, default "raise"
+        What to do with pairs that have a missing value.
+
+    Returns
+    -------
+    float
+        ``2 TP / (2 TP + FP + FN)``; NaN (with a :class:`~models.DataQualityWarning`) when
+        neither vector has a positive, where F1 is undefined.
+
+    Raises
+    ------
+    models.InvalidParameterError
+        As :func:`binary_accuracy`.
+
+    Notes
+    -----
+    The harmonic mean of precision ``TP / (TP + FP)`` and recall ``TP / (TP + FN)``; the
+    form above is the same number and stays defined when one of them is 0/0 (F1 is then 0).
+    Equal to scikit-learn's ``f1_score(average="binary")`` wherever that is defined.
+
+    Examples
+    --------
+    >>> from models.evaluation import binary_f1
+    >>> binary_f1([1, 4, 5, 2], [3.5, 4.2, 2.0, 1.0])
+    0.5
+    """
+    func = "binary_f1"
+    thr = _check_threshold(threshold, func=func)
+    a, b = _pair(y_true, y_pred, func=func, nan_policy=nan_policy)
+    t, p = a > thr, b > thr
+    tp = int(np.sum(t & p))
+    fp = int(np.sum(~t & p))
+    fn = int(np.sum(t & ~p))
+    denom = 2 * tp + fp + fn
+    if denom == 0:
+        warnings.warn(
+            f"{func}: no positive (> {thr:g}) in y_true or y_pred, so F1 is undefined; "
+            "returning NaN",
+            DataQualityWarning,
+            stacklevel=2,
+        )
+        return float("nan")
+    return 2.0 * tp / denom
+
+
+def mean_squared_error(y_true: Any, y_pred: Any, *, nan_policy: NanPolicy = "raise") -> float:
+    """Mean squared error of the predictions, on the data's scale.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        Observed and predicted values, same length.
+    nan_policy : {"raise", "omit"}, default "raise"
+        What to do with pairs that have a missing value.
+
+    Returns
+    -------
+    float
+        ``mean((y_true - y_pred)^2)``.
+
+    Raises
+    ------
+    models.InvalidParameterError
+        As :func:`pearson_r`.
+
+    Examples
+    --------
+    >>> from models.evaluation import mean_squared_error
+    >>> mean_squared_error([1, 2, 3], [1, 2, 5])
+    1.3333333333333333
+    """
+    a, b = _pair(y_true, y_pred, func="mean_squared_error", nan_policy=nan_policy)
+    d = a - b
+    return float(np.dot(d, d) / d.size)
+
+
+@dataclass(frozen=True)
+class PredictionMetrics:
+    """The five benchmark metrics of one set of predictions.
+
+    Attributes
+    ----------
+    r, rho, acc, f1, mse : float
+        Pearson r, Spearman rho, accuracy, binary F1 and MSE, each multiplied by ``scale``.
+    n : int
+        Pairs evaluated.
+    threshold : float
+        Binarisation cut used for ``acc`` and ``f1`` (positive: value > threshold).
+    scale : float
+        The multiplier (100 for the paper's tables).
+    """
+
+    r: float
+    rho: float
+    acc: float
+    f1: float
+    mse: float
+    n: int
+    threshold: float
+    scale: float
+
+    def as_dict(self) -> dict[str, float | int]:
+        """Return the fields as a plain dict (for a row of a metrics table)."""
+        return asdict(self)
+
+
+def prediction_metrics(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    scale: float = 100.0,
+    nan_policy: NanPolicy = "raise",
+) -> PredictionMetrics:
+    """Pearson r, Spearman rho, accuracy, F1 and MSE in one call, x 100 by default.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        Observed ratings and predictions (point predictions on the rating scale).
+    threshold : float, default 3.0
+        Binarisation cut for accuracy and F1 (positive: value > threshold).
+    scale : float, default 100.0
+        Multiplier applied to every metric (the paper reports x 100); 1 gives raw values.
+    nan_policy : {"raise", "omit"}, default "raise"
+        What to do with pairs that have a missing value.
+
+    Returns
+    -------
+    PredictionMetrics
+        ``r, rho, acc, f1, mse`` (scaled), ``n``, ``threshold`` and ``scale``.
+
+    Raises
+    ------
+    models.InvalidParameterError
+        As the individual metrics, or for a non-positive or non-finite ``scale``.
+
+    Warns
+    -----
+    models.DataQualityWarning
+        When a metric is undefined (constant predictions for r and rho, no positive for F1);
+        that metric is NaN.
+
+    Notes
+    -----
+    See the module docstring for which parts of these definitions come from the paper and
+    which are this package's choices (threshold, tie rule, F1 variant).
+
+    Examples
+    --------
+    >>> from models.evaluation import prediction_metrics
+    >>> m = prediction_metrics([1, 2, 4, 5], [1.0, 2.0, 4.0, 5.0])
+    >>> m.r, m.acc, m.f1, m.mse
+    (100.0, 100.0, 100.0, 0.0)
+    """
+    func = "prediction_metrics"
+    if (
+        isinstance(scale, bool)
+        or not isinstance(scale, int | float | np.number)
+        or not math.isfinite(float(scale))
+        or scale <= 0
+    ):
+        raise InvalidParameterError(
+            f"the `scale` parameter of {func} must be a positive number; got {scale!r}"
+        )
+    thr = _check_threshold(threshold, func=func)
+    a, b = _pair(y_true, y_pred, func=func, nan_policy=nan_policy)
+    k = float(scale)
+    return PredictionMetrics(
+        r=k * pearson_r(a, b),
+        rho=k * spearman_rho(a, b),
+        acc=k * binary_accuracy(a, b, threshold=thr),
+        f1=k * binary_f1(a, b, threshold=thr),
+        mse=k * mean_squared_error(a, b),
+        n=int(a.size),
+        threshold=thr,
+        scale=k,
+    )
+
+
+def summarize_metrics(
+    metrics: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("model", "split"),
+    metric_cols: Sequence[str] = METRIC_NAMES,
+) -> pd.DataFrame:
+    """Mean and standard deviation of each metric over seeds (or folds).
+
+    Parameters
+    ----------
+    metrics : pandas.DataFrame
+        One row per model x split x seed, e.g. the ``metrics.csv`` of an evaluation.
+    by : sequence of str, default ("model", "split")
+        Columns identifying a cell of the summary table; order of first appearance is kept.
+    metric_cols : sequence of str, default ("r", "rho", "acc", "f1", "mse")
+        Metric columns to summarise.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``by`` combination: the ``by`` columns, ``n`` (rows summarised), then for
+        every metric ``m``: ``m_mean``, ``m_sd`` (sample SD, ``ddof=1``; NaN for a single
+        row) and ``m_n`` (rows where ``m`` is defined; NaN metrics are left out of the mean
+        and SD, and ``m_n`` says how many remain).
+
+    Raises
+    ------
+    models.InvalidParameterError
+        When ``metrics`` is not a DataFrame or lacks a column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from models.evaluation import summarize_metrics
+    >>> m = pd.DataFrame({"model": ["a", "a"], "split": ["test", "test"], "seed": [0, 1],
+    ...                   "r": [20.0, 30.0], "rho": [10.0, 20.0], "acc": [60.0, 70.0],
+    ...                   "f1": [50.0, 60.0], "mse": [120.0, 110.0]})
+    >>> summarize_metrics(m)[["model", "n", "r_mean", "r_sd"]]
+      model  n  r_mean      r_sd
+    0     a  2    25.0  7.071068
+    """
+    func = "summarize_metrics"
+    if not isinstance(metrics, pd.DataFrame):
+        raise InvalidParameterError(
+            f"the `metrics` parameter of {func} must be a pandas DataFrame; "
+            f"got {type(metrics).__name__}"
+        )
+    by = [by] if isinstance(by, str) else list(by)
+    cols = [metric_cols] if isinstance(metric_cols, str) else list(metric_cols)
+    missing = [c for c in [*by, *cols] if c not in metrics.columns]
+    if missing:
+        raise InvalidParameterError(
+            f"the `metrics` parameter of {func} lacks the column(s) {missing}"
+        )
+    rows = []
+    for key, block in metrics.groupby(by, sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = dict(zip(by, key, strict=True))
+        row["n"] = len(block)
+        for c in cols:
+            values = pd.to_numeric(block[c], errors="coerce").to_numpy(dtype=float)
+            values = values[~np.isnan(values)]
+            row[f"{c}_mean"] = float(values.mean()) if values.size else float("nan")
+            row[f"{c}_sd"] = float(values.std(ddof=1)) if values.size > 1 else float("nan")
+            row[f"{c}_n"] = int(values.size)
+        rows.append(row)
+    columns = [*by, "n"] + [f"{c}_{s}" for c in cols for s in ("mean", "sd", "n")]
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,368 @@
+"""Tests of models/evaluation.py: participant-grouped splits and the benchmark metrics.
+
+Reference values: Pearson and Spearman correlations come from scipy.stats (an independent
+implementation: ``pearsonr`` normalises the vectors before the dot product, ``spearmanr``
+ranks internally); accuracy, F1 and MSE are counted by hand in the comments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+from scipy import stats
+
+from models._errors import DataQualityWarning, InvalidParameterError
+from models.evaluation import (
+    binarize,
+    binary_accuracy,
+    binary_f1,
+    grouped_kfold,
+    grouped_split,
+    mean_squared_error,
+    overlapping_groups,
+    pearson_r,
+    prediction_metrics,
+    spearman_rho,
+    summarize_metrics,
+)
+
+# Fixed vectors: ratings on 1-5 with ties, and continuous predictions.
+Y_TRUE = np.array([1, 2, 3, 4, 5, 4, 2, 5, 3, 1], dtype=float)
+Y_PRED = np.array([1.8, 2.4, 3.4, 3.9, 4.6, 2.9, 3.1, 4.2, 2.2, 1.2])
+
+
+def _fixed_pairs():
+    rng = np.random.default_rng(20240611)
+    y = rng.integers(1, 6, size=200).astype(float)
+    yhat = 0.4 * y + rng.normal(3.0, 0.8, size=200)
+    return [
+        (Y_TRUE, Y_PRED),
+        (y, yhat),
+        (y, -yhat),  # negative correlation
+        (y + 1e6, yhat * 1e-3),  # large offset, tiny scale
+        (np.array([1.0, 1, 1, 2, 2, 3, 5, 5]), np.array([3.0, 3, 2, 2, 4, 4, 4, 1])),  # ties
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# metrics against references
+
+
+@pytest.mark.parametrize("pair", range(5))
+def test_pearson_matches_scipy(pair):
+    a, b = _fixed_pairs()[pair]
+    assert_allclose(pearson_r(a, b), stats.pearsonr(a, b).statistic, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("pair", range(5))
+def test_spearman_matches_scipy(pair):
+    a, b = _fixed_pairs()[pair]
+    assert_allclose(spearman_rho(a, b), stats.spearmanr(a, b).statistic, rtol=0, atol=1e-12)
+
+
+def test_binary_metrics_hand_counts():
+    # threshold 3 (positive: > 3):
+    # y_true > 3: F F F T T T F T F F
+    # y_pred > 3: F F T T T F T T F F
+    # TP = 3 (rows 3, 4, 7), FP = 2 (rows 2, 6), FN = 1 (row 5), TN = 4 (rows 0, 1, 8, 9)
+    assert binary_accuracy(Y_TRUE, Y_PRED) == pytest.approx(7 / 10, abs=1e-12)
+    assert binary_f1(Y_TRUE, Y_PRED) == pytest.approx(2 * 3 / (2 * 3 + 2 + 1), abs=1e-12)
+    # threshold 4: y_true > 4: rows 4, 7; y_pred > 4: rows 4, 7 -> TP 2, FP 0, FN 0, acc 1
+    assert binary_accuracy(Y_TRUE, Y_PRED, threshold=4) == 1.0
+    assert binary_f1(Y_TRUE, Y_PRED, threshold=4) == 1.0
+    # threshold 2: y_true > 2: rows 2,3,4,5,7,8 ; y_pred > 2: rows 1,2,3,4,5,6,7,8
+    # TP 6, FP 2 (rows 1, 6), FN 0, TN 2 -> acc 8/10, F1 12/14
+    assert binary_accuracy(Y_TRUE, Y_PRED, threshold=2) == pytest.approx(0.8, abs=1e-12)
+    assert binary_f1(Y_TRUE, Y_PRED, threshold=2) == pytest.approx(12 / 14, abs=1e-12)
+
+
+def test_f1_equals_harmonic_mean_of_precision_and_recall():
+    a, b = _fixed_pairs()[1]
+    t, p = a > 3, b > 3
+    precision = np.sum(t & p) / np.sum(p)
+    recall = np.sum(t & p) / np.sum(t)
+    assert_allclose(binary_f1(a, b), 2 * precision * recall / (precision + recall), atol=1e-12)
+
+
+def test_mse_hand_computed():
+    # squared errors: .64 .16 .16 .01 .16 1.21 1.21 .64 .64 .04 -> sum 4.87
+    assert_allclose(mean_squared_error(Y_TRUE, Y_PRED), 4.87 / 10, rtol=0, atol=1e-12)
+    a, b = _fixed_pairs()[1]
+    assert_allclose(mean_squared_error(a, b), np.mean((a - b) ** 2), rtol=0, atol=1e-12)
+
+
+def test_binarize_rule_is_strictly_greater():
+    assert binarize([2.99, 3.0, 3.0001, 4], threshold=3).tolist() == [False, False, True, True]
+    assert binarize([3.5, 4.0], threshold=3.5).tolist() == [False, True]
+
+
+def test_prediction_metrics_scaled_by_100():
+    m = prediction_metrics(Y_TRUE, Y_PRED)
+    assert m.scale == 100.0 and m.threshold == 3.0 and m.n == 10
+    assert_allclose(m.r, 100 * stats.pearsonr(Y_TRUE, Y_PRED).statistic, atol=1e-10)
+    assert_allclose(m.rho, 100 * stats.spearmanr(Y_TRUE, Y_PRED).statistic, atol=1e-10)
+    assert_allclose(m.acc, 70.0, atol=1e-10)
+    assert_allclose(m.f1, 100 * 6 / 9, atol=1e-10)
+    assert_allclose(m.mse, 48.7, atol=1e-10)
+    raw = prediction_metrics(Y_TRUE, Y_PRED, scale=1, threshold=4)
+    assert (raw.acc, raw.f1) == (1.0, 1.0)
+    assert_allclose(raw.mse, 0.487, atol=1e-12)
+    assert set(m.as_dict()) == {"r", "rho", "acc", "f1", "mse", "n", "threshold", "scale"}
+
+
+# ---------------------------------------------------------------------------------------------
+# undefined metrics and bad input
+
+
+def test_constant_prediction_gives_nan_correlations_with_warning():
+    with pytest.warns(DataQualityWarning, match="constant"):
+        assert np.isnan(pearson_r(Y_TRUE, np.full(10, 3.3)))
+    with pytest.warns(DataQualityWarning, match="constant"):
+        assert np.isnan(spearman_rho(np.full(10, 2.0), Y_PRED))
+    with pytest.warns(DataQualityWarning, match="at least 2"):
+        assert np.isnan(pearson_r([1.0], [2.0]))
+
+
+def test_f1_without_positives_is_nan_with_warning():
+    with pytest.warns(DataQualityWarning, match="F1 is undefined"):
+        assert np.isnan(binary_f1([1, 2, 3], [1.5, 2.5, 2.9]))
+    # positives only in the truth: defined and 0
+    assert binary_f1([1, 4, 3], [1.5, 2.5, 2.9]) == 0.0
+
+
+def test_nan_policy():
+    a = np.array([1.0, 2.0, np.nan, 4.0, 5.0])
+    b = np.array([1.1, 2.2, 3.0, np.nan, 4.7])
+    with pytest.raises(InvalidParameterError, match="nan_policy"):
+        mean_squared_error(a, b)
+    assert_allclose(
+        mean_squared_error(a, b, nan_policy="omit"),
+        (0.1**2 + 0.2**2 + 0.3**2) / 3,
+        atol=1e-12,
+    )
+    assert_allclose(
+        pearson_r(a, b, nan_policy="omit"),
+        stats.pearsonr([1, 2, 5], [1.1, 2.2, 4.7]).statistic,
+        atol=1e-12,
+    )
+    with pytest.raises(InvalidParameterError, match="nan_policy"):
+        pearson_r(a, b, nan_policy="drop")
+
+
+@pytest.mark.parametrize(
+    ("y_true", "y_pred", "match"),
+    [
+        ([1, 2, 3], [1, 2], "same length"),
+        ([[1, 2], [3, 4]], [[1, 2], [3, 4]], "1-d"),
+        ([1, 2, np.inf], [1, 2, 3], "finite"),
+        (["a", "b"], [1, 2], "numeric"),
+        ([], [], "no complete"),
+    ],
+)
+def test_bad_vectors_raise(y_true, y_pred, match):
+    for func in (pearson_r, spearman_rho, binary_accuracy, binary_f1, mean_squared_error):
+        with pytest.raises(InvalidParameterError, match=match):
+            func(y_true, y_pred)
+
+
+@pytest.mark.parametrize("threshold", [True, "3", np.nan, None])
+def test_bad_threshold_raises(threshold):
+    with pytest.raises(InvalidParameterError, match="threshold"):
+        binary_f1(Y_TRUE, Y_PRED, threshold=threshold)
+
+
+@pytest.mark.parametrize("scale", [0, -100, np.inf, True, "100"])
+def test_bad_scale_raises(scale):
+    with pytest.raises(InvalidParameterError, match="scale"):
+        prediction_metrics(Y_TRUE, Y_PRED, scale=scale)
+
+
+# ---------------------------------------------------------------------------------------------
+# summary over seeds
+
+
+def test_summarize_metrics_mean_and_sample_sd():
+    m = pd.DataFrame(
+        {
+            "model": ["lmm"] * 3 + ["mean"] * 3,
+            "split": ["test"] * 6,
+            "seed": [0, 1, 2] * 2,
+            "r": [20.0, 25.0, 33.0, np.nan, np.nan, np.nan],
+            "rho": [10.0, 20.0, 30.0, np.nan, np.nan, np.nan],
+            "acc": [60.0, 61.0, 65.0, 55.0, 57.0, 59.0],
+            "f1": [70.0, 71.0, 72.0, 70.0, np.nan, 72.0],
+            "mse": [120.0, 118.0, 125.0, 140.0, 139.0, 141.0],
+        }
+    )
+    out = summarize_metrics(m)
+    assert out["model"].tolist() == ["lmm", "mean"]
+    lmm = out.iloc[0]
+    assert_allclose(lmm["r_mean"], 26.0, atol=1e-12)
+    # sample SD of 20, 25, 33: deviations -6, -1, 7 -> sqrt(86 / 2)
+    assert_allclose(lmm["r_sd"], np.sqrt(43.0), atol=1e-12)
+    mean = out.iloc[1]
+    assert np.isnan(mean["r_mean"]) and mean["r_n"] == 0
+    assert_allclose(mean["f1_mean"], 71.0, atol=1e-12)
+    assert mean["f1_n"] == 2 and mean["n"] == 3
+    with pytest.raises(InvalidParameterError, match="lacks"):
+        summarize_metrics(m.drop(columns="rho"))
+
+
+# ---------------------------------------------------------------------------------------------
+# splits: no participant in two parts
+
+
+def _study_groups(n_people=41, seed=7):
+    """Participant ids of a story-level frame: 6-12 sessions x 3 ratings per person."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(6, 13, size=n_people) * 3
+    ids = np.array([f"P{i + 1:02d}" for i in range(n_people)], dtype=object)
+    groups = np.repeat(ids, counts)
+    return groups[rng.permutation(groups.size)]  # rows in no particular order
+
+
+def assert_grouped_partition(groups, parts):
+    """The leakage check every split must pass: parts are disjoint in groups and cover rows."""
+    groups = np.asarray(groups, dtype=object)
+    sets = [set(groups[p].tolist()) for p in parts]
+    for i in range(len(sets)):
+        for j in range(i + 1, len(sets)):
+            assert not (sets[i] & sets[j]), f"groups in parts {i} and {j}: {sets[i] & sets[j]}"
+    assert overlapping_groups(groups, parts) == []
+    rows = np.concatenate([np.asarray(p) for p in parts])
+    assert np.array_equal(np.sort(rows), np.arange(groups.size)), "rows lost or duplicated"
+
+
+def _row_level_split(groups, *, sizes=(0.7, 0.2, 0.1), seed):
+    """What a leaky splitter does: permute rows, not participants."""
+    n = len(groups)
+    perm = np.random.default_rng(seed).permutation(n)
+    a, b = round(sizes[0] * n), round((sizes[0] + sizes[1]) * n)
+    return [np.sort(perm[:a]), np.sort(perm[a:b]), np.sort(perm[b:])]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_grouped_split_has_no_leakage(seed):
+    groups = _study_groups()
+    split = grouped_split(groups, seed=seed)
+    parts = [split.train, split.val, split.test]
+    assert_grouped_partition(groups, parts)
+    # the participant counts of a 70/20/10 split of 41 people (largest remainder)
+    assert (len(split.train_groups), len(split.val_groups), len(split.test_groups)) == (29, 8, 4)
+    for part, names in zip(
+        parts, [split.train_groups, split.val_groups, split.test_groups], strict=True
+    ):
+        assert set(groups[part].tolist()) == set(names)
+        # every row of each of these participants is in this part
+        assert np.array_equal(part, np.flatnonzero(np.isin(groups, list(names))))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_leakage_check_detects_row_level_split(seed):
+    groups = _study_groups()
+    parts = _row_level_split(groups, seed=seed)
+    assert len(overlapping_groups(groups, parts)) > 30
+    with pytest.raises(AssertionError):
+        assert_grouped_partition(groups, parts)
+
+
+def test_grouped_split_is_reproducible_and_order_invariant():
+    groups = _study_groups()
+    a = grouped_split(groups, seed=11)
+    b = grouped_split(groups, seed=11)
+    assert np.array_equal(a.test, b.test) and a.train_groups == b.train_groups
+    assert grouped_split(groups, seed=12).test_groups != a.test_groups
+    shuffled = groups[np.random.default_rng(3).permutation(groups.size)]
+    c = grouped_split(shuffled, seed=11)
+    assert (c.train_groups, c.val_groups, c.test_groups) == (
+        a.train_groups,
+        a.val_groups,
+        a.test_groups,
+    )
+
+
+def test_grouped_split_without_validation_part():
+    groups = _study_groups(n_people=10)
+    split = grouped_split(groups, sizes=(0.8, 0.0, 0.2), seed=0)
+    assert split.val.size == 0 and len(split.test_groups) == 2
+    assert_grouped_partition(groups, [split.train, split.test])
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+@pytest.mark.parametrize("k", [2, 5, 41])
+def test_grouped_kfold_tests_every_participant_once(seed, k):
+    groups = _study_groups()
+    folds = grouped_kfold(groups, k=k, seed=seed)
+    assert len(folds) == k
+    tested = [g for f in folds for g in f.test_groups]
+    assert sorted(tested) == sorted(set(groups.tolist()))
+    sizes = [len(f.test_groups) for f in folds]
+    assert max(sizes) - min(sizes) <= 1
+    for f in folds:
+        assert_grouped_partition(groups, [f.train, f.test])
+    assert_grouped_partition(groups, [f.test for f in folds])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    labels=st.lists(st.integers(0, 30), min_size=10, max_size=200),
+    seed=st.integers(0, 2**31),
+)
+def test_splits_never_leak_property(labels, seed):
+    groups = np.array([f"id{v}" for v in labels], dtype=object)
+    n_groups = len(set(labels))
+    if n_groups >= 3:
+        split = grouped_split(groups, sizes=(0.5, 0.2, 0.3), seed=seed)
+        assert_grouped_partition(groups, [split.train, split.val, split.test])
+    if n_groups >= 2:
+        folds = grouped_kfold(groups, k=2, seed=seed)
+        assert_grouped_partition(groups, [f.test for f in folds])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"sizes": (0.7, 0.2, 0.2)}, "summing to 1"),
+        ({"sizes": (0.7, 0.3)}, "sizes"),
+        ({"sizes": (1.1, -0.2, 0.1)}, "non-negative"),
+        ({"sizes": (0.7, 0.3, 0.0)}, "test > 0"),
+        ({"sizes": "70/20/10"}, "sizes"),
+        ({"seed": -1}, "seed"),
+        ({"seed": 1.5}, "seed"),
+        ({"seed": True}, "seed"),
+    ],
+)
+def test_grouped_split_bad_parameters(kwargs, match):
+    params = {"seed": 0, **kwargs}
+    with pytest.raises(InvalidParameterError, match=match):
+        grouped_split(_study_groups(), **params)
+
+
+def test_grouped_split_bad_groups():
+    with pytest.raises(InvalidParameterError, match="too few"):
+        grouped_split(["a", "a", "b"], seed=0)
+    with pytest.raises(InvalidParameterError, match="missing label"):
+        grouped_split(["a", None, "b", "c"], seed=0)
+    with pytest.raises(InvalidParameterError, match="empty"):
+        grouped_split([], seed=0)
+    with pytest.raises(InvalidParameterError, match="1-d"):
+        grouped_split([["a", "b"], ["c", "d"]], seed=0)
+    with pytest.raises(InvalidParameterError, match="groups"):
+        grouped_split("abc", seed=0)
+
+
+@pytest.mark.parametrize("k", [1, 42, 2.0, True])
+def test_grouped_kfold_bad_k(k):
+    with pytest.raises(InvalidParameterError, match="`k`"):
+        grouped_kfold(_study_groups(), k=k, seed=0)
+
+
+def test_overlapping_groups_rejects_bad_positions():
+    with pytest.raises(InvalidParameterError, match="row positions"):
+        overlapping_groups(["a", "b"], [[0, 2]])
+    with pytest.raises(InvalidParameterError, match="row positions"):
+        overlapping_groups(["a", "b"], [[0.5]])
