@@ -402,6 +402,12 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="test-retest r for a scale's reliable change index (default: alpha at pre)",
     )
     parser.add_argument("--ci-level", type=float, default=0.95, help="interval level (0.95)")
+    parser.add_argument(
+        "--bayes",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="fit the Bayesian ordinal empathy model beside the mixed model (default: on)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed recorded in provenance")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing report")
     return parser
@@ -417,6 +423,7 @@ def _report(args: argparse.Namespace) -> int:
         pseudonymize=args.pseudonymize,
         retest=dict(args.retest) if args.retest else None,
         ci_level=args.ci_level,
+        bayes=args.bayes,
         overwrite=args.overwrite,
     )
     print(f"wrote the change report to {path / 'report.html'}")
@@ -436,6 +443,11 @@ def _demo_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", required=True, type=Path, help="folder to write")
     parser.add_argument("--seed", type=int, default=2024, help="random seed (default 2024)")
+    parser.add_argument(
+        "--bayes",
+        action="store_true",
+        help="also fit the Bayesian ordinal empathy model (about a minute more)",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing demo")
     return parser
 
@@ -443,7 +455,7 @@ def _demo_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _demo(args: argparse.Namespace) -> int:
     from longitudinal.report import run_demo
 
-    path = run_demo(args.out, seed=args.seed, overwrite=args.overwrite)
+    path = run_demo(args.out, seed=args.seed, bayes=args.bayes, overwrite=args.overwrite)
     print(f"wrote the change report to {path / 'report.html'}")
     print(f"the simulated study and its generating parameters: {path / 'study'}")
     return 0
@@ -503,6 +515,49 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="benchmark empathy prediction for unseen participants",
+        description=(
+            "The prediction task of EmpathicStories++: predict each rating of participants "
+            "held out of training (participant-grouped 70/20/10 splits over several seeds, and "
+            "grouped K-fold). Writes metrics.csv (model, split, seed, r, rho, acc, f1, mse; "
+            "x100 as in the paper), a summary table and a figure. Write it to "
+            "STUDY_DIR/evaluate for `longitudinal report` to link it."
+        ),
+        epilog="example:\n  longitudinal evaluate my-study --out my-study/evaluate --seeds 5",
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")
+    parser.add_argument("--out", required=True, type=Path, help="folder to write")
+    parser.add_argument("--seeds", type=int, default=5, help="number of split seeds (5)")
+    parser.add_argument(
+        "--bayes",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="include the Bayesian ordinal model (default: on)",
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    return parser
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from longitudinal.predict import run_evaluation
+
+    if args.seeds < 1:
+        raise InvalidParameterError(f"--seeds must be a positive number; got {args.seeds}")
+    path = run_evaluation(
+        args.study_dir,
+        args.out,
+        seeds=args.seeds,
+        include_bayes=args.bayes,
+        overwrite=args.overwrite,
+    )
+    print(f"wrote the prediction benchmark to {path} (metrics.csv, summary.csv)")
+    return 0
+
+
 # --------------------------------------------------------------------------- dispatch
 
 #: Subcommands, in the order ``--help`` lists them: name -> (register parser, run).
@@ -513,6 +568,7 @@ COMMANDS: dict[str, tuple[_Register, _Handler]] = {
     "report": (_report_parser, _report),
     "demo": (_demo_parser, _demo),
     "fit": (_fit_parser, _fit),
+    "evaluate": (_evaluate_parser, _evaluate),
 }
 
 

@@ -1,8 +1,9 @@
 """Participant-level models: lme4-style mixed models, panel estimators, Bayesian models.
 
 :class:`LinearMixedModel` fits ``lme4`` formulas (crossed, nested, correlated or uncorrelated
-random effects) by REML or ML with Satterthwaite degrees of freedom; :func:`parse_formula`
-and :func:`build_design` are the formula layer it shares with the Bayesian models. The panel
+random effects) by REML or ML with Satterthwaite degrees of freedom, and
+:class:`BayesianMixedModel` fits the same formulas with an ordinal or gaussian likelihood in
+PyMC; :func:`parse_formula` and :func:`build_design` are the formula layer both share. The panel
 companions (:func:`fit_within`, :func:`fit_random_effects`, :func:`fit_between`,
 :func:`hausman_test`, :func:`within_between`) wrap ``linearmodels``.
 """
@@ -18,6 +19,15 @@ from models._errors import (
     NotFittedError,
     SamplingWarning,
     SingularFitWarning,
+)
+from models.bayes import (
+    BayesianMixedModel,
+    GroupCVResult,
+    Prior,
+    compare,
+    default_priors,
+    leave_one_group_out,
+    sampling_diagnostics,
 )
 from models.evaluation import (
     GroupedFold,
@@ -47,12 +57,14 @@ from models.panel import (
 )
 
 __all__ = [
+    "BayesianMixedModel",
     "ConvergenceError",
     "ConvergenceWarning",
     "DataQualityWarning",
     "Design",
     "FormulaError",
     "FormulaSpec",
+    "GroupCVResult",
     "GroupedFold",
     "GroupedSplit",
     "HausmanTest",
@@ -65,6 +77,7 @@ __all__ = [
     "NotFittedError",
     "PanelFit",
     "PredictionMetrics",
+    "Prior",
     "RandomBlock",
     "RandomTerm",
     "SamplingWarning",
@@ -72,18 +85,22 @@ __all__ = [
     "binary_accuracy",
     "binary_f1",
     "build_design",
+    "compare",
+    "default_priors",
     "fit_between",
     "fit_random_effects",
     "fit_within",
     "grouped_kfold",
     "grouped_split",
     "hausman_test",
+    "leave_one_group_out",
     "lrt",
     "mean_squared_error",
     "overlapping_groups",
     "parse_formula",
     "pearson_r",
     "prediction_metrics",
+    "sampling_diagnostics",
     "spearman_rho",
     "summarize_metrics",
     "within_between",

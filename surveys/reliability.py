@@ -314,6 +314,13 @@ def scale_reliability(
         fitted = _one_factor_uls(moments.cor)
         if fitted is None:
             reasons.append("the one-factor model behind omega did not converge")
+        elif not moments.cor.sum() > 0:
+            # Pairwise correlations need not form a proper correlation matrix; their sum
+            # (the variance of the standardized total) can then be zero or negative.
+            reasons.append(
+                "omega is undefined: the pairwise item correlations sum to a non-positive "
+                "total variance"
+            )
         else:
             loadings, at_bound = fitted
             summary["omega_total"] = loadings.sum() ** 2 / moments.cor.sum()

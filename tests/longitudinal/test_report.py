@@ -91,7 +91,7 @@ def test_report_layout(report):
 
 def test_html_is_self_contained_with_methods(report):
     page = (report / "report.html").read_text(encoding="utf-8")
-    assert page.count('<img alt="') == 8
+    assert page.count('<img alt="') == 9  # eight report figures and the empathy forest plot
     assert 'src="figures/' not in page  # images are embedded, not linked
     methods = re.search(r'<p class="methods">(.*?)</p>', page, re.S).group(1)
     assert "Scale scores were computed" in methods

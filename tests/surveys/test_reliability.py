@@ -6,6 +6,7 @@ written with 15 significant digits, so exact statistics are compared at 1e-12.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,12 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import optimize, stats
 
-from surveys._errors import DataQualityWarning, InvalidParameterError, UndefinedStatisticWarning
+from surveys._errors import (
+    DataQualityWarning,
+    InvalidParameterError,
+    SurveysWarning,
+    UndefinedStatisticWarning,
+)
 from surveys.reliability import (
     _complete_moments,
     _one_factor_uls,
@@ -488,3 +494,15 @@ def test_standardized_alpha_undefined_when_correlations_cancel():
     with pytest.warns(UndefinedStatisticWarning, match="standardized alpha"):
         summary, _ = scale_reliability(x, item_names=["a", "b"])
     assert np.isnan(summary["alpha_standardized"])
+
+
+def test_omega_undefined_when_pairwise_correlations_sum_to_nothing():
+    # Two complete respondents (the second row answers one item): every pairwise correlation
+    # is +1 or -1 and the matrix sums to exactly 0, so (sum of loadings)^2 / 1'R1 has no
+    # value; omega must be NaN with a package warning, never numpy's RuntimeWarning.
+    x = np.array([[5.0, 0.0, 3.0, 3.0], [np.nan, 4.0, np.nan, np.nan], [2.0, 5.0, 1.0, 4.0]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary, _ = scale_reliability(x, item_names=["a", "b", "c", "d"])
+    assert np.isnan(summary["omega_total"])
+    assert caught and all(issubclass(w.category, SurveysWarning) for w in caught)

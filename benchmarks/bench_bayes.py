@@ -1,0 +1,208 @@
+"""Benchmark: the study-sized ordinal model, BayesianMixedModel vs a straightforward PyMC model.
+
+Data (simulated here, seeded): about 1,100 ratings on 1-5 from 41 participants (27 each:
+9 sessions x 3 stories) of 600 stories, with a person-level trait, a week slope, random
+intercept and week slope per participant and story intercepts:
+
+    empathy ~ trait + week + (1 + week | participant) + (1 | story)
+
+Baseline, run in the same script: the same model written directly in PyMC the obvious way
+(non-centred effects, LKJ Cholesky prior, ``pm.OrderedLogistic``, raw predictors, default
+``pm.sample``: NUTS, target_accept 0.8, no tuning of the parameterisation).
+
+Each run reports wall seconds including compilation, the minimum bulk ESS over the
+population-level parameters (fixed effects, cutpoints, group sds, correlation) and also over
+every group effect, min bulk ESS per second, divergences and the largest R-hat.
+
+    .venv/bin/python benchmarks/bench_bayes.py                 # baseline + pymc + nutpie (x2)
+    .venv/bin/python benchmarks/bench_bayes.py --samplers nutpie --no-baseline
+    .venv/bin/python benchmarks/bench_bayes.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+FORMULA = "empathy ~ trait + week + (1 + week | participant) + (1 | story)"
+
+
+def simulate(seed: int = 2024) -> pd.DataFrame:
+    """41 participants x 9 sessions x 3 stories, 600 stories, ordinal ratings 1-5."""
+    rng = np.random.default_rng(seed)
+    n_person, n_session, per_session, n_story = 41, 9, 3, 600
+    cut = np.array([-2.2, -0.9, 0.4, 1.7])
+    trait = rng.normal(size=n_person)
+    cov = np.array([[0.8**2, -0.3 * 0.8 * 0.15], [-0.3 * 0.8 * 0.15, 0.15**2]])
+    u = rng.multivariate_normal([0.0, 0.0], cov, size=n_person)
+    story_effect = rng.normal(0.0, 0.5, n_story)
+    # every story is rated (about twice); no participant rates a story twice
+    per_person = n_session * per_session
+    pool = np.concatenate([rng.permutation(n_story) for _ in range(2)])
+    rows = []
+    for p in range(n_person):
+        stories = pool[p * per_person : (p + 1) * per_person]
+        for s in range(n_session):
+            week = s * 4 / n_session
+            for k in range(per_session):
+                st = stories[s * per_session + k]
+                eta = 0.5 * trait[p] + 0.2 * week + u[p, 0] + u[p, 1] * week + story_effect[st]
+                pr = np.diff(np.concatenate([[0.0], special.expit(cut - eta), [1.0]]))
+                rows.append((f"P{p:02d}", f"S{st:03d}", trait[p], week, rng.choice(5, p=pr) + 1))
+    return pd.DataFrame(rows, columns=["participant", "story", "trait", "week", "empathy"])
+
+
+def _min_ess(idata, names: list[str]) -> tuple[float, float]:
+    import arviz as az
+
+    ess = az.ess(idata, var_names=names, method="bulk")
+    rhat = az.rhat(idata, var_names=names)
+    ess_values = np.concatenate([np.ravel(ess[n].values) for n in names])
+    rhat_values = np.concatenate([np.ravel(rhat[n].values) for n in names])
+    return float(np.nanmin(ess_values)), float(np.nanmax(rhat_values))
+
+
+def baseline(data: pd.DataFrame, *, draws: int, tune: int, chains: int, seed: int) -> dict:
+    """The straightforward PyMC model: what one writes first."""
+    from models._backends.samplers import import_pymc
+
+    pm = import_pymc()
+    person, persons = pd.factorize(data["participant"], sort=True)
+    story, stories = pd.factorize(data["story"], sort=True)
+    y = data["empathy"].to_numpy() - 1
+    X = data[["trait", "week"]].to_numpy(dtype=float)
+    week = data["week"].to_numpy(dtype=float)
+    start = time.perf_counter()
+    with pm.Model() as model:
+        b = pm.Normal("b", 0.0, 2.5, shape=2)
+        chol, corr, sds = pm.LKJCholeskyCov(
+            "chol", n=2, eta=2.0, sd_dist=pm.HalfNormal.dist(2.0, shape=2), compute_corr=True
+        )
+        z = pm.Normal("z", 0.0, 1.0, shape=(len(persons), 2))
+        u = pm.Deterministic("u", z @ chol.T)
+        sd_story = pm.HalfNormal("sd_story", 2.0)
+        z_story = pm.Normal("z_story", 0.0, 1.0, shape=len(stories))
+        v = pm.Deterministic("v", z_story * sd_story)
+        eta = X @ b + u[person, 0] + u[person, 1] * week + v[story]
+        cut = pm.Normal(
+            "cutpoints",
+            0.0,
+            5.0,
+            shape=4,
+            transform=pm.distributions.transforms.ordered,
+            initval=np.linspace(-2, 2, 4),
+        )
+        pm.OrderedLogistic("y", eta=eta, cutpoints=cut, observed=y, compute_p=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            idata = pm.sample(
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                random_seed=seed,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
+    seconds = time.perf_counter() - start
+    del model
+    idata.posterior["cor"] = idata.posterior["chol_corr"][:, :, 0, 1]
+    pop = ["b", "cutpoints", "chol_stds", "cor", "sd_story"]
+    ess_pop, rhat_pop = _min_ess(idata, pop)
+    ess_all, rhat_all = _min_ess(idata, [*pop, "u", "v"])
+    return {
+        "run": "baseline PyMC",
+        "seconds": seconds,
+        "ess_bulk_min": ess_pop,
+        "ess_bulk_min_all": ess_all,
+        "r_hat_max": max(rhat_pop, rhat_all),
+        "divergences": int(idata.sample_stats["diverging"].sum()),
+    }
+
+
+def ours(data: pd.DataFrame, *, sampler: str, draws: int, tune: int, chains: int, seed: int):
+    from models.bayes import BayesianMixedModel
+
+    model = BayesianMixedModel(
+        FORMULA, draws=draws, tune=tune, chains=chains, sampler=sampler, seed=seed
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the gate's warning: its numbers are reported below
+        model.fit(data)
+    diag = model.diagnostics_
+    effects = model.group_effects()
+    return {
+        "run": f"BayesianMixedModel sampler={sampler}",
+        "seconds": diag["seconds"],
+        "ess_bulk_min": diag["ess_bulk_min"],
+        "ess_bulk_min_all": float(min(diag["ess_bulk_min"], effects["ess_bulk"].min())),
+        "r_hat_max": float(max(diag["r_hat_max"], effects["r_hat"].max())),
+        "divergences": int(diag["divergences"]),
+        "failures": diag["failures"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--samplers", nargs="*", default=None)
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--tune", type=int, default=1000)
+    parser.add_argument("--chains", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--long-draws",
+        type=int,
+        default=4000,
+        help="also run nutpie with this many draws per chain (compilation amortised); 0: skip",
+    )
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    samplers = args.samplers
+    if samplers is None:
+        samplers = ["pymc"] + [s for s in ("nutpie", "numpyro") if importlib.util.find_spec(s)]
+    data = simulate()
+    print(
+        f"data: {len(data)} ratings, {data['participant'].nunique()} participants, "
+        f"{data['story'].nunique()} stories; {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    kw = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}
+    results = []
+    if not args.no_baseline:
+        results.append(baseline(data, **kw))
+        print(results[-1], flush=True)
+    for sampler in samplers:
+        results.append(ours(data, sampler=sampler, **kw))
+        print(results[-1], flush=True)
+    if args.long_draws and "nutpie" in samplers:
+        results.append(ours(data, sampler="nutpie", **{**kw, "draws": args.long_draws}))
+        results[-1]["run"] += f" draws={args.long_draws}"
+        print(results[-1], flush=True)
+    base = results[0]["ess_bulk_min"] / results[0]["seconds"] if not args.no_baseline else None
+    print(
+        f"\n{'run':52s} {'seconds':>8s} {'minESS':>7s} {'ESS/s':>7s} {'x base':>7s} "
+        f"{'minESS(all)':>11s} {'div':>4s} {'R-hat':>6s}"
+    )
+    for r in results:
+        rate = r["ess_bulk_min"] / r["seconds"]
+        r["ess_per_second"] = rate
+        ratio = f"{rate / base:7.1f}" if base else "      -"
+        print(
+            f"{r['run']:52s} {r['seconds']:8.1f} {r['ess_bulk_min']:7.0f} {rate:7.1f} {ratio} "
+            f"{r['ess_bulk_min_all']:11.0f} {r['divergences']:4d} {r['r_hat_max']:6.3f}"
+        )
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
