@@ -37,7 +37,7 @@ import pandas as pd
 
 from longitudinal import frames as _frames
 from longitudinal._errors import InvalidParameterError
-from surveys._errors import InputValidationError, SurveysError
+from surveys._errors import FAILURE_COLUMNS, InputValidationError, SurveysError
 
 __all__ = [
     "EXCLUSION_COLUMNS",
@@ -51,7 +51,6 @@ __all__ = [
 
 #: Columns of :attr:`Study.exclusions`.
 EXCLUSION_COLUMNS = ["file", "row", "reason", "scope"]
-FAILURE_COLUMNS = ["file", "row", "column", "value", "reason"]
 SURVEY_FORMATS = ("csv", "xlsx", "qualtrics", "sav")
 CONFIG_FILE = "study.toml"
 DEFAULT_DEMOGRAPHICS = ("age", "gender", "sex", "education", "ethnicity", "race")
