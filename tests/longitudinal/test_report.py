@@ -142,7 +142,7 @@ def test_rci_uses_alpha_at_pre(report):
 
 
 def test_retest_option_changes_the_rci(study_dir, tmp_path):
-    out = build_report(study_dir, tmp_path / "r", retest={"who5": 0.5})
+    out = build_report(study_dir, tmp_path / "r", retest={"who5": 0.5}, bayes=False)
     models = pd.read_csv(out / "tables" / "change_models.csv").set_index("scale")
     assert models.loc["who5_percentage", "rci_reliability"] == 0.5
     sd = models.loc["who5_percentage", "rci_sd_baseline"]
@@ -218,9 +218,9 @@ def test_refuses_non_empty_out_dir_unless_overwrite(study_dir, tmp_path):
     (out / "keep.txt").write_text("mine")
     (out / "evaluate" / "metrics.csv").write_text("model,mse\nlstm,1.1\n")
     with pytest.raises(InvalidParameterError, match="not empty"):
-        build_report(study_dir, out)
+        build_report(study_dir, out, bayes=False)
     assert (out / "keep.txt").read_text() == "mine"
-    build_report(study_dir, out, overwrite=True)
+    build_report(study_dir, out, overwrite=True, bayes=False)
     assert not (out / "keep.txt").exists() and (out / "report.html").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     # evaluation results of an earlier run in the report folder are carried over
@@ -231,7 +231,7 @@ def test_refuses_non_empty_out_dir_unless_overwrite(study_dir, tmp_path):
 def test_out_dir_must_not_contain_the_study(study_dir):
     for out in (study_dir, study_dir.parent):
         with pytest.raises(InvalidParameterError, match="must not contain the study"):
-            build_report(study_dir, out, overwrite=True)
+            build_report(study_dir, out, overwrite=True, bayes=False)
     assert (study_dir / "study.toml").is_file()
 
 
@@ -266,7 +266,7 @@ def test_no_raw_id_in_any_report_file(report, study_dir):
 
 
 def test_no_pseudonymize_keeps_raw_ids(study_dir, tmp_path):
-    out = build_report(study_dir, tmp_path / "raw", pseudonymize=False)
+    out = build_report(study_dir, tmp_path / "raw", pseudonymize=False, bayes=False)
     people = pd.read_csv(out / "tables" / "reliable_change_people.csv")
     raw = set(pd.read_csv(study_dir / "participants.csv", dtype=str)["participant_id"])
     assert set(people["subject"]) <= raw and len(set(people["subject"])) > 1
@@ -275,7 +275,7 @@ def test_no_pseudonymize_keeps_raw_ids(study_dir, tmp_path):
 def test_free_text_never_copied(tmp_path):
     with warnings.catch_warnings():  # four respondents: omega is a Heywood case
         warnings.simplefilter("ignore", DataQualityWarning)
-        out = build_report(STUDIES / "tiny", tmp_path / "tiny")
+        out = build_report(STUDIES / "tiny", tmp_path / "tiny", bayes=False)
     texts = _text_files(out)
     for phrase in (
         "sister",
@@ -301,7 +301,7 @@ def test_evaluation_metrics_are_copied_and_linked(study_dir, tmp_path):
     study = Path(shutil.copytree(study_dir, tmp_path / "study"))
     (study / "evaluate").mkdir()
     (study / "evaluate" / "metrics.csv").write_text("model,pearson_r\nbaseline,0.232\n")
-    out = build_report(study, tmp_path / "out")
+    out = build_report(study, tmp_path / "out", bayes=False)
     assert (out / "evaluate" / "metrics.csv").read_text().startswith("model,pearson_r")
     page = (out / "report.html").read_text(encoding="utf-8")
     assert 'href="evaluate/metrics.csv"' in page and "0.232" in page
@@ -311,7 +311,7 @@ def test_evaluation_naming_participants_is_not_copied(study_dir, tmp_path):
     study = Path(shutil.copytree(study_dir, tmp_path / "study"))
     (study / "evaluate").mkdir()
     (study / "evaluate" / "metrics.csv").write_text("participant,r\nP01,0.5\n")
-    out = build_report(study, tmp_path / "out")
+    out = build_report(study, tmp_path / "out", bayes=False)
     assert not (out / "evaluate").exists()
     assert "names participants" in (out / "report.html").read_text(encoding="utf-8")
 
