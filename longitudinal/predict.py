@@ -59,8 +59,6 @@ import html
 import json
 import math
 import os
-import shutil
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -73,6 +71,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
+from longitudinal._output import atomic_write, check_out_dir
 from longitudinal.frames import scale_column
 from models._errors import DataQualityWarning
 from models._errors import InvalidParameterError as ModelsInvalidParameterError
@@ -2236,7 +2235,7 @@ def run_evaluation(
         raise InvalidParameterError(
             f"the `overwrite` parameter of {func} must be True or False; got {overwrite!r}"
         )
-    out = _check_out_dir(out_dir, overwrite=overwrite, func=func)
+    out = check_out_dir(out_dir, overwrite=overwrite, func=func)
     from longitudinal.study import load_study
 
     study = load_study(study_dir)
@@ -2257,7 +2256,7 @@ def run_evaluation(
             encoding="utf-8",
         )
 
-    _atomic_write(out, write, overwrite=overwrite)
+    atomic_write(out, write, overwrite=overwrite, what="the evaluation")
     return out
 
 
@@ -2267,46 +2266,3 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, np.floating):
         return float(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def _check_out_dir(out_dir: Any, *, overwrite: bool, func: str) -> Path:
-    if not isinstance(out_dir, str | os.PathLike):
-        raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must be a path; got {type(out_dir).__name__}"
-        )
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must be a directory; {str(out)!r} is a file"
-        )
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must be a new or empty directory; "
-            f"{str(out)!r} is not empty (pass overwrite=True to replace it)"
-        )
-    return out
-
-
-def _atomic_write(out: Path, write: Callable[[Path], None], *, overwrite: bool) -> None:
-    parent = out.parent if str(out.parent) else Path(".")
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
-    try:
-        write(staging)
-        if out.exists():
-            if any(out.iterdir()):
-                if not overwrite:
-                    raise InvalidParameterError(
-                        f"{str(out)!r} became non-empty while the evaluation ran; nothing "
-                        "was replaced"
-                    )
-                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=parent))
-                os.replace(out, old / out.name)
-                os.replace(staging, out)
-                shutil.rmtree(old, ignore_errors=True)
-                return
-            out.rmdir()
-        os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise

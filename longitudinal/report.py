@@ -33,9 +33,8 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
+from longitudinal._output import atomic_write, check_out_dir
 from longitudinal.frames import scale_column
 
 __all__ = ["build_report", "pseudonyms", "run_demo"]
@@ -178,7 +178,7 @@ def build_report(
         overwrite=overwrite,
         func="build_report",
     )
-    out = _check_out_dir(out_dir, overwrite=overwrite, func="build_report")
+    out = check_out_dir(out_dir, overwrite=overwrite, func="build_report")
     study_path = Path(study_dir)
     if study_path.resolve() == out.resolve() or out.resolve() in study_path.resolve().parents:
         raise InvalidParameterError(
@@ -194,7 +194,7 @@ def build_report(
     def write(staging: Path) -> None:
         _write_report(study, staging, options=options, previous_evaluate=preserved)
 
-    _atomic_write(out, write, overwrite=overwrite)
+    atomic_write(out, write, overwrite=overwrite, what="the report")
     return out
 
 
@@ -258,7 +258,7 @@ def run_demo(
         overwrite=overwrite,
         func=func,
     )
-    out = _check_out_dir(out_dir, overwrite=overwrite, func=func)
+    out = check_out_dir(out_dir, overwrite=overwrite, func=func)
 
     def write(staging: Path) -> None:
         from longitudinal.simulate import simulate_study
@@ -268,7 +268,7 @@ def run_demo(
         study = load_study(study_dir)
         _write_report(study, staging, options=options, previous_evaluate=None, demo=True)
 
-    _atomic_write(out, write, overwrite=overwrite)
+    atomic_write(out, write, overwrite=overwrite, what="the report")
     return out
 
 
@@ -348,50 +348,6 @@ def _check_options(*, seed, pseudonymize, retest, random_slope, ci_level, bayes,
         bayes=bayes,
         overwrite=overwrite,
     )
-
-
-def _check_out_dir(out_dir: Any, *, overwrite: bool, func: str) -> Path:
-    if not isinstance(out_dir, str | os.PathLike):
-        raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must be a path; got {type(out_dir).__name__}"
-        )
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must be a directory; {str(out)!r} is a file"
-        )
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must be a new or empty directory; "
-            f"{str(out)!r} is not empty (pass overwrite=True, CLI --overwrite, to replace it)"
-        )
-    return out
-
-
-def _atomic_write(out: Path, write: Callable[[Path], None], *, overwrite: bool) -> None:
-    """Run ``write`` into a temporary sibling of ``out``, then move it into place."""
-    parent = out.parent if str(out.parent) else Path(".")
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
-    try:
-        write(staging)
-        if out.exists():
-            if any(out.iterdir()):
-                if not overwrite:  # appeared while we were working
-                    raise InvalidParameterError(
-                        f"{str(out)!r} became non-empty while the report was written; "
-                        "nothing was replaced"
-                    )
-                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=parent))
-                os.replace(out, old / out.name)
-                os.replace(staging, out)
-                shutil.rmtree(old, ignore_errors=True)
-                return
-            out.rmdir()
-        os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 # ---------------------------------------------------------------------------------------------
