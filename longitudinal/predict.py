@@ -501,74 +501,37 @@ def _standardize(raw: _Raw, reference: Sequence[str] | None, *, func: str) -> Em
                     unit=f"SD of the score at {raw.first_wave}",
                 )
             )
-        elif src.kind == "state":
-            means = persons[f"{c}__mean"]
-            center = float(ref_persons[f"{c}__mean"].mean())
-            scale = _sd(ref_persons[f"{c}__first"])
-            if not scale > 0:
-                raise bad_scale(c, f"the SD of the score at {raw.first_wave}")
-            pm = person_of.map(means)
-            out[f"{c}_between_z"] = (pm - center) / scale
-            out[f"{c}_within_z"] = (rows[c] - pm) / scale
-            unit = f"SD of the score at {raw.first_wave}"
-            specs.append(
-                dict(
-                    predictor=f"{c}_between_z",
-                    source=c,
-                    kind="state",
-                    part="between",
-                    center=center,
-                    scale=scale,
-                    label=src.label,
-                    unit=unit,
-                )
-            )
-            specs.append(
-                dict(
-                    predictor=f"{c}_within_z",
-                    source=c,
-                    kind="state",
-                    part="within",
-                    center=0.0,
-                    scale=scale,
-                    label=src.label,
-                    unit=unit,
-                )
-            )
         else:
-            means = persons[f"{c}__mean"]
-            center = float(ref_sessions[c].mean())
-            scale = _sd(ref_sessions[c])
+            # States and session features: person mean (between) and deviation (within),
+            # both divided by one reference SD so the two parts share a unit.
+            if src.kind == "state":
+                center = float(ref_persons[f"{c}__mean"].mean())
+                scale = _sd(ref_persons[f"{c}__first"])
+                unit = f"SD of the score at {raw.first_wave}"
+                what = f"the SD of the score at {raw.first_wave}"
+            else:
+                center = float(ref_sessions[c].mean())
+                scale = _sd(ref_sessions[c])
+                unit = "SD over sessions"
+                what = "the SD over sessions"
             if not scale > 0:
-                raise bad_scale(c, "the SD over sessions")
-            pm = person_of.map(means)
+                raise bad_scale(c, what)
+            pm = person_of.map(persons[f"{c}__mean"])
             out[f"{c}_between_z"] = (pm - center) / scale
             out[f"{c}_within_z"] = (rows[c] - pm) / scale
-            unit = "SD over sessions"
-            specs.append(
-                dict(
-                    predictor=f"{c}_between_z",
-                    source=c,
-                    kind="session",
-                    part="between",
-                    center=center,
-                    scale=scale,
-                    label=src.label,
-                    unit=unit,
+            for part, part_center in (("between", center), ("within", 0.0)):
+                specs.append(
+                    dict(
+                        predictor=f"{c}_{part}_z",
+                        source=c,
+                        kind="state" if src.kind == "state" else "session",
+                        part=part,
+                        center=part_center,
+                        scale=scale,
+                        label=src.label,
+                        unit=unit,
+                    )
                 )
-            )
-            specs.append(
-                dict(
-                    predictor=f"{c}_within_z",
-                    source=c,
-                    kind="session",
-                    part="within",
-                    center=0.0,
-                    scale=scale,
-                    label=src.label,
-                    unit=unit,
-                )
-            )
     specs.append(
         dict(
             predictor="week",
