@@ -1,18 +1,39 @@
-# The README's two commands: `make demo` and `make test`. Both build .venv from nothing.
+# The README's two commands: `make demo` and `make test`. Both build .venv from nothing, with the
+# versions pinned in requirements/dev.txt (the lock). `make lock` refreshes the lock.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+LOCK := requirements/dev.txt
 STAMP := $(VENV)/.installed
+INSTALL_LOG := $(VENV)/install.log
 
-.PHONY: demo test lint clean
+.PHONY: demo test lint lock clean
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test,fast]"
-	touch $(STAMP)
+# uv when it is on PATH or can be installed from PyPI into the new venv; plain pip otherwise.
+$(STAMP): $(LOCK) pyproject.toml
+	@echo "install: .venv from $(LOCK)"
+	@set -e; \
+	if [ ! -x $(BIN)/python ]; then $(PYTHON) -m venv $(VENV); fi; \
+	: > $(INSTALL_LOG); \
+	if command -v uv >/dev/null 2>&1; then UV=uv; \
+	elif $(BIN)/python -m pip install -q uv >>$(INSTALL_LOG) 2>&1; then UV=$(BIN)/uv; \
+	else UV=; fi; \
+	if [ -n "$$UV" ]; then \
+		echo "install: pinned packages with uv"; \
+		$$UV pip install -q --python $(BIN)/python -r $(LOCK) >>$(INSTALL_LOG) 2>&1 \
+			|| { cat $(INSTALL_LOG); exit 1; }; \
+		echo "install: empathic-longitudinal (editable)"; \
+		$$UV pip install -q --python $(BIN)/python --no-deps -e . >>$(INSTALL_LOG) 2>&1 \
+			|| { cat $(INSTALL_LOG); exit 1; }; \
+	else \
+		echo "install: pinned packages with pip (uv not available)"; \
+		$(BIN)/python -m pip install -q -r $(LOCK) >>$(INSTALL_LOG) 2>&1 \
+			|| { cat $(INSTALL_LOG); exit 1; }; \
+		echo "install: empathic-longitudinal (editable)"; \
+		$(BIN)/python -m pip install -q --no-deps -e . >>$(INSTALL_LOG) 2>&1 \
+			|| { cat $(INSTALL_LOG); exit 1; }; \
+	fi
+	@touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/longitudinal demo --out demo-report --overwrite
@@ -22,6 +43,18 @@ lint: $(STAMP)
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
+
+# Re-resolve the newest versions allowed by pyproject.toml. Run after changing a dependency range
+# in pyproject.toml, or to take new releases on purpose; then run `make test` and commit the lock.
+lock:
+	@command -v uv >/dev/null 2>&1 || { echo "make lock needs uv: pip install uv"; exit 1; }
+	uv pip compile pyproject.toml -q --universal --python-version 3.11 --prerelease disallow \
+		--upgrade --extra test --extra fast -o $(LOCK)
+	@for set in core readers fast test; do \
+		extra=$$( [ $$set = core ] || echo "--extra $$set" ); \
+		uv pip compile pyproject.toml -q --universal --python-version 3.11 --prerelease disallow \
+			$$extra -c $(LOCK) -o requirements/$$set.txt; \
+	done
 
 clean:
 	rm -rf $(VENV) demo-report .pytest_cache

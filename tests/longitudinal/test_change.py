@@ -6,12 +6,12 @@ an algebraic identity of the design or the known truth of a simulation.
 
 import dataclasses
 import math
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import package_warnings
 from numpy.testing import assert_allclose
 
 from longitudinal._errors import DataQualityWarning, InvalidParameterError
@@ -233,11 +233,9 @@ def recovery():
     rows = []
     for seed in SEEDS:
         data = simulate(np.random.default_rng(seed))
-        with warnings.catch_warnings(record=True) as caught:
+        with package_warnings() as caught:
             # the only expected warning: a seed whose slope variance is estimated at zero falls
             # back to the random-intercept model (by design; the estimate is then the same)
-            warnings.simplefilter("error")
-            warnings.simplefilter("always", DataQualityWarning)
             res = change_analysis(data, **COLS, random_slope=True)
         assert all("refitted with a random intercept only" in str(w.message) for w in caught)
         assert len(caught) == (res.meta["growth"]["random_effects"] == "intercept")

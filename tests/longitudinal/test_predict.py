@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import package_warnings
 from numpy.testing import assert_allclose
 from scipy.special import expit
 
@@ -283,8 +284,7 @@ def test_plot_effects_panels():
 
 
 def test_fit_empathy_models_lmm_only(demo_data):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with package_warnings() as caught:
         fitted = fit_empathy_models(demo_data, include_bayes=False)
     # the unconditional model has a session variance at 0 in this simulation (none simulated)
     assert {w.category for w in caught} <= {SingularFitWarning}
@@ -486,8 +486,7 @@ def test_plot_metrics(demo_study):
 
 
 def _fit_recorded(data, **kw):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with package_warnings() as caught:
         fitted = fit_empathy_models(data, **kw)
     # diagnostics of modest chains and a session variance at 0 are expected; nothing else
     assert {w.category for w in caught} <= {SamplingWarning, SingularFitWarning}

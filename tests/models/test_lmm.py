@@ -570,16 +570,12 @@ def test_recovers_crossed_variances(seed):
 
 
 @pytest.mark.slow
-def test_large_crossed_design_fits_in_seconds():
-    # the scale: ~70,000 ratings by ~3,000 raters of ~1,000 targets (lme4: 17.6 s);
-    # the bound is loose because the test machine is shared
-    import time
-
+def test_large_crossed_design_recovers_truth():
+    # ~70,000 ratings by ~3,000 raters of ~1,000 targets; speed is measured in
+    # benchmarks/bench_lmm.py, never asserted here
     rng = np.random.default_rng(2024)
     df = simulate_crossed(rng, n=70_000, n_r=3000, n_t=1000)
-    start = time.perf_counter()
     m = LinearMixedModel("y ~ x + (1 | rater) + (1 | target)").fit(df)
-    assert time.perf_counter() - start < 60
     assert m.converged_ and not m.singular_
     sd = m.random_.set_index("group")["sd"]
     assert abs(sd["rater"] / 0.8 - 1) < 0.06  # 3,000 raters: sd of the estimate ~1.3%

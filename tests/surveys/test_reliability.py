@@ -6,12 +6,12 @@ written with 15 significant digits, so exact statistics are compared at 1e-12.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import package_warnings
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import optimize, stats
 
@@ -501,8 +501,7 @@ def test_omega_undefined_when_pairwise_correlations_sum_to_nothing():
     # is +1 or -1 and the matrix sums to exactly 0, so (sum of loadings)^2 / 1'R1 has no
     # value; omega must be NaN with a package warning, never numpy's RuntimeWarning.
     x = np.array([[5.0, 0.0, 3.0, 3.0], [np.nan, 4.0, np.nan, np.nan], [2.0, 5.0, 1.0, 4.0]])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with package_warnings() as caught:  # numpy's RuntimeWarning would fail the test
         summary, _ = scale_reliability(x, item_names=["a", "b", "c", "d"])
     assert np.isnan(summary["omega_total"])
     assert caught and all(issubclass(w.category, SurveysWarning) for w in caught)

@@ -5,12 +5,12 @@ x' = min + max - x), checked against psych::scoreItems (R 4.2.2, psych 2.2.9; re
 written by tests/surveys/reference/psych_bfi.R), or follow from an equivalent computation.
 """
 
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import package_warnings
 from numpy.testing import assert_allclose
 
 from surveys._errors import (
@@ -33,8 +33,7 @@ def score_checked(data, instrument, **kwargs):
     Tiny hand-made samples leave some reliability statistics undefined; the package then warns
     with its own categories, which is expected here and tested separately.
     """
-    with warnings.catch_warnings(record=True) as records:
-        warnings.simplefilter("always")
+    with package_warnings() as records:  # any other warning (RuntimeWarning ...) fails
         result = score(data, instrument, **kwargs)
     unexpected = [r for r in records if not issubclass(r.category, SurveysWarning)]
     assert not unexpected, [str(r.message) for r in unexpected]
