@@ -44,12 +44,14 @@ lint: $(STAMP)
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
 
-# Re-resolve the newest versions allowed by pyproject.toml. Run after changing a dependency range
-# in pyproject.toml, or to take new releases on purpose; then run `make test` and commit the lock.
+# Re-resolve the lock from pyproject.toml. Run after changing a dependency or its range (add
+# UPGRADE= to keep every other pin as it is), or to take new releases on purpose (plain
+# `make lock`); then run `make test` and commit requirements/.
+UPGRADE ?= --upgrade
 lock:
 	@command -v uv >/dev/null 2>&1 || { echo "make lock needs uv: pip install uv"; exit 1; }
 	uv pip compile pyproject.toml -q --universal --python-version 3.11 --prerelease disallow \
-		--upgrade --extra test --extra fast -o $(LOCK)
+		$(UPGRADE) --extra test --extra fast -o $(LOCK)
 	@for set in core readers fast test; do \
 		extra=$$( [ $$set = core ] || echo "--extra $$set" ); \
 		uv pip compile pyproject.toml -q --universal --python-version 3.11 --prerelease disallow \
