@@ -13,6 +13,12 @@ means a missing wave. Duplicated subject x wave rows are rejected, never average
 - :func:`growth_model`: linear growth mixed model that keeps people with missing waves.
 - :func:`reliable_change`: Jacobson-Truax reliable change index per person.
 - :func:`change_analysis`: all of the above for one scale, as a :class:`ChangeResult`.
+
+The repeated-measures ANOVA, Mauchly's test, the Greenhouse-Geisser epsilon, Friedman's test,
+the paired t-tests and Holm's adjustment are computed by pingouin; this module adds the study's
+conventions around them (complete or pairwise-complete cases with the excluded people listed,
+NaN with a warning where a statistic is undefined) and what pingouin does not give (the
+uncapped Huynh-Feldt epsilon car prints, exact d_z limits, g_av with its delta-method interval).
 """
 
 from __future__ import annotations
@@ -535,55 +541,57 @@ def describe_waves(
 # ---------------------------------------------------------------------------------------------
 # Repeated-measures ANOVA
 # ---------------------------------------------------------------------------------------------
-def _orthonormal_contrasts(k: int) -> np.ndarray:
-    """K x (k - 1) orthonormal contrasts, orthogonal to the constant (normalised Helmert)."""
-    c = np.zeros((k, k - 1))
-    for j in range(1, k):
-        c[:j, j - 1] = -1.0
-        c[j, j - 1] = float(j)
-        c[:, j - 1] /= math.sqrt(j * (j + 1))
-    return c
+def _long_codes(y: np.ndarray) -> pd.DataFrame:
+    """Reshape an n x k matrix to the long table pingouin takes (integer subject and wave)."""
+    n, k = y.shape
+    return pd.DataFrame(
+        {"subject": np.repeat(np.arange(n), k), "wave": np.tile(np.arange(k), n), "y": y.ravel()}
+    )
 
 
 def _sphericity(y: np.ndarray) -> dict[str, float]:
-    """Mauchly's W, its chi-square test and the GG / HF epsilons for an n x k matrix."""
+    """Mauchly's W, its chi-square test and the GG / HF epsilons for an n x k matrix.
+
+    pingouin computes the test and the Greenhouse-Geisser epsilon; two things it does not give
+    are kept here: NaN for a singular wave covariance (as car reports it, where pingouin returns
+    finite numbers) and the uncapped Huynh-Feldt epsilon that car prints.
+    """
+    import pingouin as pg
+
     n, k = y.shape
     p = k - 1
     df = n - 1
     if p == 1:
         return {"W": 1.0, "chi2": math.nan, "df": 0.0, "p": math.nan, "gg": 1.0, "hf": 1.0}
-    c = _orthonormal_contrasts(k)
-    m = c.T @ np.cov(y, rowvar=False, ddof=1) @ c
-    lam = np.linalg.eigvalsh(m)
+    centred = y - y.mean(axis=1, keepdims=True)
+    lam = np.linalg.eigvalsh(np.cov(centred, rowvar=False, ddof=1))[1:]  # drop the null direction
     if df < p or lam.min() <= 1e-12 * max(lam.max(), 1e-300):
         nan = math.nan
         return {"W": nan, "chi2": nan, "df": p * (p + 1) / 2 - 1, "p": nan, "gg": nan, "hf": nan}
-    gg = lam.sum() ** 2 / (p * (lam**2).sum())
+    long = _long_codes(y)
+    spher = pg.sphericity(long, dv="y", within="wave", subject="subject")
+    gg = float(pg.epsilon(long, dv="y", within="wave", subject="subject", correction="gg"))
     hf = ((df + 1) * p * gg - 2) / (p * (df - p * gg))
-    log_w = float(np.sum(np.log(lam)) - p * math.log(lam.sum() / p))
-    rho = 1 - (2 * p**2 + p + 2) / (6 * p * df)
-    # Second-order term of the chi-square approximation (Anderson 1958). R's
-    # stats::mauchly.test and car::Anova write 3 * k (k = number of levels) where the textbook
-    # has 3 * (k - 1); we follow R so that p values agree with it.
-    w2 = (
-        (p + 2)
-        * (p - 1)
-        * (p - 2)
-        * (2 * p**3 + 6 * p**2 + 3 * k + 2)
-        / (288 * (df * p * rho) ** 2)
-    )
-    chi2 = -df * rho * log_w
-    f = p * (p + 1) / 2 - 1
-    pr1 = stats.chi2.sf(chi2, f)
-    pr2 = stats.chi2.sf(chi2, f + 4)
     return {
-        "W": math.exp(log_w),
-        "chi2": chi2,
-        "df": f,
-        "p": float(pr1 + w2 * (pr2 - pr1)),
-        "gg": float(gg),
+        "W": float(spher.W),
+        "chi2": float(spher.chi2),
+        "df": float(spher.dof),
+        "p": float(spher.pval),
+        "gg": gg,
         "hf": float(hf),
     }
+
+
+def _pingouin_anova(y: np.ndarray) -> tuple[float, float, float]:
+    """SS of waves, SS error and F of the one-way repeated-measures ANOVA (pingouin)."""
+    import pingouin as pg
+
+    long = _long_codes(y)
+    with np.errstate(divide="ignore", invalid="ignore"):  # its epsilon on degenerate data
+        table = pg.rm_anova(long, dv="y", within="wave", subject="subject", detailed=True)
+    ss_wave, ss_err = (float(v) for v in table["SS"].iloc[:2])
+    f_stat = float(table["F"].iloc[0]) if ss_err > 0 else math.nan
+    return ss_wave, ss_err, f_stat
 
 
 def rm_anova(
@@ -683,8 +691,8 @@ def rm_anova(
     ...                waves=["pre", "mid", "post"])
     >>> res.meta["n_used"], res.meta["n_excluded"], res.meta["excluded_ids"]
     (3, 1, [4])
-    >>> float(res.table.loc[0, "statistic"])
-    9.24...
+    >>> round(float(res.table.loc[0, "statistic"]), 6)
+    9.25
     """
     func = "rm_anova"
     panel = _panel(
@@ -729,14 +737,9 @@ def rm_anova(
         ss_wave = ss_err = ss_subj = f_stat = nan
         sph = {"W": nan, "chi2": nan, "df": nan, "p": nan, "gg": nan, "hf": nan}
     else:
-        grand = y.mean()
-        wave_means = y.mean(axis=0)
-        subj_means = y.mean(axis=1)
-        ss_wave = float(n * np.sum((wave_means - grand) ** 2))
-        ss_subj = float(k * np.sum((subj_means - grand) ** 2))
-        resid = y - subj_means[:, None] - wave_means[None, :] + grand
-        ss_err = float(np.sum(resid**2))
-        f_stat = (ss_wave / df1) / (ss_err / df2) if ss_err > 0 else nan
+        ss_wave, ss_err, f_stat = _pingouin_anova(y)
+        # pingouin's one-way table has no subjects row; SS_subjects enters generalized eta^2
+        ss_subj = float(k * np.sum((y.mean(axis=1) - y.mean()) ** 2))
         sph = _sphericity(y)
         if k > 2 and math.isnan(sph["W"]):
             warnings.warn(
@@ -824,17 +827,12 @@ def holm_adjust(p_values: Sequence[float]) -> np.ndarray:
     >>> holm_adjust([0.01, 0.04, 0.03]).tolist()
     [0.03, 0.06, 0.06]
     """
+    import pingouin as pg
+
     p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = ~np.isnan(p)
-    m = int(ok.sum())
-    if m == 0:
-        return out
-    idx = np.flatnonzero(ok)
-    order = idx[np.argsort(p[idx], kind="stable")]
-    scaled = (m - np.arange(m)) * p[order]
-    out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
-    return out
+    if p.size == 0 or np.isnan(p).all():
+        return np.full(p.shape, np.nan)
+    return np.asarray(pg.multicomp(p, method="holm")[1], dtype=float)
 
 
 def _hedges_j(df: float) -> float:
@@ -859,6 +857,20 @@ def _nct_ci(t_obs: float, df: float, level: float) -> tuple[float, float]:
         return float(optimize.brentq(f, t_obs - width, t_obs + width, xtol=1e-14, rtol=1e-14))
 
     return root(1 - alpha / 2), root(alpha / 2)
+
+
+def _paired_t(later: np.ndarray, earlier: np.ndarray, level: float) -> tuple[float, ...]:
+    """t, two-sided p (pingouin) and confidence limits of the mean paired difference.
+
+    The limits are computed here: pingouin rounds its CI column to two decimals by default.
+    """
+    import pingouin as pg
+
+    res = pg.ttest(later, earlier, paired=True, confidence=level)
+    t, df = float(res["T"].iloc[0]), float(res["dof"].iloc[0])
+    d = later - earlier
+    half = float(stats.t.ppf(0.5 + level / 2, df)) * float(d.std(ddof=1)) / math.sqrt(d.size)
+    return t, float(res["p_val"].iloc[0]), float(d.mean()) - half, float(d.mean()) + half
 
 
 def _pairs(waves: tuple[Hashable, ...]) -> list[tuple[Hashable, Hashable]]:
@@ -1011,10 +1023,7 @@ def pairwise_changes(
             df = n - 1
             est = float(d.mean())
             se = sd_d / math.sqrt(n)
-            t = est / se
-            p = float(2 * stats.t.sf(abs(t), df))
-            half = float(stats.t.ppf(0.5 + level / 2, df)) * se
-            lo, hi = est - half, est + half
+            t, p, lo, hi = _paired_t(x2, x1, level)
             dz = est / sd_d
             ncp_lo, ncp_hi = _nct_ci(t, df, level)
             dz_lo, dz_hi = ncp_lo / math.sqrt(n), ncp_hi / math.sqrt(n)
@@ -1176,18 +1185,13 @@ def friedman_test(
     n, k = y.shape
     n_excluded = int(len(panel.wide) - n)
     stat = p = w = math.nan
-    if n >= 2:
-        ranks = stats.rankdata(y, axis=1)
-        r_sum = ranks.sum(axis=0)
-        ties = 0.0
-        for row in y:
-            _, counts = np.unique(row, return_counts=True)
-            ties += float(np.sum(counts**3 - counts))
-        den = n * k * (k + 1) - ties / (k - 1)
-        if den > 0:
-            stat = float(12 * np.sum((r_sum - n * (k + 1) / 2) ** 2) / den)
-            p = float(stats.chi2.sf(stat, k - 1))
-            w = stat / (n * (k - 1))
+    if n >= 2 and not np.all(y == y[:, :1]):  # all tied: the statistic is 0/0
+        import pingouin as pg
+
+        table = pg.friedman(_long_codes(y), dv="y", within="wave", subject="subject")
+        stat = float(table["Q"].iloc[0])
+        p = float(table["p_unc"].iloc[0])
+        w = float(table["W"].iloc[0])
     if math.isnan(stat):
         warnings.warn(
             f"friedman_test: the test is undefined for these data ({n} complete subject(s)"
