@@ -39,8 +39,10 @@ with ``u`` the person's latent state level, ``c, o ~ N(0, 1)`` independent and
 ``t_w = 0, 0.5, 1`` for pre, mid, post (months since pre), so the latent variance at pre
 is 1 and states move over the month with person-level variation in change.
 
-*Observed scores* (what the effects below are defined on). Every scale is scored from the
-simulated item responses as the library scores it: reverse keyed items are reflected with
+*Observed scores* (what the effects below are defined on). Items, reverse keys, response
+ranges and scoring rules are read from the instrument files (:func:`surveys.load_instrument`),
+and every scale is scored from the simulated item responses by :func:`surveys.score`, so the
+generator and the library cannot disagree: reverse keyed items are reflected with
 ``response_min + response_max - x``; BFI-44 scales, tas4, cls9_humanity and ubc_sscs10 are
 the mean of the answered items, sites is its single item and who5 is the sum of its 5 items
 times 4 (percentage, 0-100).
@@ -147,8 +149,10 @@ fixed number of decimals per column, so the same seed gives byte-identical files
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import warnings
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -159,6 +163,7 @@ import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from longitudinal._errors import InvalidParameterError
+from surveys import ScaleKey, SurveysWarning, load_instrument, score
 
 __all__ = ["SimulatedStudy", "simulate_frames", "simulate_study"]
 
@@ -227,100 +232,82 @@ _LATENT_CORR = {
 
 @dataclass(frozen=True)
 class _Scale:
-    key: str  # name in truth.json
+    """A simulated scale: keys from the instrument file, generating values from here."""
+
+    key: str  # name in truth.json and in the scores table
     instrument: str
+    scale: str  # the scale's name in the instrument file
     latent: str
-    numbers: tuple[int, ...]  # item numbers within the instrument
-    reverse: tuple[int, ...]
-    response_min: int
-    response_max: int
-    scoring: str  # "mean" | "sum"
-    multiplier: float
     probs: tuple[float, ...]  # keyed category probabilities of an item at latent N(0, 1)
     loadings: tuple[float, float]  # range of item loadings
 
     @property
+    def spec(self) -> ScaleKey:
+        return _scale_key(self.instrument, self.scale)
+
+    @property
     def items(self) -> tuple[str, ...]:
-        return tuple(f"{self.instrument}_{k}" for k in self.numbers)
+        return self.spec.items
 
     @property
     def reverse_items(self) -> tuple[str, ...]:
-        return tuple(f"{self.instrument}_{k}" for k in self.reverse)
+        return self.spec.reverse
+
+    @property
+    def response_min(self) -> int:
+        return int(self.spec.response_min)
+
+    @property
+    def response_max(self) -> int:
+        return int(self.spec.response_max)
+
+    @property
+    def scoring(self) -> str:
+        return self.spec.scoring
+
+    @property
+    def multiplier(self) -> float:
+        return float(self.spec.multiplier)
+
+    @property
+    def reversed_mask(self) -> np.ndarray:
+        return np.isin(np.array(self.items), np.array(self.reverse_items, dtype=object))
 
 
-def _bfi(key: str, numbers: tuple[int, ...], reverse: tuple[int, ...], probs) -> _Scale:
-    return _Scale(key, "bfi44", key, numbers, reverse, 1, 5, "mean", 1.0, probs, (0.55, 0.78))
+@functools.cache
+def _scale_key(instrument: str, scale: str) -> ScaleKey:
+    (key,) = (k for k in load_instrument(instrument).scales if k.name == scale)
+    return key
+
+
+def _bfi(key: str, probs: tuple[float, ...]) -> _Scale:
+    return _Scale(key, "bfi44", key, key, probs, (0.55, 0.78))
 
 
 _TRAITS = (
-    _bfi(
-        "extraversion",
-        (1, 6, 11, 16, 21, 26, 31, 36),
-        (6, 21, 31),
-        (0.07, 0.18, 0.22, 0.33, 0.20),
-    ),
-    _bfi(
-        "agreeableness",
-        (2, 7, 12, 17, 22, 27, 32, 37, 42),
-        (2, 12, 27, 37),
-        (0.02, 0.08, 0.17, 0.40, 0.33),
-    ),
-    _bfi(
-        "conscientiousness",
-        (3, 8, 13, 18, 23, 28, 33, 38, 43),
-        (8, 18, 23, 43),
-        (0.03, 0.11, 0.20, 0.38, 0.28),
-    ),
-    _bfi(
-        "neuroticism",
-        (4, 9, 14, 19, 24, 29, 34, 39),
-        (9, 24, 34),
-        (0.12, 0.27, 0.22, 0.27, 0.12),
-    ),
-    _bfi(
-        "openness",
-        (5, 10, 15, 20, 25, 30, 35, 40, 41, 44),
-        (35, 41),
-        (0.03, 0.10, 0.22, 0.38, 0.27),
-    ),
+    _bfi("extraversion", (0.07, 0.18, 0.22, 0.33, 0.20)),
+    _bfi("agreeableness", (0.02, 0.08, 0.17, 0.40, 0.33)),
+    _bfi("conscientiousness", (0.03, 0.11, 0.20, 0.38, 0.28)),
+    _bfi("neuroticism", (0.12, 0.27, 0.22, 0.27, 0.12)),
+    _bfi("openness", (0.03, 0.10, 0.22, 0.38, 0.27)),
     _Scale(
         "absorption",
         "tas4",
         "absorption",
-        (1, 2, 3, 4),
-        (),
-        1,
-        5,
-        "mean",
-        1.0,
+        "absorption",
         (0.06, 0.16, 0.24, 0.34, 0.20),
         (0.68, 0.82),
     ),
     _Scale(
-        "sites",
-        "sites",
-        "trait_empathy",
-        (1,),
-        (),
-        1,
-        5,
-        "mean",
-        1.0,
-        (0.02, 0.05, 0.15, 0.40, 0.38),
-        (0.80, 0.80),
+        "sites", "sites", "empathy", "trait_empathy", (0.02, 0.05, 0.15, 0.40, 0.38), (0.80, 0.80)
     ),
 )
 _STATES = (
     _Scale(
         "cls9_humanity",
         "cls9_humanity",
+        "compassionate_love",
         "compassion",
-        tuple(range(1, 10)),
-        (),
-        1,
-        7,
-        "mean",
-        1.0,
         (0.02, 0.05, 0.10, 0.20, 0.28, 0.22, 0.13),
         (0.62, 0.80),
     ),
@@ -328,25 +315,15 @@ _STATES = (
         "ubc_sscs10",
         "ubc_sscs10",
         "social_connection",
-        tuple(range(1, 11)),
-        (1, 2, 3, 5),
-        1,
-        7,
-        "mean",
-        1.0,
+        "social_connection",
         (0.03, 0.07, 0.12, 0.20, 0.27, 0.20, 0.11),
         (0.58, 0.78),
     ),
     _Scale(
         "who5",
         "who5",
+        "percentage",
         "wellbeing",
-        (1, 2, 3, 4, 5),
-        (),
-        0,
-        5,
-        "sum",
-        4.0,
         (0.04, 0.12, 0.20, 0.28, 0.26, 0.10),
         (0.70, 0.84),
     ),
@@ -508,7 +485,7 @@ def _latent_correlation() -> np.ndarray:
 
 
 def _item_params(scale: _Scale, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    k = len(scale.numbers)
+    k = len(scale.items)
     low, high = scale.loadings
     loadings = rng.uniform(low, high, size=k)
     base = ndtri(np.cumsum(scale.probs)[:-1])
@@ -529,18 +506,21 @@ def _responses(
     ystar = eta[:, None] * loadings[None, :] + noise * np.sqrt(1.0 - loadings**2)[None, :]
     keyed = scale.response_min + (ystar[:, :, None] > thresholds[None, :, :]).sum(axis=2)
     raw = keyed.astype(float)
-    rev = np.isin(np.array(scale.numbers), np.array(scale.reverse, dtype=int))
+    rev = scale.reversed_mask
     raw[:, rev] = scale.response_min + scale.response_max - raw[:, rev]
     return raw
 
 
 def _score(items: pd.DataFrame, scale: _Scale) -> np.ndarray:
-    values = items.loc[:, list(scale.items)].to_numpy(dtype=float).copy()
-    rev = np.isin(np.array(scale.numbers), np.array(scale.reverse, dtype=int))
-    values[:, rev] = scale.response_min + scale.response_max - values[:, rev]
-    if scale.scoring == "mean":
-        return np.nanmean(values, axis=1) * scale.multiplier
-    return values.sum(axis=1) * scale.multiplier
+    """Score one scale of a simulated wave with :func:`surveys.score` (rows in input order)."""
+    frame = items.loc[:, ["participant_id", *load_instrument(scale.instrument).items]]
+    with warnings.catch_warnings():
+        # only the scores are used here; reliability diagnostics (a one-item scale, a Heywood
+        # case in a small sample) are the report's business, not the generator's
+        warnings.simplefilter("ignore", SurveysWarning)
+        result = score(frame, scale.instrument, id_col="participant_id")
+    table = result.scores[result.scores["scale"] == scale.scale].set_index("id")
+    return table["score"].reindex(items["participant_id"]).to_numpy(dtype=float)
 
 
 def _expected_score(
