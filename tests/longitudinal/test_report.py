@@ -1,4 +1,4 @@
-"""Tests of longitudinal/report.py: contents, determinism, atomicity, pseudonymization."""
+"""Tests of longitudinal/report (build_report, run_demo): contents, determinism, atomicity, ids."""
 
 import hashlib
 import json

@@ -1,0 +1,41 @@
+"""The pre/mid/post change report of a study directory.
+
+:func:`build_report` loads a study (:func:`longitudinal.study.load_study`), runs the change
+analysis of every state scale (:func:`longitudinal.change.change_analysis`), draws the
+figures (:mod:`longitudinal.plotting`) and writes one folder::
+
+    report.html        self-contained (figures embedded), with a generated methods paragraph
+    tables/*.csv       every table of the report, full precision
+    figures/*.png      every figure
+    exclusions.csv     the exclusion log (file, row, reason, scope)
+    provenance.json    package version, SHA-256 of every input file, options, seed
+    evaluate/          copied when the study (or a previous report) holds evaluate/metrics.csv
+
+The folder is written atomically: everything goes to a temporary sibling folder that is
+renamed at the end, so a failed run leaves no half report. Participant ids are replaced by
+pseudonyms (``S01``, ``S02``, ... in the sorted order of the raw ids) unless
+``pseudonymize=False``; session ids (which often contain participant ids) and free-text
+columns are never written.
+
+:func:`run_demo` simulates a study (:func:`longitudinal.simulate.simulate_study`) and writes
+its report, with the simulated study (and its ``truth.json``) in ``study/`` inside the
+report folder.
+"""
+
+from longitudinal.report.build import build_report, pseudonyms, run_demo
+from longitudinal.report.context import (
+    EVALUATION_FILE,
+    EXCLUSIONS_FILE,
+    PROVENANCE_FILE,
+    REPORT_FILE,
+)
+
+__all__ = [
+    "EVALUATION_FILE",
+    "EXCLUSIONS_FILE",
+    "PROVENANCE_FILE",
+    "REPORT_FILE",
+    "build_report",
+    "pseudonyms",
+    "run_demo",
+]

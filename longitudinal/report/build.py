@@ -1,0 +1,310 @@
+"""The report's entry points and the one function that writes a report folder."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from longitudinal._errors import InvalidParameterError
+from longitudinal._output import atomic_write, check_out_dir
+from longitudinal.report.context import (
+    EVALUATION_FILE,
+    EXCLUSIONS_FILE,
+    PROVENANCE_FILE,
+    REPORT_FILE,
+    ReportContext,
+    choose_states,
+    rename_ids,
+    write_csv,
+)
+from longitudinal.report.html import render
+from longitudinal.report.options import ReportOptions, check_options
+from longitudinal.report.provenance import provenance
+from longitudinal.report.sections import report_sections
+
+
+def pseudonyms(ids: Sequence[str], *, prefix: str = "S") -> dict[str, str]:
+    """Stable pseudonyms for participant ids, assigned in sorted order of the raw ids.
+
+    Parameters
+    ----------
+    ids : sequence of str
+        Raw participant ids (duplicates are ignored).
+    prefix : str, default "S"
+        Letter(s) before the number.
+
+    Returns
+    -------
+    dict
+        ``{raw id: pseudonym}``; numbers are zero-padded to at least two digits.
+
+    Examples
+    --------
+    >>> from longitudinal.report import pseudonyms
+    >>> pseudonyms(["P10", "P02", "P07"])
+    {'P02': 'S01', 'P07': 'S02', 'P10': 'S03'}
+    """
+    unique = sorted({str(i) for i in ids})
+    width = max(2, len(str(len(unique))))
+    return {raw: f"{prefix}{k:0{width}d}" for k, raw in enumerate(unique, start=1)}
+
+
+def build_report(
+    study_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int | None = None,
+    pseudonymize: bool = True,
+    retest: Mapping[str, float] | None = None,
+    random_slope: bool = True,
+    ci_level: float = 0.95,
+    bayes: bool = True,
+    overwrite: bool = False,
+) -> Path:
+    """Write the change report of a study directory.
+
+    Parameters
+    ----------
+    study_dir : str or path-like
+        The study directory (see :func:`longitudinal.study.load_study`).
+    out_dir : str or path-like
+        Report folder to create. It must not exist or be empty, unless ``overwrite=True``.
+    seed : int, optional
+        Recorded in ``provenance.json`` (the seed of the simulation, for a simulated study);
+        the report itself has no random step.
+    pseudonymize : bool, default True
+        Replace participant ids by ``S01``, ``S02``, ... (sorted order of the raw ids) in every
+        table and figure. ``False`` keeps the raw ids.
+    retest : mapping, optional
+        Test-retest reliabilities for the reliable change index, keyed by score column
+        (``cls9_humanity_compassionate_love``) or instrument name (``cls9_humanity``).
+        Scales without one use Cronbach's alpha at the first wave (stated in the report).
+    random_slope : bool, default True
+        Start the growth model with a random slope (it falls back to a random intercept when
+        the slope variance is not estimable; the report says so).
+    ci_level : float, default 0.95
+        Level of every interval and of the reliable change criterion.
+    bayes : bool, default True
+        In the "What predicts empathy" section, fit the Bayesian ordinal model beside the
+        linear mixed model (about a minute of sampling on two cores); ``False`` reports the
+        mixed model alone.
+    overwrite : bool, default False
+        Replace an existing non-empty ``out_dir`` (only after the new report is complete).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir``.
+
+    Raises
+    ------
+    surveys.InputValidationError
+        The study directory is not usable (every problem listed; nothing is written).
+    longitudinal.InvalidParameterError
+        A parameter is invalid, ``out_dir`` is a file or a non-empty directory without
+        ``overwrite=True``, or ``out_dir`` is (or contains) the study directory.
+
+    Notes
+    -----
+    The report contains: the sample (participants, sessions, ratings, surveys per wave,
+    exclusions by file and reason); reliability per scale and wave; per state scale the
+    descriptives per wave, the repeated-measures ANOVA (complete cases, Mauchly's test,
+    Greenhouse-Geisser and Huynh-Feldt corrections, how many people were left out), pairwise
+    paired t tests (Holm) with d_z and g_av, the Friedman test, the linear growth model
+    (time in weeks since the first wave, from the median survey dates) and reliable change
+    counts with the reliability used; the empathy rating distribution and its course over
+    the month; session behaviour; traits and demographics; figures; a methods paragraph
+    generated from what was done; and ``evaluate/metrics.csv`` when present.
+
+    Of several scales of one instrument that are rescalings of each other (same items, keys
+    and rule; WHO-5 raw and percentage) only the last one is analysed.
+
+    Warnings raised by the analyses (e.g. a growth model reduced to a random intercept) are
+    recorded in the report and in ``provenance.json`` instead of being re-issued.
+
+    Examples
+    --------
+    A report takes a few seconds (the growth models and the figures); see also
+    :func:`run_demo`.
+
+    >>> from longitudinal.simulate import simulate_study
+    >>> from longitudinal.report import build_report
+    >>> study = simulate_study("my-study", seed=1, n_participants=12)  # doctest: +SKIP
+    >>> build_report(study, "my-report")  # doctest: +SKIP
+    PosixPath('my-report')
+    """
+    options = check_options(
+        seed=seed,
+        pseudonymize=pseudonymize,
+        retest=retest,
+        random_slope=random_slope,
+        ci_level=ci_level,
+        bayes=bayes,
+        overwrite=overwrite,
+        func="build_report",
+    )
+    out = check_out_dir(out_dir, overwrite=overwrite, func="build_report")
+    study_path = Path(study_dir)
+    if study_path.resolve() == out.resolve() or out.resolve() in study_path.resolve().parents:
+        raise InvalidParameterError(
+            "the `out_dir` parameter of build_report must not contain the study directory "
+            f"(writing the report would replace its input); got out_dir={str(out)!r} and "
+            f"study_dir={str(study_path)!r}"
+        )
+    from longitudinal.study import load_study
+
+    study = load_study(study_path)
+    preserved = out / "evaluate" if (out / EVALUATION_FILE).is_file() else None
+
+    def write(staging: Path) -> None:
+        write_report(study, staging, options=options, previous_evaluate=preserved)
+
+    atomic_write(out, write, overwrite=overwrite, what="the report")
+    return out
+
+
+def run_demo(
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 2024,
+    bayes: bool = False,
+    overwrite: bool = False,
+) -> Path:
+    """Simulate a study and write its change report: the ``longitudinal demo`` command.
+
+    Parameters
+    ----------
+    out_dir : str or path-like
+        Folder to create; it must not exist or be empty unless ``overwrite=True``.
+    seed : int, default 2024
+        Seed of the simulation (:func:`longitudinal.simulate.simulate_study`).
+    bayes : bool, default False
+        Fit the Bayesian ordinal model in the "What predicts empathy" section (see
+        :func:`build_report`); off by default so that the demo takes seconds.
+    overwrite : bool, default False
+        Replace an existing non-empty ``out_dir`` once the new one is complete.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir``, laid out as::
+
+            report.html, tables/, figures/, exclusions.csv, provenance.json   the report
+            study/                     the simulated study directory (the report's input)
+            study/truth.json           the parameters the study was generated from
+
+    Raises
+    ------
+    longitudinal.InvalidParameterError
+        If ``out_dir`` is a file or a non-empty directory without ``overwrite=True``.
+
+    Notes
+    -----
+    The same seed gives byte-identical tables, figures and ``truth.json``.
+
+    Examples
+    --------
+    >>> from longitudinal.report import run_demo
+    >>> run_demo("demo-report", seed=2024)  # doctest: +SKIP
+    PosixPath('demo-report')
+    """
+    func = "run_demo"
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise InvalidParameterError(
+            f"the `seed` parameter of {func} must be an int; got {type(seed).__name__}"
+        )
+    options = check_options(
+        seed=int(seed),
+        pseudonymize=True,
+        retest=None,
+        random_slope=True,
+        ci_level=0.95,
+        bayes=bayes,
+        overwrite=overwrite,
+        func=func,
+    )
+    out = check_out_dir(out_dir, overwrite=overwrite, func=func)
+
+    def write(staging: Path) -> None:
+        from longitudinal.simulate import simulate_study
+        from longitudinal.study import load_study
+
+        study_dir = simulate_study(staging / "study", seed=int(seed))
+        study = load_study(study_dir)
+        write_report(study, staging, options=options, previous_evaluate=None, demo=True)
+
+    atomic_write(out, write, overwrite=overwrite, what="the report")
+    return out
+
+
+def write_report(
+    study: Any,
+    out: Path,
+    *,
+    options: ReportOptions,
+    previous_evaluate: Path | None,
+    demo: bool = False,
+) -> None:
+    """Compute every section of the report of ``study`` and write the folder ``out``."""
+    cfg = study.config
+    raw_ids = [str(i) for i in study.participants[cfg.id_col]]
+    id_map = pseudonyms(raw_ids) if options.pseudonymize else {i: i for i in raw_ids}
+    ctx = ReportContext(
+        study=study,
+        options=options,
+        id_map=id_map,
+        out=out,
+        demo=demo,
+        previous_evaluate=previous_evaluate,
+    )
+    ctx.notes.extend(ctx.scrub(n) for n in study.meta.get("scoring_notes", []))
+    ctx.frames = {
+        "person_wave": rename_ids(study.person_wave_frame(), cfg.id_col, id_map),
+        "story": rename_ids(study.story_frame(), cfg.id_col, id_map),
+        "sessions": rename_ids(study.session_frame(), cfg.id_col, id_map),
+    }
+    choose_states(ctx)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    (out / "figures").mkdir(exist_ok=True)
+    sections = report_sections()
+    for section in sections:
+        section.run(ctx)
+
+    for name, table in ctx.tables.items():
+        write_csv(table, out / "tables" / f"{name}.csv")
+    write_csv(
+        study.exclusions.assign(reason=study.exclusions["reason"].map(lambda r: ctx.scrub(str(r)))),
+        out / EXCLUSIONS_FILE,
+    )
+    ctx.results["provenance"] = provenance(ctx)
+    (out / PROVENANCE_FILE).write_text(
+        json.dumps(ctx.results["provenance"], indent=2, sort_keys=True, ensure_ascii=True) + "\n",
+        encoding="utf-8",
+    )
+    (out / REPORT_FILE).write_text(_page(ctx, sections), encoding="utf-8", newline="\n")
+
+
+def _page(ctx: ReportContext, sections: list[Any]) -> str:
+    cfg = ctx.config
+    title = f"Change report: {cfg.name}"
+    ids = (
+        "Participant ids are replaced by pseudonyms (S01, S02, … in sorted order of the raw ids)."
+        if ctx.options.pseudonymize
+        else "Participant ids are shown as recorded."
+    )
+    shown = []
+    for section in sections:
+        body = section.render(ctx)
+        if body is not None:
+            shown.append({"anchor": section.anchor, "heading": section.heading, "body": body})
+    counts = ctx.results["provenance"]["counts"]
+    lead = (
+        f"{counts['participants']} participants, {counts['sessions']} sessions, "
+        f"{counts['ratings']} ratings, waves {', '.join(cfg.waves)}. {ids}"
+    )
+    return render("page.html.j2", title=title, lead=lead, sections=shown) + "\n"

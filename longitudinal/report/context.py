@@ -1,0 +1,142 @@
+"""What every section of one report shares: the study, the options, pseudonyms, results.
+
+The sections fill :class:`ReportContext` as they compute (tables, figures, notes) and read it
+when they render, so a later section (the methods paragraph, the files list) can describe what
+the earlier ones did.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from longitudinal.frames import scale_column
+from longitudinal.report.options import ReportOptions
+
+REPORT_FILE = "report.html"
+EXCLUSIONS_FILE = "exclusions.csv"
+PROVENANCE_FILE = "provenance.json"
+EVALUATION_FILE = Path("evaluate") / "metrics.csv"
+
+
+@dataclass
+class ReportContext:
+    """Everything computed for one report."""
+
+    study: Any
+    options: ReportOptions
+    id_map: dict[str, str]
+    out: Path
+    demo: bool = False
+    previous_evaluate: Path | None = None
+    states: list[tuple[str, str, str]] = field(default_factory=list)  # (column, instrument, scale)
+    labels: dict[str, str] = field(default_factory=dict)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figures: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (file, caption)
+    notes: list[str] = field(default_factory=list)
+    results: dict[str, Any] = field(default_factory=dict)
+    growth_time: dict[str, float] = field(default_factory=dict)
+    growth_time_unit: str = "weeks"
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)  # person_wave, story, sessions
+    id_pattern: re.Pattern[str] | None = None
+
+    @property
+    def config(self) -> Any:
+        """The study's configuration (``study.toml``)."""
+        return self.study.config
+
+    def scrub(self, text: str) -> str:
+        """Replace raw participant ids in free text by their pseudonyms."""
+        if not self.options.pseudonymize or not self.id_map:
+            return text
+        if self.id_pattern is None:
+            keys = sorted(self.id_map, key=len, reverse=True)  # longest first: P1 inside P12
+            alternatives = "|".join(re.escape(k) for k in keys)
+            # a whole token only: "P1" is not replaced inside "P12", nor "12" inside "0.125"
+            self.id_pattern = re.compile(rf"(?<![\w.])(?:{alternatives})(?![\w]|\.\d)")
+        return self.id_pattern.sub(lambda m: self.id_map[m.group(0)], text)
+
+
+def rename_ids(frame: pd.DataFrame, id_col: str, id_map: dict[str, str]) -> pd.DataFrame:
+    """Pseudonymize the person column and drop session ids (they often hold raw ids)."""
+    out = frame.copy()
+    out[id_col] = out[id_col].astype(str).map(id_map)
+    for col in ("session_id",):
+        if col in out.columns:
+            out = out.drop(columns=col)
+    return out
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """Write a table at full precision, categories as their labels."""
+    out = frame.copy()
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.CategoricalDtype):
+            out[col] = out[col].astype(str).where(out[col].notna(), None)
+    out.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
+
+
+def label(instrument: Any, scale: str) -> str:
+    """Readable name of a scale: the instrument's title, with the scale when it has several."""
+    title = instrument.title.split(",")[0].strip() or instrument.name
+    if len(instrument.scales) == 1:
+        return title
+    return f"{title} ({scale.replace('_', ' ')})"
+
+
+def reported_scales(instrument: Any) -> list[str]:
+    """Scale names, dropping a scale when a later one is a rescaling of it."""
+    keys = list(instrument.scales)
+    out = []
+    for k, key in enumerate(keys):
+        signature = (tuple(key.items), tuple(key.reverse), key.scoring)
+        later = [
+            other
+            for other in keys[k + 1 :]
+            if (tuple(other.items), tuple(other.reverse), other.scoring) == signature
+        ]
+        if not later:
+            out.append(key.name)
+    return out
+
+
+def choose_states(ctx: ReportContext) -> None:
+    """Pick the state scales the change sections analyse, and label every scale."""
+    study = ctx.study
+    for name in study.state_instruments:
+        instrument = study.instruments[name]
+        for scale in reported_scales(instrument):
+            col = scale_column(name, scale)
+            ctx.states.append((col, name, scale))
+            ctx.labels[col] = label(instrument, scale)
+    for name in study.trait_instruments:
+        instrument = study.instruments[name]
+        for key in instrument.scales:
+            col = scale_column(name, key.name)
+            ctx.labels[col] = label(instrument, key.name)
+
+
+def describe(values: pd.Series) -> dict[str, float]:
+    """n, mean, SD, min, median and max of the non-missing values."""
+    values = values.dropna().astype(float)
+    return {
+        "n": len(values),
+        "mean": values.mean() if len(values) else np.nan,
+        "sd": values.std(ddof=1) if len(values) > 1 else np.nan,
+        "min": values.min() if len(values) else np.nan,
+        "median": values.median() if len(values) else np.nan,
+        "max": values.max() if len(values) else np.nan,
+    }
+
+
+def join_words(items: list[str]) -> str:
+    """Join words as ``a``, ``a and b``, ``a, b and c``, leaving out empty ones."""
+    items = [i for i in items if i]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]

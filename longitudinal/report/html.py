@@ -1,0 +1,105 @@
+"""HTML of the report: one Jinja2 environment, the number formats, tables and figures.
+
+Templates live in ``longitudinal/report/templates`` (shipped as package data); every piece of
+the page, the tables included, is rendered from them with autoescaping, so text from a study
+(labels, notes, file names) can never become markup.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+
+
+@cache
+def environment() -> Any:
+    """Build the report's Jinja2 environment (autoescaping, strict about undefined names)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("longitudinal.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = num
+    env.filters["p"] = p_value
+    env.globals["table"] = table
+    return env
+
+
+def render(template: str, **variables: Any) -> Markup:
+    """Render one template of the report."""
+    return Markup(environment().get_template(template).render(**variables))
+
+
+def num(value: Any, digits: int = 2) -> str:
+    """Format a number: fixed decimals, a true minus sign, a dash for NaN."""
+    if value is None or (isinstance(value, float | np.floating) and not np.isfinite(value)):
+        return "–" if value is None or np.isnan(value) else ("∞" if value > 0 else "−∞")
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.{digits}f}".replace("-", "−")
+    return str(value)
+
+
+def p_value(value: Any) -> str:
+    """Format a p value in APA style: three decimals without the leading zero, ``< .001``."""
+    if value is None or not np.isfinite(value):
+        return "–"
+    if value < 0.001:
+        return "< .001"
+    return f"{value:.3f}".lstrip("0")
+
+
+def _is_text(series: pd.Series) -> bool:
+    return not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
+
+
+def _cell(column: str, value: Any, digits: int) -> str:
+    if column.startswith("p_") or column == "p_value":
+        return p_value(value)
+    if isinstance(value, str):
+        return value
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "–"
+    return num(value, digits)
+
+
+def table(
+    frame: pd.DataFrame,
+    *,
+    columns: Mapping[str, str] | None = None,
+    digits: Mapping[str, int] | None = None,
+    caption: str | None = None,
+) -> Markup:
+    """Render a DataFrame as an HTML table; ``columns`` maps column -> header, in order."""
+    columns = dict(columns or {c: c for c in frame.columns})
+    digits = dict(digits or {})
+    kinds = {c: "text" if _is_text(frame[c]) else "num" for c in columns}
+    rows = [  # by column, so an int column is not upcast by its row
+        [(kinds[c], _cell(c, frame[c].iat[i], digits.get(c, 2))) for c in columns]
+        for i in range(len(frame))
+    ]
+    headers = [(kinds[c], h) for c, h in columns.items()]
+    return render("table.html.j2", caption=caption, headers=headers, rows=rows)
+
+
+def figure(figures: Mapping[str, tuple[str, str]], out: Path, name: str) -> Markup:
+    """Embed a PNG figure with its caption and a link to the file; empty if not drawn."""
+    if name not in figures:
+        return Markup("")
+    file, caption = figures[name]
+    data = "data:image/png;base64," + base64.b64encode((out / file).read_bytes()).decode("ascii")
+    return render("figure.html.j2", file=file, caption=caption, data=data)

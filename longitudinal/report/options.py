@@ -1,0 +1,96 @@
+"""The options of one report, checked once at the entry points."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from longitudinal._errors import InvalidParameterError
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What the user chose: seed, pseudonyms, retest reliabilities, model options."""
+
+    seed: int | None
+    pseudonymize: bool
+    retest: dict[str, float]
+    random_slope: bool
+    ci_level: float
+    bayes: bool
+    overwrite: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the options as provenance.json records them."""
+        return {
+            "seed": self.seed,
+            "pseudonymize": self.pseudonymize,
+            "retest": dict(sorted(self.retest.items())),
+            "random_slope": self.random_slope,
+            "ci_level": self.ci_level,
+            "bayes": self.bayes,
+        }
+
+
+def check_options(
+    *, seed, pseudonymize, retest, random_slope, ci_level, bayes, overwrite, func
+) -> ReportOptions:
+    """Check the report's options; ``func`` names the entry point in the messages."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
+        raise InvalidParameterError(
+            f"the `seed` parameter of {func} must be an int or None; got {seed!r}"
+        )
+    for name, value in (
+        ("pseudonymize", pseudonymize),
+        ("random_slope", random_slope),
+        ("bayes", bayes),
+        ("overwrite", overwrite),
+    ):
+        if not isinstance(value, bool):
+            raise InvalidParameterError(
+                f"the `{name}` parameter of {func} must be True or False; got {value!r}"
+            )
+    if (
+        isinstance(ci_level, bool)
+        or not isinstance(ci_level, float | int)
+        or not (0 < ci_level < 1)
+    ):
+        raise InvalidParameterError(
+            f"the `ci_level` parameter of {func} must be a float in (0, 1); got {ci_level!r}"
+        )
+    return ReportOptions(
+        seed=None if seed is None else int(seed),
+        pseudonymize=pseudonymize,
+        retest=_check_retest(retest, func),
+        random_slope=random_slope,
+        ci_level=float(ci_level),
+        bayes=bayes,
+        overwrite=overwrite,
+    )
+
+
+def _check_retest(retest: Any, func: str) -> dict[str, float]:
+    checked: dict[str, float] = {}
+    if retest is None:
+        return checked
+    if not isinstance(retest, Mapping):
+        raise InvalidParameterError(
+            f"the `retest` parameter of {func} must be a mapping {{scale or instrument: r}}; "
+            f"got {type(retest).__name__}"
+        )
+    for key, value in retest.items():
+        if (
+            not isinstance(key, str)
+            or isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 <= value < 1
+        ):
+            raise InvalidParameterError(
+                f"the `retest` parameter of {func} must map names to a reliability in "
+                f"[0, 1); got {key!r}: {value!r}"
+            )
+        checked[key] = float(value)
+    return checked

@@ -1,0 +1,270 @@
+"""Change in each state scale across the waves, with its figures.
+
+Descriptives, RM-ANOVA, pairwise changes, Friedman, the growth model and reliable change.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+
+from longitudinal.report.context import ReportContext
+from longitudinal.report.html import figure, num, p_value, render
+from longitudinal.report.sections.base import Section
+
+_RESULT_TABLES = {  # attribute of ChangeResult -> report table
+    "descriptives": "descriptives",
+    "rm_anova": "rm_anova",
+    "sphericity": "sphericity",
+    "excluded": "complete_case_exclusions",
+    "pairwise": "pairwise",
+    "effect_sizes": "effect_sizes",
+    "friedman": "friedman",
+    "growth_fixed": "growth_fixed",
+    "growth_random": "growth_random",
+    "reliable_change": "reliable_change_people",
+    "reliable_change_counts": "reliable_change_counts",
+}
+_FIGURES = ("trajectories", "wave_distributions", "state_course", "reliable_change")
+
+
+def growth_time(ctx: ReportContext) -> None:
+    """Time of each wave in weeks since the first wave (median over participants)."""
+    cfg = ctx.config
+    dates = ctx.study.survey_dates
+    first = dates.loc[dates["wave"] == cfg.waves[0]].set_index(cfg.id_col)["completed_at"]
+    times: dict[str, float] = {}
+    for wave in cfg.waves:
+        sub = dates.loc[dates["wave"] == wave].set_index(cfg.id_col)["completed_at"]
+        days = (sub.dt.normalize() - first.reindex(sub.index).dt.normalize()).dt.days.dropna()
+        times[wave] = float(days.median()) / 7.0 if len(days) else float("nan")
+    values = list(times.values())
+    if any(not math.isfinite(v) for v in values) or len(set(values)) != len(values):
+        ctx.growth_time = {w: float(i) for i, w in enumerate(cfg.waves)}
+        ctx.growth_time_unit = "waves"
+    else:
+        ctx.growth_time = times
+        ctx.growth_time_unit = "weeks"
+
+
+def reliability_for(ctx: ReportContext, column: str, instrument: str, scale: str):
+    """Find the reliability for a scale's reliable change index and where it came from."""
+    retest = ctx.options.retest
+    for key in (column, instrument):
+        if key in retest:
+            return retest[key], "test-retest"
+    rel = ctx.study.reliability
+    first = ctx.config.waves[0]
+    if rel.empty:
+        return None, None
+    hit = rel.loc[
+        (rel["instrument"] == instrument) & (rel["scale"] == scale) & (rel["wave"] == first),
+        "alpha",
+    ]
+    if len(hit) and np.isfinite(hit.iloc[0]) and 0 <= hit.iloc[0] < 1:
+        return float(hit.iloc[0]), "alpha"
+    return None, None
+
+
+def _reliability_note(kind: str | None) -> str:
+    if kind == "test-retest":
+        return "given with --retest"
+    return "computed from the item responses at the first wave"
+
+
+class ChangeSection(Section):
+    """One subsection per state scale (:func:`longitudinal.change.change_analysis`)."""
+
+    anchor = "change"
+    heading = "Change in the states"
+
+    def _compute(self, ctx: ReportContext) -> None:
+        cfg = ctx.config
+        if len(cfg.waves) < 2 and ctx.states:
+            ctx.notes.append("change analyses need at least two waves; the study declares one")
+            ctx.states = []
+        growth_time(ctx)
+        parts: dict[str, list[pd.DataFrame]] = {}
+        models = []
+        for column, instrument, scale in ctx.states:
+            result = self._analyse(ctx, column, instrument, scale)
+            ctx.results[column] = result
+            for name in _RESULT_TABLES:
+                table = getattr(result, name)
+                parts.setdefault(name, []).append(
+                    table.assign(scale=column)[["scale", *table.columns]]
+                )
+            models.append(self._model_row(ctx, column, result))
+        for name, tables in parts.items():
+            tables = [t for t in tables if not t.empty]
+            if tables:
+                ctx.tables[_RESULT_TABLES[name]] = pd.concat(tables, ignore_index=True)
+        ctx.tables["change_models"] = pd.DataFrame(models)
+        if ctx.states:
+            self._figures(ctx)
+
+    @staticmethod
+    def _analyse(ctx: ReportContext, column: str, instrument: str, scale: str) -> Any:
+        from longitudinal.change import change_analysis
+
+        cfg = ctx.config
+        reliability, kind = reliability_for(ctx, column, instrument, scale)
+        data = ctx.frames["person_wave"][[cfg.id_col, "wave", column]].copy()
+        data["wave"] = data["wave"].astype(str)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = change_analysis(
+                data,
+                subject_col=cfg.id_col,
+                wave_col="wave",
+                outcome_col=column,
+                waves=list(cfg.waves),
+                time=ctx.growth_time,
+                random_slope=ctx.options.random_slope,
+                reliability=reliability,
+                reliability_kind=kind or "alpha",
+                reliability_note=_reliability_note(kind),
+                ci_level=ctx.options.ci_level,
+            )
+        for w in caught:
+            ctx.notes.append(ctx.scrub(f"{ctx.labels[column]}: {w.message}"))
+        return result
+
+    @staticmethod
+    def _model_row(ctx: ReportContext, column: str, result: Any) -> dict[str, Any]:
+        growth = result.meta["growth"]
+        rc = result.meta["reliable_change"]
+        return {
+            "scale": column,
+            "formula": growth.get("formula"),
+            "random_effects": growth.get("random_effects"),
+            "fallback_reason": growth.get("fallback_reason"),
+            "converged": growth.get("converged"),
+            "n_obs": growth.get("n_obs"),
+            "n_subjects": growth.get("n_subjects"),
+            "time_unit": ctx.growth_time_unit,
+            **{f"time_{w}": ctx.growth_time[w] for w in ctx.config.waves},
+            "rm_n_complete": result.meta.get("n_complete"),
+            "rm_n_excluded": result.meta.get("n_excluded"),
+            "rci_reliability": rc.get("reliability"),
+            "rci_reliability_source": rc.get("reliability_source"),
+            "rci_sd_baseline": rc.get("sd_baseline"),
+            "rci_s_diff": rc.get("s_diff"),
+            "rci_criterion": rc.get("criterion"),
+        }
+
+    @staticmethod
+    def _figures(ctx: ReportContext) -> None:
+        from longitudinal import plotting
+
+        cfg = ctx.config
+        person_wave = ctx.frames["person_wave"]
+        waves = list(cfg.waves)
+        states = [c for c, _, _ in ctx.states]
+        level = ctx.options.ci_level
+        per_person = {
+            "scales": states,
+            "id_col": cfg.id_col,
+            "waves": waves,
+            "labels": ctx.labels,
+            "ci_level": level,
+        }
+        save = _saver(ctx)
+        save(
+            "trajectories",
+            plotting.plot_trajectories(person_wave, **per_person),
+            "State scales per wave: each participant (grey) and the mean of the complete cases "
+            f"with {level:.0%} within-subject confidence intervals (Cousineau-Morey).",
+        )
+        save(
+            "wave_distributions",
+            plotting.plot_wave_distributions(
+                person_wave, scales=states, waves=waves, labels=ctx.labels
+            ),
+            "Distribution of each state scale at each wave (violins with quartiles).",
+        )
+        save(
+            "state_course",
+            plotting.plot_state_course(person_wave, **per_person),
+            "The month-long course of the states on the study calendar (day 0 = the "
+            "participant's first session): each participant's surveys and the wave means at the "
+            "median survey day.",
+        )
+        rc = ctx.tables.get("reliable_change_people")
+        models = ctx.tables["change_models"].set_index("scale")
+        if rc is not None and not rc.empty:
+            data = rc.assign(
+                threshold=rc["scale"].map(models["rci_s_diff"] * models["rci_criterion"])
+            )
+            save(
+                "reliable_change",
+                plotting.plot_reliable_change(
+                    data, pre_col="baseline", post_col="followup", labels=ctx.labels
+                ),
+                f"Reliable change from {waves[0]} to {waves[-1]}: participants outside the "
+                "shaded band changed reliably (|RCI| > criterion, Jacobson-Truax).",
+            )
+
+    def _body(self, ctx: ReportContext) -> Markup | None:
+        if not ctx.states:
+            return None
+        states = [_state_view(ctx, column) for column, _, _ in ctx.states]
+        figures = [figure(ctx.figures, ctx.out, name) for name in _FIGURES]
+        return render("change.html.j2", states=states, figures=figures)
+
+
+def _saver(ctx: ReportContext):
+    """Return a function that saves a figure under figures/ and records its caption."""
+    from longitudinal import plotting
+
+    def save(name: str, fig: Any, caption: str) -> None:
+        plotting.save_figure(fig, ctx.out / "figures" / f"{name}.png")
+        ctx.figures[name] = (f"figures/{name}.png", caption)
+
+    return save
+
+
+def _state_view(ctx: ReportContext, column: str) -> dict[str, Any]:
+    """Collect what the template shows of one state scale (tables, sentences)."""
+    result = ctx.results[column]
+    meta = result.meta
+    view: dict[str, Any] = {"column": column, "label": ctx.labels[column], "result": result}
+    sph = result.sphericity
+    view["mauchly"] = ""
+    if not sph.empty:
+        rec = sph.iloc[0]
+        view["mauchly"] = (
+            f"Mauchly's W = {num(rec['statistic'], 3)}, χ²({num(rec['df'], 0)}) = "
+            f"{num(rec['chi2'], 2)}, p = {p_value(rec['p_value'])}. "
+        )
+    view["n_complete"] = int(meta.get("n_complete") or 0)
+    view["n_excluded"] = int(meta.get("n_excluded") or 0)
+    view["pairs"] = None
+    if not result.pairwise.empty:
+        eff = result.effect_sizes.pivot(
+            index="term", columns="measure", values=["estimate", "ci_low", "ci_high"]
+        )
+        eff.columns = [f"{m}_{v}" for v, m in eff.columns]
+        view["pairs"] = result.pairwise.merge(eff, left_on="term", right_index=True, how="left")
+    fr = result.friedman
+    view["friedman"] = None if fr.empty else fr.iloc[0]
+    growth = meta.get("growth", {})
+    view["growth"] = growth
+    view["growth_caption"] = (
+        f"Growth model: {growth.get('formula', '')} (time in {ctx.growth_time_unit})"
+    )
+    view["random_text"] = ", ".join(
+        f"SD({r.term or 'residual'}) = {num(r.sd, 3)}"
+        for r in result.growth_random.itertuples(index=False)
+    )
+    rc_meta = meta.get("reliable_change", {})
+    view["rc"] = rc_meta
+    view["rc_caption"] = f"Reliable change {ctx.config.waves[0]} → {ctx.config.waves[-1]}"
+    view["rc_smallest"] = rc_meta.get("s_diff", np.nan) * rc_meta.get("criterion", np.nan)
+    view["reliability_source"] = meta.get("reliability_source")
+    return view

@@ -1,0 +1,130 @@
+"""What predicts empathy, the evaluation results, the notes and the files of the report."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+from markupsafe import Markup
+
+from longitudinal.report.context import (
+    EVALUATION_FILE,
+    PROVENANCE_FILE,
+    REPORT_FILE,
+    ReportContext,
+)
+from longitudinal.report.html import render
+from longitudinal.report.sections.base import Section
+
+
+class PredictorsSection(Section):
+    """Traits, states and session behaviour as predictors of the ratings (mixed models)."""
+
+    anchor = "predictors"
+    heading = "What predicts empathy"
+
+    def _compute(self, ctx: ReportContext) -> None:
+        from longitudinal.predict import empathy_effects_section
+
+        seed = ctx.options.seed if ctx.options.seed is not None else 2024
+        section = empathy_effects_section(
+            ctx.study,
+            ctx.out,
+            include_bayes=ctx.options.bayes,
+            seed=seed,
+            ci_level=ctx.options.ci_level,
+        )
+        ctx.tables.update(section.tables)
+        ctx.figures.update(section.figures)
+        ctx.notes.extend(ctx.scrub(n) for n in section.notes)
+        ctx.results["predictors"] = section
+        self.anchor, self.heading = section.anchor, section.heading
+
+    def _body(self, ctx: ReportContext) -> Markup | None:
+        section = ctx.results.get("predictors")
+        return None if section is None else Markup(section.html)
+
+
+class EvaluationSection(Section):
+    """The prediction results of ``longitudinal evaluate``, when the study holds them."""
+
+    anchor = "evaluation"
+    heading = "Evaluation"
+
+    def _compute(self, ctx: ReportContext) -> None:
+        ctx.results["evaluation"] = _copy_evaluation(ctx)
+
+    def _body(self, ctx: ReportContext) -> Markup | None:
+        evaluation = ctx.results["evaluation"]
+        if evaluation is None:
+            return None
+        return render(
+            "evaluation.html.j2",
+            file=EVALUATION_FILE.as_posix(),
+            metrics=evaluation,
+            show=not evaluation.empty and len(evaluation) <= 50,
+            digits={c: 3 for c in evaluation.columns},
+        )
+
+
+def _copy_evaluation(ctx: ReportContext) -> pd.DataFrame | None:
+    sources = [ctx.study.root / "evaluate"]
+    if ctx.previous_evaluate is not None:
+        sources.append(ctx.previous_evaluate)
+    for source in sources:
+        metrics = source / "metrics.csv"
+        if not metrics.is_file():
+            continue
+        if ctx.options.pseudonymize and _names_participants(metrics, ctx):
+            ctx.notes.append(
+                f"{metrics.name} in {source.name}/ names participants; it was not copied into "
+                "the pseudonymized report"
+            )
+            return None
+        target = ctx.out / "evaluate"
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(source, target)
+        try:
+            return pd.read_csv(target / "metrics.csv")
+        except (ValueError, pd.errors.ParserError) as err:
+            ctx.notes.append(f"evaluate/metrics.csv could not be read as a table ({err})")
+            return pd.DataFrame()
+    return None
+
+
+def _names_participants(path: Path, ctx: ReportContext) -> bool:
+    """Whether any cell of a CSV file is a raw participant id."""
+    import csv
+
+    raw = set(ctx.id_map)
+    with path.open(newline="", encoding="utf-8", errors="replace") as fh:
+        return any(cell.strip() in raw for row in csv.reader(fh) for cell in row)
+
+
+class NotesSection(Section):
+    """Every warning raised while the report was computed, once."""
+
+    anchor = "notes"
+    heading = "Notes"
+
+    def _body(self, ctx: ReportContext) -> Markup:
+        return render("notes.html.j2", notes=ctx.notes)
+
+
+class FilesSection(Section):
+    """The files of the report folder and where the provenance is."""
+
+    anchor = "files"
+    heading = "Files and provenance"
+
+    def _body(self, ctx: ReportContext) -> Markup:
+        provenance = ctx.results["provenance"]
+        return render(
+            "files.html.j2",
+            demo=ctx.demo,
+            version=provenance["version"],
+            provenance_file=PROVENANCE_FILE,
+            files=[f for f in provenance["files"] if f != REPORT_FILE],
+        )

@@ -1,0 +1,224 @@
+"""Descriptive sections: the empathy ratings and their course, sessions, traits, demographics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+
+from longitudinal.frames import scale_column
+from longitudinal.report.context import ReportContext, describe
+from longitudinal.report.html import figure, render
+from longitudinal.report.sections.base import Section
+from longitudinal.report.sections.change import _saver
+
+
+class RatingsSection(Section):
+    """Distribution of the ratings, by position, per participant, and over the month."""
+
+    anchor = "ratings"
+    heading = "Empathy ratings"
+
+    def _compute(self, ctx: ReportContext) -> None:
+        from longitudinal import plotting
+
+        cfg = ctx.config
+        story = ctx.frames["story"]
+        spec = cfg.ratings
+        values = story[cfg.rating_col].astype(float)
+        ctx.tables["ratings_distribution"] = _distribution(values, spec)
+        summary = [_summary_row("all", values)]
+        per_position = story.groupby("position")[cfg.rating_col].agg(
+            ["size", "mean", "std", "median"]
+        )
+        for pos, rec in per_position.iterrows():
+            summary.append(
+                {
+                    "group": f"position {pos}",
+                    "n": int(rec["size"]),
+                    "mean": rec["mean"],
+                    "sd": rec["std"],
+                    "median": rec["median"],
+                }
+            )
+        weeks = story.assign(study_week=np.floor(story["week"]).astype("int64"))
+        ctx.tables["empathy_course"] = plotting.empathy_course_table(
+            weeks,
+            rating_col=cfg.rating_col,
+            id_col=cfg.id_col,
+            time_col="study_week",
+            ci_level=ctx.options.ci_level,
+        )
+        person_means = story.groupby(cfg.id_col)[cfg.rating_col].mean()
+        summary.append(_summary_row("participant means", person_means))
+        ctx.tables["ratings_summary"] = pd.DataFrame(summary)
+
+        save = _saver(ctx)
+        save(
+            "empathy_ratings",
+            plotting.plot_rating_distribution(
+                story, rating_col=cfg.rating_col, scale_min=spec.scale_min, scale_max=spec.scale_max
+            ),
+            f"Distribution of the {cfg.rating_col} ratings.",
+        )
+        save(
+            "empathy_course",
+            plotting.plot_empathy_course(
+                weeks,
+                rating_col=cfg.rating_col,
+                id_col=cfg.id_col,
+                time_col="study_week",
+                scale_min=spec.scale_min,
+                scale_max=spec.scale_max,
+                ci_level=ctx.options.ci_level,
+            ),
+            f"{cfg.rating_col.capitalize()} ratings over the month by study week (week 0 = days "
+            "0-6 after the first session): participants' weekly means (grey) and their mean.",
+        )
+
+    def _body(self, ctx: ReportContext) -> Markup:
+        cfg = ctx.config
+        return render(
+            "ratings.html.j2",
+            summary=ctx.tables["ratings_summary"],
+            distribution=ctx.tables["ratings_distribution"],
+            caption=f"{cfg.rating_col} ratings ({cfg.ratings.scale_min:g}–"
+            f"{cfg.ratings.scale_max:g})",
+            figures=[
+                figure(ctx.figures, ctx.out, n) for n in ("empathy_ratings", "empathy_course")
+            ],
+        )
+
+
+def _distribution(values: pd.Series, spec: Any) -> pd.DataFrame:
+    """Count the ratings per scale point, when the scale and every rating are whole."""
+    whole = float(spec.scale_min).is_integer() and float(spec.scale_max).is_integer()
+    if not (whole and bool(values.map(float.is_integer).all())):
+        return pd.DataFrame(columns=["value", "n", "proportion"])
+    levels = np.arange(int(spec.scale_min), int(spec.scale_max) + 1).astype(float)
+    counts = values.value_counts().reindex(levels, fill_value=0)
+    return pd.DataFrame(
+        {
+            "value": levels,
+            "n": counts.to_numpy(dtype="int64"),
+            "proportion": counts.to_numpy() / max(len(values), 1),
+        }
+    )
+
+
+def _summary_row(group: str, values: pd.Series) -> dict[str, Any]:
+    return {
+        "group": group,
+        "n": len(values),
+        "mean": values.mean(),
+        "sd": values.std(ddof=1),
+        "median": values.median(),
+    }
+
+
+class SessionsSection(Section):
+    """Session behaviour features, sessions per participant, ratings per session."""
+
+    anchor = "sessions"
+    heading = "Sessions"
+
+    def _compute(self, ctx: ReportContext) -> None:
+        study = ctx.study
+        sessions = ctx.frames["sessions"]
+        id_col = ctx.config.id_col
+        rows = [{"feature": f, **describe(sessions[f])} for f in study.session_features]
+        rows.append(
+            {"feature": "sessions per participant", **describe(sessions.groupby(id_col).size())}
+        )
+        rows.append({"feature": "ratings per session", **describe(sessions["n_ratings"])})
+        span = sessions.groupby(id_col)["day"].max()
+        rows.append({"feature": "days from first to last session", **describe(span)})
+        ctx.tables["sessions_summary"] = pd.DataFrame(rows)
+
+    def _body(self, ctx: ReportContext) -> Markup:
+        return render("sessions.html.j2", sessions=ctx.tables["sessions_summary"])
+
+
+class TraitsSection(Section):
+    """Trait scores at the first wave (with a radar of the Big Five) and demographics."""
+
+    anchor = "traits"
+    heading = "Traits and demographics"
+
+    def _compute(self, ctx: ReportContext) -> None:
+        from longitudinal import plotting
+
+        study = ctx.study
+        cfg = study.config
+        people = ctx.frames["person_wave"].drop_duplicates(cfg.id_col)
+        rows = []
+        for name in study.trait_instruments:
+            for key in study.instruments[name].scales:
+                col = scale_column(name, key.name)
+                if col in people.columns:
+                    rows.append({"scale": col, "instrument": name, **describe(people[col])})
+        ctx.tables["traits"] = pd.DataFrame(
+            rows, columns=["scale", "instrument", "n", "mean", "sd", "min", "median", "max"]
+        )
+        ctx.tables["demographics"] = _demographics(study)
+
+        save = _saver(ctx)
+        radar = _radar_instrument(ctx)
+        if radar is not None:
+            name, columns, lo, hi = radar
+            labels = {scale_column(name, k.name): k.name for k in study.instruments[name].scales}
+            save(
+                "trait_radar",
+                plotting.plot_big_five_radar(
+                    people, columns=columns, labels=labels, scale_min=lo, scale_max=hi
+                ),
+                f"Trait profile at {cfg.waves[0]} ({study.instruments[name].title}).",
+            )
+        if study.demographics:
+            save(
+                "demographics",
+                plotting.plot_demographics(study.participants, columns=list(study.demographics)),
+                "Demographics of the participants listed.",
+            )
+
+    def _body(self, ctx: ReportContext) -> Markup:
+        return render(
+            "traits.html.j2",
+            traits=ctx.tables["traits"],
+            demographics=ctx.tables["demographics"].fillna(""),
+            caption=f"Trait scores at {ctx.config.waves[0]}",
+            radar=figure(ctx.figures, ctx.out, "trait_radar"),
+            demographics_figure=figure(ctx.figures, ctx.out, "demographics"),
+        )
+
+
+def _demographics(study: Any) -> pd.DataFrame:
+    rows = []
+    participants = study.participants
+    for col in study.demographics:
+        values = participants[col]
+        if pd.api.types.is_numeric_dtype(values):
+            rows.append({"variable": col, "level": "", **describe(values)})
+        else:
+            counts = values.fillna("(missing)").astype(str).value_counts().sort_index()
+            for level, n in counts.items():
+                rows.append({"variable": col, "level": level, "n": int(n)})
+    return pd.DataFrame(
+        rows, columns=["variable", "level", "n", "mean", "sd", "min", "median", "max"]
+    )
+
+
+def _radar_instrument(ctx: ReportContext):
+    """Find the first trait instrument with at least 3 mean-scored scales (the Big Five)."""
+    study = ctx.study
+    for name in study.trait_instruments:
+        instrument = study.instruments[name]
+        keys = [k for k in instrument.scales if k.scoring == "mean" and k.multiplier == 1]
+        if len(keys) >= 3:
+            columns = [scale_column(name, k.name) for k in keys]
+            lo = min(k.response_min for k in keys)
+            hi = max(k.response_max for k in keys)
+            return name, columns, lo, hi
+    return None

@@ -1,0 +1,183 @@
+"""The methods paragraph, generated from what the other sections did."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+
+from longitudinal.frames import scale_column
+from longitudinal.report.context import (
+    EXCLUSIONS_FILE,
+    ReportContext,
+    join_words,
+    reported_scales,
+)
+from longitudinal.report.html import num, render
+from longitudinal.report.sections.base import Section
+
+
+class MethodsSection(Section):
+    """Scoring, reliability, time coding, exclusions and the change models, in prose."""
+
+    anchor = "methods"
+    heading = "Methods"
+
+    def _body(self, ctx: ReportContext) -> Markup:
+        return render("methods.html.j2", text=methods_text(ctx))
+
+
+def methods_text(ctx: ReportContext) -> str:
+    """Write the methods paragraph from what the sections computed."""
+    study = ctx.study
+    waves = list(ctx.config.waves)
+    excl = study.exclusions
+    n_drop = int((excl["scope"] == "study").sum())
+    n_nr = int((excl["scope"] == "story_frame").sum())
+    sentences = [_scoring_sentence(ctx) + _alpha_sentence(ctx)]
+    sentences.append(
+        f"Traits ({join_words(list(study.trait_instruments))}) were taken from the {waves[0]} "
+        "survey; each session was paired with the state scores of the participant's nearest "
+        "preceding survey (completed on or before the session's start). Time was coded from "
+        "the session start as days and weeks since the participant's first session and as the "
+        "session index."
+    )
+    counts = ctx.tables["exclusion_counts"]
+    dropped = counts.loc[counts["scope"] == "study"]
+    if dropped.empty:
+        text = "No row of the input files was excluded"
+    else:
+        text = (
+            f"{n_drop} row{'s' if n_drop != 1 else ''} of the input files "
+            f"{'were' if n_drop != 1 else 'was'} excluded: "
+            + "; ".join(f"{r.n} in {r.file} ({r.reason})" for r in dropped.itertuples())
+        )
+    if n_nr:
+        text += (
+            f"; {n_nr} session{'s' if n_nr != 1 else ''} without ratings "
+            f"{'were' if n_nr != 1 else 'was'} kept for session-level summaries only"
+        )
+    sentences.append(text + f". Every excluded row is listed in {EXCLUSIONS_FILE}.")
+    models = ctx.tables.get("change_models", pd.DataFrame())
+    if ctx.states and not models.empty:
+        sentences.append(_change_sentence(ctx, models))
+    return " ".join(sentences)
+
+
+def _change_sentence(ctx: ReportContext, models: pd.DataFrame) -> str:
+    waves = list(ctx.config.waves)
+    n_complete = join_words(sorted({str(int(v)) for v in models["rm_n_complete"].dropna()}))
+    n_excl = join_words(sorted({str(int(v)) for v in models["rm_n_excluded"].dropna()}))
+    fallback = models["random_effects"].eq("intercept").sum() if ctx.options.random_slope else 0
+    time_text = ", ".join(f"{w} = {ctx.growth_time[w]:.2f}" for w in waves)
+    criterion = (
+        float(models["rci_criterion"].dropna().iloc[0])
+        if models["rci_criterion"].notna().any()
+        else float("nan")
+    )
+    return (
+        f"Change in each state scale ({join_words([ctx.labels[c] for c, _, _ in ctx.states])}) "
+        f"across {join_words(waves)} was tested with a one-way repeated-measures ANOVA on "
+        f"complete cases (n = {n_complete}; left out for a missing wave: {n_excl}), "
+        "with Mauchly's test of sphericity and Greenhouse-Geisser and Huynh-Feldt "
+        "corrections; with paired t tests between every pair of waves (Holm-adjusted "
+        "p values) and the standardized mean changes d_z (noncentral-t interval) and g_av "
+        "(delta-method interval); with the Friedman test as a rank-based check; and with a "
+        "linear growth model fitted by REML to all observations (random intercept"
+        + (" and slope" if ctx.options.random_slope else "")
+        + f" per participant; time in {ctx.growth_time_unit} since {waves[0]}: {time_text})"
+        + (
+            f", reduced to a random intercept for {int(fallback)} scale(s) whose slope "
+            "variance was not estimable"
+            if fallback
+            else ""
+        )
+        + f". Reliable change from {waves[0]} to {waves[-1]} used the Jacobson-Truax index "
+        "RCI = (x_post − x_pre) / (SD_pre √2 √(1 − r)), reliable when |RCI| > "
+        f"{num(criterion, 2)}, with r = {_rci_sources(ctx, models)}"
+        + f". Intervals are {ctx.options.ci_level:.0%} confidence intervals."
+    )
+
+
+def _scoring_sentence(ctx: ReportContext) -> str:
+    study = ctx.study
+    groups: dict[str, list[str]] = {}
+    reversed_any = False
+    for name, instrument in study.instruments.items():
+        for key in instrument.scales:
+            if key.name not in reported_scales(instrument):
+                continue
+            rule = {
+                "mean": "the mean of the answered items",
+                "sum": "the sum of the items",
+                "count": "the number of items endorsed",
+            }.get(key.scoring, key.scoring)
+            if key.multiplier != 1:
+                rule += f" multiplied by {key.multiplier:g}"
+            groups.setdefault(rule, [])
+            if name not in groups[rule]:
+                groups[rule].append(name)
+            reversed_any = reversed_any or bool(key.reverse)
+    parts = [f"{rule} ({join_words(names)})" for rule, names in groups.items()]
+    cfg = study.config
+    text = "Scale scores were computed from the raw survey exports as " + join_words(parts)
+    if reversed_any:
+        text += (
+            ", after reverse-keying negatively keyed items from the declared response range "
+            "as (min + max) − x"
+        )
+    text += (
+        f". A score required at least {cfg.min_valid:.0%} of a scale's items to be answered"
+        + ("; sum scales were prorated" if cfg.prorate else "; no answers were imputed")
+        + "."
+    )
+    return text
+
+
+def _alpha_sentence(ctx: ReportContext) -> str:
+    rel = ctx.tables.get("reliability")
+    first = ctx.config.waves[0]
+    if rel is None or rel.empty:
+        return ""
+    sub = rel.loc[(rel["wave"] == first) & rel["alpha"].notna()]
+    if sub.empty:
+        return ""
+    parts = []
+    for rec in sub.itertuples(index=False):
+        label = ctx.labels.get(scale_column(rec.instrument, rec.scale), rec.scale)
+        parts.append(f"{num(rec.alpha, 2).lstrip('0')} ({label})")
+    undefined = rel.loc[(rel["wave"] == first) & rel["alpha"].isna(), "instrument"].unique()
+    text = f" Cronbach's α at {first} = " + join_words(parts) + "."
+    if len(undefined):
+        text += f" α is undefined for {join_words(list(undefined))} (single item)."
+    return text
+
+
+def _rci_sources(ctx: ReportContext, models: pd.DataFrame) -> str:
+    """Which reliability each scale's reliable change index used, as a phrase."""
+    first = ctx.config.waves[0]
+    instrument_of = {col: instrument for col, instrument, _ in ctx.states}
+    alpha, retest, missing = [], [], []
+    for rec in models.itertuples(index=False):
+        label = ctx.labels.get(rec.scale, rec.scale)
+        value = rec.rci_reliability
+        if value is None or not np.isfinite(value):
+            missing.append(label)
+        elif any(
+            k in ctx.options.retest for k in (rec.scale, instrument_of.get(rec.scale, rec.scale))
+        ):
+            retest.append(f"{num(value, 2).lstrip('0')} for {label}")
+        else:
+            alpha.append(num(value, 2).lstrip("0"))
+    parts = []
+    if alpha:
+        parts.append(
+            f"Cronbach's α at {first} of each scale ({', '.join(alpha)}; internal consistency, "
+            "which gives narrower bands than test-retest reliability would)"
+        )
+    if retest:
+        parts.append("the test-retest reliability given (" + "; ".join(retest) + ")")
+    text = " and ".join(parts) or "no reliability available"
+    if missing:
+        text += f"; not computed for {join_words(missing)} (no reliability available)"
+    return text
