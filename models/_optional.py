@@ -33,7 +33,5 @@ def require(module: str, *, feature: str, extra: str | None = None) -> ModuleTyp
     except ModuleNotFoundError as err:
         if err.name is None or not module.startswith(err.name):
             raise
-        hint = (
-            f"pip install 'empathic-longitudinal[{extra}]'" if extra else f"pip install {module}"
-        )
+        hint = f"pip install 'empathic-longitudinal[{extra}]'" if extra else f"pip install {module}"
         raise ImportError(f"{feature} needs the optional package {module!r}; {hint}") from err

@@ -99,7 +99,7 @@ def fake_run_nuts(model, *, sampler, draws, tune, chains, target_accept, seed, p
 
 @pytest.fixture
 def mock_sampler(monkeypatch):
-    monkeypatch.setattr("models.bayes.run_nuts", fake_run_nuts)
+    monkeypatch.setattr("models.bayes.model.run_nuts", fake_run_nuts)
 
 
 @pytest.fixture
@@ -191,7 +191,7 @@ def test_methods_need_a_fitted_model():
 
 
 def test_mapping_prior_is_accepted_and_changes_the_prior(ratings):
-    from models.bayes import _resolve_priors
+    from models.bayes.priors import _resolve_priors
 
     inputs = _inputs(ratings)
     tight = _resolve_priors(
@@ -539,7 +539,7 @@ def test_loo_and_compare_ordinal_against_gaussian(mock_sampler, ratings):
 
 
 def test_discretised_gaussian_is_a_probability_over_the_categories(mock_sampler, ratings):
-    from models.bayes import _discretized_gaussian
+    from models.bayes.compare import _discretized_gaussian
 
     model = BayesianMixedModel(FORMULA, family="gaussian", draws=100, chains=1, seed=2)
     with pytest.warns(SamplingWarning):
@@ -564,7 +564,7 @@ def test_compare_refuses_models_of_other_rows(mock_sampler, ratings):
 
 def test_leave_one_group_out_matches_closed_form_for_gaussian_intercept(mock_sampler, ratings):
     """Held-out participant: adaptive quadrature vs the exact multivariate normal marginal."""
-    from models.bayes import _held_out_elpd
+    from models.bayes.compare import _held_out_elpd
 
     data = ratings.assign(score=ratings["rating"] * 1.3 + ratings["week"])
     formula = "score ~ week + (1 | participant)"

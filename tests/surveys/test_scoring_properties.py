@@ -1,6 +1,5 @@
 """Property-based tests of surveys/scoring.py (hypothesis)."""
 
-
 import numpy as np
 import pandas as pd
 from conftest import package_warnings

@@ -1,18 +1,4 @@
-"""Bayesian hierarchical models for ratings: gaussian and cumulative ordinal mixed models.
-
-:class:`BayesianMixedModel` takes the lme4-style formulas of :mod:`models.formula`
-(crossed random effects such as ``(1 + week | participant) + (1 | story)``), builds a
-PyMC model with non-centred random effects and LKJ priors on correlated blocks,
-samples it with NUTS (PyMC, nutpie or numpyro), checks the draws against a
-diagnostics gate and reports every estimate on the data's scale.
-
-:func:`compare` ranks fitted models by PSIS-LOO and :func:`leave_one_group_out`
-refits a model once per held-out participant. :func:`sampling_diagnostics` is the
-gate itself, usable on any ArviZ ``InferenceData``.
-
-PyMC, ArviZ, xarray and matplotlib are imported only inside the functions that
-need them.
-"""
+"""The Bayesian mixed model: formula, priors, sampling, posterior summaries and predictions."""
 
 from __future__ import annotations
 
@@ -21,7 +7,7 @@ import numbers
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -35,6 +21,7 @@ from models._backends.samplers import (
     require_sampler,
     run_nuts,
 )
+from models._checks import check_choice, check_int, check_seed, check_unit
 from models._errors import (
     DataQualityWarning,
     FormulaError,
@@ -42,338 +29,8 @@ from models._errors import (
     NotFittedError,
     SamplingWarning,
 )
-
-FAMILIES = ("gaussian", "ordinal")
-LINKS = ("logit", "probit")
-PRIOR_CLASSES = ("intercept", "fixed", "cutpoints", "sd", "cor", "sigma")
-"""Parameter classes whose prior can be overridden through ``priors=``."""
-
-R_HAT_MAX = 1.01
-ESS_MIN = 400.0
-BFMI_MIN = 0.3
-DIAGNOSTIC_COLUMNS = ["r_hat", "ess_bulk", "ess_tail"]
-SUMMARY_COLUMNS = [
-    "component",
-    col.GROUP,
-    col.TERM,
-    col.ESTIMATE,
-    col.SE,
-    col.CI_LOW,
-    col.CI_HIGH,
-    *DIAGNOSTIC_COLUMNS,
-]
-REMEDIES = {
-    "r_hat": "chains disagree: run longer (raise tune= and draws=) and look for a poorly "
-    "identified parameter or several modes",
-    "ess_bulk": "too few effective draws: raise draws= (or tune=), or reparameterize",
-    "ess_tail": "too few effective draws in the tails: raise draws=, or reparameterize",
-    "divergences": "divergent transitions: raise target_accept (e.g. 0.95 or 0.99) or "
-    "reparameterize (tighter priors on the group-level sds, fewer random slopes)",
-    "bfmi": "low E-BFMI (poor exploration of the energy distribution): raise tune= and "
-    "reparameterize or tighten the priors on the group-level sds",
-}
-
-
-# -------------------------------------------------------------------------------------------
-# priors
-
-
-@dataclass(frozen=True)
-class Prior:
-    """A prior for one parameter class of :class:`BayesianMixedModel`.
-
-    Parameters
-    ----------
-    dist : str
-        One of ``normal(mu, sigma)``, ``student_t(nu, mu, sigma)``, ``halfnormal(sigma)``,
-        ``halfstudent_t(nu, sigma)``, ``halfcauchy(beta)``, ``exponential(lam)`` and
-        ``lkj(eta)`` (correlations only).
-    params : mapping of str to float
-        The distribution's parameters; omitted ones take the defaults
-        ``mu=0, sigma=1, nu=3, beta=1, lam=1, eta=1``.
-
-    Notes
-    -----
-    Priors act on the standardised scale the model is sampled on (predictors and,
-    for the gaussian family, the response divided by their standard deviations), so
-    one default suits every data set; see :class:`BayesianMixedModel`.
-
-    Examples
-    --------
-    >>> from models.bayes import Prior
-    >>> Prior("normal", {"sigma": 1.0})
-    Prior(dist='normal', params={'sigma': 1.0})
-    """
-
-    dist: str
-    params: Mapping[str, float] = field(default_factory=dict)
-
-
-def default_priors(family: str = "ordinal", link: str = "logit") -> dict[str, Prior]:
-    """Return the weakly informative default priors of :class:`BayesianMixedModel`.
-
-    Parameters
-    ----------
-    family : {"ordinal", "gaussian"}, default "ordinal"
-        Response family.
-    link : {"logit", "probit"}, default "logit"
-        Ordinal link (ignored for gaussian models).
-
-    Returns
-    -------
-    dict of str to Prior
-        One prior per parameter class the family uses.
-
-    Raises
-    ------
-    InvalidParameterError
-        For an unknown family or link.
-
-    Examples
-    --------
-    >>> from models.bayes import default_priors
-    >>> default_priors("gaussian")["sigma"]
-    Prior(dist='exponential', params={'lam': 1.0})
-    """
-    _check_choice(family, FAMILIES, name="family", where="default_priors")
-    _check_choice(link, LINKS, name="link", where="default_priors")
-    if family == "gaussian":
-        return {
-            "intercept": Prior("normal", {"mu": 0.0, "sigma": 2.5}),
-            "fixed": Prior("normal", {"mu": 0.0, "sigma": 2.5}),
-            "sd": Prior("halfnormal", {"sigma": 1.0}),
-            "cor": Prior("lkj", {"eta": 2.0}),
-            "sigma": Prior("exponential", {"lam": 1.0}),
-        }
-    # the probit latent scale is about 1.6 times narrower than the logit one
-    k = 1.0 if link == "logit" else 1.0 / 1.6
-    return {
-        "fixed": Prior("normal", {"mu": 0.0, "sigma": 2.5 * k}),
-        "cutpoints": Prior("normal", {"mu": 0.0, "sigma": 5.0 * k}),
-        "sd": Prior("halfnormal", {"sigma": 2.0 * k}),
-        "cor": Prior("lkj", {"eta": 2.0}),
-    }
-
-
-def _resolve_priors(priors: Any, *, family: str, link: str, where: str) -> dict[str, Prior]:
-    resolved = default_priors(family, link)
-    if priors is None:
-        return resolved
-    if not isinstance(priors, Mapping):
-        raise InvalidParameterError(
-            f"the `priors` parameter of {where} must be a mapping of parameter class to "
-            f"Prior; got {type(priors).__name__}"
-        )
-    for key, value in priors.items():
-        if key not in resolved:
-            raise InvalidParameterError(
-                f"the `priors` parameter of {where} has an unknown parameter class {key!r}; "
-                f"the {family} family takes {sorted(resolved)}"
-            )
-        if isinstance(value, Mapping):
-            value = dict(value)
-            dist = value.pop("dist", None)
-            value = Prior(dist, value)
-        if not isinstance(value, Prior):
-            raise InvalidParameterError(
-                f"priors[{key!r}] of {where} must be a Prior or a mapping with a 'dist' key; "
-                f"got {value!r}"
-            )
-        if value.dist not in pmod.PRIOR_DISTS:
-            raise InvalidParameterError(
-                f"priors[{key!r}] of {where} names an unknown distribution {value.dist!r}; "
-                f"allowed: {sorted(pmod.PRIOR_DISTS)}"
-            )
-        _, defaults, positive = pmod.PRIOR_DISTS[value.dist]
-        if (key == "cor") != (value.dist == "lkj"):
-            allowed = "'lkj'" if key == "cor" else "any distribution but 'lkj'"
-            raise InvalidParameterError(
-                f"priors[{key!r}] of {where} must use {allowed}; got {value.dist!r}"
-            )
-        if key in ("sd", "sigma") and not positive:
-            raise InvalidParameterError(
-                f"priors[{key!r}] of {where} needs a distribution on positive values "
-                f"(halfnormal, halfstudent_t, halfcauchy, exponential); got {value.dist!r}"
-            )
-        for pname, pval in value.params.items():
-            if pname not in defaults:
-                raise InvalidParameterError(
-                    f"priors[{key!r}] of {where}: {value.dist} takes {sorted(defaults)}; "
-                    f"got {pname!r}"
-                )
-            ok = isinstance(pval, numbers.Real) and math.isfinite(pval)
-            if not ok or (pname != "mu" and pval <= 0):
-                raise InvalidParameterError(
-                    f"priors[{key!r}] of {where}: {pname} must be a finite number"
-                    f"{'' if pname == 'mu' else ' > 0'}; got {pval!r}"
-                )
-        resolved[key] = Prior(value.dist, {k: float(v) for k, v in value.params.items()})
-    return resolved
-
-
-# -------------------------------------------------------------------------------------------
-# validation helpers
-
-
-def _check_choice(value: Any, allowed: Sequence[str], *, name: str, where: str) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be one of {list(allowed)}; got {value!r}"
-        )
-    return value
-
-
-def _check_int(value: Any, *, name: str, where: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be an integer >= {minimum}; got {value!r}"
-        )
-    return int(value)
-
-
-def _check_unit(value: Any, *, name: str, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-        raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be a float in (0, 1); got {value!r}"
-        )
-    return float(value)
-
-
-def _check_seed(value: Any, *, where: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise InvalidParameterError(
-            f"the `seed` parameter of {where} must be a non-negative integer or None; got {value!r}"
-        )
-    return int(value)
-
-
-# -------------------------------------------------------------------------------------------
-# diagnostics gate
-
-
-def sampling_diagnostics(
-    idata: Any,
-    *,
-    var_names: Sequence[str] | None = None,
-    r_hat_max: float = R_HAT_MAX,
-    ess_min: float = ESS_MIN,
-    bfmi_min: float = BFMI_MIN,
-) -> dict[str, Any]:
-    """Check MCMC draws against the diagnostics gate.
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-        With a ``posterior`` and a ``sample_stats`` group (``diverging``, ``energy``).
-    var_names : sequence of str, optional
-        Posterior variables to check; all of them by default.
-    r_hat_max : float, default 1.01
-        Largest acceptable rank-normalised split R-hat.
-    ess_min : float, default 400
-        Smallest acceptable bulk and tail effective sample size.
-    bfmi_min : float, default 0.3
-        Smallest acceptable E-BFMI of any chain.
-
-    Returns
-    -------
-    dict
-        ``r_hat_max, ess_bulk_min, ess_tail_min, divergences, bfmi_min`` (the measured
-        values; NaN where not computable), ``failures`` (list of the failed checks,
-        named ``r_hat``, ``ess_bulk``, ``ess_tail``, ``divergences``, ``bfmi``),
-        ``messages`` (one line per failure with its usual remedy) and ``passed``.
-
-    Notes
-    -----
-    The thresholds follow Vehtari et al. (2021): R-hat <= 1.01 and bulk/tail ESS >= 400
-    (100 per chain for four chains), no divergent transitions, and E-BFMI >= 0.3
-    (Betancour 2016). Quantities that are constant across draws (a correlation
-    matrix's diagonal) are left out. This function does not warn;
-    :meth:`BayesianMixedModel.fit` turns its failures into a :class:`~models.SamplingWarning`.
-
-    Examples
-    --------
-    >>> import numpy as np, arviz as az
-    >>> from models.bayes import sampling_diagnostics
-    >>> rng = np.random.default_rng(0)
-    >>> idata = az.from_dict(
-    ...     posterior={"mu": rng.normal(size=(2, 1000))},
-    ...     sample_stats={"diverging": np.zeros((2, 1000), dtype=bool),
-    ...                   "energy": rng.normal(size=(2, 1000))},
-    ... )
-    >>> sampling_diagnostics(idata)["failures"]
-    []
-    """
-    import arviz as az
-
-    posterior = idata.posterior
-    names = list(var_names) if var_names is not None else list(posterior.data_vars)
-    columns = []
-    for name in names:
-        values = np.asarray(posterior[name].values, dtype=float)
-        flat = values.reshape(values.shape[0], values.shape[1], -1)
-        varying = np.nanstd(flat, axis=(0, 1)) > 0
-        columns.append(flat[:, :, varying])
-    stacked = np.concatenate(columns, axis=-1) if columns else np.zeros((1, 1, 0))
-    r_hat = ess_bulk = ess_tail = float("nan")
-    if stacked.shape[-1]:
-        with warnings.catch_warnings():
-            # one-chain or very short runs make ArviZ's variance estimates divide by zero
-            warnings.filterwarnings("ignore", category=RuntimeWarning)
-            ds = _as_dataset(stacked)
-            r_hat = float(np.nanmax(az.rhat(ds)["v"].values))
-            ess_bulk = float(np.nanmin(az.ess(ds, method="bulk")["v"].values))
-            ess_tail = float(np.nanmin(az.ess(ds, method="tail")["v"].values))
-    stats = getattr(idata, "sample_stats", None)
-    divergences = 0
-    bfmi = float("nan")
-    if stats is not None and "diverging" in stats:
-        divergences = int(np.asarray(stats["diverging"].values).sum())
-    if stats is not None and "energy" in stats:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=RuntimeWarning)
-            bfmi = float(np.min(az.bfmi(idata)))
-    result = {
-        "r_hat_max": r_hat,
-        "ess_bulk_min": ess_bulk,
-        "ess_tail_min": ess_tail,
-        "divergences": divergences,
-        "bfmi_min": bfmi,
-    }
-    failures = []
-    messages = []
-    checks = [
-        (
-            "r_hat",
-            result["r_hat_max"] > r_hat_max,
-            f"R-hat {result['r_hat_max']:.3f} > {r_hat_max}",
-        ),
-        (
-            "ess_bulk",
-            result["ess_bulk_min"] < ess_min,
-            f"bulk ESS {result['ess_bulk_min']:.0f} < {ess_min:.0f}",
-        ),
-        (
-            "ess_tail",
-            result["ess_tail_min"] < ess_min,
-            f"tail ESS {result['ess_tail_min']:.0f} < {ess_min:.0f}",
-        ),
-        ("divergences", divergences > 0, f"{divergences} divergent transitions"),
-        ("bfmi", bfmi < bfmi_min, f"E-BFMI {bfmi:.2f} < {bfmi_min}"),
-    ]
-    for name, failed, text in checks:
-        if failed:
-            failures.append(name)
-            messages.append(f"{text} ({REMEDIES[name]})")
-    result["failures"] = failures
-    result["messages"] = messages
-    result["passed"] = not failures
-    return result
-
-
-# -------------------------------------------------------------------------------------------
-# the model
+from models.bayes.diagnostics import _as_dataset, sampling_diagnostics
+from models.bayes.priors import FAMILIES, LINKS, _resolve_priors
 
 
 def _flat(a: np.ndarray) -> np.ndarray:
@@ -582,8 +239,8 @@ class BayesianMixedModel:
                 f"the `formula` parameter of {where} must be a string like "
                 f"'rating ~ x + (1 | participant)'; got {self.formula!r}"
             )
-        family = _check_choice(self.family, FAMILIES, name="family", where=where)
-        link = _check_choice(self.link, LINKS, name="link", where=where)
+        family = check_choice(self.family, FAMILIES, name="family", where=where)
+        link = check_choice(self.link, LINKS, name="link", where=where)
         if family == "gaussian" and link != "logit":
             raise InvalidParameterError(
                 f"the `link` parameter of {where} applies to family='ordinal' only; "
@@ -599,12 +256,12 @@ class BayesianMixedModel:
             "family": family,
             "link": link,
             "priors": _resolve_priors(self.priors, family=family, link=link, where=where),
-            "draws": _check_int(self.draws, name="draws", where=where, minimum=1),
-            "tune": _check_int(self.tune, name="tune", where=where, minimum=0),
-            "chains": _check_int(self.chains, name="chains", where=where, minimum=1),
-            "target_accept": _check_unit(self.target_accept, name="target_accept", where=where),
-            "ci_level": _check_unit(self.ci_level, name="ci_level", where=where),
-            "seed": _check_seed(self.seed, where=where),
+            "draws": check_int(self.draws, name="draws", where=where, minimum=1),
+            "tune": check_int(self.tune, name="tune", where=where, minimum=0),
+            "chains": check_int(self.chains, name="chains", where=where, minimum=1),
+            "target_accept": check_unit(self.target_accept, name="target_accept", where=where),
+            "ci_level": check_unit(self.ci_level, name="ci_level", where=where),
+            "seed": check_seed(self.seed, where=where),
         }
 
     def _check_fitted(self, where: str) -> None:
@@ -804,13 +461,36 @@ class BayesianMixedModel:
             return np.asarray(inputs.categories, dtype=float)[codes]
         return np.asarray(codes)
 
+    def _eta(
+        self,
+        X_data: np.ndarray,
+        Z: Sequence[np.ndarray],
+        index: Sequence[np.ndarray],
+        *,
+        fresh: Mapping[int, np.ndarray] | None = None,
+    ) -> np.ndarray:
+        """Posterior linear predictor on the data's scale, ``S x n``: the one place it is built.
+
+        ``X_data`` is the fixed design without the intercept; per random block ``r``, ``Z[r]``
+        its data-scale design and ``index[r]`` the fitted level of each row (-1 for a level
+        not in the fitted data, whose effect is 0 unless ``fresh[r]`` gives the effects of
+        those rows, ``S x n_unseen x q``).
+        """
+        draws = self._draws
+        random = []
+        for r, (Zr, idx) in enumerate(zip(Z, index, strict=True)):
+            seen = idx >= 0
+            eff = draws[f"re_{r}"][:, np.where(seen, idx, 0), :]
+            if not seen.all():
+                eff = eff.copy()
+                eff[:, ~seen, :] = 0.0 if fresh is None or r not in fresh else fresh[r]
+            random.append((Zr, eff))
+        return pmod.linear_predictor(draws, X_data, random, intercept=self._inputs.intercept)
+
     def _eta_train(self) -> np.ndarray:
         inputs = self._inputs
-        random = []
-        for r, block in enumerate(inputs.random):
-            Z_data = block.Z * block.scale + block.center
-            random.append((Z_data, self._draws[f"re_{r}"][:, block.codes, :]))
-        return pmod.linear_predictor(self._draws, inputs.X_data, random, intercept=inputs.intercept)
+        Z = [block.Z * block.scale + block.center for block in inputs.random]
+        return self._eta(inputs.X_data, Z, [block.codes for block in inputs.random])
 
     def _loglik(self, eta: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Pointwise log-likelihood on the data's scale (``y``: values or category codes)."""
@@ -1116,23 +796,20 @@ class BayesianMixedModel:
             raise InvalidParameterError(
                 f"{where} needs family='ordinal'; this model is {self._inputs.family!r}"
             )
-        _check_choice(new_groups, ("population", "zero", "raise"), name="new_groups", where=where)
+        check_choice(new_groups, ("population", "zero", "raise"), name="new_groups", where=where)
         new = self._new_rows(data, where=where, need_y=False)
         draws = self._draws
         S = draws["fixed"].shape[0]
-        eta = pmod.linear_predictor(draws, new.X_data, [], intercept=False)
+        eta = self._eta(new.X_data, new.Z, new.index)
         tau2 = np.zeros_like(eta)
         for r, block in enumerate(self._inputs.random):
-            idx = new.index[r]
-            seen = idx >= 0
+            seen = new.index[r] >= 0
             if not seen.all() and new_groups == "raise":
                 unseen = sorted({str(v) for v in new.labels[r][~seen]})
                 raise FormulaError(
                     f"{where}: levels {unseen} of {block.group!r} were not in the fitted data "
                     "(new_groups='raise')"
                 )
-            eff = draws[f"re_{r}"][:, np.where(seen, idx, 0), :]
-            eta = eta + np.where(seen[None, :], np.einsum("snq,nq->sn", eff, new.Z[r]), 0.0)
             if new_groups == "population" and not seen.all():
                 cov = self._block_cov(r)
                 var = np.einsum("nq,sqp,np->sn", new.Z[r], cov, new.Z[r])
@@ -1211,7 +888,7 @@ class BayesianMixedModel:
         """
         where = "BayesianMixedModel.plot_ppc"
         self._check_fitted("plot_ppc")
-        _check_int(max_groups, name="max_groups", where=where, minimum=0)
+        check_int(max_groups, name="max_groups", where=where, minimum=0)
         from matplotlib.figure import Figure
 
         inputs = self._inputs
@@ -1276,12 +953,6 @@ class BayesianMixedModel:
         return fig
 
 
-def _as_dataset(stacked: np.ndarray) -> Any:
-    import xarray as xr
-
-    return xr.Dataset({"v": xr.DataArray(stacked, dims=("chain", "draw", "row"))})
-
-
 def _json_value(value: Any) -> Any:
     if value is None:
         return None
@@ -1314,366 +985,3 @@ def _loo(idata: Any, *, pointwise: bool, name: str) -> Any:
             warnings.filterwarnings("ignore", message=".*Pareto.*", category=UserWarning)
             result = az.loo(idata, pointwise=False)
     return result
-
-
-# -------------------------------------------------------------------------------------------
-# comparison and cross-validation
-
-
-def _discretized_gaussian(model: BayesianMixedModel, categories: np.ndarray) -> np.ndarray:
-    """Log probability of each observed category under a gaussian model, ``S x n``."""
-    from scipy import special
-
-    inputs = model._inputs
-    eta = model._eta_train()
-    sigma = model._draws["sigma"][:, None]
-    k = np.searchsorted(categories, inputs.y_data)
-    mids = (categories[1:] + categories[:-1]) / 2
-    upper = np.concatenate([mids, [np.inf]])[k]
-    lower = np.concatenate([[-np.inf], mids])[k]
-    log_up = special.log_ndtr((upper - eta) / sigma)
-    log_lo = special.log_ndtr((lower - eta) / sigma)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = log_up + np.log1p(-np.exp(np.minimum(log_lo - log_up, 0.0)))
-    return np.maximum(out, np.log(np.finfo(float).tiny))
-
-
-def compare(
-    models: Mapping[str, BayesianMixedModel] | Sequence[BayesianMixedModel],
-) -> pd.DataFrame:
-    """Rank fitted models of the same observations by PSIS-LOO (``arviz.compare``).
-
-    Parameters
-    ----------
-    models : mapping of name to BayesianMixedModel, or sequence
-        Fitted models of the same response rows; a sequence is named ``model_0``, ...
-
-    Returns
-    -------
-    pandas.DataFrame
-        ArviZ's comparison table, one row per model, best first: ``rank``, ``elpd_loo``,
-        ``p_loo``, ``elpd_diff``, ``weight`` (stacking), ``se``, ``dse``, ``warning``,
-        ``scale``.
-
-    Raises
-    ------
-    InvalidParameterError
-        For fewer than two models, an unfitted model, or models of different rows.
-
-    Notes
-    -----
-    An ordinal model assigns probabilities to categories while a gaussian one assigns
-    densities, so their raw log-likelihoods are not comparable. When the families differ,
-    each gaussian model is scored instead by the probability it gives the observed
-    category: the normal mass between the midpoints of adjacent observed categories
-    (the outer categories open-ended), which puts both families on the same discrete
-    scale. Comparisons within a family use each model's own likelihood.
-    """
-    import arviz as az
-
-    where = "compare"
-    if isinstance(models, Mapping):
-        named = dict(models)
-    elif isinstance(models, Sequence) and not isinstance(models, str):
-        named = {f"model_{i}": m for i, m in enumerate(models)}
-    else:
-        raise InvalidParameterError(
-            f"the `models` parameter of {where} must be a mapping or sequence of fitted "
-            f"BayesianMixedModel; got {type(models).__name__}"
-        )
-    if len(named) < 2:
-        raise InvalidParameterError(f"{where} needs at least two models; got {len(named)}")
-    for name, m in named.items():
-        if not isinstance(m, BayesianMixedModel) or not hasattr(m, "idata_"):
-            raise InvalidParameterError(
-                f"models[{name!r}] of {where} is not a fitted BayesianMixedModel"
-            )
-    first = next(iter(named.values()))
-    for name, m in named.items():
-        same = m.n_obs_ == first.n_obs_ and np.array_equal(
-            np.asarray(m.idata_.observed_data["y"].values, dtype=float),
-            np.asarray(first.idata_.observed_data["y"].values, dtype=float),
-        )
-        if not same:
-            raise InvalidParameterError(
-                f"models[{name!r}] of {where} was fitted to other observations than the "
-                "first model; LOO comparisons need the same response rows"
-            )
-    families = {m._inputs.family for m in named.values()}
-    idatas = {}
-    if len(families) > 1:
-        y = np.asarray(first.idata_.observed_data["y"].values, dtype=float)
-        categories = np.unique(y)
-        if not np.all(np.round(categories) == categories):
-            raise InvalidParameterError(
-                f"{where}: comparing ordinal and gaussian models needs whole-number ratings"
-            )
-        for name, m in named.items():
-            if m._inputs.family == "gaussian":
-                import xarray as xr
-
-                ll = _discretized_gaussian(m, categories)
-                post = m.idata_.posterior
-                shape = (post.sizes["chain"], post.sizes["draw"], m.n_obs_)
-                idatas[name] = az.InferenceData(
-                    posterior=post,
-                    log_likelihood=xr.Dataset(
-                        {"y": xr.DataArray(ll.reshape(shape), dims=("chain", "draw", "obs"))}
-                    ),
-                )
-            else:
-                idatas[name] = m.idata_
-    else:
-        idatas = {name: m.idata_ for name, m in named.items()}
-    for name, idata in idatas.items():
-        _loo(idata, pointwise=False, name=f"compare (model {name!r})")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*Pareto.*", category=UserWarning)
-        return az.compare(idatas, ic="loo")
-
-
-@dataclass(frozen=True)
-class GroupCVResult:
-    """Leave-one-group-out cross-validation of a :class:`BayesianMixedModel`.
-
-    Attributes
-    ----------
-    elpd : float
-        Sum over held-out groups of the log predictive density of their observations.
-    se : float
-        Standard error of ``elpd``: ``sqrt(G) x sd`` of the per-group values.
-    pointwise : pandas.DataFrame
-        One row per held-out level: ``group``, ``level``, ``n`` (its observations),
-        ``elpd``, ``elpd_per_obs``, and the refit's ``r_hat_max``, ``ess_bulk_min``,
-        ``divergences``.
-    """
-
-    elpd: float
-    se: float
-    pointwise: pd.DataFrame
-
-
-def leave_one_group_out(
-    model: BayesianMixedModel,
-    data: pd.DataFrame,
-    *,
-    group: str,
-    levels: Sequence[Any] | None = None,
-    draws: int | None = None,
-    tune: int | None = None,
-) -> GroupCVResult:
-    """Refit ``model`` once per held-out group level and score the held-out observations.
-
-    Parameters
-    ----------
-    model : BayesianMixedModel
-        Template (fitted or not): formula, family, priors and sampler settings.
-    data : pandas.DataFrame
-        The full data.
-    group : str
-        Grouping factor to hold out (a data column named in a random term), e.g.
-        ``"participant"``.
-    levels : sequence, optional
-        Levels to hold out (all by default); a subset keeps the cost down.
-    draws, tune : int, optional
-        Override the model's draws and tuning steps for the refits.
-
-    Returns
-    -------
-    GroupCVResult
-        Total ``elpd``, its ``se`` and the per-level table.
-
-    Raises
-    ------
-    InvalidParameterError
-        For an unknown ``group`` or level.
-
-    Warns
-    -----
-    SamplingWarning
-        Once, naming the levels whose refit failed the diagnostics gate.
-
-    Notes
-    -----
-    For a held-out level ``j`` with observations ``y_j``::
-
-        elpd_j = log p(y_j | y_-j) = log E_{theta ~ p(theta | y_-j)} E_{u ~ N(0, Sigma)}
-                 prod_i p(y_ji | theta, u)
-
-    The group's effects ``u`` (all its random-effects blocks jointly) are integrated by
-    product Gauss-Hermite quadrature, because one participant's ratings share them; the
-    effects of other factors use their posterior values, and for levels seen only in the
-    held-out rows one draw from their fitted distribution per posterior draw.
-    """
-    where = "leave_one_group_out"
-    if not isinstance(model, BayesianMixedModel):
-        raise InvalidParameterError(
-            f"the `model` parameter of {where} must be a BayesianMixedModel; "
-            f"got {type(model).__name__}"
-        )
-    if not isinstance(data, pd.DataFrame):
-        raise InvalidParameterError(
-            f"the `data` parameter of {where} must be a pandas DataFrame; got {type(data).__name__}"
-        )
-    from models.formula import parse_formula
-
-    spec = parse_formula(model.formula)
-    groups = [t.group for t in spec.random]
-    if group not in groups or group not in data.columns:
-        raise InvalidParameterError(
-            f"the `group` parameter of {where} must be a grouping column of the formula "
-            f"({sorted(set(groups))}); got {group!r}"
-        )
-    present = pd.unique(data[group].dropna())
-    if levels is None:
-        chosen = list(np.sort(present))
-    else:
-        chosen = list(levels)
-        missing = [lv for lv in chosen if lv not in set(present.tolist())]
-        if missing or not chosen:
-            raise InvalidParameterError(
-                f"the `levels` parameter of {where} must name levels of {group!r}; "
-                f"not found: {missing or 'none given'}"
-            )
-    overrides = {}
-    if draws is not None:
-        overrides["draws"] = draws
-    if tune is not None:
-        overrides["tune"] = tune
-    records = []
-    failed = []
-    for level in chosen:
-        mask = (data[group] == level).to_numpy()
-        refit = model._clone(**overrides)
-        diag = refit._fit(data.loc[~mask])
-        if diag["failures"]:
-            failed.append(str(level))
-        elpd, n = _held_out_elpd(refit, data.loc[mask], group=group)
-        records.append(
-            {
-                "group": group,
-                "level": level,
-                "n": n,
-                "elpd": elpd,
-                "elpd_per_obs": elpd / n if n else float("nan"),
-                "r_hat_max": diag["r_hat_max"],
-                "ess_bulk_min": diag["ess_bulk_min"],
-                "divergences": diag["divergences"],
-            }
-        )
-    if failed:
-        warnings.warn(
-            f"{where}: the refits without levels {failed} of {group!r} failed the diagnostics "
-            "gate (see pointwise r_hat_max, ess_bulk_min, divergences); raise draws/tune",
-            SamplingWarning,
-            stacklevel=2,
-        )
-    table = pd.DataFrame.from_records(records)
-    values = table["elpd"].to_numpy(dtype=float)
-    se = float(np.sqrt(len(values)) * values.std(ddof=1)) if len(values) > 1 else float("nan")
-    return GroupCVResult(elpd=float(values.sum()), se=se, pointwise=table)
-
-
-def _held_out_elpd(
-    model: BayesianMixedModel, held: pd.DataFrame, *, group: str
-) -> tuple[float, int]:
-    from scipy.special import logsumexp
-
-    where = "leave_one_group_out"
-    new = model._new_rows(held, where=where, need_y=True)
-    draws = model._draws
-    inputs = model._inputs
-    S = draws["fixed"].shape[0]
-    eta = pmod.linear_predictor(draws, new.X_data, [], intercept=inputs.intercept)
-    rng = np.random.default_rng(model._opts["seed"])
-    Zg, covs = [], []
-    for r, block in enumerate(inputs.random):
-        idx = new.index[r]
-        if block.group == group:
-            Zg.append(new.Z[r])
-            covs.append(model._block_cov(r))
-            continue
-        seen = idx >= 0
-        eff = draws[f"re_{r}"][:, np.where(seen, idx, 0), :]
-        if not seen.all():
-            # one draw per posterior draw for each level met only in the held-out rows
-            cov = model._block_cov(r)
-            chol = np.linalg.cholesky(cov + 1e-12 * np.eye(cov.shape[1]))
-            new_levels, inverse = np.unique(new.labels[r][~seen].astype(str), return_inverse=True)
-            e = rng.standard_normal((S, len(new_levels), cov.shape[1]))
-            fresh = np.einsum("sqp,slp->slq", chol, e)
-            eff = eff.copy()
-            eff[:, ~seen, :] = fresh[:, inverse, :]
-        eta = eta + np.einsum("snq,nq->sn", eff, new.Z[r])
-    Z = np.concatenate(Zg, axis=1)
-    q = Z.shape[1]
-    cov = np.zeros((S, q, q))
-    start = 0
-    for c in covs:
-        k = c.shape[1]
-        cov[:, start : start + k, start : start + k] = c
-        start += k
-    cov = cov + 1e-12 * np.eye(q)
-
-    if inputs.family == "gaussian":
-        sigma = draws["sigma"]
-
-        def loglik(e: np.ndarray) -> np.ndarray:  # e: S x ... x n
-            sig = sigma.reshape((S,) + (1,) * (e.ndim - 1))
-            return -0.5 * ((new.y - e) / sig) ** 2 - np.log(sig) - 0.5 * math.log(2 * math.pi)
-    else:
-        cut = draws["cutpoints"]
-
-        def loglik(e: np.ndarray) -> np.ndarray:
-            flat = e.reshape(S, -1, e.shape[-1])
-            G = flat.shape[1]
-            cuts = np.repeat(cut, G, axis=0)
-            out = pmod.ordinal_loglik(flat.reshape(S * G, -1), cuts, new.y, inputs.link)
-            return out.reshape(e.shape)
-
-    total = _log_marginal(eta, Z, cov, loglik)
-    return float(logsumexp(total) - math.log(S)), int(len(new.y))
-
-
-def _log_marginal(eta: np.ndarray, Z: np.ndarray, cov: np.ndarray, loglik: Any) -> np.ndarray:
-    """``log int prod_i p(y_i | eta_i + z_i u) N(u; 0, cov) du`` per draw, by adaptive quadrature.
-
-    Newton steps find the mode of the integrand in ``u`` (the likelihood is log-concave in
-    ``eta`` for both families), and product Gauss-Hermite nodes are placed on the normal
-    approximation there (exact for the gaussian family).
-    """
-    from scipy.special import logsumexp
-
-    S, q = cov.shape[0], cov.shape[1]
-    prec = np.linalg.inv(cov)
-    _, logdet_cov = np.linalg.slogdet(cov)
-    u = np.zeros((S, q))
-    h = 1e-4
-    for _ in range(25):
-        e = eta + u @ Z.T
-        up, mid, down = loglik(e + h), loglik(e), loglik(e - h)
-        g = (up - down) / (2 * h)
-        H = np.minimum((up - 2 * mid + down) / h**2, -1e-12)
-        grad = g @ Z - np.einsum("sqp,sp->sq", prec, u)
-        hess = np.einsum("sn,nq,np->sqp", H, Z, Z) - prec
-        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-        u = u - step
-        if np.max(np.abs(step)) < 1e-10:
-            break
-    post_cov = np.linalg.inv(-hess)
-    L = np.linalg.cholesky(post_cov)
-    n_nodes = {1: 20, 2: 10, 3: 6}.get(q, 4)
-    x, w = np.polynomial.hermite.hermgauss(n_nodes)
-    grid = np.stack([g.ravel() for g in np.meshgrid(*([x] * q), indexing="ij")], axis=1)
-    logw = np.sum(
-        np.log(np.stack([g.ravel() for g in np.meshgrid(*([w] * q), indexing="ij")], axis=1)),
-        axis=1,
-    )
-    nodes = u[:, None, :] + math.sqrt(2.0) * np.einsum("sqp,gp->sgq", L, grid)  # S x G x q
-    e = eta[:, None, :] + nodes @ Z.T  # S x G x n
-    ll = loglik(e).sum(axis=-1)
-    logprior = -0.5 * np.einsum("sgq,sqp,sgp->sg", nodes, prec, nodes) - 0.5 * (
-        logdet_cov[:, None] + q * math.log(2 * math.pi)
-    )
-    log_jac = 0.5 * q * math.log(2.0) + np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), axis=1)
-    return log_jac + logsumexp(ll + logprior + logw + np.sum(grid**2, axis=1), axis=1)
