@@ -40,6 +40,7 @@ __all__ = [
     "plot_trajectories",
     "plot_wave_distributions",
     "empathy_course_table",
+    "figure_style",
     "save_figure",
     "within_subject_ci",
 ]
@@ -50,13 +51,29 @@ _PANEL_WIDTH = 3.6
 _PANEL_HEIGHT = 3.2
 
 
+_SAVE_RC = {"svg.hashsalt": "longitudinal", "svg.fonttype": "none"}
+
+
 @contextmanager
-def _style():
+def figure_style():
+    """Style every figure of the package alike (seaborn's whitegrid theme, one font scale).
+
+    A context manager that yields :mod:`seaborn`; it changes matplotlib's settings only
+    inside the ``with`` block. Figures drawn elsewhere in the package (the effects plot of
+    the prediction section, posterior predictive checks) use it too.
+
+    Examples
+    --------
+    >>> from longitudinal.plotting import figure_style
+    >>> with figure_style() as sns:
+    ...     palette = sns.color_palette("colorblind")
+    """
     import matplotlib as mpl
     import seaborn as sns
 
     rc = {**sns.axes_style("whitegrid"), **sns.plotting_context("notebook", font_scale=0.85)}
-    rc.update({"axes.titleweight": "bold", "figure.dpi": 100, "svg.hashsalt": "longitudinal"})
+    rc.update({"axes.titleweight": "bold", "axes.titlesize": 10.5, "figure.dpi": 100})
+    rc.update(_SAVE_RC)
     with mpl.rc_context(rc):
         yield sns
 
@@ -74,6 +91,16 @@ def _new_figure(n_panels: int, *, ncols: int | None = None, polar: bool = False,
     for k in range(n_panels):
         axes.append(fig.add_subplot(nrows, ncols, k + 1, projection="polar" if polar else None))
     return fig, axes
+
+
+def _short_title(text: str, width: int = 32) -> str:
+    """Wrap a panel title onto lines of at most ``width`` characters (at most two lines)."""
+    import textwrap
+
+    lines = textwrap.wrap(text, width)
+    if len(lines) > 2:
+        lines = [lines[0], textwrap.shorten(" ".join(lines[1:]), width, placeholder="…")]
+    return "\n".join(lines)
 
 
 def _check_frame(data: Any, columns: Sequence[str], *, func: str, param: str = "data") -> None:
@@ -113,8 +140,8 @@ def _wave_order(data: pd.DataFrame, wave_col: str, waves: Sequence[str] | None) 
     return [str(w) for w in pd.unique(col.dropna())]
 
 
-def save_figure(fig: Figure, path: str | Path, *, dpi: int = 120) -> Path:
-    """Write a figure as a PNG whose bytes depend only on the figure.
+def save_figure(fig: Figure, path: str | Path, *, dpi: int = 120, vector: bool = False) -> Path:
+    """Write a figure as a PNG (and optionally an SVG) whose bytes depend only on the figure.
 
     Parameters
     ----------
@@ -123,7 +150,9 @@ def save_figure(fig: Figure, path: str | Path, *, dpi: int = 120) -> Path:
     path : str or path-like
         Target file (``.png``).
     dpi : int, default 120
-        Resolution.
+        Resolution of the PNG.
+    vector : bool, default False
+        Also write the figure as SVG beside the PNG (same name, ``.svg``), for papers.
 
     Returns
     -------
@@ -132,11 +161,23 @@ def save_figure(fig: Figure, path: str | Path, *, dpi: int = 120) -> Path:
 
     Notes
     -----
-    The PNG carries no ``Software`` or time stamp metadata, so the same figure gives the
-    same bytes.
+    The files carry no software name or time stamp, and the SVG's element ids come from a
+    fixed salt, so the same figure gives the same bytes. The bounding box is fitted to what
+    is drawn, so labels at the edge (radar spokes, long tick labels) are never cut off.
     """
+    import matplotlib as mpl
+
     path = Path(path)
-    fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
+    tight = {"bbox_inches": "tight", "pad_inches": 0.08}
+    with mpl.rc_context(_SAVE_RC):
+        fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None}, **tight)
+        if vector:
+            fig.savefig(
+                path.with_suffix(".svg"),
+                format="svg",
+                metadata={"Date": None, "Creator": None},
+                **tight,
+            )
     return path
 
 
@@ -264,7 +305,7 @@ def plot_trajectories(
     order = _wave_order(data, wave_col, waves)
     pos = {w: i for i, w in enumerate(order)}
     labels = dict(labels or {})
-    with _style() as sns:
+    with figure_style() as sns:
         fig, axes = _new_figure(len(scales))
         palette = sns.color_palette("colorblind")
         for ax, scale in zip(axes, scales, strict=True):
@@ -347,7 +388,7 @@ def plot_wave_distributions(
     _check_frame(data, [wave_col, *scales], func=func)
     order = _wave_order(data, wave_col, waves)
     labels = dict(labels or {})
-    with _style() as sns:
+    with figure_style() as sns:
         fig, axes = _new_figure(len(scales))
         for ax, scale in zip(axes, scales, strict=True):
             sub = data[[wave_col, scale]].dropna()
@@ -411,7 +452,7 @@ def plot_reliable_change(
     _check_frame(data, [pre_col, post_col, threshold_col, scale_col], func=func)
     scales = list(pd.unique(data[scale_col]))
     labels = dict(labels or {})
-    with _style() as sns:
+    with figure_style() as sns:
         palette = sns.color_palette("colorblind")
         fig, axes = _new_figure(max(len(scales), 1))
         for ax, scale in zip(axes, scales, strict=False):
@@ -438,7 +479,7 @@ def plot_reliable_change(
                     line + t,
                     color="0.85",
                     zorder=0,
-                    label=f"no reliable change (|Δ| < {t:.3g})",
+                    label="band of no reliable change",
                 )
                 diff = sub[post_col] - sub[pre_col]
                 groups = [
@@ -448,6 +489,7 @@ def plot_reliable_change(
                 ]
             else:
                 groups = [(pd.Series(True, index=sub.index), "0.35", "participants")]
+            counts = []
             for mask, color, name in groups:
                 pts = sub.loc[mask]
                 ax.scatter(
@@ -455,18 +497,22 @@ def plot_reliable_change(
                     pts[post_col],
                     s=18,
                     color=color,
-                    label=f"{name} ({len(pts)})",
+                    label=name,
                     zorder=3,
                     edgecolor="white",
                     lw=0.4,
                 )
+                counts.append(f"{name.removeprefix('reliably ')} {len(pts)}")
             ax.set_xlim(lo, hi)
             ax.set_ylim(lo, hi)
             ax.set_aspect("equal", adjustable="box")
-            ax.set_title(labels.get(scale, str(scale)))
-            ax.set_xlabel("pre")
+            ax.set_title(_short_title(labels.get(scale, str(scale))))
+            band = f"; band |Δ| < {thresholds[0]:.3g}" if len(thresholds) == 1 else ""
+            ax.set_xlabel(f"pre\n({', '.join(counts)}{band})", fontsize=8)
             ax.set_ylabel("post")
-            ax.legend(fontsize=6.5, loc="upper left", frameon=True)
+        handles, names = axes[0].get_legend_handles_labels()
+        names = [n.split(" (|")[0] for n in names]
+        fig.legend(handles, names, loc="outside lower center", ncols=len(names), frameon=False)
     return fig
 
 
@@ -503,7 +549,7 @@ def plot_rating_distribution(
     func = "plot_rating_distribution"
     _check_frame(data, [rating_col], func=func)
     values = data[rating_col].dropna().astype(float)
-    with _style() as sns:
+    with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
         fig, (ax,) = _new_figure(1, figsize=(5.0, 3.4))
         whole = float(scale_min).is_integer() and float(scale_max).is_integer()
@@ -578,9 +624,9 @@ def plot_big_five_radar(
     sub = data[columns].dropna().astype(float)
     angles = np.linspace(0, 2 * np.pi, len(columns), endpoint=False)
     closed = np.append(angles, angles[0])
-    with _style() as sns:
+    with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
-        fig, (ax,) = _new_figure(1, polar=True, figsize=(5.0, 4.6))
+        fig, (ax,) = _new_figure(1, polar=True, figsize=(5.6, 5.0))
         for row in sub.to_numpy():
             ax.plot(closed, np.append(row, row[0]), color=_PERSON_COLOR, alpha=0.25, lw=0.6)
         mean = sub.mean().to_numpy()
@@ -594,12 +640,24 @@ def plot_big_five_radar(
         )
         ax.plot(closed, np.append(mean, mean[0]), color=color, lw=2.2, marker="o")
         ax.set_xticks(angles, [labels.get(c, c) for c in columns])
-        ax.tick_params(axis="x", pad=8)
+        ax.tick_params(axis="x", pad=10)
         ax.set_ylim(scale_min, scale_max)
         ticks = np.linspace(scale_min, scale_max, 5)
-        ax.set_yticks(ticks, [f"{t:g}" for t in ticks], fontsize=7, color="0.4")
-        ax.set_rlabel_position(180 / len(columns))
-        ax.set_title(f"Trait profile (n = {len(sub)}; mean ± 1 SD)")
+        ax.set_yticks(ticks, [""] * len(ticks))
+        between = np.pi / len(columns)  # halfway between the first two spokes
+        for t in ticks[1:]:  # drawn above the band and the person lines, on a white box
+            ax.text(
+                between,
+                t,
+                f"{t:g}",
+                fontsize=7.5,
+                color="0.25",
+                ha="center",
+                va="center",
+                zorder=10,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 0.8},
+            )
+        ax.set_title(f"Trait profile (n = {len(sub)}; mean ± 1 SD)", pad=18)
     return fig
 
 
@@ -628,7 +686,7 @@ def plot_demographics(data: pd.DataFrame, *, columns: Sequence[str]) -> Figure:
     func = "plot_demographics"
     columns = _as_list(columns, func=func, param="columns")
     _check_frame(data, columns, func=func)
-    with _style() as sns:
+    with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
         fig, axes = _new_figure(len(columns))
         for ax, col in zip(axes, columns, strict=True):
@@ -710,7 +768,7 @@ def plot_state_course(
     _check_ci(ci_level, func)
     order = _wave_order(data, wave_col, waves)
     labels = dict(labels or {})
-    with _style() as sns:
+    with figure_style() as sns:
         palette = sns.color_palette("colorblind")
         fig, axes = _new_figure(len(scales))
         for ax, scale in zip(axes, scales, strict=True):
@@ -822,7 +880,7 @@ def plot_empathy_course(
     )
     sub = data[[id_col, time_col, rating_col]].dropna()
     person = sub.groupby([id_col, time_col], sort=True)[rating_col].mean().reset_index()
-    with _style() as sns:
+    with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
         fig, (ax,) = _new_figure(1, figsize=(6.4, 3.6))
         for _, one in person.groupby(id_col, sort=True):

@@ -262,7 +262,7 @@ def write_report(
         demo=demo,
         previous_evaluate=previous_evaluate,
     )
-    ctx.notes.extend(ctx.scrub(n) for n in study.meta.get("scoring_notes", []))
+    ctx.note(*(ctx.scrub(n) for n in study.meta.get("scoring_notes", [])))
     ctx.frames = {
         "person_wave": rename_ids(study.person_wave_frame(), cfg.id_col, id_map),
         "story": rename_ids(study.story_frame(), cfg.id_col, id_map),

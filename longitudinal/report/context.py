@@ -50,6 +50,12 @@ class ReportContext:
         """The study's configuration (``study.toml``)."""
         return self.study.config
 
+    def note(self, *texts: str) -> None:
+        """Record warnings for the Notes section and provenance.json, each text once."""
+        for text in texts:
+            if text not in self.notes:
+                self.notes.append(text)
+
     def scrub(self, text: str) -> str:
         """Replace raw participant ids in free text by their pseudonyms."""
         if not self.options.pseudonymize or not self.id_map:

@@ -102,4 +102,6 @@ def figure(figures: Mapping[str, tuple[str, str]], out: Path, name: str) -> Mark
         return Markup("")
     file, caption = figures[name]
     data = "data:image/png;base64," + base64.b64encode((out / file).read_bytes()).decode("ascii")
-    return render("figure.html.j2", file=file, caption=caption, data=data)
+    svg = file.removesuffix(".png") + ".svg"
+    svg = svg if (out / svg).is_file() else None
+    return render("figure.html.j2", file=file, svg=svg, caption=caption, data=data)

@@ -62,5 +62,10 @@ def provenance(ctx: ReportContext) -> dict[str, Any]:
             [REPORT_FILE, EXCLUSIONS_FILE, PROVENANCE_FILE]
             + [f"tables/{n}.csv" for n in ctx.tables]
             + [f for f, _ in ctx.figures.values()]
+            + [
+                svg
+                for f, _ in ctx.figures.values()
+                if (ctx.out / (svg := f.removesuffix(".png") + ".svg")).is_file()
+            ]
         ),
     }

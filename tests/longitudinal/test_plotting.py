@@ -170,10 +170,20 @@ def test_reliable_change_counts_people_outside_the_band(pyplot):
         }
     )
     fig = plot_reliable_change(data)
-    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert "reliably higher (1)" in legend
-    assert "reliably lower (1)" in legend
-    assert "no reliable change (3)" in legend
+    assert "higher 1, lower 1, no reliable change 3; band |Δ| < 2" in fig.axes[0].get_xlabel()
+    # one legend for the figure, outside every panel, so it never covers a point
+    assert fig.axes[0].get_legend() is None
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "band of no reliable change",
+        "reliably higher",
+        "reliably lower",
+        "no reliable change",
+    ]
+    fig.canvas.draw()
+    box = legend.get_window_extent()
+    for ax in fig.axes:
+        assert not box.overlaps(ax.get_window_extent())
 
 
 def test_reliable_change_rejects_varying_threshold(pyplot):
@@ -236,3 +246,23 @@ def test_no_global_pyplot_figures(pyplot, person_wave):
     before = len(pyplot.get_fignums())
     plot_trajectories(person_wave, scales=["cls"])
     assert len(pyplot.get_fignums()) == before
+
+
+def test_vector_copy_is_deterministic_and_undated(pyplot, person_wave, tmp_path):
+    for name in ("a", "b"):
+        save_figure(
+            plot_trajectories(person_wave, scales=["cls"]), tmp_path / f"{name}.png", vector=True
+        )
+    first, second = (tmp_path / "a.svg").read_bytes(), (tmp_path / "b.svg").read_bytes()
+    assert first == second
+    assert b"<svg" in first and b"<dc:date>" not in first
+
+
+def test_radar_value_labels_sit_above_the_band(pyplot):
+    data = pd.DataFrame({c: [2.0, 3.0, 4.0, 3.5] for c in ("a", "b", "c", "d", "e")})
+    fig = plot_big_five_radar(data, columns=["a", "b", "c", "d", "e"])
+    ax = fig.axes[0]
+    texts = [t for t in ax.texts if t.get_text() in {"2", "3", "4", "5"}]
+    assert [t.get_text() for t in texts] == ["2", "3", "4", "5"]
+    top = max(a.get_zorder() for a in (*ax.lines, *ax.collections))
+    assert all(t.get_zorder() > top and t.get_bbox_patch() is not None for t in texts)

@@ -44,7 +44,7 @@ class Section:
             self._compute(ctx)
         except SectionUnavailable as why:
             self.unavailable = ctx.scrub(str(why))
-            ctx.notes.append(f"{self.heading}: {self.unavailable}")
+            ctx.note(f"{self.heading}: {self.unavailable}")
 
     def render(self, ctx: ReportContext) -> Markup | None:
         """Return the section's HTML, a note in its place, or ``None`` to leave it out."""

@@ -86,7 +86,7 @@ class ChangeSection(Section):
     def _compute(self, ctx: ReportContext) -> None:
         cfg = ctx.config
         if len(cfg.waves) < 2 and ctx.states:
-            ctx.notes.append("change analyses need at least two waves; the study declares one")
+            ctx.note("change analyses need at least two waves; the study declares one")
             ctx.states = []
         growth_time(ctx)
         parts: dict[str, list[pd.DataFrame]] = {}
@@ -132,7 +132,7 @@ class ChangeSection(Section):
                 ci_level=ctx.options.ci_level,
             )
         for w in caught:
-            ctx.notes.append(ctx.scrub(f"{ctx.labels[column]}: {w.message}"))
+            ctx.note(ctx.scrub(f"{ctx.labels[column]}: {w.message}"))
         return result
 
     @staticmethod
@@ -223,7 +223,7 @@ def _saver(ctx: ReportContext):
     from longitudinal import plotting
 
     def save(name: str, fig: Any, caption: str) -> None:
-        plotting.save_figure(fig, ctx.out / "figures" / f"{name}.png")
+        plotting.save_figure(fig, ctx.out / "figures" / f"{name}.png", vector=True)
         ctx.figures[name] = (f"figures/{name}.png", caption)
 
     return save
@@ -256,7 +256,8 @@ def _state_view(ctx: ReportContext, column: str) -> dict[str, Any]:
     growth = meta.get("growth", {})
     view["growth"] = growth
     view["growth_caption"] = (
-        f"Growth model: {growth.get('formula', '')} (time in {ctx.growth_time_unit})"
+        f"Growth model: {growth.get('formula', '')} (time in {ctx.growth_time_unit}; "
+        "t tests with Satterthwaite df)"
     )
     view["random_text"] = ", ".join(
         f"SD({r.term or 'residual'}) = {num(r.sd, 3)}"

@@ -37,7 +37,7 @@ class PredictorsSection(Section):
         )
         ctx.tables.update(section.tables)
         ctx.figures.update(section.figures)
-        ctx.notes.extend(ctx.scrub(n) for n in section.notes)
+        ctx.note(*(ctx.scrub(n) for n in section.notes))
         ctx.results["predictors"] = section
         self.anchor, self.heading = section.anchor, section.heading
 
@@ -77,7 +77,7 @@ def _copy_evaluation(ctx: ReportContext) -> pd.DataFrame | None:
         if not metrics.is_file():
             continue
         if ctx.options.pseudonymize and _names_participants(metrics, ctx):
-            ctx.notes.append(
+            ctx.note(
                 f"{metrics.name} in {source.name}/ names participants; it was not copied into "
                 "the pseudonymized report"
             )
@@ -89,7 +89,7 @@ def _copy_evaluation(ctx: ReportContext) -> pd.DataFrame | None:
         try:
             return pd.read_csv(target / "metrics.csv")
         except (ValueError, pd.errors.ParserError) as err:
-            ctx.notes.append(f"evaluate/metrics.csv could not be read as a table ({err})")
+            ctx.note(f"evaluate/metrics.csv could not be read as a table ({err})")
             return pd.DataFrame()
     return None
 

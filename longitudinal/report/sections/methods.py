@@ -35,9 +35,14 @@ def methods_text(ctx: ReportContext) -> str:
     n_drop = int((excl["scope"] == "study").sum())
     n_nr = int((excl["scope"] == "story_frame").sum())
     sentences = [_scoring_sentence(ctx) + _alpha_sentence(ctx)]
+    traits = list(study.trait_instruments)
     sentences.append(
-        f"Traits ({join_words(list(study.trait_instruments))}) were taken from the {waves[0]} "
-        "survey; each session was paired with the state scores of the participant's nearest "
+        (
+            f"Traits ({join_words(traits)}) were taken from the {waves[0]} survey; each "
+            if traits
+            else "Each "
+        )
+        + "session was paired with the state scores of the participant's nearest "
         "preceding survey (completed on or before the session's start). Time was coded from "
         "the session start as days and weeks since the participant's first session and as the "
         "session index."
@@ -150,6 +155,17 @@ def _alpha_sentence(ctx: ReportContext) -> str:
     text = f" Cronbach's α at {first} = " + join_words(parts) + "."
     if len(undefined):
         text += f" α is undefined for {join_words(list(undefined))} (single item)."
+    negative = sub.loc[sub["alpha"] < 0]
+    if not negative.empty:
+        names = [
+            ctx.labels.get(scale_column(r.instrument, r.scale), r.scale)
+            for r in negative.itertuples(index=False)
+        ]
+        text += (
+            f" A negative α ({join_words(names)}) means the items correlate negatively on "
+            "average: check the reverse keys and the item coding before interpreting these "
+            "scores."
+        )
     return text
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -81,6 +82,11 @@ class ReliabilitySection(Section):
             order = {w: i for i, w in enumerate(ctx.config.waves)}
             rel = rel.assign(_w=rel["wave"].map(order)).sort_values(["_w"], kind="mergesort")
             rel = rel.drop(columns="_w").reset_index(drop=True)
+            rel["flag"] = np.select(
+                [rel["alpha"].isna(), rel["alpha"] < 0, rel["alpha"] < 0.5],
+                ["undefined", "negative: check keys and coding", "low"],
+                default="",
+            )
         ctx.tables["reliability"] = rel
 
     def _body(self, ctx: ReportContext) -> Markup | None:
