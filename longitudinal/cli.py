@@ -380,8 +380,10 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=(
             "Load and validate a study directory, score every instrument, analyse the change "
             "of each state scale from pre to post, and write report.html (figures embedded), "
-            "tables/*.csv, figures/*.png, the exclusion log and provenance.json. Participant "
-            "ids are replaced by pseudonyms unless --no-pseudonymize is given."
+            "tables/*.csv, figures/*.png and *.svg, the exclusion log and provenance.json. "
+            "Participant ids are replaced by pseudonyms unless --no-pseudonymize is given; "
+            "their order comes from a secret key kept beside (never inside) the report folder "
+            "(--pseudonym-key, default OUT.pseudonym-key, created on the first run)."
         ),
         epilog="example:\n  longitudinal report my-study --out my-study-report",
         formatter_class=_Formatter,
@@ -393,6 +395,13 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="replace participant ids by pseudonyms (default: on)",
+    )
+    parser.add_argument(
+        "--pseudonym-key",
+        type=Path,
+        metavar="FILE",
+        help="secret key of the pseudonyms (default: OUT.pseudonym-key beside the report; "
+        "created on the first run, reused afterwards; keep it private)",
     )
     parser.add_argument(
         "--retest",
@@ -415,7 +424,10 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _report(args: argparse.Namespace) -> int:
     from longitudinal.report import build_report
+    from longitudinal.report.pseudonyms import default_key_path
 
+    key = args.pseudonym_key or default_key_path(args.out)
+    had_key = key.exists()
     path = build_report(
         args.study_dir,
         args.out,
@@ -425,8 +437,14 @@ def _report(args: argparse.Namespace) -> int:
         ci_level=args.ci_level,
         bayes=args.bayes,
         overwrite=args.overwrite,
+        pseudonym_key=key,
     )
     print(f"wrote the change report to {path / 'report.html'}")
+    if args.pseudonymize and not had_key:
+        print(
+            f"created the pseudonym key {key}: keep it private and outside the report; reruns "
+            "with it give the same pseudonyms"
+        )
     return 0
 
 

@@ -13,22 +13,23 @@ figures (:mod:`longitudinal.plotting`) and writes one folder::
 
 The folder is written atomically: everything goes to a temporary sibling folder that is
 renamed at the end, so a failed run leaves no half report. Participant ids are replaced by
-pseudonyms (``S01``, ``S02``, ... in the sorted order of the raw ids) unless
-``pseudonymize=False``; session ids (which often contain participant ids) and free-text
-columns are never written.
+pseudonyms (``S01``, ``S02``, ... in an order set by a secret key kept beside, never inside,
+the report folder; see :mod:`longitudinal.report.pseudonyms`) unless ``pseudonymize=False``;
+session ids (which often contain participant ids) and free-text columns are never written.
 
 :func:`run_demo` simulates a study (:func:`longitudinal.simulate.simulate_study`) and writes
 its report, with the simulated study (and its ``truth.json``) in ``study/`` inside the
 report folder.
 """
 
-from longitudinal.report.build import build_report, pseudonyms, run_demo
+from longitudinal.report.build import build_report, run_demo
 from longitudinal.report.context import (
     EVALUATION_FILE,
     EXCLUSIONS_FILE,
     PROVENANCE_FILE,
     REPORT_FILE,
 )
+from longitudinal.report.pseudonyms import pseudonyms
 
 __all__ = [
     "EVALUATION_FILE",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,33 +25,14 @@ from longitudinal.report.context import (
 from longitudinal.report.html import render
 from longitudinal.report.options import ReportOptions, check_options
 from longitudinal.report.provenance import provenance
+from longitudinal.report.pseudonyms import (
+    default_key_path,
+    fingerprint,
+    pseudonyms,
+    read_or_new_key,
+    write_key,
+)
 from longitudinal.report.sections import report_sections
-
-
-def pseudonyms(ids: Sequence[str], *, prefix: str = "S") -> dict[str, str]:
-    """Stable pseudonyms for participant ids, assigned in sorted order of the raw ids.
-
-    Parameters
-    ----------
-    ids : sequence of str
-        Raw participant ids (duplicates are ignored).
-    prefix : str, default "S"
-        Letter(s) before the number.
-
-    Returns
-    -------
-    dict
-        ``{raw id: pseudonym}``; numbers are zero-padded to at least two digits.
-
-    Examples
-    --------
-    >>> from longitudinal.report import pseudonyms
-    >>> pseudonyms(["P10", "P02", "P07"])
-    {'P02': 'S01', 'P07': 'S02', 'P10': 'S03'}
-    """
-    unique = sorted({str(i) for i in ids})
-    width = max(2, len(str(len(unique))))
-    return {raw: f"{prefix}{k:0{width}d}" for k, raw in enumerate(unique, start=1)}
 
 
 def build_report(
@@ -65,6 +46,7 @@ def build_report(
     ci_level: float = 0.95,
     bayes: bool = True,
     overwrite: bool = False,
+    pseudonym_key: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write the change report of a study directory.
 
@@ -78,8 +60,9 @@ def build_report(
         Recorded in ``provenance.json`` (the seed of the simulation, for a simulated study);
         the report itself has no random step.
     pseudonymize : bool, default True
-        Replace participant ids by ``S01``, ``S02``, ... (sorted order of the raw ids) in every
-        table and figure. ``False`` keeps the raw ids.
+        Replace participant ids by ``S01``, ``S02``, ... in every table, figure and note, in an
+        order given by a secret key (see ``pseudonym_key``), so the report folder alone cannot
+        be linked back to the participant list. ``False`` keeps the raw ids.
     retest : mapping, optional
         Test-retest reliabilities for the reliable change index, keyed by score column
         (``cls9_humanity_compassionate_love``) or instrument name (``cls9_humanity``).
@@ -95,6 +78,11 @@ def build_report(
         mixed model alone.
     overwrite : bool, default False
         Replace an existing non-empty ``out_dir`` (only after the new report is complete).
+    pseudonym_key : str or path-like, optional
+        File holding the secret key of the pseudonyms. When absent, the key is
+        ``<out_dir>.pseudonym-key`` beside the report folder, created (readable by its owner
+        only) on the first run and reused afterwards, so reruns give the same pseudonyms. A
+        key inside the report folder is refused; ``provenance.json`` holds its fingerprint.
 
     Returns
     -------
@@ -158,13 +146,19 @@ def build_report(
         )
     from longitudinal.study import load_study
 
+    key_path = default_key_path(out) if pseudonym_key is None else Path(pseudonym_key)
+    key, new_key = (
+        read_or_new_key(key_path, out, func="build_report") if pseudonymize else (b"", False)
+    )
     study = load_study(study_path)
     preserved = out / "evaluate" if (out / EVALUATION_FILE).is_file() else None
 
     def write(staging: Path) -> None:
-        write_report(study, staging, options=options, previous_evaluate=preserved)
+        write_report(study, staging, options=options, previous_evaluate=preserved, key=key)
 
     atomic_write(out, write, overwrite=overwrite, what="the report")
+    if new_key:
+        write_key(key_path, key)
     return out
 
 
@@ -236,7 +230,10 @@ def run_demo(
 
         study_dir = simulate_study(staging / "study", seed=int(seed))
         study = load_study(study_dir)
-        write_report(study, staging, options=options, previous_evaluate=None, demo=True)
+        # the demo's ids are simulated, not secret: its key follows the seed, so the same
+        # seed gives the same report
+        key = f"demo seed {int(seed)}".encode()
+        write_report(study, staging, options=options, previous_evaluate=None, demo=True, key=key)
 
     atomic_write(out, write, overwrite=overwrite, what="the report")
     return out
@@ -248,12 +245,13 @@ def write_report(
     *,
     options: ReportOptions,
     previous_evaluate: Path | None,
+    key: bytes,
     demo: bool = False,
 ) -> None:
     """Compute every section of the report of ``study`` and write the folder ``out``."""
     cfg = study.config
     raw_ids = [str(i) for i in study.participants[cfg.id_col]]
-    id_map = pseudonyms(raw_ids) if options.pseudonymize else {i: i for i in raw_ids}
+    id_map = pseudonyms(raw_ids, key=key) if options.pseudonymize else {i: i for i in raw_ids}
     ctx = ReportContext(
         study=study,
         options=options,
@@ -261,6 +259,7 @@ def write_report(
         out=out,
         demo=demo,
         previous_evaluate=previous_evaluate,
+        key_fingerprint=fingerprint(key) if options.pseudonymize else None,
     )
     ctx.note(*(ctx.scrub(n) for n in study.meta.get("scoring_notes", [])))
     ctx.frames = {
@@ -293,7 +292,8 @@ def _page(ctx: ReportContext, sections: list[Any]) -> str:
     cfg = ctx.config
     title = f"Change report: {cfg.name}"
     ids = (
-        "Participant ids are replaced by pseudonyms (S01, S02, … in sorted order of the raw ids)."
+        "Participant ids are replaced by pseudonyms (S01, S02, … in an order set by a secret "
+        "key kept outside this folder)."
         if ctx.options.pseudonymize
         else "Participant ids are shown as recorded."
     )

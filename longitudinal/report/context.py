@@ -34,6 +34,7 @@ class ReportContext:
     out: Path
     demo: bool = False
     previous_evaluate: Path | None = None
+    key_fingerprint: str | None = None
     states: list[tuple[str, str, str]] = field(default_factory=list)  # (column, instrument, scale)
     labels: dict[str, str] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)

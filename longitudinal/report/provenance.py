@@ -46,6 +46,7 @@ def provenance(ctx: ReportContext) -> dict[str, Any]:
         "inputs_sha256": dict(sorted(inputs.items())),
         "truth_json_sha256": sha256(truth) if truth.is_file() else None,
         "options": ctx.options.as_dict(),
+        "pseudonym_key_fingerprint": ctx.key_fingerprint,
         "seed": ctx.options.seed,
         "python": ".".join(map(str, sys.version_info[:3])),
         "dependencies": versions,

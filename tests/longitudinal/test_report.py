@@ -29,9 +29,17 @@ def study_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def report(study_dir, tmp_path_factory):
+def key_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("key") / "study.pseudonym-key"
+    path.write_bytes(b"a key for the tests\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def report(study_dir, key_file, tmp_path_factory):
     # the Bayesian section is checked in tests/longitudinal/test_predict.py
-    return build_report(study_dir, tmp_path_factory.mktemp("out") / "report", seed=7, bayes=False)
+    out = tmp_path_factory.mktemp("out") / "report"
+    return build_report(study_dir, out, seed=7, bayes=False, pseudonym_key=key_file)
 
 
 def _text_files(folder):
@@ -173,9 +181,9 @@ def test_provenance(report, study_dir):
 # -- determinism ------------------------------------------------------------------------------
 
 
-def test_same_study_gives_byte_identical_report(report, study_dir, tmp_path):
+def test_same_study_gives_byte_identical_report(report, study_dir, key_file, tmp_path):
     (tmp_path / "again").mkdir()  # an existing empty folder is used
-    again = build_report(study_dir, tmp_path / "again", seed=7, bayes=False)
+    again = build_report(study_dir, tmp_path / "again", seed=7, bayes=False, pseudonym_key=key_file)
     assert _bytes(again) == _bytes(report)
 
 
@@ -223,7 +231,8 @@ def test_refuses_non_empty_out_dir_unless_overwrite(study_dir, tmp_path):
     assert (out / "keep.txt").read_text() == "mine"
     build_report(study_dir, out, overwrite=True, bayes=False)
     assert not (out / "keep.txt").exists() and (out / "report.html").is_file()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    # beside the report: its pseudonym key, and no staging folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.pseudonym-key"]
     # evaluation results of an earlier run in the report folder are carried over
     assert (out / "evaluate" / "metrics.csv").read_text() == "model,mse\nlstm,1.1\n"
     assert 'href="evaluate/metrics.csv"' in (out / "report.html").read_text(encoding="utf-8")
@@ -251,19 +260,51 @@ def test_bad_parameters(study_dir, tmp_path):
 # -- privacy -------------------------------------------------------------------------------------
 
 
-def test_pseudonyms_in_sorted_order():
-    assert pseudonyms(["P3", "P10", "P1"]) == {"P1": "S01", "P10": "S02", "P3": "S03"}
-    assert pseudonyms([f"x{i:03d}" for i in range(120)])["x000"] == "S001"
+def test_pseudonyms_are_a_keyed_permutation():
+    ids = [f"x{i:03d}" for i in range(120)]
+    first = pseudonyms(ids, key=b"key one")
+    assert first == pseudonyms(list(reversed(ids)), key=b"key one")  # order of input: no matter
+    assert sorted(first.values()) == [f"S{k:03d}" for k in range(1, 121)]
+    # sorted raw ids do not get sorted pseudonyms, and another key gives another permutation
+    assert [first[i] for i in ids] != sorted(first.values())
+    assert pseudonyms(ids, key=b"key two") != first
+    with pytest.raises(InvalidParameterError, match="key"):
+        pseudonyms(ids, key=b"")
 
 
-def test_no_raw_id_in_any_report_file(report, study_dir):
+def test_key_is_made_beside_the_report_and_reused(study_dir, tmp_path):
+    out = build_report(study_dir, tmp_path / "rep", bayes=False)
+    key = tmp_path / "rep.pseudonym-key"
+    assert key.is_file() and not any(p.name.endswith("pseudonym-key") for p in out.rglob("*"))
+    assert key.stat().st_mode & 0o077 == 0  # owner only
+    secret = key.read_bytes().strip()
+    provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    assert len(provenance["pseudonym_key_fingerprint"]) == 16
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_bytes()
+    again = build_report(study_dir, tmp_path / "rep", bayes=False, overwrite=True)
+    assert key.read_bytes().strip() == secret
+    table = "tables/reliable_change_people.csv"
+    assert (again / table).read_bytes() == (out / table).read_bytes()
+
+
+def test_key_inside_the_report_is_refused(study_dir, tmp_path):
+    with pytest.raises(InvalidParameterError, match="inside the report folder"):
+        build_report(study_dir, tmp_path / "rep", pseudonym_key=tmp_path / "rep" / "k")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_raw_id_in_any_report_file(report, study_dir, key_file):
     raw = pd.read_csv(study_dir / "participants.csv", dtype=str)["participant_id"]
     sessions = pd.read_csv(study_dir / "sessions.csv", dtype=str)["session_id"]
     for name, text in _text_files(report).items():
         for value in [*raw, *sessions]:
             assert value not in text, f"{value} in {name}"
     people = pd.read_csv(report / "tables" / "reliable_change_people.csv")
-    assert set(people["subject"]) <= set(pseudonyms(raw).values())
+    assert set(people["subject"]) <= set(
+        pseudonyms(raw, key=key_file.read_bytes().strip()).values()
+    )
 
 
 def test_no_pseudonymize_keeps_raw_ids(study_dir, tmp_path):
