@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -25,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError, LongitudinalError
+from longitudinal.report.context import NOTES_FILE
 from models._errors import ModelsError
 from surveys._errors import InputValidationError, SurveysError
 
@@ -118,9 +120,49 @@ def _format_os_error(err: OSError) -> str:
     return f"error: {err}"
 
 
-def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
+_WARNING_WIDTH = 120
+_WARNING_SOURCE = re.compile(r"^(?P<source>[^:|]+\.(?:csv|tsv|txt|xlsx|xls|sav)(?:, [\w.-]+)?): ")
+
+
+def _warning_lines(caught: list[warnings.WarningMessage], *, width: int | None) -> list[str]:
+    """Warnings as lines: one per finding, grouped by file and instrument, counted.
+
+    A warning that joins several findings with `` | `` is split into them; a finding repeated
+    is printed once with its count; with ``width``, each line is cut to that many characters
+    (used when a file, the report's ``notes.csv``, keeps every text in full).
+    """
+    groups: dict[str, dict[str, int]] = {}
     for message in caught:
-        print(f"warning: {message.message}", file=sys.stderr)
+        text = " ".join(str(message.message).split())
+        match = _WARNING_SOURCE.match(text)
+        source = match.group("source") if match else ""
+        body = text[match.end() :] if match else text
+        for part in body.split(" | "):
+            counts = groups.setdefault(source, {})
+            counts[part] = counts.get(part, 0) + 1
+    lines = []
+    for source, counts in groups.items():
+        indent = "warning: "
+        if source and len(counts) > 1:
+            lines.append(f"warning: {source}:")
+            indent = "  - "
+        for part, n in counts.items():
+            text = part if not source or indent == "  - " else f"{source}: {part}"
+            suffix = f" (×{n})" if n > 1 else ""
+            room = (width or 0) - len(indent) - len(suffix)
+            if width and len(text) > room:
+                text = text[: room - 1].rstrip() + "…"
+            lines.append(f"{indent}{text}{suffix}")
+    return lines
+
+
+def _print_warnings(caught: list[warnings.WarningMessage], notes: Path | None = None) -> None:
+    """Print the warnings of a command; shortened when ``notes`` holds them in full."""
+    lines = _warning_lines(caught, width=_WARNING_WIDTH if notes else None)
+    for line in lines:
+        print(line, file=sys.stderr)
+    if notes and any(line.endswith("…") or "… (×" in line for line in lines):
+        print(f"(shortened; every note in full: {notes})", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- score
@@ -669,7 +711,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_warnings(caught)
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INPUT
-    _print_warnings(caught)
+    written = args.command in ("report", "demo") and code == 0
+    _print_warnings(caught, args.out / NOTES_FILE if written else None)
     return code
 
 

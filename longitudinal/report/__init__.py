@@ -8,6 +8,7 @@ figures (:mod:`longitudinal.plotting`) and writes one folder::
     tables/*.csv       every table of the report, full precision
     figures/*.png      every figure (and *.svg beside it, for papers)
     exclusions.csv     the exclusion log (file, row, reason, scope)
+    notes.csv          every warning and note of the analyses, in full
     provenance.json    package version, SHA-256 of every input file, options, seed
     evaluate/          copied when the study (or a previous report) holds evaluate/metrics.csv
 

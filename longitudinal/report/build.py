@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import atomic_write, check_out_dir
 from longitudinal.report.context import (
     EVALUATION_FILE,
     EXCLUSIONS_FILE,
+    NOTES_FILE,
     PROVENANCE_FILE,
     REPORT_FILE,
     ReportContext,
@@ -280,6 +282,7 @@ def write_report(
         study.exclusions.assign(reason=study.exclusions["reason"].map(lambda r: ctx.scrub(str(r)))),
         out / EXCLUSIONS_FILE,
     )
+    write_csv(pd.DataFrame({"note": ctx.notes}, dtype=object), out / NOTES_FILE)
     ctx.results["provenance"] = provenance(ctx)
     (out / PROVENANCE_FILE).write_text(
         json.dumps(ctx.results["provenance"], indent=2, sort_keys=True, ensure_ascii=True) + "\n",

@@ -21,6 +21,7 @@ from longitudinal.report.options import ReportOptions
 REPORT_FILE = "report.html"
 EXCLUSIONS_FILE = "exclusions.csv"
 PROVENANCE_FILE = "provenance.json"
+NOTES_FILE = "notes.csv"
 EVALUATION_FILE = Path("evaluate") / "metrics.csv"
 
 

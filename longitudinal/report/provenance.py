@@ -9,6 +9,7 @@ from typing import Any
 
 from longitudinal.report.context import (
     EXCLUSIONS_FILE,
+    NOTES_FILE,
     PROVENANCE_FILE,
     REPORT_FILE,
     ReportContext,
@@ -60,7 +61,7 @@ def provenance(ctx: ReportContext) -> dict[str, Any]:
         },
         "notes": list(ctx.notes),
         "files": sorted(
-            [REPORT_FILE, EXCLUSIONS_FILE, PROVENANCE_FILE]
+            [REPORT_FILE, EXCLUSIONS_FILE, NOTES_FILE, PROVENANCE_FILE]
             + [f"tables/{n}.csv" for n in ctx.tables]
             + [f for f, _ in ctx.figures.values()]
             + [

@@ -39,3 +39,46 @@ def test_report_with_a_given_key_and_one_inside_the_output(study_dir, tmp_path, 
     assert main(["report", str(study_dir), "--out", str(tmp_path / "new"), *inside]) == 2
     assert "inside the report folder" in capsys.readouterr().err
     assert not (tmp_path / "new").exists()
+
+
+def _caught(*texts):
+    import warnings
+
+    return [warnings.WarningMessage(t, UserWarning, "x.py", 1) for t in texts]
+
+
+def test_warning_lines_split_group_count_and_shorten():
+    from longitudinal.cli import _warning_lines
+
+    long = "omega_total rests on a boundary solution " + "x" * 200
+    caught = _caught(
+        f"surveys/pre.csv, bfi44: score: a (wave 'pre'): {long} | score: b: {long}",
+        f"surveys/pre.csv, bfi44: score: a (wave 'pre'): {long}",
+        "a growth model was reduced to a random intercept",
+    )
+    lines = _warning_lines(caught, width=120)
+    assert lines[0] == "warning: surveys/pre.csv, bfi44:"
+    assert lines[1].startswith("  - score: a (wave 'pre'): omega_total") and lines[1].endswith(
+        "… (×2)"
+    )
+    assert lines[2].startswith("  - score: b: omega_total") and lines[2].endswith("…")
+    assert lines[3] == "warning: a growth model was reduced to a random intercept"
+    assert all(len(line) <= 120 for line in lines)
+    full = _warning_lines(caught, width=None)
+    assert long in full[1]  # without a notes file nothing is cut
+
+
+def test_report_writes_every_note_in_full_and_prints_short_lines(tmp_path, capsys):
+    import pandas as pd
+
+    from longitudinal.simulate import simulate_study
+
+    study = simulate_study(tmp_path / "study", seed=3, n_participants=12)
+    out = tmp_path / "rep"
+    assert main(["report", str(study), "--out", str(out), "--no-bayes"]) == 0
+    err = capsys.readouterr().err
+    notes = pd.read_csv(out / "notes.csv")["note"].tolist()
+    assert any("Heywood" in n for n in notes)
+    lines = [line for line in err.splitlines() if line]
+    assert lines and all(len(line) <= 120 for line in lines if not line.startswith("(short"))
+    assert "Heywood" in err
