@@ -17,6 +17,7 @@ from models._errors import (
     SingularFitWarning,
 )
 from models._satterthwaite import richardson
+from models.formula import build_design, parse_formula
 from models.lmm import DICT_KEYS, LinearMixedModel, MixedModelSummary, lrt
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -645,3 +646,44 @@ def test_refit_series_must_align(slope_fit):
         slope_fit.refit(np.r_[np.nan, np.ones(179)])
     with pytest.raises(NotFittedError):
         LinearMixedModel("y ~ x + (1 | g)").refit(np.ones(3))
+
+
+# ---------------------------------------------------------------------------------------------
+# formulas stay data: the engine sees generated names only
+
+
+INJECTIONS = [
+    'Reaction ~ __import__("os").system("echo hacked") + (1 | Subject)',
+    'Reaction ~ Days + (1 | __import__("os").getcwd())',
+    'Reaction ~ exec("import os") + (1 | Subject)',
+    "Reaction ~ {Days.__class__.__mro__} + (1 | Subject)",
+    "Reaction ~ Days + (1 | Subject); import os",
+]
+
+
+@pytest.mark.parametrize("formula", INJECTIONS)
+def test_code_in_a_formula_is_refused_before_the_engine(sleep, formula, monkeypatch):
+    from models._backends import mixedlm_lmm
+
+    def engine_called(*args, **kwargs):
+        raise AssertionError("the engine was called")
+
+    monkeypatch.setattr(mixedlm_lmm, "fit", engine_called)
+    with pytest.raises(FormulaError):
+        LinearMixedModel(formula).fit(sleep)
+
+
+def test_engine_receives_generated_names_only():
+    import re
+
+    from models._backends.mixedlm_lmm import engine_input
+
+    nested = pd.read_csv(Path(__file__).resolve().parent / "reference" / "lmm_nested.csv")
+    d = build_design(parse_formula("y ~ x + (1 + x || school) + (1 | school:class)"), nested)
+    inp = engine_input(d)
+    assert inp.formula == "y ~ 0 + x0 + x1 + (0 + z0 | g0) + (0 + z1 | g1) + (0 + z2 | g2)"
+    names = set(re.findall(r"[A-Za-z_]\w*", inp.formula))
+    assert list(inp.frame.columns) == ["y", "x0", "x1", "z0", "g0", "z1", "g1", "z2", "g2"]
+    assert names == set(inp.frame.columns)
+    assert all(pd.api.types.is_numeric_dtype(inp.frame[c]) for c in inp.frame)
+    assert inp.block_sizes == (1, 1, 1)
