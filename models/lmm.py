@@ -570,9 +570,10 @@ class LinearMixedModel:
             cov_beta, df = kr.vcov, kr.df
             negative = np.zeros(0)
         else:
-            info = varpar_covariance(
-                engine.deviance_components(result), theta, sigma, n=n, p=p, reml=reml
-            )
+            with engine.one_blas_thread():
+                info = varpar_covariance(
+                    engine.deviance_components(result), theta, sigma, n=n, p=p, reml=reml
+                )
             cov_beta = info.cov_beta
             df = satterthwaite_df(info, np.eye(p)) if p else np.zeros(0)
             negative = info.negative_eigenvalues

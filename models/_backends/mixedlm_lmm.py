@@ -11,6 +11,8 @@ so the covariance parameters come back in the design's block order.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -90,19 +92,38 @@ def control(*, optimizer: str, max_evals: int, tol: float) -> Any:
     )
 
 
+def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
+    """One BLAS thread while mixedlm works.
+
+    mixedlm's sparse factorizations are its own; what it hands to BLAS are many small dense
+    products. With a threaded BLAS each call can wake worker threads, which costs far more than
+    the arithmetic when the machine is busy (sleepstudy: 2 ms with one thread, 10 to 60 ms with
+    OpenBLAS's default on two loaded cores).
+    """
+    return _controller().limit(limits=1, user_api="blas")
+
+
+@functools.cache
+def _controller() -> Any:
+    """Find the process's thread pools once (a lookup reads every loaded library: ~2 ms)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 def fit(inp: EngineInput, *, reml: bool, ctrl: Any) -> tuple[Any, list[str]]:
     """Fit with ``mixedlm.lmer``; return the result and the texts of mixedlm's own warnings."""
-    import mixedlm
+    from mixedlm.models.lmer_fit import lmer  # loads mixedlm's numerical stack first
 
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, one_blas_thread():
         warnings.simplefilter("always")
-        result = mixedlm.lmer(inp.formula, inp.frame, REML=bool(reml), control=ctrl)
+        result = lmer(inp.formula, inp.frame, REML=bool(reml), control=ctrl)
     return result, _texts(caught)
 
 
 def refit(result: Any, y: np.ndarray) -> tuple[Any, list[str]]:
     """Refit a mixedlm result to a new response, reusing its design matrices."""
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, one_blas_thread():
         warnings.simplefilter("always")
         new = result.refit(np.asarray(y, dtype=float))
     return new, _texts(caught)
@@ -110,7 +131,7 @@ def refit(result: Any, y: np.ndarray) -> tuple[Any, list[str]]:
 
 def refit_ml(result: Any) -> tuple[Any, list[str]]:
     """Refit a mixedlm REML result by maximum likelihood, reusing its design matrices."""
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, one_blas_thread():
         warnings.simplefilter("always")
         new = result.refitML()
     return new, _texts(caught)
