@@ -19,10 +19,11 @@ Engines
   lme4         figures from benchmarks/lme4_timings.R (committed in
                benchmarks/data/lme4_timings.csv with their date), not re-run here
 
-Every fit is timed a few times, the two engines alternately (median). The script prints seconds, the
-ratio adapter / mixedlm (target: at most 1.20) and the largest relative difference of the fixed
-effects between the two; then refits per second of the study model with simulated responses
-(adapter ``refit`` against mixedlm's ``refit``).
+Every fit is timed a few times, the two engines alternately (median). The script prints seconds,
+the ratio adapter / mixedlm (target: at most 1.20), the same against mixedlm followed by its own
+``satterthwaite_df`` (the adapter always returns df), and the largest relative difference of the
+fixed effects; then refits per second of the study model with responses simulated from the fit
+(adapter ``refit`` against mixedlm's ``refit``, without and with its df).
 
 Run:  .venv/bin/python benchmarks/bench_lmm.py [--runs 5] [--cap 60] [--no-insteval]
       .venv/bin/python benchmarks/bench_lmm.py --write-data   # study_sized.csv for the R script
@@ -113,6 +114,17 @@ def timed_pair(
     return float(np.median(ta)), out_a, float(np.median(tb)), out_b
 
 
+def mixedlm_with_df(data: pd.DataFrame, formula: str):
+    """``mixedlm.lmer`` and mixedlm's own Satterthwaite df: the same output as the adapter."""
+    from mixedlm.inference.ddf import clear_vcov_grad_cache, satterthwaite_df
+
+    result = mixedlm_direct(data, formula)
+    clear_vcov_grad_cache()
+    with one_blas_thread():
+        satterthwaite_df(result)
+    return result
+
+
 def mixedlm_direct(data: pd.DataFrame, formula: str):
     """``mixedlm.lmer`` as a user would call it, but with one BLAS thread as the adapter uses."""
     import mixedlm
@@ -162,8 +174,10 @@ def lme4_figures() -> pd.DataFrame | None:
 
 def refits_per_second(
     data: pd.DataFrame, formula: str, n: int, seed: int
-) -> tuple[float, float, int]:
+) -> tuple[float, float, float, int]:
     """Refits per second with responses simulated from the fitted model (new random effects)."""
+    from mixedlm.inference.ddf import satterthwaite_df
+
     model = LinearMixedModel(formula).fit(data)
     direct = mixedlm_direct(data, formula)
     responses = np.asarray(direct.simulate(nsim=n, seed=seed)).reshape(len(data), n).T
@@ -180,7 +194,11 @@ def refits_per_second(
         for y in responses:
             direct.refit(y)
         lib = n / (time.perf_counter() - start)
-    return ours, lib, singular
+        start = time.perf_counter()
+        for y in responses:
+            satterthwaite_df(direct.refit(y))
+        lib_df = n / (time.perf_counter() - start)
+    return ours, lib, lib_df, singular
 
 
 def main() -> None:
@@ -209,7 +227,8 @@ def main() -> None:
 
     header = (
         f"{'case':11s} {'rows':>6s} {'adapter s':>10s} {'mixedlm s':>10s} {'ratio':>6s} "
-        f"{'statsmodels s':>18s} {'lme4 s':>8s} {'max rel dfixed':>15s}"
+        f"{'mixedlm+df s':>13s} {'ratio':>6s} {'statsmodels s':>18s} {'lme4 s':>8s} "
+        f"{'max rel dfixed':>15s}"
     )
     print(header)
     print("-" * len(header))
@@ -219,6 +238,11 @@ def main() -> None:
         runs = args.runs if len(data) < 10_000 else max(1, min(args.runs, 3))
         t_lib, lib, t_ours, ours = timed_pair(
             lambda: mixedlm_direct(data, formula),  # noqa: B023
+            lambda: LinearMixedModel(formula).fit(data),  # noqa: B023
+            runs,
+        )
+        t_libdf, _, t_ours2, _ = timed_pair(
+            lambda: mixedlm_with_df(data, formula),  # noqa: B023
             lambda: LinearMixedModel(formula).fit(data),  # noqa: B023
             runs,
         )
@@ -236,18 +260,20 @@ def main() -> None:
         lme4_text = f"{lme4.loc[case, 'seconds']:.3f}" if lme4 is not None else "-"
         print(
             f"{case:11s} {len(data):6d} {t_ours:10.4f} {t_lib:10.4f} {t_ours / t_lib:6.2f} "
-            f"{sm_text:>18s} {lme4_text:>8s} {dfix:15.1e}"
+            f"{t_libdf:13.4f} {t_ours2 / t_libdf:6.2f} {sm_text:>18s} {lme4_text:>8s} "
+            f"{dfix:15.1e}"
         )
     if lme4 is not None:
         row = lme4.iloc[0]
         print(f"lme4 figures: {row['lme4']} on {row['r_version']}, measured {row['date']}")
 
-    ours, lib, singular = refits_per_second(
+    ours, lib, lib_df, singular = refits_per_second(
         load("study"), FORMULAS["study"], args.refits, args.seed
     )
     print(
         f"\nrefits of the study model, {args.refits} simulated responses ({singular} singular): "
-        f"adapter {ours:.0f}/s, mixedlm {lib:.0f}/s (ratio of times {lib / ours:.2f})"
+        f"adapter {ours:.0f}/s; mixedlm {lib:.0f}/s (ratio of times {lib / ours:.2f}); "
+        f"mixedlm with its df {lib_df:.0f}/s (ratio {lib_df / ours:.2f})"
     )
 
 

@@ -12,6 +12,7 @@ Christensen 2017), or Kenward & Roger's (1997), as in pbkrtest.
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from dataclasses import dataclass
@@ -660,10 +661,16 @@ class LinearMixedModel:
                     corr = cov[i, j] / denom if denom > 0 else np.nan
                     corr_rows.append((block.group, block.terms[j], block.terms[i], cov[i, j], corr))
         rows.append(("Residual", None, sigma**2, sigma))
-        random = pd.DataFrame(rows, columns=["group", "term", "variance", "sd"])
+        heads = ("group", "term", "variance", "sd")
+        random = pd.DataFrame(dict(zip(heads, zip(*rows, strict=True), strict=True)))
+        names = ("group", "term1", "term2", "covariance", "corr")
+        cols = list(zip(*corr_rows, strict=True)) or [()] * len(names)
         corr = pd.DataFrame(
-            corr_rows, columns=["group", "term1", "term2", "covariance", "corr"]
-        ).astype({"covariance": float, "corr": float})
+            {
+                name: np.asarray(col, dtype=float if name in ("covariance", "corr") else object)
+                for name, col in zip(names, cols, strict=True)
+            }
+        )
         return random, corr
 
     def _singular_description(self) -> str:
@@ -959,6 +966,7 @@ class LinearMixedModel:
         return {k: out[k] for k in DICT_KEYS}
 
 
+@functools.cache
 def _package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -968,6 +976,7 @@ def _package_version() -> str:
         return "unknown"
 
 
+@functools.cache
 def _mixedlm_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
