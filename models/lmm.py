@@ -25,6 +25,7 @@ from scipy import stats
 from models._backends import mixedlm_lmm as engine
 from models._columns import FIXED_COLUMNS
 from models._errors import (
+    ConvergenceError,
     ConvergenceWarning,
     FormulaError,
     InvalidParameterError,
@@ -202,6 +203,12 @@ def _check_design(design: Design) -> None:
                 "from the formula or check the data (e.g. a factor level that never occurs)."
             )
     for block in design.random:
+        if block.n_levels < 2:
+            raise FormulaError(
+                f"LinearMixedModel.fit: the grouping factor {block.group!r} of {formula!r} has "
+                f"{block.n_levels} level in the rows used; random effects need at least 2 "
+                "levels (remove the term or check the data)"
+            )
         q = block.n_levels * len(block.terms)
         if block.n_levels >= n or q > n:
             raise FormulaError(
@@ -420,7 +427,11 @@ class LinearMixedModel:
             For invalid constructor options or a ``data`` that is not a DataFrame.
         FormulaError
             When the formula cannot be parsed or evaluated, has no random term, the fixed
-            effects are rank deficient, or a grouping factor has as many levels as rows.
+            effects are rank deficient, or a grouping factor has fewer than 2 levels or as many
+            levels as rows.
+        ConvergenceError
+            When mixedlm cannot fit the model (for example a response that does not vary);
+            its message, in the formula's names, is chained.
 
         Warns
         -----
@@ -444,7 +455,13 @@ class LinearMixedModel:
         ctrl = engine.control(
             optimizer=self.optimizer, max_evals=int(self.max_evals), tol=float(self.tol)
         )
-        result, messages = engine.fit(inp, reml=bool(self.reml), ctrl=ctrl)
+        try:
+            result, messages = engine.fit(inp, reml=bool(self.reml), ctrl=ctrl)
+        except engine.EngineFailure as err:
+            raise ConvergenceError(
+                f"LinearMixedModel.fit: mixedlm could not fit {self.formula!r}: {err}. Check "
+                "that the response varies within groups and simplify the random effects."
+            ) from err
         self._set_fit(design, inp, result, messages, start)
         return self
 
@@ -473,6 +490,8 @@ class LinearMixedModel:
         InvalidParameterError
             When the response has the wrong length, is not aligned with the rows used, or
             holds missing or infinite values.
+        ConvergenceError
+            When mixedlm cannot fit the model to the new response.
 
         Warns
         -----
@@ -495,7 +514,13 @@ class LinearMixedModel:
                 f"{self.n_obs_} finite values (one per row used); got shape {y.shape}"
                 + ("" if y.shape != (self.n_obs_,) else " with missing or infinite values")
             )
-        result, messages = engine.refit(self._result, y)
+        try:
+            result, messages = engine.refit(self._input, self._result, y)
+        except engine.EngineFailure as err:
+            raise ConvergenceError(
+                f"LinearMixedModel.refit: mixedlm could not fit {self.formula!r} to the new "
+                f"response: {err}"
+            ) from err
         design = Design(
             spec=self.design_.spec,
             y=y,
@@ -1014,7 +1039,10 @@ def _refit_ml(m: LinearMixedModel) -> LinearMixedModel:
     if params["ddf"] == "kenward-roger":
         params["ddf"] = "satterthwaite"  # Kenward-Roger is defined for REML fits only
     formula = params.pop("formula")
-    result, messages = engine.refit_ml(m._result)
+    try:
+        result, messages = engine.refit_ml(m._input, m._result)
+    except engine.EngineFailure as err:
+        raise ConvergenceError(f"lrt: the ML refit of {m.formula!r} failed: {err}") from err
     out = LinearMixedModel(formula, **params)
     out._set_fit(m.design_, m._input, result, messages, start)
     return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,14 @@ class EngineInput:
     formula: str
     frame: pd.DataFrame
     block_sizes: tuple[int, ...]
+    names: dict[str, str]
+
+    def translate(self, text: str) -> str:
+        """Put the user's names back into a text that speaks of the generated ones."""
+        return _GENERATED.sub(lambda m: self.names.get(m.group(0), m.group(0)), text)
+
+
+_GENERATED = re.compile(r"\b[xzg]\d+\b")
 
 
 def engine_input(design: Design) -> EngineInput:
@@ -56,10 +65,12 @@ def engine_input(design: Design) -> EngineInput:
     """
     X = design.X.to_numpy(dtype=float)
     columns: dict[str, np.ndarray] = {"y": np.asarray(design.y, dtype=float)}
+    legend: dict[str, str] = {}
     fixed = []
     for j in range(X.shape[1]):
         columns[f"x{j}"] = X[:, j]
         fixed.append(f"x{j}")
+        legend[f"x{j}"] = str(design.X.columns[j])
     random = []
     k = 0
     for i, block in enumerate(design.random):
@@ -67,14 +78,17 @@ def engine_input(design: Design) -> EngineInput:
         for t in range(block.Z.shape[1]):
             columns[f"z{k}"] = np.asarray(block.Z[:, t], dtype=float)
             names.append(f"z{k}")
+            legend[f"z{k}"] = f"{block.terms[t]} | {block.group}"
             k += 1
         columns[f"g{i}"] = np.asarray(block.codes, dtype=np.int64)
+        legend[f"g{i}"] = block.group
         random.append(f"(0 + {' + '.join(names)} | g{i})")
     rhs = " + ".join(["0", *fixed, *random])
     return EngineInput(
         formula=f"y ~ {rhs}",
         frame=pd.DataFrame(columns),
         block_sizes=tuple(b.Z.shape[1] for b in design.random),
+        names=legend,
     )
 
 
@@ -111,30 +125,45 @@ def _controller() -> Any:
     return ThreadpoolController()
 
 
+class EngineFailure(Exception):
+    """mixedlm raised; the message is in the user's names."""
+
+
 def fit(inp: EngineInput, *, reml: bool, ctrl: Any) -> tuple[Any, list[str]]:
-    """Fit with ``mixedlm.lmer``; return the result and the texts of mixedlm's own warnings."""
+    """Fit with ``mixedlm.lmer``; return the result and the texts of mixedlm's own warnings.
+
+    Raises
+    ------
+    EngineFailure
+        When mixedlm raises (a failed factorization, a check it refuses), with its message
+        translated to the user's names and the original exception chained.
+    """
     from mixedlm.models.lmer_fit import lmer  # loads mixedlm's numerical stack first
 
-    with warnings.catch_warnings(record=True) as caught, one_blas_thread():
-        warnings.simplefilter("always")
-        result = lmer(inp.formula, inp.frame, REML=bool(reml), control=ctrl)
-    return result, _texts(caught)
+    return _run(inp, lambda: lmer(inp.formula, inp.frame, REML=bool(reml), control=ctrl))
 
 
-def refit(result: Any, y: np.ndarray) -> tuple[Any, list[str]]:
+def refit(inp: EngineInput, result: Any, y: np.ndarray) -> tuple[Any, list[str]]:
     """Refit a mixedlm result to a new response, reusing its design matrices."""
-    with warnings.catch_warnings(record=True) as caught, one_blas_thread():
-        warnings.simplefilter("always")
-        new = result.refit(np.asarray(y, dtype=float))
-    return new, _texts(caught)
+    return _run(inp, lambda: result.refit(np.asarray(y, dtype=float)))
 
 
-def refit_ml(result: Any) -> tuple[Any, list[str]]:
+def refit_ml(inp: EngineInput, result: Any) -> tuple[Any, list[str]]:
     """Refit a mixedlm REML result by maximum likelihood, reusing its design matrices."""
+    return _run(inp, result.refitML)
+
+
+def _run(inp: EngineInput, call: Any) -> tuple[Any, list[str]]:
+    from mixedlm.models.checks import ModelCheckError
+
+    failures = (ModelCheckError, ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError)
     with warnings.catch_warnings(record=True) as caught, one_blas_thread():
         warnings.simplefilter("always")
-        new = result.refitML()
-    return new, _texts(caught)
+        try:
+            result = call()
+        except failures as err:
+            raise EngineFailure(inp.translate(f"{type(err).__name__}: {err}")) from err
+    return result, [inp.translate(t) for t in _texts(caught)]
 
 
 def _texts(caught: list[warnings.WarningMessage]) -> list[str]:

@@ -10,6 +10,7 @@ from conftest import package_warnings
 from scipy import stats
 
 from models._errors import (
+    ConvergenceError,
     ConvergenceWarning,
     FormulaError,
     InvalidParameterError,
@@ -687,3 +688,34 @@ def test_engine_receives_generated_names_only():
     assert names == set(inp.frame.columns)
     assert all(pd.api.types.is_numeric_dtype(inp.frame[c]) for c in inp.frame)
     assert inp.block_sizes == (1, 1, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# what mixedlm refuses or reports comes back in the formula's names
+
+
+def _small(rng):
+    n = 40
+    return pd.DataFrame(
+        {"y": rng.normal(size=n), "x": rng.normal(size=n), "g": np.repeat(np.arange(8), 5)}
+    )
+
+
+def test_one_level_group_is_a_formula_error():
+    df = _small(np.random.default_rng(0)).assign(h="only")
+    with pytest.raises(FormulaError, match="'h' of 'y ~ x \\+ \\(1 \\| h\\)' has 1 level"):
+        LinearMixedModel("y ~ x + (1 | h)").fit(df)
+
+
+def test_engine_failure_is_a_convergence_error():
+    df = _small(np.random.default_rng(0)).assign(y=1.0)
+    with pytest.raises(ConvergenceError, match="mixedlm could not fit 'y ~ x \\+ \\(1 \\| g\\)'"):
+        LinearMixedModel("y ~ x + (1 | g)").fit(df)
+
+
+def test_engine_messages_use_the_formula_names():
+    df = _small(np.random.default_rng(0))
+    df["pair"] = np.arange(len(df)) % 2
+    m = LinearMixedModel("y ~ x + (1 | pair)").fit(df)
+    assert "Grouping factor 'pair' has only 2 levels" in m.convergence_message_
+    assert "g0" not in m.convergence_message_
