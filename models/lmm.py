@@ -537,6 +537,60 @@ class LinearMixedModel:
         new._set_fit(design, self._input, result, messages, start)
         return new
 
+    def simulate(
+        self, n_sim: int = 1, *, seed: int | np.random.Generator | None = None
+    ) -> pd.DataFrame:
+        """Draw new responses from the fitted model (new random effects and residuals).
+
+        With :meth:`refit` this is a parametric bootstrap or one step of a simulation-based
+        power analysis.
+
+        Parameters
+        ----------
+        n_sim : int, default 1
+            Number of simulated response vectors.
+        seed : int or numpy.random.Generator, optional
+            Source of randomness; the same int gives the same draws.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per simulation (``sim_1``, ``sim_2``, ...), indexed like the rows used
+            (``design_.rows``), so each column can be passed to :meth:`refit`.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        InvalidParameterError
+            For an ``n_sim`` that is not a positive int or a ``seed`` that is neither an int nor
+            a Generator.
+
+        Notes
+        -----
+        ``y* = X beta + Z b* + e*`` with ``b* ~ N(0, G)`` and ``e* ~ N(0, sigma^2)`` at the
+        estimates, as ``simulate.merMod`` of lme4 (mixedlm's ``simulate``).
+        """
+        self._check_fitted("simulate")
+        if isinstance(n_sim, bool) or not isinstance(n_sim, int | np.integer) or n_sim < 1:
+            raise InvalidParameterError(
+                "the `n_sim` parameter of LinearMixedModel.simulate must be a positive int; "
+                f"got {n_sim!r}"
+            )
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int | np.integer | np.random.Generator)
+        ):
+            raise InvalidParameterError(
+                "the `seed` parameter of LinearMixedModel.simulate must be an int or a "
+                f"numpy.random.Generator; got {type(seed).__name__}"
+            )
+        with engine.one_blas_thread():
+            draws = np.asarray(self._result.simulate(nsim=int(n_sim), seed=seed), dtype=float)
+        draws = draws.reshape(self.n_obs_, int(n_sim))
+        return pd.DataFrame(
+            draws, index=self.design_.rows, columns=[f"sim_{i + 1}" for i in range(int(n_sim))]
+        )
+
     def _set_fit(
         self,
         design: Design,

@@ -719,3 +719,42 @@ def test_engine_messages_use_the_formula_names():
     m = LinearMixedModel("y ~ x + (1 | pair)").fit(df)
     assert "Grouping factor 'pair' has only 2 levels" in m.convergence_message_
     assert "g0" not in m.convergence_message_
+
+
+def test_simulate_is_seeded_and_has_the_model_moments(slope_fit):
+    a = slope_fit.simulate(3, seed=11)
+    pd.testing.assert_frame_equal(a, slope_fit.simulate(3, seed=11))
+    assert list(a.columns) == ["sim_1", "sim_2", "sim_3"]
+    pd.testing.assert_index_equal(a.index, slope_fit.design_.rows)
+    assert not np.allclose(a["sim_1"], slope_fit.simulate(1, seed=12)["sim_1"])
+    # moments of many draws: mean X beta, variance z' G z + sigma^2 per row
+    sims = slope_fit.simulate(4000, seed=3).to_numpy()
+    X = slope_fit.design_.X.to_numpy()
+    Z = slope_fit.design_.random[0].Z
+    T = slope_fit._Ts[0]
+    G = slope_fit.sigma_**2 * T @ T.T
+    var = np.einsum("ij,jk,ik->i", Z, G, Z) + slope_fit.sigma_**2
+    mean = X @ slope_fit.beta_.to_numpy()
+    assert np.all(np.abs(sims.mean(axis=1) - mean) < 5 * np.sqrt(var / 4000))
+    # sd of a variance estimate from 4000 draws is about var * sqrt(2 / 4000) = 2.2 %
+    np.testing.assert_allclose(sims.var(axis=1, ddof=1), var, rtol=0.12)
+
+
+def test_simulate_bad_arguments(slope_fit):
+    with pytest.raises(InvalidParameterError, match="`n_sim` parameter"):
+        slope_fit.simulate(0)
+    with pytest.raises(InvalidParameterError, match="`seed` parameter"):
+        slope_fit.simulate(1, seed=1.5)
+    with pytest.raises(NotFittedError):
+        LinearMixedModel("y ~ x + (1 | g)").simulate(1)
+
+
+def test_fitted_model_pickles_and_refits(slope_fit):
+    import pickle
+
+    back = pickle.loads(pickle.dumps(slope_fit))
+    pd.testing.assert_frame_equal(back.fixed_, slope_fit.fixed_)
+    y = slope_fit.simulate(1, seed=5)["sim_1"]
+    np.testing.assert_allclose(
+        back.refit(y).fixed_["estimate"], slope_fit.refit(y).fixed_["estimate"], rtol=1e-12
+    )
