@@ -450,7 +450,13 @@ class LinearMixedModel:
         spec = parse_formula(self.formula)
         design = build_design(spec, data)
         _check_design(design)
-        self._data = data
+        n = design.n_obs
+        if self.ddf == "kenward-roger" and n > MAX_KR_OBS:
+            raise InvalidParameterError(
+                f"LinearMixedModel.fit: Kenward-Roger df need dense {n} x {n} matrices; they "
+                f"are computed for at most {MAX_KR_OBS} observations. Use "
+                "ddf='satterthwaite' (the default) for this data set."
+            )
         inp = engine.engine_input(design)
         ctrl = engine.control(
             optimizer=self.optimizer, max_evals=int(self.max_evals), tol=float(self.tol)
@@ -533,7 +539,6 @@ class LinearMixedModel:
         new = LinearMixedModel(
             self.formula, **{k: v for k, v in self.get_params().items() if k != "formula"}
         )
-        new._data = None
         new._set_fit(design, self._input, result, messages, start)
         return new
 
@@ -636,12 +641,6 @@ class LinearMixedModel:
         self.beta_ = pd.Series(beta, index=names, name="estimate")
         self.random_, self.random_corr_ = self._random_tables(self._Ts, sigma)
         if self.ddf == "kenward-roger":
-            if n > MAX_KR_OBS:
-                raise InvalidParameterError(
-                    f"LinearMixedModel.fit: Kenward-Roger df need dense {n} x {n} matrices; "
-                    f"they are computed for at most {MAX_KR_OBS} observations. Use "
-                    "ddf='satterthwaite' (the default) for this data set."
-                )
             blocks = [
                 (b.codes, b.Z, b.n_levels, sigma**2 * (T @ T.T))
                 for b, T in zip(design.random, self._Ts, strict=True)

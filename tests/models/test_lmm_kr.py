@@ -18,6 +18,7 @@ import pytest
 from test_lmm_reference import DATASETS as FILES
 from test_lmm_reference import r_term
 
+from models._errors import InvalidParameterError
 from models.lmm import LinearMixedModel
 
 HERE = Path(__file__).resolve().parent
@@ -63,3 +64,14 @@ def test_option_changes_the_numbers_where_the_design_is_unbalanced(case):
     assert np.all(kr.fixed_["se"].to_numpy() >= sat.fixed_["se"].to_numpy() * (1 - 1e-9))
     ci_kr = kr.fixed_["ci_high"] - kr.fixed_["ci_low"]
     assert np.all(ci_kr.to_numpy() > 0)
+
+
+def test_kenward_roger_refuses_large_data_before_fitting(monkeypatch):
+    import models.lmm
+
+    monkeypatch.setattr(models.lmm, "MAX_KR_OBS", 100)
+    data = pd.read_csv(DATASETS["sleep_slope"])
+    m = LinearMixedModel("Reaction ~ Days + (Days | Subject)", ddf="kenward-roger")
+    with pytest.raises(InvalidParameterError, match="at most 100 observations"):
+        m.fit(data)
+    assert not hasattr(m, "theta_")
