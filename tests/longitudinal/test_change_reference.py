@@ -277,10 +277,10 @@ def test_friedman_two_waves_affect(scale):
     assert_allclose(row["p_value"], ref(name, "friedman", "wave", "p_value"), rtol=CLOSED_FORM)
 
 
-# Relative tolerances per back end. Each fit is iterative (lme4: bobyqa; lmm: COBYQA + Newton;
-# statsmodels: BFGS to gradient 1e-10) and lmerTest's df come from numerical derivatives.
-# Largest differences seen: lmm 2e-8 (estimates, SEs), 6e-7 (variance components), 4e-8 (df);
-# statsmodels 2e-6, 6e-5 and 8e-6.
+# Relative tolerances per fit. Each fit is iterative (lme4: bobyqa; lmm: mixedlm's L-BFGS-B with
+# exact gradients; statsmodels, the cross-check: BFGS to gradient 1e-10) and lmerTest's df come
+# from numerical derivatives. Largest differences seen: lmm 2e-8 (estimates, SEs), 6e-7
+# (variance components), 4e-8 (df); statsmodels 2e-6, 6e-5 and 8e-6.
 GROWTH_TOL = {
     "lmm": {"fixed": 1e-6, "df": 1e-5, "variance": 1e-5},
     "statsmodels": {"fixed": 1e-5, "df": 1e-4, "variance": 5e-4},
