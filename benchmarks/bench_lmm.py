@@ -1,21 +1,32 @@
-"""Benchmark: models.lmm.LinearMixedModel against statsmodels MixedLM, in the same run.
+"""Benchmark: LinearMixedModel (our adapter) against mixedlm called directly, in the same run.
 
-Cases
-  (a) sleepstudy, Reaction ~ Days + (Days | Subject), REML
-  (b) simulated random intercept + slope, y ~ x + (x | g), 10 rows per group,
-      100 / 1,000 / 10,000 groups
-  (c) simulated crossed random intercepts, y ~ x + (1 | rater) + (1 | target),
-      5,000 rows (300 raters x 100 targets) and 70,000 rows (3,000 raters x 1,000 targets),
-      plus 1,000 rows (60 x 20) where statsmodels finishes, so the estimates can be compared
+Cases (all REML)
+  sleepstudy  Reaction ~ Days + (Days | Subject), 180 rows
+  study       empathy ~ trait + week + (1 + week | participant) + (1 | story), 804 ratings
+              (41 participants, 268 sessions, 3 stories each; simulated, seeded:
+              benchmarks/data/study_sized.csv)
+  insteval2   y ~ service + (1 | s) + (1 | d), lme4::InstEval, 73,421 rows
+  insteval3   y ~ service + (1 | s) + (1 | d) + (1 | dept)
 
-For each case both engines fit the same data; the script prints seconds, the ratio
-statsmodels / ours and the largest absolute difference of the fixed effects and of the variance
-components (random-effect variances and the residual variance). statsmodels runs in a child
-process stopped at ``--cap`` seconds; crossed designs above ``--sm-crossed-max`` rows are not
-attempted (statsmodels builds dense matrices over all crossed levels: it took 204 s for 5,000
-rows when the issue was written; lme4 fits 73,421 rows in 17.6 s).
+Engines
+  adapter      models.lmm.LinearMixedModel(formula).fit(data): our formula check and design,
+               mixedlm's fit, the result tables with lmerTest's Satterthwaite df
+  mixedlm      mixedlm.lmer(formula, data): the library alone (no df), with one BLAS thread
+               as the adapter runs it (OpenBLAS's worker threads cost 10-60 ms a fit on a
+               loaded two-core machine)
+  statsmodels  statsmodels MixedLM (sleepstudy; InstEval with two factors on a 1,000-row subset,
+               as variance components), in a child process stopped at --cap seconds
+  lme4         figures from benchmarks/lme4_timings.R (committed in
+               benchmarks/data/lme4_timings.csv with their date), not re-run here
 
-Run:  .venv/bin/python benchmarks/bench_lmm.py [--cap 120] [--sm-crossed-max 2000] [--quick]
+Every fit is timed a few times, the two engines alternately (median). The script prints seconds,
+the ratio adapter / mixedlm (target: at most 1.20), the same against mixedlm followed by its own
+``satterthwaite_df`` (the adapter always returns df), and the largest relative difference of the
+fixed effects; then refits per second of the study model with responses simulated from the fit
+(adapter ``refit`` against mixedlm's ``refit``, without and with its df).
+
+Run:  .venv/bin/python benchmarks/bench_lmm.py [--runs 5] [--cap 60] [--no-insteval]
+      .venv/bin/python benchmarks/bench_lmm.py --write-data   # study_sized.csv for the R script
 """
 
 from __future__ import annotations
@@ -24,90 +35,126 @@ import argparse
 import multiprocessing as mp
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from models._backends.mixedlm_lmm import one_blas_thread
 from models.lmm import LinearMixedModel
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data"
+
+FORMULAS = {
+    "sleepstudy": "Reaction ~ Days + (Days | Subject)",
+    "study": "empathy ~ trait + week + (1 + week | participant) + (1 | story)",
+    "insteval2": "y ~ service + (1 | s) + (1 | d)",
+    "insteval3": "y ~ service + (1 | s) + (1 | d) + (1 | dept)",
+}
 
 
 # ---------------------------------------------------------------------------------------------
 # data
 
 
-def sleepstudy() -> pd.DataFrame:
-    return pd.read_csv(ROOT / "tests" / "data" / "lme4_sleepstudy.csv")
+def study_sized(seed: int = 2024) -> pd.DataFrame:
+    """804 ratings: 41 participants, 268 sessions over a month, 3 of 120 stories per session."""
+    rng = np.random.default_rng(seed)
+    sessions = np.array_split(np.arange(268), 41)
+    rows = []
+    trait = rng.normal(0.0, 1.0, 41)
+    b = rng.multivariate_normal([0.0, 0.0], [[0.36, -0.012], [-0.012, 0.01]], size=41)
+    story_effect = rng.normal(0.0, 0.3, 120)
+    for p, sess in enumerate(sessions):
+        days = np.sort(rng.uniform(0, 30, len(sess)))
+        for day in days:
+            for story in rng.choice(120, 3, replace=False):
+                week = day / 7.0
+                y = (
+                    3.3
+                    + 0.2 * trait[p]
+                    + 0.05 * week
+                    + b[p, 0]
+                    + b[p, 1] * week
+                    + story_effect[story]
+                    + rng.normal(0.0, 0.9)
+                )
+                rows.append((f"p{p:02d}", f"s{story:03d}", trait[p], week, y))
+    return pd.DataFrame(rows, columns=["participant", "story", "trait", "week", "empathy"])
 
 
-def random_slopes(n_groups: int, rng: np.random.Generator) -> pd.DataFrame:
-    per = 10
-    g = np.repeat(np.arange(n_groups), per)
-    x = np.tile(np.arange(per, dtype=float), n_groups)
-    cov = np.array([[1.0, 0.3 * 1.0 * 0.3], [0.3 * 1.0 * 0.3, 0.09]])
-    b = rng.multivariate_normal([0.0, 0.0], cov, size=n_groups)
-    y = 2.0 + 0.5 * x + b[g, 0] + b[g, 1] * x + rng.normal(0.0, 1.0, g.size)
-    return pd.DataFrame({"y": y, "x": x, "g": g})
-
-
-def crossed(n: int, n_r: int, n_t: int, rng: np.random.Generator) -> pd.DataFrame:
-    rater = rng.integers(0, n_r, n)
-    target = rng.integers(0, n_t, n)
-    x = rng.normal(size=n)
-    y = (
-        3.0
-        + 0.5 * x
-        + rng.normal(0.0, 0.8, n_r)[rater]
-        + rng.normal(0.0, 0.5, n_t)[target]
-        + rng.normal(0.0, 1.0, n)
-    )
-    return pd.DataFrame({"y": y, "x": x, "rater": rater, "target": target, "one": 1})
+def load(case: str) -> pd.DataFrame:
+    if case == "sleepstudy":
+        return pd.read_csv(ROOT / "tests" / "data" / "lme4_sleepstudy.csv")
+    if case == "study":
+        return pd.read_csv(DATA / "study_sized.csv")
+    inst = pd.read_csv(DATA / "insteval.csv", dtype={"s": str, "d": str, "dept": str})
+    inst["service"] = inst["service"].astype(str)
+    return inst
 
 
 # ---------------------------------------------------------------------------------------------
 # engines
 
 
-def ours(data: pd.DataFrame, formula: str) -> tuple[float, dict[str, float], dict[str, float]]:
-    start = time.perf_counter()
-    m = LinearMixedModel(formula).fit(data)
-    seconds = time.perf_counter() - start
-    fixed = dict(zip(m.fixed_["term"], m.fixed_["estimate"], strict=True))
-    var = {f"{g}|{t}": v for g, t, v in m.random_[["group", "term", "variance"]].itertuples(False)}
-    return seconds, fixed, var
+def timed_pair(
+    a: Callable[[], object], b: Callable[[], object], runs: int
+) -> tuple[float, object, float, object]:
+    """Median seconds of ``a`` and ``b``, run alternately so both see the same machine load."""
+    ta, tb, out_a, out_b = [], [], None, None
+    for _ in range(runs):
+        start = time.perf_counter()
+        out_a = a()
+        ta.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        out_b = b()
+        tb.append(time.perf_counter() - start)
+    return float(np.median(ta)), out_a, float(np.median(tb)), out_b
 
 
-def _statsmodels_fit(kind: str, data: pd.DataFrame, queue: mp.Queue) -> None:
+def mixedlm_with_df(data: pd.DataFrame, formula: str):
+    """``mixedlm.lmer`` and mixedlm's own Satterthwaite df: the same output as the adapter."""
+    from mixedlm.inference.ddf import clear_vcov_grad_cache, satterthwaite_df
+
+    result = mixedlm_direct(data, formula)
+    clear_vcov_grad_cache()
+    with one_blas_thread():
+        satterthwaite_df(result)
+    return result
+
+
+def mixedlm_direct(data: pd.DataFrame, formula: str):
+    """``mixedlm.lmer`` as a user would call it, but with one BLAS thread as the adapter uses."""
+    import mixedlm
+
+    with warnings.catch_warnings(), one_blas_thread():
+        warnings.simplefilter("ignore")
+        return mixedlm.lmer(formula, data, REML=True)
+
+
+def _statsmodels_fit(case: str, data: pd.DataFrame, queue: mp.Queue) -> None:
     import statsmodels.formula.api as smf
 
     warnings.simplefilter("ignore")
     start = time.perf_counter()
-    if kind == "slope":
-        group = "Subject" if "Subject" in data else "g"
-        formula = "Reaction ~ Days" if "Subject" in data else "y ~ x"
-        re = "~Days" if "Subject" in data else "~x"
-        res = smf.mixedlm(formula, data, groups=data[group], re_formula=re).fit(reml=True)
-        names = ["Intercept", re[1:]]
-        cov = np.asarray(res.cov_re)
-        var = {"group|Intercept": cov[0, 0], f"group|{names[1]}": cov[1, 1]}
+    if case == "sleepstudy":
+        res = smf.mixedlm(
+            "Reaction ~ Days", data, groups=data["Subject"], re_formula="~Days"
+        ).fit(reml=True)
     else:
-        vc = {"rater": "0 + C(rater)", "target": "0 + C(target)"}
-        res = smf.mixedlm("y ~ x", data, groups=data["one"], re_formula="0", vc_formula=vc).fit(
-            reml=True
-        )
-        var = dict(zip(["rater|Intercept", "target|Intercept"], np.asarray(res.vcomp), strict=True))
-    var["Residual|None"] = float(res.scale)
-    seconds = time.perf_counter() - start
-    fixed = {str(k): float(v) for k, v in res.fe_params.items()}
-    queue.put((seconds, fixed, {k: float(v) for k, v in var.items()}))
+        vc = {"s": "0 + C(s)", "d": "0 + C(d)"}
+        res = smf.mixedlm(
+            "y ~ service", data.assign(one=1), groups="one", re_formula="0", vc_formula=vc
+        ).fit(reml=True)
+    queue.put((time.perf_counter() - start, np.asarray(res.fe_params, dtype=float)))
 
 
-def statsmodels_fit(kind: str, data: pd.DataFrame, cap: float):
+def statsmodels_fit(case: str, data: pd.DataFrame, cap: float):
     ctx = mp.get_context("fork")
     queue = ctx.Queue()
-    proc = ctx.Process(target=_statsmodels_fit, args=(kind, data, queue))
+    proc = ctx.Process(target=_statsmodels_fit, args=(case, data, queue))
     proc.start()
     proc.join(cap)
     if proc.is_alive():
@@ -117,84 +164,117 @@ def statsmodels_fit(kind: str, data: pd.DataFrame, cap: float):
     return queue.get() if not queue.empty() else None
 
 
+def lme4_figures() -> pd.DataFrame | None:
+    path = DATA / "lme4_timings.csv"
+    return pd.read_csv(path).set_index("case") if path.exists() else None
+
+
 # ---------------------------------------------------------------------------------------------
 
 
-def compare(ours_res, sm_res, group_names: dict[str, str]) -> tuple[float, float]:
-    _, f1, v1 = ours_res
-    _, f2, v2 = sm_res
-    dfix = max(abs(f1[k] - f2[k]) for k in f1)
-    dvar = 0.0
-    for k, v in v1.items():
-        group, term = k.split("|")
-        key = f"{group_names.get(group, group)}|{term}"
-        if key in v2:
-            dvar = max(dvar, abs(v - v2[key]))
-    return dfix, dvar
+def refits_per_second(
+    data: pd.DataFrame, formula: str, n: int, seed: int
+) -> tuple[float, float, float, int]:
+    """Refits per second with responses simulated from the fitted model (new random effects)."""
+    from mixedlm.inference.ddf import satterthwaite_df
+
+    model = LinearMixedModel(formula).fit(data)
+    direct = mixedlm_direct(data, formula)
+    responses = np.asarray(direct.simulate(nsim=n, seed=seed)).reshape(len(data), n).T
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        for y in responses:
+            model.refit(y)
+        ours = n / (time.perf_counter() - start)
+    singular = sum("singular" in str(w.message) for w in caught)
+    with warnings.catch_warnings(), one_blas_thread():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        for y in responses:
+            direct.refit(y)
+        lib = n / (time.perf_counter() - start)
+        start = time.perf_counter()
+        for y in responses:
+            satterthwaite_df(direct.refit(y))
+        lib_df = n / (time.perf_counter() - start)
+    return ours, lib, lib_df, singular
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cap", type=float, default=120.0, help="statsmodels time cap (s)")
-    parser.add_argument(
-        "--sm-crossed-max",
-        type=int,
-        default=2000,
-        help="largest crossed data set given to statsmodels (rows)",
-    )
-    parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
+    parser.add_argument("--runs", type=int, default=5, help="fits per engine and case (median)")
+    parser.add_argument("--cap", type=float, default=60.0, help="statsmodels time cap (s)")
+    parser.add_argument("--refits", type=int, default=50, help="refits of the study model")
+    parser.add_argument("--no-insteval", action="store_true", help="skip the InstEval cases")
+    parser.add_argument("--write-data", action="store_true", help="write study_sized.csv")
     parser.add_argument("--seed", type=int, default=20240501)
     args = parser.parse_args()
-    rng = np.random.default_rng(args.seed)
+    if args.write_data:
+        DATA.mkdir(exist_ok=True)
+        study_sized().to_csv(DATA / "study_sized.csv", index=False)
+        print(f"wrote {DATA / 'study_sized.csv'}")
+        return
 
-    cases = [("(a) sleepstudy", "slope", sleepstudy(), "Reaction ~ Days + (Days | Subject)")]
-    slope_sizes = [100, 1000] if args.quick else [100, 1000, 10000]
-    for k in slope_sizes:
-        cases.append((f"(b) slopes, {k} groups", "slope", random_slopes(k, rng), "y ~ x + (x | g)"))
-    crossed_sizes = [(1000, 60, 20), (5000, 300, 100)]
-    if not args.quick:
-        crossed_sizes.append((70000, 3000, 1000))
-    for n, n_r, n_t in crossed_sizes:
-        cases.append(
-            (
-                f"(c) crossed, {n} rows",
-                "crossed",
-                crossed(n, n_r, n_t, rng),
-                "y ~ x + (1 | rater) + (1 | target)",
-            )
-        )
+    cases = ["sleepstudy", "study"]
+    if not args.no_insteval:
+        cases += ["insteval2", "insteval3"]
+    lme4 = lme4_figures()
 
-    # warm-up: the first fit in a process pays one-off imports (formulaic, scipy's COBYQA)
-    LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleepstudy())
+    # warm-up: the first fit in a process pays one-off imports
+    mixedlm_direct(load("sleepstudy"), FORMULAS["sleepstudy"])
+    LinearMixedModel(FORMULAS["sleepstudy"]).fit(load("sleepstudy"))
 
     header = (
-        f"{'case':28s} {'rows':>7s} {'ours s':>8s} {'statsmodels s':>22s} {'ratio':>7s} "
-        f"{'max|dfixed|':>12s} {'max|dvar|':>10s}"
+        f"{'case':11s} {'rows':>6s} {'adapter s':>10s} {'mixedlm s':>10s} {'ratio':>6s} "
+        f"{'mixedlm+df s':>13s} {'ratio':>6s} {'statsmodels s':>18s} {'lme4 s':>8s} "
+        f"{'max rel dfixed':>15s}"
     )
     print(header)
     print("-" * len(header))
-    for label, kind, data, formula in cases:
-        mine = ours(data, formula)
-        n = len(data)
-        if kind == "crossed" and n > args.sm_crossed_max:
-            expected = 204.0 * n / 5000  # at least linear in the rows
-            print(
-                f"{label:28s} {n:7d} {mine[0]:8.2f} "
-                f"{f'skipped (>{expected:.0f} s expected)':>22s} {'':>7s} {'':>12s} {'':>10s}"
-            )
-            continue
-        sm = statsmodels_fit(kind, data, args.cap)
-        if sm is None:
-            print(
-                f"{label:28s} {n:7d} {mine[0]:8.2f} {f'stopped at {args.cap:.0f} s cap':>22s} "
-                f"{f'>{args.cap / mine[0]:.0f}':>7s} {'':>12s} {'':>10s}"
-            )
-            continue
-        dfix, dvar = compare(mine, sm, {"Subject": "group", "g": "group"})
-        print(
-            f"{label:28s} {n:7d} {mine[0]:8.2f} {sm[0]:22.2f} {sm[0] / mine[0]:7.1f} "
-            f"{dfix:12.2e} {dvar:10.2e}"
+    for case in cases:
+        data = load(case)
+        formula = FORMULAS[case]
+        runs = args.runs if len(data) < 10_000 else max(1, min(args.runs, 3))
+        t_lib, lib, t_ours, ours = timed_pair(
+            lambda: mixedlm_direct(data, formula),  # noqa: B023
+            lambda: LinearMixedModel(formula).fit(data),  # noqa: B023
+            runs,
         )
+        t_libdf, _, t_ours2, _ = timed_pair(
+            lambda: mixedlm_with_df(data, formula),  # noqa: B023
+            lambda: LinearMixedModel(formula).fit(data),  # noqa: B023
+            runs,
+        )
+        dfix = float(
+            np.max(np.abs(ours.fixed_["estimate"].to_numpy() / np.asarray(lib.beta) - 1.0))
+        )
+        sm_text = "-"
+        if case == "sleepstudy":
+            sm = statsmodels_fit(case, data, args.cap)
+            sm_text = f"{sm[0]:.4f}" if sm else f"> {args.cap:.0f} cap"
+        elif case == "insteval2":
+            sub = data.sample(1000, random_state=args.seed)
+            sm = statsmodels_fit(case, sub, args.cap)
+            sm_text = f"{sm[0]:.2f} (1,000 rows)" if sm else f"> {args.cap:.0f} (1,000 rows)"
+        lme4_text = f"{lme4.loc[case, 'seconds']:.3f}" if lme4 is not None else "-"
+        print(
+            f"{case:11s} {len(data):6d} {t_ours:10.4f} {t_lib:10.4f} {t_ours / t_lib:6.2f} "
+            f"{t_libdf:13.4f} {t_ours2 / t_libdf:6.2f} {sm_text:>18s} {lme4_text:>8s} "
+            f"{dfix:15.1e}"
+        )
+    if lme4 is not None:
+        row = lme4.iloc[0]
+        print(f"lme4 figures: {row['lme4']} on {row['r_version']}, measured {row['date']}")
+
+    ours, lib, lib_df, singular = refits_per_second(
+        load("study"), FORMULAS["study"], args.refits, args.seed
+    )
+    print(
+        f"\nrefits of the study model, {args.refits} simulated responses ({singular} singular): "
+        f"adapter {ours:.0f}/s; mixedlm {lib:.0f}/s (ratio of times {lib / ours:.2f}); "
+        f"mixedlm with its df {lib_df:.0f}/s (ratio {lib_df / ours:.2f})"
+    )
 
 
 if __name__ == "__main__":

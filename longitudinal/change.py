@@ -23,7 +23,6 @@ uncapped Huynh-Feldt epsilon car prints, exact d_z limits, g_av with its delta-m
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
@@ -1230,153 +1229,6 @@ class _GrowthFit:
     inference: str = "t, Satterthwaite df"  # how the fixed effects are tested
 
 
-# Optimizers tried in turn: BFGS with a tight gradient tolerance reaches lme4's optimum to about
-# 1e-9; the others are fallbacks when an optimizer steps onto a singular covariance matrix.
-_STATSMODELS_ATTEMPTS: tuple[tuple[str, dict[str, float]], ...] = (
-    ("bfgs", {"gtol": 1e-10}),
-    ("lbfgs", {}),
-    ("powell", {}),
-    ("nm", {}),
-)
-
-
-def _fit_statsmodels(
-    y: np.ndarray, x: np.ndarray, z: np.ndarray, groups: np.ndarray
-) -> _GrowthFit | None:
-    from statsmodels.regression.mixed_linear_model import MixedLM
-
-    failures: list[str] = []
-    fallback = None
-    for method, options in _STATSMODELS_ATTEMPTS:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                model = MixedLM(y, x, groups=groups, exog_re=z)
-                res = model.fit(reml=True, method=[method], **options)
-            except (np.linalg.LinAlgError, ValueError) as err:
-                failures.append(f"{method}: {type(err).__name__}: {err}")
-                continue
-        notes = tuple(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))
-        cov_re = np.atleast_2d(np.asarray(res.cov_re, dtype=float))
-        sigma2 = float(res.scale)
-        if not (np.all(np.isfinite(cov_re)) and np.isfinite(sigma2) and sigma2 > 0):
-            failures.append(f"{method}: non-finite variance estimates")
-            continue
-        cov_fe, df = _gls_satterthwaite(y, x, z, groups, cov_re, sigma2)
-        inference = "t, Satterthwaite df"
-        if np.any(np.isnan(df)):
-            df = np.full(len(df), np.inf)
-            inference = "Wald z (Satterthwaite df unavailable: REML information not invertible)"
-        fit = _GrowthFit(
-            fe=np.asarray(res.fe_params, dtype=float),
-            cov_fe=cov_fe,
-            df=df,
-            cov_re=cov_re,
-            sigma2=sigma2,
-            reml_criterion=float(-2 * res.llf),
-            converged=bool(res.converged),
-            notes=notes,
-            inference=inference,
-        )
-        if fit.converged:
-            return dataclasses.replace(fit, failures=tuple(failures))
-        fallback = fallback or fit
-        failures.append(f"{method}: did not converge")
-    if fallback is None:
-        return None
-    return dataclasses.replace(fallback, failures=tuple(failures))
-
-
-def _gls_satterthwaite(
-    y: np.ndarray,
-    x: np.ndarray,
-    z: np.ndarray,
-    groups: np.ndarray,
-    cov_re: np.ndarray,
-    sigma2: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """GLS covariance of the fixed effects and their Satterthwaite df, at given variances.
-
-    The covariance is ``C = (sum_i X_i' V_i^-1 X_i)^-1`` with ``V_i = Z_i G Z_i' + sigma2 I``
-    (as lme4 / nlme); the df come from the analytic observed REML information.
-    Variance parameters ``psi`` = the elements of ``G`` (lower triangle) and ``sigma^2``; ``V``
-    is linear in them, ``V_a = dV / dpsi_a``. With ``W = V^-1``, ``C = (X'WX)^-1`` and
-    ``P = W - W X C X' W``, the observed information of the REML log-likelihood is
-    ``I_ab = -tr(P V_a P V_b) / 2 + y'P V_a P V_b P y`` and ``dC / dpsi_a = C X'W V_a W X C``;
-    ``df_j = 2 C_jj^2 / (g_j' I^-1 g_j)`` with ``g_j = (dC_jj / dpsi_a)_a``. All traces are
-    taken block by block (one block per subject). At the REML optimum this is the Hessian that
-    lmerTest differentiates numerically, expressed in another (equivalent) parametrization.
-    The df are NaN when the information matrix is not positive definite.
-    """
-    q, p = z.shape[1], x.shape[1]
-    basis = []
-    for i, j in zip(*np.tril_indices(q), strict=True):
-        e = np.zeros((q, q))
-        e[i, j] = e[j, i] = 1.0
-        basis.append(e)
-    k = len(basis) + 1
-    order = np.argsort(groups, kind="stable")
-    counts = np.bincount(groups)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    by_size: dict[int, list[np.ndarray]] = {}
-    for g in np.flatnonzero(counts):
-        rows = order[starts[g] : starts[g + 1]]
-        by_size.setdefault(len(rows), []).append(rows)
-
-    blocks = []
-    xtwx = np.zeros((p, p))
-    xtwy = np.zeros(p)
-    for m, rows_list in by_size.items():
-        idx = np.array(rows_list)
-        zb, xb, yb = z[idx], x[idx], y[idx]
-        w = np.linalg.inv(zb @ cov_re @ np.swapaxes(zb, 1, 2) + sigma2 * np.eye(m))
-        xtwx += np.einsum("gmi,gmn,gnj->ij", xb, w, xb)
-        xtwy += np.einsum("gmi,gmn,gn->i", xb, w, yb)
-        derivs = [zb @ e @ np.swapaxes(zb, 1, 2) for e in basis]
-        derivs.append(np.broadcast_to(np.eye(m), w.shape))
-        blocks.append((xb, yb, w, derivs))
-    c = np.linalg.inv(xtwx)
-    beta = c @ xtwy
-
-    t1 = np.zeros((k, k))
-    qaq = np.zeros((k, p, p))
-    qawbq = np.zeros((k, k, p, p))
-    qau = np.zeros((k, p))
-    prepared = []
-    for xb, yb, w, derivs in blocks:
-        qb = w @ xb
-        u = np.einsum("gmn,gn->gm", w, yb - xb @ beta)  # P y, block by block
-        wa = [w @ d for d in derivs]
-        for a in range(k):
-            qaq[a] += np.einsum("gmi,gmn,gnj->ij", qb, derivs[a], qb)
-            qau[a] += np.einsum("gmi,gmn,gn->i", qb, derivs[a], u)
-            for b in range(k):
-                t1[a, b] += np.einsum("gmn,gnm->", wa[a], wa[b])
-                qawbq[a, b] += np.einsum("gmi,gmn,gnj->ij", qb, derivs[a] @ wa[b], qb)
-        prepared.append((qb, u, w, derivs))
-    info = np.empty((k, k))
-    for a in range(k):
-        for b in range(k):
-            trace = (
-                t1[a, b]
-                - np.trace(c @ qawbq[a, b])
-                - np.trace(c @ qawbq[b, a])
-                + np.trace(c @ qaq[a] @ c @ qaq[b])
-            )
-            quad = 0.0
-            for qb, u, w, derivs in prepared:
-                bu = np.einsum("gmn,gn->gm", derivs[b], u)
-                pbu = np.einsum("gmn,gn->gm", w, bu) - qb @ (c @ qau[b])
-                quad += float(np.einsum("gmn,gn,gm->", derivs[a], u, pbu))
-            info[a, b] = -0.5 * trace + quad
-    info = (info + info.T) / 2
-    eig = np.linalg.eigvalsh(info)
-    if not np.all(np.isfinite(eig)) or eig.min() <= 1e-10 * max(abs(eig.max()), 1e-300):
-        return c, np.full(p, np.nan)
-    grads = np.stack([np.diag(c @ qaq[a] @ c) for a in range(k)])
-    return c, 2 * np.diag(c) ** 2 / np.einsum("ij,ik,kj->j", grads, np.linalg.inv(info), grads)
-
-
 def _fit_lmm(y: np.ndarray, x: np.ndarray, z: np.ndarray, groups: np.ndarray) -> _GrowthFit:
     """Fit with :class:`models.lmm.LinearMixedModel` (REML, Satterthwaite df)."""
     from models.lmm import LinearMixedModel
@@ -1404,7 +1256,7 @@ def _fit_lmm(y: np.ndarray, x: np.ndarray, z: np.ndarray, groups: np.ndarray) ->
     )
 
 
-_GROWTH_BACKENDS = {"lmm": _fit_lmm, "statsmodels": _fit_statsmodels}
+_GROWTH_BACKENDS = {"lmm": _fit_lmm}
 
 
 def _sqrt0(v: float) -> float:
@@ -1445,7 +1297,7 @@ def growth_model(
     time: Mapping[Hashable, float] | None = None,
     random_slope: bool = True,
     ci_level: float = 0.95,
-    backend: Literal["lmm", "statsmodels"] = "lmm",
+    backend: Literal["lmm"] = "lmm",
 ) -> GrowthModelResult:
     """Linear growth mixed model ``outcome ~ time + (1 + time | subject)``, fitted by REML.
 
@@ -1473,12 +1325,11 @@ def growth_model(
         intercept only, with a warning. ``False`` fits the random-intercept model directly.
     ci_level : float, default 0.95
         Level of the fixed-effect confidence intervals.
-    backend : {"lmm", "statsmodels"}, default "lmm"
-        Fitting engine. ``"lmm"``: :class:`models.lmm.LinearMixedModel` (lme4's profiled REML
-        with bounds, so a variance can reach exactly zero as in lme4; its own Satterthwaite
-        df). ``"statsmodels"``: ``statsmodels.regression.mixed_linear_model.MixedLM`` (REML),
-        a stand-in whose optimizer stops short of the boundary, so it cannot detect singular
-        fits reliably; analytic Satterthwaite df. Both agree with lme4 away from the boundary.
+    backend : {"lmm"}, default "lmm"
+        Fitting engine: :class:`models.lmm.LinearMixedModel` (mixedlm's profiled REML with
+        bounds, so a variance can reach exactly zero as in lme4; lmerTest's Satterthwaite df).
+        The former ``"statsmodels"`` engine is removed: every linear mixed model of the package
+        goes through :class:`models.lmm.LinearMixedModel`.
 
     Returns
     -------
@@ -1513,27 +1364,15 @@ def growth_model(
     the residual are identified but often at the boundary, hence the fallback. A fit is
     singular when a diagonal element of the relative Cholesky factor ``Lambda`` of
     ``G / sigma^2`` is below 1e-4 (the rule of ``lme4::isSingular``), or when the optimizer
-    did not converge. Back-end messages (statsmodels flags any random-effect variance below
-    0.01 as "on the boundary", whatever the scale of the outcome) are kept in
-    ``meta["backend_messages"]`` but do not by themselves trigger the fallback.
+    did not converge. The engine's warnings are kept in ``meta["backend_messages"]``.
 
-    The ``"lmm"`` engine's estimation and Satterthwaite df are described in
-    :class:`models.lmm.LinearMixedModel` (Bates et al. 2015; Kuznetsova et al. 2017). With
-    ``"statsmodels"`` the fixed-effect covariance is the GLS formula
-    ``C = (X'V^-1 X)^-1``, ``V = Z G Z' + sigma^2 I``, at its variance estimates, and the
-    denominator df follow Satterthwaite's method as in lmerTest: ``df = 2 v^2 / (g' A g)``
-    with ``v`` the variance of the fixed effect, ``g`` its gradient in the variance parameters
-    (elements of ``G`` and ``sigma^2``) and ``A`` the inverse observed REML information, both
-    computed analytically: with ``P = V^-1 - V^-1 X C X' V^-1``,
-    ``I_ab = -tr(P V_a P V_b) / 2 + y'P V_a P V_b P y`` and
-    ``dC / dpsi_a = C X'V^-1 V_a V^-1 X C``. When the information is not invertible the tests
-    fall back to Wald z (``df`` = inf) and ``meta["inference"]`` says so.
+    Estimation and Satterthwaite df are described in :class:`models.lmm.LinearMixedModel`
+    (Bates et al. 2015; Kuznetsova et al. 2017).
 
     Validated against ``lmerTest::lmer(score ~ time + (1 + time | id), REML = TRUE)``
     (lme4 1.1-31, lmerTest 3.1-3) on carData::OBrienKaiser averaged over hours, complete and
-    with two waves removed: with ``"lmm"`` estimates and standard errors agree to 1e-6
-    relative, variance components to 1e-5, the Satterthwaite df to 1e-5 and the REML
-    criterion to 1e-10 (``"statsmodels"``: 1e-5, 5e-4, 1e-4 and 1e-10); and, with ``"lmm"``,
+    with two waves removed: estimates and standard errors agree to 1e-6 relative, variance
+    components to 1e-5, the Satterthwaite df to 1e-5 and the REML criterion to 1e-10; and
     against ``lme4::isSingular`` and lmerTest on simulated three-wave data (ten data sets, five
     of them singular; tests/longitudinal/reference/change.R).
 
@@ -1565,7 +1404,8 @@ def growth_model(
     if backend not in _GROWTH_BACKENDS:
         raise InvalidParameterError(
             f"the `backend` parameter of {func} must be one of {sorted(_GROWTH_BACKENDS)}; "
-            f"got {backend!r}"
+            f"got {backend!r} (the statsmodels engine was removed: every linear mixed model is "
+            "fitted by models.lmm.LinearMixedModel)"
         )
     panel = _panel(
         data,
@@ -2051,7 +1891,7 @@ def change_analysis(
     baseline_items: pd.DataFrame | None = None,
     higher_is_better: bool = True,
     ci_level: float = 0.95,
-    backend: Literal["lmm", "statsmodels"] = "lmm",
+    backend: Literal["lmm"] = "lmm",
 ) -> ChangeResult:
     """Run the whole change analysis for one repeated scale.
 
@@ -2082,7 +1922,7 @@ def change_analysis(
         Direction of improvement for the reliable change index.
     ci_level : float, default 0.95
         Level of every interval and of the reliable-change criterion.
-    backend : {"lmm", "statsmodels"}, default "lmm"
+    backend : {"lmm"}, default "lmm"
         Engine of the growth model (see :func:`growth_model`).
 
     Returns

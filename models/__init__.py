@@ -1,7 +1,8 @@
 """Participant-level models: lme4-style mixed models, panel estimators, Bayesian models.
 
 :class:`LinearMixedModel` fits ``lme4`` formulas (crossed, nested, correlated or uncorrelated
-random effects) by REML or ML with Satterthwaite degrees of freedom, and
+random effects) by REML or ML with mixedlm, with Satterthwaite or Kenward-Roger degrees of
+freedom, and
 :class:`BayesianMixedModel` fits the same formulas with an ordinal or gaussian likelihood in
 PyMC; :func:`parse_formula` and :func:`build_design` are the formula layer both share. The panel
 companions (:func:`fit_within`, :func:`fit_random_effects`, :func:`fit_between`,

@@ -1,15 +1,18 @@
-"""Linear mixed models in lme4 syntax, fitted by profiled (RE)ML with Satterthwaite df.
+"""Linear mixed models in lme4 syntax, fitted by mixedlm, with Satterthwaite or Kenward-Roger df.
 
 :class:`LinearMixedModel` follows the estimator contract: ``LinearMixedModel(formula, ...)`` stores
-options, ``.fit(data)`` returns the fitted model with attributes ending in ``_``. The engine is the
-penalized least-squares formulation of lme4 (Bates, Maechler, Bolker & Walker 2015) with the
-blocked Cholesky factor of MixedModels.jl (see :mod:`models._lmm.pls`); fixed-effect degrees of
-freedom are Satterthwaite's, as in lmerTest (Kuznetsova, Brockhoff & Christensen 2017).
+options, ``.fit(data)`` returns the fitted model with attributes ending in ``_``. The formula is
+parsed and checked by :func:`models.formula.parse_formula` and evaluated by
+:func:`models.formula.build_design`; the fit itself is mixedlm's (profiled REML or ML on lme4's
+penalized least-squares formulation, Bates, Maechler, Bolker & Walker 2015), which receives only
+the numeric design columns under generated names (:mod:`models._backends.mixedlm_lmm`).
+Fixed-effect degrees of freedom are Satterthwaite's, as in lmerTest (Kuznetsova, Brockhoff &
+Christensen 2017), or Kenward & Roger's (1997), as in pbkrtest.
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import time
 import warnings
 from dataclasses import dataclass
@@ -19,17 +22,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from models._backends import mixedlm_lmm as engine
 from models._columns import FIXED_COLUMNS
 from models._errors import (
+    ConvergenceError,
     ConvergenceWarning,
     FormulaError,
     InvalidParameterError,
     NotFittedError,
     SingularFitWarning,
 )
-from models._lmm.optim import METHODS, minimize_bounded
-from models._lmm.pls import PLS, TermData, theta_start
-from models._lmm.satterthwaite import satterthwaite_df, varpar_covariance
+from models._kenward_roger import MAX_KR_OBS, kenward_roger
+from models._satterthwaite import satterthwaite_df, varpar_covariance
 from models.formula import Design, build_design, parse_formula
 
 __all__ = ["LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
@@ -37,8 +41,8 @@ __all__ = ["LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"
 SINGULAR_TOL = 1e-4
 """A diagonal entry of a relative covariance factor below this marks a singular fit (lme4)."""
 
-MAX_DENSE_Q = 20_000
-"""Largest dense block (random-effects coefficients outside the largest term) accepted."""
+DDF_METHODS = ("satterthwaite", "kenward-roger")
+"""Denominator degrees of freedom of the fixed-effect t tests."""
 
 DICT_KEYS = (
     "engine",
@@ -60,6 +64,8 @@ DICT_KEYS = (
 """Keys of :meth:`LinearMixedModel.to_dict`, in order (the ``longitudinal fit`` JSON)."""
 
 _FIXED_ONLY = ("~0", "NA", "none", "0")
+
+_DDF_LABEL = {"satterthwaite": "Satterthwaite", "kenward-roger": "Kenward-Roger"}
 
 
 @dataclass(frozen=True)
@@ -125,10 +131,21 @@ def _check_params(model: LinearMixedModel) -> None:
         raise InvalidParameterError(
             f"the `reml` parameter of LinearMixedModel must be a bool; got {model.reml!r}"
         )
-    if model.optimizer not in METHODS:
+    if model.optimizer not in engine.OPTIMIZERS:
         raise InvalidParameterError(
-            f"the `optimizer` parameter of LinearMixedModel must be one of {list(METHODS)}; "
-            f"got {model.optimizer!r}"
+            "the `optimizer` parameter of LinearMixedModel must be one of "
+            f"{list(engine.OPTIMIZERS)}; got {model.optimizer!r}"
+        )
+    if model.ddf not in DDF_METHODS:
+        raise InvalidParameterError(
+            f"the `ddf` parameter of LinearMixedModel must be one of {list(DDF_METHODS)}; "
+            f"got {model.ddf!r}"
+        )
+    if model.ddf == "kenward-roger" and not model.reml:
+        raise InvalidParameterError(
+            "the `ddf` parameter of LinearMixedModel: Kenward-Roger df are defined for REML "
+            "fits only; got ddf='kenward-roger' with reml=False (use ddf='satterthwaite' or "
+            "reml=True)"
         )
     if (
         isinstance(model.max_evals, bool)
@@ -185,16 +202,13 @@ def _check_design(design: Design) -> None:
                 f"the column(s) {aliased} are linear combinations of the others. Remove them "
                 "from the formula or check the data (e.g. a factor level that never occurs)."
             )
-    sizes = sorted((b.n_levels * len(b.terms) for b in design.random), reverse=True)
-    q2 = sum(sizes[1:])
-    if q2 > MAX_DENSE_Q:
-        raise FormulaError(
-            f"LinearMixedModel.fit: the random-effects terms of {formula!r} other than the "
-            f"largest have {q2} coefficients together; their dense block would need "
-            f"{q2 * q2 * 8 / 2**30:.1f} GiB (the limit is {MAX_DENSE_Q} coefficients). Put the "
-            "structure simpler (fewer crossed terms) or aggregate levels."
-        )
     for block in design.random:
+        if block.n_levels < 2:
+            raise FormulaError(
+                f"LinearMixedModel.fit: the grouping factor {block.group!r} of {formula!r} has "
+                f"{block.n_levels} level in the rows used; random effects need at least 2 "
+                "levels (remove the term or check the data)"
+            )
         q = block.n_levels * len(block.terms)
         if block.n_levels >= n or q > n:
             raise FormulaError(
@@ -203,23 +217,6 @@ def _check_design(design: Design) -> None:
                 f"{n} observations; the random effects and the residual variance are not "
                 "identifiable (lme4 refuses the same fit)"
             )
-
-
-def _blas_threads(pls: PLS) -> contextlib.AbstractContextManager[Any]:
-    """One BLAS thread while fitting unless the dense block is large.
-
-    The engine makes many small dense calls; with a threaded BLAS each call can wake worker
-    threads, which costs far more than the arithmetic when the machine is busy.
-    """
-    if pls.q2 > 2000:
-        return contextlib.nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ModuleNotFoundError as err:
-        if err.name != "threadpoolctl":
-            raise
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _float_or_none(x: Any) -> Any:
@@ -245,15 +242,19 @@ class LinearMixedModel:
         terms. The fixed part goes through formulaic, whose term names appear in the results.
     reml : bool, default True
         Restricted maximum likelihood (``False``: maximum likelihood).
-    optimizer : {"cobyqa", "powell", "nelder-mead"}, default "cobyqa"
-        Bounded derivative-free method for the covariance parameters; the result is then
-        polished by Newton steps on the deviance and checked (scaled gradient, Hessian).
+    ddf : {"satterthwaite", "kenward-roger"}, default "satterthwaite"
+        Denominator degrees of freedom of the fixed-effect t tests. ``"kenward-roger"`` also
+        replaces the covariance of the fixed effects by the Kenward-Roger adjusted one (the
+        standard errors grow); REML fits only, at most 5,000 observations (dense ``n x n``).
+    optimizer : {"auto", "cobyqa", "powell", "nelder-mead"}, default "auto"
+        mixedlm's optimizer for the covariance parameters: ``"auto"`` is L-BFGS-B with exact
+        gradients (falling back to COBYQA when it does not converge); the others are
+        derivative-free.
     max_evals : int, default 10000
-        Budget of deviance evaluations; exhausting it flags the fit as not converged.
-    tol : float, default 1e-3
-        Final trust-region radius (``cobyqa``) or parameter tolerance of the derivative-free
-        phase. Newton steps on the deviance then converge to the optimum (the derivative-free
-        method resumes with a tight tolerance if they cannot).
+        Iteration budget of the optimizer; exhausting it flags the fit as not converged.
+    tol : float, default 1e-8
+        Parameter tolerance of the derivative-free optimizers (``"auto"`` uses its own tight
+        tolerances).
     ci_level : float, default 0.95
         Level of the fixed-effect confidence intervals.
 
@@ -268,8 +269,9 @@ class LinearMixedModel:
     groups_ : dict
         ``{grouping factor: number of levels}``.
     fixed_ : pandas.DataFrame
-        ``term, estimate, se, df, statistic, p_value, ci_low, ci_high``; df are Satterthwaite's,
-        ``statistic`` is ``t``, p-values two-sided, intervals ``estimate +- t(df) * se``.
+        ``term, estimate, se, df, statistic, p_value, ci_low, ci_high``; df are Satterthwaite's
+        (or Kenward-Roger's, with the adjusted ``se``), ``statistic`` is ``t``, p-values
+        two-sided, intervals ``estimate +- t(df) * se``.
     beta_ : pandas.Series
         Fixed effects by term.
     vcov_ : pandas.DataFrame
@@ -300,6 +302,10 @@ class LinearMixedModel:
         A variance at 0 or a correlation at +-1 (lme4's ``isSingular``).
     nfev_ : int
         Deviance evaluations used by the optimizer.
+    engine_result_ : mixedlm.LmerResult
+        The fit as mixedlm returned it, for what this class does not wrap (profile intervals,
+        parametric bootstrap). Its names are the generated ones (``x0``, ``z0``, ``g0``, ...)
+        in the order of ``design_``.
     fitted_, residuals_ : pandas.Series
         Conditional fitted values ``X beta + Z b`` and ``y - fitted``, indexed like the rows used.
     ranef_ : pandas.DataFrame
@@ -312,19 +318,29 @@ class LinearMixedModel:
 
     Notes
     -----
-    With ``b = Lambda_theta u``, the profiled deviance is, for ML,
-    ``log|L|^2 + n (1 + log(2 pi r^2 / n))`` and for REML
+    The formula is parsed and checked here (:func:`models.formula.parse_formula`) and evaluated
+    by :func:`models.formula.build_design`; mixedlm receives only the numeric design columns
+    under generated names and a formula rebuilt from them (``y ~ 0 + x0 + x1 + (0 + z0 + z1 |
+    g0)``), never the user's text. mixedlm minimizes lme4's profiled deviance: with
+    ``b = Lambda_theta u``, for ML ``log|L|^2 + n (1 + log(2 pi r^2 / n))`` and for REML
     ``log|L|^2 + log|R_X|^2 + (n - p)(1 + log(2 pi r^2 / (n - p)))``, where
     ``L L' = Lambda' Z' Z Lambda + I`` and ``r^2`` is the penalized residual sum of squares
-    (Bates et al. 2015, eqs. 34 and 41). ``sigma^2 = r^2 / n`` (ML) or ``r^2 / (n - p)`` (REML).
-    The Satterthwaite df of a contrast ``l`` is ``2 (l' C l)^2 / (g' A g)`` with ``A`` twice the
-    inverse Hessian of the deviance in ``(theta, sigma)`` and ``g`` the gradient of ``l' C l``.
+    (Bates et al. 2015, eqs. 34 and 41).
 
-    Validated against ``lme4::lmer`` 1.1-31 and ``lmerTest`` 3.1-3 (R 4.2.2) on sleepstudy
-    (correlated, ``||`` and intercept-only), Orthodont (``age * Sex``), Riesby by ML with missing
-    weeks, and simulated crossed and nested designs: fixed effects to 1e-6 relative, standard
-    errors to 1e-5, variance components to 1e-4, log-likelihood to 1e-6 and df to 1e-3
-    (``tests/models/test_lmm_reference.py``, R script ``tests/models/reference/lmm.R``).
+    The Satterthwaite df of a contrast ``l`` is ``2 (l' C l)^2 / (g' A g)`` with ``A`` twice the
+    inverse Hessian of the deviance in ``(theta, sigma)`` and ``g`` the gradient of ``l' C l``,
+    as lmerTest computes it (:mod:`models._satterthwaite`, on mixedlm's deviance components;
+    mixedlm's own df profile ``sigma`` out and differ from lmerTest's for ML fits). The
+    Kenward-Roger covariance and df follow pbkrtest's ``vcovAdj`` and ``Lb_ddf``
+    (:mod:`models._kenward_roger`; mixedlm 1.3's ``kenward_roger_df`` returns Satterthwaite's).
+
+    Validated against ``lme4::lmer`` 1.1-31, ``lmerTest`` 3.1-3 and ``pbkrtest`` 0.5.2
+    (R 4.2.2) on sleepstudy (correlated, ``||`` and intercept-only), Orthodont (``age * Sex``),
+    Riesby by ML with missing weeks, and simulated crossed and nested designs: fixed effects to
+    1e-6 relative, standard errors to 1e-5, variance components to 1e-4, log-likelihood to 1e-6
+    and df to 1e-3 (``tests/models/test_lmm_reference.py``, R script
+    ``tests/models/reference/lmm.R``); Kenward-Roger standard errors and df to 1e-6
+    (``tests/models/test_lmm_kr.py``, ``tests/models/reference/lmm_kr.R``).
 
     References
     ----------
@@ -332,6 +348,11 @@ class LinearMixedModel:
     lme4. Journal of Statistical Software 67(1), 1-48.
     Kuznetsova A, Brockhoff PB, Christensen RHB (2017). lmerTest package: tests in linear mixed
     effects models. Journal of Statistical Software 82(13), 1-26.
+    Kenward MG, Roger JH (1997). Small sample inference for fixed effects from restricted
+    maximum likelihood. Biometrics 53(3), 983-997.
+    Halekoh U, Hojsgaard S (2014). A Kenward-Roger approximation and parametric bootstrap
+    methods for tests in linear mixed models - the R package pbkrtest. Journal of Statistical
+    Software 59(9), 1-32.
 
     Examples
     --------
@@ -356,13 +377,15 @@ class LinearMixedModel:
         formula: str,
         *,
         reml: bool = True,
-        optimizer: Literal["cobyqa", "powell", "nelder-mead"] = "cobyqa",
+        ddf: Literal["satterthwaite", "kenward-roger"] = "satterthwaite",
+        optimizer: Literal["auto", "cobyqa", "powell", "nelder-mead"] = "auto",
         max_evals: int = 10_000,
-        tol: float = 1e-3,
+        tol: float = 1e-8,
         ci_level: float = 0.95,
     ) -> None:
         self.formula = formula
         self.reml = reml
+        self.ddf = ddf
         self.optimizer = optimizer
         self.max_evals = max_evals
         self.tol = tol
@@ -377,6 +400,7 @@ class LinearMixedModel:
         return {
             "formula": self.formula,
             "reml": self.reml,
+            "ddf": self.ddf,
             "optimizer": self.optimizer,
             "max_evals": self.max_evals,
             "tol": self.tol,
@@ -403,7 +427,11 @@ class LinearMixedModel:
             For invalid constructor options or a ``data`` that is not a DataFrame.
         FormulaError
             When the formula cannot be parsed or evaluated, has no random term, the fixed
-            effects are rank deficient, or a grouping factor has as many levels as rows.
+            effects are rank deficient, or a grouping factor has fewer than 2 levels or as many
+            levels as rows.
+        ConvergenceError
+            When mixedlm cannot fit the model (for example a response that does not vary);
+            its message, in the formula's names, is chained.
 
         Warns
         -----
@@ -421,73 +449,228 @@ class LinearMixedModel:
             )
         spec = parse_formula(self.formula)
         design = build_design(spec, data)
-        self._data = data
         _check_design(design)
-        X = design.X.to_numpy()
-        terms = [TermData(b.codes, b.Z, b.n_levels) for b in design.random]
-        pls = PLS(X, design.y, terms)
-        with _blas_threads(pls):
-            self._fit_engine(pls, design, start)
+        n = design.n_obs
+        if self.ddf == "kenward-roger" and n > MAX_KR_OBS:
+            raise InvalidParameterError(
+                f"LinearMixedModel.fit: Kenward-Roger df need dense {n} x {n} matrices; they "
+                f"are computed for at most {MAX_KR_OBS} observations. Use "
+                "ddf='satterthwaite' (the default) for this data set."
+            )
+        inp = engine.engine_input(design)
+        ctrl = engine.control(
+            optimizer=self.optimizer, max_evals=int(self.max_evals), tol=float(self.tol)
+        )
+        try:
+            result, messages = engine.fit(inp, reml=bool(self.reml), ctrl=ctrl)
+        except engine.EngineFailure as err:
+            raise ConvergenceError(
+                f"LinearMixedModel.fit: mixedlm could not fit {self.formula!r}: {err}. Check "
+                "that the response varies within groups and simplify the random effects."
+            ) from err
+        self._set_fit(design, inp, result, messages, start)
         return self
 
-    def _fit_engine(self, pls: PLS, design: Design, start: float) -> None:
+    def refit(self, response: np.ndarray | pd.Series) -> LinearMixedModel:
+        """Fit the same model to a new response, reusing the design matrices.
+
+        This is what simulation-based power analysis and parametric bootstraps do many times:
+        the formula is not parsed and the design not rebuilt, and the optimizer starts from
+        this fit's covariance parameters.
+
+        Parameters
+        ----------
+        response : array-like or pandas.Series
+            One value per row used in the fit (``n_obs_`` values, in the order of
+            ``design_.rows``; a Series is aligned on that index).
+
+        Returns
+        -------
+        LinearMixedModel
+            A new fitted model with the same options; ``self`` is unchanged.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        InvalidParameterError
+            When the response has the wrong length, is not aligned with the rows used, or
+            holds missing or infinite values.
+        ConvergenceError
+            When mixedlm cannot fit the model to the new response.
+
+        Warns
+        -----
+        ConvergenceWarning, SingularFitWarning
+            As :meth:`fit`.
+        """
+        start = time.perf_counter()
+        self._check_fitted("refit")
+        if isinstance(response, pd.Series):
+            if not response.index.equals(self.design_.rows):
+                raise InvalidParameterError(
+                    "the `response` parameter of LinearMixedModel.refit must be indexed like "
+                    "the rows used in the fit (design_.rows)"
+                )
+            response = response.to_numpy()
+        y = np.asarray(response, dtype=float)
+        if y.shape != (self.n_obs_,) or not np.all(np.isfinite(y)):
+            raise InvalidParameterError(
+                "the `response` parameter of LinearMixedModel.refit must hold "
+                f"{self.n_obs_} finite values (one per row used); got shape {y.shape}"
+                + ("" if y.shape != (self.n_obs_,) else " with missing or infinite values")
+            )
+        try:
+            result, messages = engine.refit(self._input, self._result, y)
+        except engine.EngineFailure as err:
+            raise ConvergenceError(
+                f"LinearMixedModel.refit: mixedlm could not fit {self.formula!r} to the new "
+                f"response: {err}"
+            ) from err
+        design = Design(
+            spec=self.design_.spec,
+            y=y,
+            X=self.design_.X,
+            random=self.design_.random,
+            rows=self.design_.rows,
+            n_dropped=self.design_.n_dropped,
+            _fixed_spec=self.design_._fixed_spec,
+        )
+        new = LinearMixedModel(
+            self.formula, **{k: v for k, v in self.get_params().items() if k != "formula"}
+        )
+        new._set_fit(design, self._input, result, messages, start)
+        return new
+
+    def simulate(
+        self, n_sim: int = 1, *, seed: int | np.random.Generator | None = None
+    ) -> pd.DataFrame:
+        """Draw new responses from the fitted model (new random effects and residuals).
+
+        With :meth:`refit` this is a parametric bootstrap or one step of a simulation-based
+        power analysis.
+
+        Parameters
+        ----------
+        n_sim : int, default 1
+            Number of simulated response vectors.
+        seed : int or numpy.random.Generator, optional
+            Source of randomness; the same int gives the same draws.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per simulation (``sim_1``, ``sim_2``, ...), indexed like the rows used
+            (``design_.rows``), so each column can be passed to :meth:`refit`.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        InvalidParameterError
+            For an ``n_sim`` that is not a positive int or a ``seed`` that is neither an int nor
+            a Generator.
+
+        Notes
+        -----
+        ``y* = X beta + Z b* + e*`` with ``b* ~ N(0, G)`` and ``e* ~ N(0, sigma^2)`` at the
+        estimates, as ``simulate.merMod`` of lme4 (mixedlm's ``simulate``).
+        """
+        self._check_fitted("simulate")
+        if isinstance(n_sim, bool) or not isinstance(n_sim, int | np.integer) or n_sim < 1:
+            raise InvalidParameterError(
+                "the `n_sim` parameter of LinearMixedModel.simulate must be a positive int; "
+                f"got {n_sim!r}"
+            )
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int | np.integer | np.random.Generator)
+        ):
+            raise InvalidParameterError(
+                "the `seed` parameter of LinearMixedModel.simulate must be an int or a "
+                f"numpy.random.Generator; got {type(seed).__name__}"
+            )
+        with engine.one_blas_thread():
+            draws = np.asarray(self._result.simulate(nsim=int(n_sim), seed=seed), dtype=float)
+        draws = draws.reshape(self.n_obs_, int(n_sim))
+        return pd.DataFrame(
+            draws, index=self.design_.rows, columns=[f"sim_{i + 1}" for i in range(int(n_sim))]
+        )
+
+    def _set_fit(
+        self,
+        design: Design,
+        inp: engine.EngineInput,
+        result: Any,
+        messages: list[str],
+        start: float,
+    ) -> None:
         X = design.X.to_numpy()
         reml = bool(self.reml)
-        opt = minimize_bounded(
-            lambda th: pls.objective(th, reml=reml),
-            theta_start(pls.ps),
-            pls.lower,
-            method=self.optimizer,
-            max_evals=self.max_evals,
-            tol=float(self.tol),
-        )
-        theta = opt.x
-        factor = pls.factor(theta)
-        beta, _, b_terms = pls.solve(factor)
-        n, p = pls.n, pls.p
-        crit = pls.deviance_from(factor, reml=reml)
-        sigma = float(np.sqrt(factor.r2 / (n - p if reml else n)))
-        self._pls = pls
-        self._factor = factor
-        self._b_terms = b_terms
+        n, p = X.shape
+        self._result = result
+        self.engine_result_ = result
+        self._input = inp
         self._ranef_cache: pd.DataFrame | None = None
+        orders = [engine.level_order(result, i, b.n_levels) for i, b in enumerate(design.random)]
+        self._orders = orders
+        self._b_terms = engine.block_effects(result, inp.block_sizes, orders)
+        theta = np.asarray(result.theta, dtype=float)
+        sigma = float(result.sigma)
+        self._Ts = _theta_blocks(theta, inp.block_sizes)
         self.design_ = design
         self.n_obs_ = int(n)
         self.n_dropped_ = int(design.n_dropped)
         self.groups_ = {b.group: int(b.n_levels) for b in design.random}
-        self.theta_ = np.asarray(theta, dtype=float)
+        self.theta_ = theta
         self.sigma_ = sigma
-        self.nfev_ = int(opt.nfev)
-        self.converged_ = bool(opt.converged)
-        self.convergence_message_ = opt.message
-        bounded = np.isfinite(pls.lower)
-        self.singular_ = bool(np.any(theta[bounded] < SINGULAR_TOL))
-        self.npar_ = int(p + pls.n_theta + 1)
-        self.loglik_ = float(-crit / 2.0)
-        self.deviance_ = float(crit)
-        self.reml_criterion_ = float(crit) if reml else float("nan")
+        self.nfev_ = int(result.function_evals)
+        self.converged_ = bool(result.converged)
+        self.convergence_message_ = str(result.message)
+        if messages:
+            self.convergence_message_ += " | " + "; ".join(messages)
+        self.singular_ = bool(any(np.any(np.diag(T) < SINGULAR_TOL) for T in self._Ts))
+        self.npar_ = int(p + len(theta) + 1)
+        self.loglik_ = float(result.logLik().value)
+        crit = -2.0 * self.loglik_
+        self.deviance_ = crit
+        self.reml_criterion_ = crit if reml else float("nan")
         self.aic_ = float(crit + 2 * self.npar_)
         self.bic_ = float(crit + self.npar_ * np.log(n))
         names = list(design.X.columns)
+        beta = np.asarray(result.beta, dtype=float)
         self.beta_ = pd.Series(beta, index=names, name="estimate")
-        info = varpar_covariance(pls, theta, sigma, reml=reml)
-        self._varpar = info
-        self.vcov_ = pd.DataFrame(info.cov_beta, index=names, columns=names)
-        self.fixed_ = self._fixed_table(beta, info, names)
-        self.random_, self.random_corr_ = self._random_tables(factor.Ts, sigma)
-        fitted = X @ beta
-        for block, b in zip(design.random, b_terms, strict=True):
-            fitted = fitted + np.einsum("ij,ij->i", block.Z, b[block.codes])
+        self.random_, self.random_corr_ = self._random_tables(self._Ts, sigma)
+        if self.ddf == "kenward-roger":
+            blocks = [
+                (b.codes, b.Z, b.n_levels, sigma**2 * (T @ T.T))
+                for b, T in zip(design.random, self._Ts, strict=True)
+            ]
+            kr = kenward_roger(X, blocks, sigma**2)
+            cov_beta, df = kr.vcov, kr.df
+            negative = np.zeros(0)
+        else:
+            with engine.one_blas_thread():
+                info = varpar_covariance(
+                    engine.deviance_components(result), theta, sigma, n=n, p=p, reml=reml
+                )
+            cov_beta = info.cov_beta
+            df = satterthwaite_df(info, np.eye(p)) if p else np.zeros(0)
+            negative = info.negative_eigenvalues
+        self.vcov_ = pd.DataFrame(cov_beta, index=names, columns=names)
+        self.fixed_ = self._fixed_table(beta, cov_beta, df, names)
+        fitted = np.asarray(result.fitted(), dtype=float)
         self.fitted_ = pd.Series(fitted, index=design.rows, name="fitted")
         self.residuals_ = pd.Series(design.y - fitted, index=design.rows, name="residual")
         self.seconds_ = float(time.perf_counter() - start)
         self.meta_ = {
             "package_version": _package_version(),
             "engine": "lmm",
+            "backend": f"mixedlm {_mixedlm_version()}",
             "params": self.get_params(),
             "n_used": self.n_obs_,
             "n_excluded": self.n_dropped_,
             "nfev": self.nfev_,
+            "optimizer": str(result.optimizer),
         }
         if not self.converged_:
             warnings.warn(
@@ -505,10 +688,10 @@ class LinearMixedModel:
                 SingularFitWarning,
                 stacklevel=3,
             )
-        elif self.converged_ and info.negative_eigenvalues.size:
+        elif self.converged_ and negative.size:
             warnings.warn(
                 f"the Hessian of the deviance of {self.formula!r} has negative eigenvalue(s) "
-                f"{info.negative_eigenvalues.tolist()}: the fit may not be at a minimum; "
+                f"{negative.tolist()}: the fit may not be at a minimum; "
                 "Satterthwaite df use the positive part only",
                 ConvergenceWarning,
                 stacklevel=3,
@@ -521,9 +704,10 @@ class LinearMixedModel:
                 f"LinearMixedModel.{method} needs a fitted model; call .fit(data) first"
             )
 
-    def _fixed_table(self, beta: np.ndarray, info: Any, names: list[str]) -> pd.DataFrame:
-        se = np.sqrt(np.diag(info.cov_beta))
-        df = satterthwaite_df(info, np.eye(len(beta))) if len(beta) else np.zeros(0)
+    def _fixed_table(
+        self, beta: np.ndarray, cov_beta: np.ndarray, df: np.ndarray, names: list[str]
+    ) -> pd.DataFrame:
+        se = np.sqrt(np.diag(cov_beta))
         with np.errstate(divide="ignore", invalid="ignore"):
             t = beta / se
         p = 2.0 * stats.t.sf(np.abs(t), df)
@@ -555,15 +739,21 @@ class LinearMixedModel:
                     corr = cov[i, j] / denom if denom > 0 else np.nan
                     corr_rows.append((block.group, block.terms[j], block.terms[i], cov[i, j], corr))
         rows.append(("Residual", None, sigma**2, sigma))
-        random = pd.DataFrame(rows, columns=["group", "term", "variance", "sd"])
+        heads = ("group", "term", "variance", "sd")
+        random = pd.DataFrame(dict(zip(heads, zip(*rows, strict=True), strict=True)))
+        names = ("group", "term1", "term2", "covariance", "corr")
+        cols = list(zip(*corr_rows, strict=True)) or [()] * len(names)
         corr = pd.DataFrame(
-            corr_rows, columns=["group", "term1", "term2", "covariance", "corr"]
-        ).astype({"covariance": float, "corr": float})
+            {
+                name: np.asarray(col, dtype=float if name in ("covariance", "corr") else object)
+                for name, col in zip(names, cols, strict=True)
+            }
+        )
         return random, corr
 
     def _singular_description(self) -> str:
         parts = []
-        for block, T in zip(self.design_.random, self._factor.Ts, strict=True):
+        for block, T in zip(self.design_.random, self._Ts, strict=True):
             d = np.diag(T)
             for i, term in enumerate(block.terms):
                 if d[i] < SINGULAR_TOL:
@@ -582,8 +772,7 @@ class LinearMixedModel:
         """Conditional modes and conditional variances (computed on first access)."""
         self._check_fitted("ranef_")
         if self._ranef_cache is None:
-            with _blas_threads(self._pls):
-                covs = self._pls.cond_cov_unscaled(self._factor)
+            covs = engine.conditional_variances(self._result, self._input.block_sizes, self._orders)
             frames = []
             for block, b, c in zip(self.design_.random, self._b_terms, covs, strict=True):
                 for i, term in enumerate(block.terms):
@@ -594,7 +783,7 @@ class LinearMixedModel:
                                 "term": term,
                                 "level": block.levels.to_numpy(dtype=object),
                                 "estimate": b[:, i],
-                                "cond_var": self.sigma_**2 * c[:, i, i],
+                                "cond_var": c[:, i],
                             }
                         )
                     )
@@ -676,7 +865,7 @@ class LinearMixedModel:
         fixed_fmt["p_value"] = lambda v: f"{v:.3g}"
         lines += [
             "",
-            "Fixed effects (Satterthwaite df):",
+            f"Fixed effects ({_DDF_LABEL[self.ddf]} df):",
             self.fixed_.to_string(index=False, formatters=fixed_fmt),
         ]
         print("\n".join(lines))
@@ -855,6 +1044,7 @@ class LinearMixedModel:
         return {k: out[k] for k in DICT_KEYS}
 
 
+@functools.cache
 def _package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -862,6 +1052,30 @@ def _package_version() -> str:
         return version("empathic-longitudinal")
     except PackageNotFoundError:
         return "unknown"
+
+
+@functools.cache
+def _mixedlm_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mixedlm")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _theta_blocks(theta: np.ndarray, sizes: tuple[int, ...]) -> list[np.ndarray]:
+    """Lower-triangular relative covariance factors from lme4's column-major ``theta``."""
+    out, offset = [], 0
+    for k in sizes:
+        rows, cols = np.tril_indices(k)
+        order = np.lexsort((rows, cols))
+        T = np.zeros((k, k))
+        m = len(rows)
+        T[rows[order], cols[order]] = theta[offset : offset + m]
+        out.append(T)
+        offset += m
+    return out
 
 
 def _same_fixed(a: LinearMixedModel, b: LinearMixedModel) -> bool:
@@ -872,10 +1086,19 @@ def _same_fixed(a: LinearMixedModel, b: LinearMixedModel) -> bool:
 
 
 def _refit_ml(m: LinearMixedModel) -> LinearMixedModel:
+    start = time.perf_counter()
     params = m.get_params()
     params["reml"] = False
+    if params["ddf"] == "kenward-roger":
+        params["ddf"] = "satterthwaite"  # Kenward-Roger is defined for REML fits only
     formula = params.pop("formula")
-    return LinearMixedModel(formula, **params).fit(m._data)
+    try:
+        result, messages = engine.refit_ml(m._input, m._result)
+    except engine.EngineFailure as err:
+        raise ConvergenceError(f"lrt: the ML refit of {m.formula!r} failed: {err}") from err
+    out = LinearMixedModel(formula, **params)
+    out._set_fit(m.design_, m._input, result, messages, start)
+    return out
 
 
 def lrt(m0: LinearMixedModel, m1: LinearMixedModel) -> LikelihoodRatioTest:

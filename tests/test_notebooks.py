@@ -22,7 +22,7 @@ NOTEBOOKS = [
 ]
 CELL_TIMEOUT_S = 600
 
-# an import of a private module of the project's packages, e.g. `from models._lmm import ...`
+# an import of a private module of the project's packages, e.g. `from models._backends import ...`
 PRIVATE_IMPORT = re.compile(
     r"^\s*(?:from|import)\s+(?:surveys|models|longitudinal)(?:\.\w+)*\._\w*", re.MULTILINE
 )

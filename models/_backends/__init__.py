@@ -1,1 +1,5 @@
-"""Sampler back ends of :mod:`models`: PyMC model construction and NUTS dispatch (lazy)."""
+"""Engine back ends of :mod:`models`, each imported lazily.
+
+PyMC model construction and NUTS dispatch for the Bayesian models; mixedlm for the linear mixed
+models.
+"""

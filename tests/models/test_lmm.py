@@ -6,17 +6,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import package_warnings
 from scipy import stats
 
 from models._errors import (
+    ConvergenceError,
     ConvergenceWarning,
     FormulaError,
     InvalidParameterError,
     NotFittedError,
     SingularFitWarning,
 )
-from models._lmm.pls import PLS, TermData, theta_to_T
-from models._lmm.satterthwaite import richardson
+from models._satterthwaite import richardson
 from models.formula import build_design, parse_formula
 from models.lmm import DICT_KEYS, LinearMixedModel, MixedModelSummary, lrt
 
@@ -58,10 +59,13 @@ def simulate_crossed(rng, *, n=3000, n_r=150, n_t=60, sd_r=0.8, sd_t=0.5, sigma=
 
 
 def test_init_stores_parameters_only():
-    m = LinearMixedModel(3, reml="yes", optimizer="nope", max_evals=-1, tol=5, ci_level=95)
+    m = LinearMixedModel(
+        3, reml="yes", ddf="kr", optimizer="nope", max_evals=-1, tol=5, ci_level=95
+    )
     assert m.get_params() == {
         "formula": 3,
         "reml": "yes",
+        "ddf": "kr",
         "optimizer": "nope",
         "max_evals": -1,
         "tol": 5,
@@ -75,6 +79,7 @@ def test_init_stores_parameters_only():
     [
         ("formula", 3),
         ("reml", "yes"),
+        ("ddf", "kr"),
         ("optimizer", "bfgs"),
         ("max_evals", 0),
         ("max_evals", 1.5),
@@ -91,6 +96,12 @@ def test_invalid_parameters_raise_at_fit(sleep, param, value):
     formula = params.pop("formula")
     m = LinearMixedModel(formula, **params)
     with pytest.raises(InvalidParameterError, match=f"`{param}` parameter of LinearMixedModel"):
+        m.fit(sleep)
+
+
+def test_kenward_roger_needs_reml(sleep):
+    m = LinearMixedModel("Reaction ~ Days + (1 | Subject)", reml=False, ddf="kenward-roger")
+    with pytest.raises(InvalidParameterError, match="Kenward-Roger df are defined for REML"):
         m.fit(sleep)
 
 
@@ -324,30 +335,30 @@ def dense_parts(block, T):
         "y ~ x + (1 | rater) + (1 | item) + (0 + x | target)",  # three terms
     ],
 )
-def test_pls_deviance_matches_dense_formula(formula, reml):
+def test_criterion_matches_dense_formula_at_the_fit(formula, reml):
+    # the engine's criterion at its estimate, recomputed densely from the design and theta_:
+    # checks that theta_ comes back in the design's block order and lme4's layout
     rng = np.random.default_rng(11)
     n = 160
     df = pd.DataFrame(
         {
-            "y": rng.normal(size=n),
+            "y": rng.normal(size=n) + rng.normal(size=40)[np.arange(n) % 40],
             "x": rng.normal(size=n),
             "rater": rng.integers(0, 6, n),
-            "target": rng.integers(0, 40, n),
+            "target": np.arange(n) % 40,
             "item": rng.integers(0, 4, n),
         }
     )
-    d = build_design(parse_formula(formula), df)
-    pls = PLS(d.X.to_numpy(), d.y, [TermData(b.codes, b.Z, b.n_levels) for b in d.random])
-    for theta in (rng.uniform(0.1, 1.5, pls.n_theta), np.linspace(0.2, 0.9, pls.n_theta)):
-        theta = np.where(np.isfinite(pls.lower), np.abs(theta), theta - 0.5)
-        parts = [
-            dense_parts(b, theta_to_T(theta[s], len(b.terms)))
-            for b, s in zip(d.random, pls.theta_slices, strict=True)
-        ]
-        want = dense_criterion(
-            d.X.to_numpy(), d.y, [z for z, _ in parts], [L for _, L in parts], reml=reml
-        )
-        np.testing.assert_allclose(pls.objective(theta, reml=reml), want, rtol=1e-11)
+    with package_warnings():
+        m = LinearMixedModel(formula, reml=reml).fit(df)
+    d = m.design_
+    parts = [dense_parts(b, T) for b, T in zip(d.random, m._Ts, strict=True)]
+    want = dense_criterion(
+        d.X.to_numpy(), d.y, [z for z, _ in parts], [L for _, L in parts], reml=reml
+    )
+    np.testing.assert_allclose(m.deviance_, want, rtol=1e-10)
+    # and sigma is the profiled residual scale at that theta
+    assert m.theta_.size == sum(len(b.terms) * (len(b.terms) + 1) // 2 for b in d.random)
 
 
 def test_conditional_variances_match_dense_formula():
@@ -356,7 +367,7 @@ def test_conditional_variances_match_dense_formula():
     df["y"] += rng.normal(0, 0.7, 30)[df["rater"]] * df["x"]  # a true random slope
     m = LinearMixedModel("y ~ x + (1 + x | rater) + (1 | target)").fit(df)
     d = m.design_
-    parts = [dense_parts(b, m._factor.Ts[k]) for k, b in enumerate(d.random)]
+    parts = [dense_parts(b, m._Ts[k]) for k, b in enumerate(d.random)]
     Z = np.hstack([z for z, _ in parts])
     q = Z.shape[1]
     Lam = np.zeros((q, q))
@@ -536,14 +547,19 @@ def test_non_convergence_flagged_and_warned(sleep):
     assert not m.converged_
     assert m.to_dict()["converged"] is False
     assert "maximum" in m.convergence_message_.lower()
-    assert m.nfev_ <= 5
     assert np.all(np.isfinite(m.fixed_["estimate"]))
+    # the same fit with the default budget converges to a different (better) point
+    full = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleep)
+    assert full.converged_
+    assert full.reml_criterion_ < m.reml_criterion_ - 1e-6
 
 
-def test_convergence_check_failure_is_flagged(sleep):
-    # a budget that lets the optimizer finish but not the polish and its check
+@pytest.mark.parametrize("optimizer", ["auto", "nelder-mead"])
+def test_iteration_budget_reaches_the_optimizer(sleep, optimizer):
     with pytest.warns(ConvergenceWarning):
-        m = LinearMixedModel("Reaction ~ Days + (Days | Subject)", max_evals=85).fit(sleep)
+        m = LinearMixedModel(
+            "Reaction ~ Days + (Days | Subject)", optimizer=optimizer, max_evals=2
+        ).fit(sleep)
     assert not m.converged_
 
 
@@ -595,3 +611,150 @@ def test_to_dict_nested_groups_and_uncorrelated_terms():
     d = LinearMixedModel("Reaction ~ Days + (Days || Subject)").fit(sleep).to_dict()
     assert d["groups"] == {"Subject": 18}
     assert [set(r) for r in d["random"]] == [{"group", "term", "sd"}] * 2
+
+
+# ---------------------------------------------------------------------------------------------
+# refit with a new response (power analysis, bootstraps)
+
+
+def test_refit_equals_a_fresh_fit_on_the_new_response(slope_fit, sleep):
+    rng = np.random.default_rng(7)
+    y = slope_fit.predict() + rng.normal(0, 25.0, len(sleep))
+    new = slope_fit.refit(y.to_numpy())
+    fresh = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(
+        sleep.assign(Reaction=y.to_numpy())
+    )
+    assert new is not slope_fit and new.converged_
+    np.testing.assert_allclose(new.reml_criterion_, fresh.reml_criterion_, rtol=1e-9)
+    np.testing.assert_allclose(new.fixed_["estimate"], fresh.fixed_["estimate"], rtol=1e-6)
+    np.testing.assert_allclose(new.fixed_["df"], fresh.fixed_["df"], rtol=1e-3)
+    np.testing.assert_allclose(new.random_["sd"], fresh.random_["sd"], rtol=1e-4)
+    pd.testing.assert_index_equal(new.fitted_.index, fresh.fitted_.index)
+    # the original fit is untouched
+    np.testing.assert_allclose(slope_fit.design_.y, sleep["Reaction"].to_numpy())
+
+
+def test_refit_series_must_align(slope_fit):
+    y = pd.Series(slope_fit.design_.y, index=slope_fit.design_.rows)
+    np.testing.assert_allclose(
+        slope_fit.refit(y).fixed_["estimate"], slope_fit.fixed_["estimate"], rtol=1e-7
+    )
+    with pytest.raises(InvalidParameterError, match="indexed like the rows used"):
+        slope_fit.refit(y.reset_index(drop=True).iloc[::-1])
+    with pytest.raises(InvalidParameterError, match="180 finite values"):
+        slope_fit.refit(np.ones(5))
+    with pytest.raises(InvalidParameterError, match="missing or infinite"):
+        slope_fit.refit(np.r_[np.nan, np.ones(179)])
+    with pytest.raises(NotFittedError):
+        LinearMixedModel("y ~ x + (1 | g)").refit(np.ones(3))
+
+
+# ---------------------------------------------------------------------------------------------
+# formulas stay data: the engine sees generated names only
+
+
+INJECTIONS = [
+    'Reaction ~ __import__("os").system("echo hacked") + (1 | Subject)',
+    'Reaction ~ Days + (1 | __import__("os").getcwd())',
+    'Reaction ~ exec("import os") + (1 | Subject)',
+    "Reaction ~ {Days.__class__.__mro__} + (1 | Subject)",
+    "Reaction ~ Days + (1 | Subject); import os",
+]
+
+
+@pytest.mark.parametrize("formula", INJECTIONS)
+def test_code_in_a_formula_is_refused_before_the_engine(sleep, formula, monkeypatch):
+    from models._backends import mixedlm_lmm
+
+    def engine_called(*args, **kwargs):
+        raise AssertionError("the engine was called")
+
+    monkeypatch.setattr(mixedlm_lmm, "fit", engine_called)
+    with pytest.raises(FormulaError):
+        LinearMixedModel(formula).fit(sleep)
+
+
+def test_engine_receives_generated_names_only():
+    import re
+
+    from models._backends.mixedlm_lmm import engine_input
+
+    nested = pd.read_csv(Path(__file__).resolve().parent / "reference" / "lmm_nested.csv")
+    d = build_design(parse_formula("y ~ x + (1 + x || school) + (1 | school:class)"), nested)
+    inp = engine_input(d)
+    assert inp.formula == "y ~ 0 + x0 + x1 + (0 + z0 | g0) + (0 + z1 | g1) + (0 + z2 | g2)"
+    names = set(re.findall(r"[A-Za-z_]\w*", inp.formula))
+    assert list(inp.frame.columns) == ["y", "x0", "x1", "z0", "g0", "z1", "g1", "z2", "g2"]
+    assert names == set(inp.frame.columns)
+    assert all(pd.api.types.is_numeric_dtype(inp.frame[c]) for c in inp.frame)
+    assert inp.block_sizes == (1, 1, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# what mixedlm refuses or reports comes back in the formula's names
+
+
+def _small(rng):
+    n = 40
+    return pd.DataFrame(
+        {"y": rng.normal(size=n), "x": rng.normal(size=n), "g": np.repeat(np.arange(8), 5)}
+    )
+
+
+def test_one_level_group_is_a_formula_error():
+    df = _small(np.random.default_rng(0)).assign(h="only")
+    with pytest.raises(FormulaError, match="'h' of 'y ~ x \\+ \\(1 \\| h\\)' has 1 level"):
+        LinearMixedModel("y ~ x + (1 | h)").fit(df)
+
+
+def test_engine_failure_is_a_convergence_error():
+    df = _small(np.random.default_rng(0)).assign(y=1.0)
+    with pytest.raises(ConvergenceError, match="mixedlm could not fit 'y ~ x \\+ \\(1 \\| g\\)'"):
+        LinearMixedModel("y ~ x + (1 | g)").fit(df)
+
+
+def test_engine_messages_use_the_formula_names():
+    df = _small(np.random.default_rng(0))
+    df["pair"] = np.arange(len(df)) % 2
+    m = LinearMixedModel("y ~ x + (1 | pair)").fit(df)
+    assert "Grouping factor 'pair' has only 2 levels" in m.convergence_message_
+    assert "g0" not in m.convergence_message_
+
+
+def test_simulate_is_seeded_and_has_the_model_moments(slope_fit):
+    a = slope_fit.simulate(3, seed=11)
+    pd.testing.assert_frame_equal(a, slope_fit.simulate(3, seed=11))
+    assert list(a.columns) == ["sim_1", "sim_2", "sim_3"]
+    pd.testing.assert_index_equal(a.index, slope_fit.design_.rows)
+    assert not np.allclose(a["sim_1"], slope_fit.simulate(1, seed=12)["sim_1"])
+    # moments of many draws: mean X beta, variance z' G z + sigma^2 per row
+    sims = slope_fit.simulate(4000, seed=3).to_numpy()
+    X = slope_fit.design_.X.to_numpy()
+    Z = slope_fit.design_.random[0].Z
+    T = slope_fit._Ts[0]
+    G = slope_fit.sigma_**2 * T @ T.T
+    var = np.einsum("ij,jk,ik->i", Z, G, Z) + slope_fit.sigma_**2
+    mean = X @ slope_fit.beta_.to_numpy()
+    assert np.all(np.abs(sims.mean(axis=1) - mean) < 5 * np.sqrt(var / 4000))
+    # sd of a variance estimate from 4000 draws is about var * sqrt(2 / 4000) = 2.2 %
+    np.testing.assert_allclose(sims.var(axis=1, ddof=1), var, rtol=0.12)
+
+
+def test_simulate_bad_arguments(slope_fit):
+    with pytest.raises(InvalidParameterError, match="`n_sim` parameter"):
+        slope_fit.simulate(0)
+    with pytest.raises(InvalidParameterError, match="`seed` parameter"):
+        slope_fit.simulate(1, seed=1.5)
+    with pytest.raises(NotFittedError):
+        LinearMixedModel("y ~ x + (1 | g)").simulate(1)
+
+
+def test_fitted_model_pickles_and_refits(slope_fit):
+    import pickle
+
+    back = pickle.loads(pickle.dumps(slope_fit))
+    pd.testing.assert_frame_equal(back.fixed_, slope_fit.fixed_)
+    y = slope_fit.simulate(1, seed=5)["sim_1"]
+    np.testing.assert_allclose(
+        back.refit(y).fixed_["estimate"], slope_fit.refit(y).fixed_["estimate"], rtol=1e-12
+    )

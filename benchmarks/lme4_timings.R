@@ -1,0 +1,46 @@
+# lme4 fit times for benchmarks/bench_lmm.py, written to benchmarks/data/lme4_timings.csv.
+#
+# Run from the repository root, after `python benchmarks/bench_lmm.py --write-data`:
+#   Rscript benchmarks/lme4_timings.R
+#
+# Also writes benchmarks/data/insteval.csv (lme4::InstEval: s, d, dept, service, y) for the
+# Python side. Each case is fitted with lme4's default controls (REML, nloptwrap BOBYQA); the
+# figure is the median wall time of several fits (5; 3 for InstEval), taken one after another.
+
+suppressPackageStartupMessages(library(lme4))
+
+data_dir <- file.path("benchmarks", "data")
+insteval_csv <- file.path(data_dir, "insteval.csv")
+write.csv(InstEval[, c("s", "d", "dept", "service", "y")], insteval_csv, row.names = FALSE)
+
+sleep <- read.csv(file.path("tests", "data", "lme4_sleepstudy.csv"))
+study <- read.csv(file.path(data_dir, "study_sized.csv"))
+inst <- InstEval
+
+cases <- list(
+  sleepstudy = list(sleep, Reaction ~ Days + (Days | Subject), 5),
+  study = list(study, empathy ~ trait + week + (1 + week | participant) + (1 | story), 5),
+  insteval2 = list(inst, y ~ service + (1 | s) + (1 | d), 3),
+  insteval3 = list(inst, y ~ service + (1 | s) + (1 | d) + (1 | dept), 3)
+)
+
+rows <- list()
+for (name in names(cases)) {
+  d <- cases[[name]][[1]]
+  f <- cases[[name]][[2]]
+  k <- cases[[name]][[3]]
+  seconds <- numeric(k)
+  for (i in seq_len(k)) {
+    seconds[i] <- system.time(m <- lmer(f, data = d, REML = TRUE))[["elapsed"]]
+  }
+  rows[[name]] <- data.frame(
+    case = name,
+    seconds = median(seconds),
+    runs = k,
+    reml_criterion = format(REMLcrit(m), digits = 15),
+    date = format(Sys.Date()),
+    r_version = R.version.string,
+    lme4 = as.character(packageVersion("lme4"))
+  )
+}
+write.csv(do.call(rbind, rows), file.path(data_dir, "lme4_timings.csv"), row.names = FALSE)

@@ -1,0 +1,228 @@
+"""The mixedlm engine behind :class:`models.lmm.LinearMixedModel`.
+
+The user's formula never reaches mixedlm. :func:`models.formula.build_design` has already
+evaluated it (after the allow-list check of :func:`models.formula.parse_formula`) into numeric
+matrices; this module hands mixedlm a frame holding only those columns, under generated names
+(``y``, ``x0, x1, ...``, ``z0, z1, ...``, ``g0, g1, ...``), and a formula rebuilt from those
+names, e.g. ``y ~ 0 + x0 + x1 + (0 + z0 + z1 | g0)``. Every random block of the design (one per
+``||`` part and per ``/`` level) becomes one correlated mixedlm term with its own grouping column,
+so the covariance parameters come back in the design's block order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from models.formula import Design
+
+OPTIMIZERS = {
+    "auto": "auto",
+    "cobyqa": "COBYQA",
+    "powell": "Powell",
+    "nelder-mead": "Nelder-Mead",
+}
+"""Our optimizer names and mixedlm's."""
+
+
+@dataclass(frozen=True)
+class EngineInput:
+    """What mixedlm receives: a rebuilt formula and a frame of generated numeric columns."""
+
+    formula: str
+    frame: pd.DataFrame
+    block_sizes: tuple[int, ...]
+    names: dict[str, str]
+
+    def translate(self, text: str) -> str:
+        """Put the user's names back into a text that speaks of the generated ones."""
+        return _GENERATED.sub(lambda m: self.names.get(m.group(0), m.group(0)), text)
+
+
+_GENERATED = re.compile(r"\b[xzg]\d+\b")
+
+
+def engine_input(design: Design) -> EngineInput:
+    """Rebuild the design as a mixedlm formula over generated column names.
+
+    Parameters
+    ----------
+    design : Design
+        Evaluated design of a formula with at least one random-effects block.
+
+    Returns
+    -------
+    EngineInput
+        The formula text (generated names only), the frame holding exactly the columns that
+        formula uses, and the number of random-effect columns of each block.
+    """
+    X = design.X.to_numpy(dtype=float)
+    columns: dict[str, np.ndarray] = {"y": np.asarray(design.y, dtype=float)}
+    legend: dict[str, str] = {}
+    fixed = []
+    for j in range(X.shape[1]):
+        columns[f"x{j}"] = X[:, j]
+        fixed.append(f"x{j}")
+        legend[f"x{j}"] = str(design.X.columns[j])
+    random = []
+    k = 0
+    for i, block in enumerate(design.random):
+        names = []
+        for t in range(block.Z.shape[1]):
+            columns[f"z{k}"] = np.asarray(block.Z[:, t], dtype=float)
+            names.append(f"z{k}")
+            legend[f"z{k}"] = f"{block.terms[t]} | {block.group}"
+            k += 1
+        columns[f"g{i}"] = np.asarray(block.codes, dtype=np.int64)
+        legend[f"g{i}"] = block.group
+        random.append(f"(0 + {' + '.join(names)} | g{i})")
+    rhs = " + ".join(["0", *fixed, *random])
+    return EngineInput(
+        formula=f"y ~ {rhs}",
+        frame=pd.DataFrame(columns),
+        block_sizes=tuple(b.Z.shape[1] for b in design.random),
+        names=legend,
+    )
+
+
+def control(*, optimizer: str, max_evals: int, tol: float) -> Any:
+    """Fitting controls for mixedlm; its own warnings are off (the adapter issues ours)."""
+    from mixedlm.models.control import LmerControl
+
+    method = OPTIMIZERS[optimizer]
+    return LmerControl(
+        optimizer=method,
+        maxiter=int(max_evals),
+        xtol=float(tol) if method != "auto" else 1e-8,
+        check_conv=False,
+        check_singular=False,
+    )
+
+
+def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
+    """One BLAS thread while mixedlm works.
+
+    mixedlm's sparse factorizations are its own; what it hands to BLAS are many small dense
+    products. With a threaded BLAS each call can wake worker threads, which costs far more than
+    the arithmetic when the machine is busy (sleepstudy: 2 ms with one thread, 10 to 60 ms with
+    OpenBLAS's default on two loaded cores).
+    """
+    return _controller().limit(limits=1, user_api="blas")
+
+
+@functools.cache
+def _controller() -> Any:
+    """Find the process's thread pools once (a lookup reads every loaded library: ~2 ms)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+class EngineFailure(Exception):
+    """mixedlm raised; the message is in the user's names."""
+
+
+def fit(inp: EngineInput, *, reml: bool, ctrl: Any) -> tuple[Any, list[str]]:
+    """Fit with ``mixedlm.lmer``; return the result and the texts of mixedlm's own warnings.
+
+    Raises
+    ------
+    EngineFailure
+        When mixedlm raises (a failed factorization, a check it refuses), with its message
+        translated to the user's names and the original exception chained.
+    """
+    from mixedlm.models.lmer_fit import lmer  # loads mixedlm's numerical stack first
+
+    return _run(inp, lambda: lmer(inp.formula, inp.frame, REML=bool(reml), control=ctrl))
+
+
+def refit(inp: EngineInput, result: Any, y: np.ndarray) -> tuple[Any, list[str]]:
+    """Refit a mixedlm result to a new response, reusing its design matrices."""
+    return _run(inp, lambda: result.refit(np.asarray(y, dtype=float)))
+
+
+def refit_ml(inp: EngineInput, result: Any) -> tuple[Any, list[str]]:
+    """Refit a mixedlm REML result by maximum likelihood, reusing its design matrices."""
+    return _run(inp, result.refitML)
+
+
+def _run(inp: EngineInput, call: Any) -> tuple[Any, list[str]]:
+    from mixedlm.models.checks import ModelCheckError
+
+    failures = (ModelCheckError, ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError)
+    with warnings.catch_warnings(record=True) as caught, one_blas_thread():
+        warnings.simplefilter("always")
+        try:
+            result = call()
+        except failures as err:
+            raise EngineFailure(inp.translate(f"{type(err).__name__}: {err}")) from err
+    return result, [inp.translate(t) for t in _texts(caught)]
+
+
+def _texts(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [
+        str(w.message)
+        for w in caught
+        if not issubclass(w.category, DeprecationWarning | PendingDeprecationWarning)
+    ]
+
+
+def level_order(result: Any, block: int, n_levels: int) -> np.ndarray:
+    """Position in mixedlm's coefficient vector of each of our group codes ``0..n_levels-1``."""
+    level_map = result.matrices.random_structures[block].level_map
+    return np.array([level_map[c] for c in range(n_levels)], dtype=np.intp)
+
+
+def block_effects(result: Any, sizes: tuple[int, ...], orders: list[np.ndarray]) -> list:
+    """Conditional modes per block as ``(n_levels, n_terms)`` arrays in our level order."""
+    u = np.asarray(result.u, dtype=float)
+    out, offset = [], 0
+    for size, order in zip(sizes, orders, strict=True):
+        n_levels = len(order)
+        b = u[offset : offset + n_levels * size].reshape(n_levels, size)
+        out.append(b[order])
+        offset += n_levels * size
+    return out
+
+
+def conditional_variances(result: Any, sizes: tuple[int, ...], orders: list[np.ndarray]) -> list:
+    """Conditional variances per block as ``(n_levels, n_terms)`` arrays in our level order."""
+    ranef = result.ranef(condVar=True)
+    out = []
+    for i, (size, order) in enumerate(zip(sizes, orders, strict=True)):
+        group = ranef.condVar[f"g{i}"]
+        cv = np.column_stack([np.asarray(group[f"z{sum(sizes[:i]) + t}"]) for t in range(size)])
+        out.append(cv[order])
+    return out
+
+
+def deviance_components(result: Any) -> Any:
+    """``theta -> [log|L|^2, r^2, log|R_X|^2, (R_X' R_X)^-1 flattened]`` from mixedlm's evaluator.
+
+    These are the pieces of the unprofiled deviance in ``(theta, sigma)`` that lmerTest's
+    Satterthwaite computation differentiates (:mod:`models._satterthwaite`).
+    """
+    from mixedlm.estimation.reml import LMMOptimizer
+
+    evaluator = LMMOptimizer(result.matrices, REML=bool(result.REML))
+    p = int(result.matrices.n_fixed)
+
+    def components(theta: np.ndarray) -> np.ndarray:
+        core = evaluator._evaluate_core(np.asarray(theta, dtype=float))
+        if core is None:
+            return np.full(3 + p * p, np.nan)
+        info = np.asarray(core.fixed_information, dtype=float)
+        try:
+            cinv = np.linalg.inv((info + info.T) / 2.0)
+        except np.linalg.LinAlgError:
+            return np.full(3 + p * p, np.nan)
+        return np.concatenate([[core.ldL2, core.pwrss, core.ldRX2], cinv.ravel()])
+
+    return components

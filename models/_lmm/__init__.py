@@ -1,1 +1,0 @@
-"""Engine of :class:`models.lmm.LinearMixedModel`: penalized least squares, optimizer, df."""
