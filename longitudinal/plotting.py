@@ -103,6 +103,33 @@ def _short_title(text: str, width: int = 32) -> str:
     return "\n".join(lines)
 
 
+def _person_lines(
+    ax: Any,
+    data: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    id_col: str,
+    lw: float,
+    alpha: float = _PERSON_ALPHA,
+    marker_size: float = 0.0,
+) -> None:
+    """Draw one faint line per person as a single collection (fast with thousands of people)."""
+    from matplotlib.collections import LineCollection
+
+    if data.empty:
+        return
+    ordered = data.sort_values([id_col, x], kind="mergesort")
+    xy = ordered[[x, y]].to_numpy(dtype=float)
+    starts = np.flatnonzero(~ordered[id_col].duplicated().to_numpy())
+    alpha = min(alpha, max(0.03, 15.0 / len(starts)))  # thousands of people: fainter lines
+    lines = [part for part in np.split(xy, starts[1:]) if len(part) > 1]
+    ax.add_collection(LineCollection(lines, colors=_PERSON_COLOR, alpha=alpha, linewidths=lw))
+    if marker_size:
+        ax.scatter(xy[:, 0], xy[:, 1], s=marker_size**2, color=_PERSON_COLOR, alpha=alpha, lw=0)
+    ax.autoscale_view()
+
+
 def _check_frame(data: Any, columns: Sequence[str], *, func: str, param: str = "data") -> None:
     if not isinstance(data, pd.DataFrame):
         raise InvalidParameterError(
@@ -311,17 +338,9 @@ def plot_trajectories(
         for ax, scale in zip(axes, scales, strict=True):
             sub = data[[id_col, wave_col, scale]].dropna()
             x_all = sub[wave_col].astype(str).map(pos)
-            for _, person in sub.assign(_x=x_all).groupby(id_col, sort=True):
-                person = person.sort_values("_x")
-                ax.plot(
-                    person["_x"],
-                    person[scale],
-                    color=_PERSON_COLOR,
-                    alpha=_PERSON_ALPHA,
-                    lw=0.8,
-                    marker="o",
-                    ms=2.5,
-                )
+            _person_lines(
+                ax, sub.assign(_x=x_all), x="_x", y=scale, id_col=id_col, lw=0.8, marker_size=2.5
+            )
             ci = within_subject_ci(
                 data,
                 value_col=scale,
@@ -627,8 +646,10 @@ def plot_big_five_radar(
     with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
         fig, (ax,) = _new_figure(1, polar=True, figsize=(5.6, 5.0))
-        for row in sub.to_numpy():
-            ax.plot(closed, np.append(row, row[0]), color=_PERSON_COLOR, alpha=0.25, lw=0.6)
+        from matplotlib.collections import LineCollection
+
+        rings = [np.column_stack([closed, np.append(row, row[0])]) for row in sub.to_numpy()]
+        ax.add_collection(LineCollection(rings, colors=_PERSON_COLOR, alpha=0.25, linewidths=0.6))
         mean = sub.mean().to_numpy()
         sd = sub.std(ddof=1).to_numpy() if len(sub) > 1 else np.zeros(len(columns))
         ax.fill_between(
@@ -774,17 +795,7 @@ def plot_state_course(
         for ax, scale in zip(axes, scales, strict=True):
             sub = data[[id_col, day_col, wave_col, scale]].dropna()
             sub = sub.assign(**{day_col: sub[day_col].astype(float)})
-            for _, person in sub.groupby(id_col, sort=True):
-                person = person.sort_values(day_col)
-                ax.plot(
-                    person[day_col],
-                    person[scale],
-                    color=_PERSON_COLOR,
-                    alpha=_PERSON_ALPHA,
-                    lw=0.7,
-                    marker="o",
-                    ms=2,
-                )
+            _person_lines(ax, sub, x=day_col, y=scale, id_col=id_col, lw=0.7, marker_size=2)
             ci = within_subject_ci(
                 data.dropna(subset=[day_col]),
                 value_col=scale,
@@ -883,8 +894,7 @@ def plot_empathy_course(
     with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
         fig, (ax,) = _new_figure(1, figsize=(6.4, 3.6))
-        for _, one in person.groupby(id_col, sort=True):
-            ax.plot(one[time_col], one[rating_col], color=_PERSON_COLOR, alpha=0.3, lw=0.7)
+        _person_lines(ax, person, x=time_col, y=rating_col, id_col=id_col, lw=0.7, alpha=0.3)
         enough = summary["n"] >= min_participants
         ax.fill_between(
             summary[time_col].where(enough),
