@@ -1,0 +1,230 @@
+"""Column lists and result classes of the change analysis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+DESCRIBE_COLUMNS = [
+    "wave",
+    "n",
+    "n_missing",
+    "mean",
+    "sd",
+    "se",
+    "ci_low",
+    "ci_high",
+    "median",
+    "min",
+    "max",
+]
+RM_ANOVA_COLUMNS = [
+    "term",
+    "correction",
+    "epsilon",
+    "df1",
+    "df2",
+    "statistic",
+    "p_value",
+    "ss_effect",
+    "ss_error",
+    "ss_subjects",
+    "eta_sq_partial",
+    "eta_sq_generalized",
+    "n",
+]
+SPHERICITY_COLUMNS = [
+    "term",
+    "statistic",
+    "chi2",
+    "df",
+    "p_value",
+    "gg_epsilon",
+    "hf_epsilon",
+    "n",
+]
+EXCLUDED_COLUMNS = ["subject", "n_observed", "missing_waves"]
+PAIRWISE_COLUMNS = [
+    "term",
+    "wave_from",
+    "wave_to",
+    "estimate",
+    "se",
+    "df",
+    "statistic",
+    "p_value",
+    "p_holm",
+    "ci_low",
+    "ci_high",
+    "n",
+]
+EFFECT_SIZE_COLUMNS = [
+    "term",
+    "wave_from",
+    "wave_to",
+    "measure",
+    "estimate",
+    "se",
+    "ci_low",
+    "ci_high",
+    "n",
+    "ci_method",
+]
+FRIEDMAN_COLUMNS = ["term", "statistic", "df", "p_value", "kendall_w", "n", "n_excluded"]
+FIXED_COLUMNS = ["term", "estimate", "se", "df", "statistic", "p_value", "ci_low", "ci_high"]
+RANDOM_COLUMNS = ["group", "term", "variance", "sd", "correlation"]
+RCI_COLUMNS = ["subject", "baseline", "followup", "change", "rci", "category"]
+RCI_COUNT_COLUMNS = ["category", "n", "proportion"]
+RCI_CATEGORIES = ("improved", "unchanged", "deteriorated")
+
+DZ_CI_METHOD = "noncentral t (Steiger & Fouladi 1997)"
+GAV_CI_METHOD = "delta method, normal theory (Bonett 2015 approach for the average-SD standardizer)"
+
+# lme4's default tolerance for a singular fit: a diagonal element of the relative Cholesky
+# factor of the random-effects covariance below 1e-4 (lme4::isSingular).
+_SINGULAR_TOL = 1e-4
+
+
+@dataclass(frozen=True, eq=False)
+class RMAnovaResult:
+    """Result of :func:`rm_anova`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per correction (``none``, ``greenhouse-geisser``, ``huynh-feldt``) with the
+        columns ``term, correction, epsilon, df1, df2, statistic, p_value, ss_effect, ss_error,
+        ss_subjects, eta_sq_partial, eta_sq_generalized, n``.
+    sphericity : pandas.DataFrame
+        Mauchly's test: ``term, statistic (W), chi2, df, p_value, gg_epsilon, hf_epsilon, n``.
+    excluded : pandas.DataFrame
+        Subjects left out because a wave is missing: ``subject, n_observed, missing_waves``.
+    meta : dict
+        ``n_used``, ``n_excluded``, ``excluded_ids``, ``waves`` and the call's parameters.
+    """
+
+    table: pd.DataFrame
+    sphericity: pd.DataFrame
+    excluded: pd.DataFrame
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class PairwiseChanges:
+    """Result of :func:`pairwise_changes`.
+
+    Attributes
+    ----------
+    tests : pandas.DataFrame
+        One paired t-test per pair of waves: ``term, wave_from, wave_to, estimate, se, df,
+        statistic, p_value, p_holm, ci_low, ci_high, n``.
+    effect_sizes : pandas.DataFrame
+        Two rows per pair (``measure`` = ``d_z`` and ``g_av``): ``term, wave_from, wave_to,
+        measure, estimate, se, ci_low, ci_high, n, ci_method``.
+    meta : dict
+        The call's parameters and the adjustment method.
+    """
+
+    tests: pd.DataFrame
+    effect_sizes: pd.DataFrame
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class GrowthModelResult:
+    """Result of :func:`growth_model`.
+
+    Attributes
+    ----------
+    fixed : pandas.DataFrame
+        Fixed effects ``term, estimate, se, df, statistic, p_value, ci_low, ci_high`` for
+        ``Intercept`` and ``time``.
+    random : pandas.DataFrame
+        Variance components ``group, term, variance, sd, correlation``; the correlation of the
+        random intercept and slope sits on the slope row.
+    meta : dict
+        ``formula``, ``random_effects`` (``"intercept + slope"`` or ``"intercept"``),
+        ``fallback_reason`` (None unless the random slope was dropped), ``backend``,
+        ``inference`` (``"t, Satterthwaite df"`` or a Wald z fallback), ``reml``,
+        ``reml_criterion``, ``converged``, ``backend_messages``, ``n_obs``, ``n_subjects``,
+        ``n_subjects_incomplete`` (kept with a missing wave), ``n_subjects_no_data``,
+        ``time_coding`` and the call's parameters.
+    """
+
+    fixed: pd.DataFrame
+    random: pd.DataFrame
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class ReliableChangeResult:
+    """Result of :func:`reliable_change`.
+
+    Attributes
+    ----------
+    people : pandas.DataFrame
+        One row per subject observed at both waves: ``subject, baseline, followup, change, rci,
+        category``.
+    counts : pandas.DataFrame
+        ``category, n, proportion`` for ``improved``, ``unchanged`` and ``deteriorated``.
+    meta : dict
+        ``reliability``, ``reliability_source`` (a sentence for the report), ``sd_baseline``,
+        ``s_diff``, ``criterion``, ``higher_is_better``, ``n``, ``n_excluded`` and parameters.
+    """
+
+    people: pd.DataFrame
+    counts: pd.DataFrame
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class ChangeResult:
+    """Everything :func:`change_analysis` computes for one scale.
+
+    Every field is always present; a part that could not be computed is an empty DataFrame
+    with its columns, and ``meta`` says why.
+
+    Attributes
+    ----------
+    descriptives : pandas.DataFrame
+        See :func:`describe_waves`.
+    rm_anova : pandas.DataFrame
+        ``RMAnovaResult.table`` of :func:`rm_anova`.
+    sphericity : pandas.DataFrame
+        ``RMAnovaResult.sphericity``.
+    excluded : pandas.DataFrame
+        Subjects left out of the complete-case analyses (RM-ANOVA, Friedman).
+    pairwise : pandas.DataFrame
+        ``PairwiseChanges.tests`` of :func:`pairwise_changes`.
+    effect_sizes : pandas.DataFrame
+        ``PairwiseChanges.effect_sizes``.
+    friedman : pandas.DataFrame
+        See :func:`friedman_test`.
+    growth_fixed : pandas.DataFrame
+        ``GrowthModelResult.fixed`` of :func:`growth_model`.
+    growth_random : pandas.DataFrame
+        ``GrowthModelResult.random``.
+    reliable_change : pandas.DataFrame
+        ``ReliableChangeResult.people`` of :func:`reliable_change` (empty when no reliability
+        was given).
+    reliable_change_counts : pandas.DataFrame
+        ``ReliableChangeResult.counts``.
+    meta : dict
+        Package version, parameters, counts and the ``meta`` of each part (keys ``rm_anova``,
+        ``pairwise``, ``growth``, ``reliable_change``).
+    """
+
+    descriptives: pd.DataFrame
+    rm_anova: pd.DataFrame
+    sphericity: pd.DataFrame
+    excluded: pd.DataFrame
+    pairwise: pd.DataFrame
+    effect_sizes: pd.DataFrame
+    friedman: pd.DataFrame
+    growth_fixed: pd.DataFrame
+    growth_random: pd.DataFrame
+    reliable_change: pd.DataFrame
+    reliable_change_counts: pd.DataFrame
+    meta: dict[str, Any] = field(default_factory=dict)
