@@ -427,7 +427,22 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
             "their order comes from a secret key kept beside (never inside) the report folder "
             "(--pseudonym-key, default OUT.pseudonym-key, created on the first run)."
         ),
-        epilog="example:\n  longitudinal report my-study --out my-study-report",
+        epilog=(
+            "example:\n  longitudinal report my-study --out my-study-report\n\n"
+            "a study directory written by hand (my-study/study.toml):\n"
+            "  [study]\n  name = \"pilot\"\n  waves = [\"baseline\", \"followup\"]\n"
+            "  [ratings]\n  file = \"ratings.csv\"\n  scale_min = 1\n  scale_max = 5\n"
+            "  [[surveys]]\n  file = \"surveys/all.csv\"\n  format = \"csv\"\n"
+            "  wave_col = \"wave\"\n  date_col = \"completed_at\"\n"
+            "  instruments = [\"tas4\", \"who5\"]\n"
+            "  [roles]\n  traits = [\"tas4\"]\n  states = [\"who5\"]\n"
+            "  session_features = [\"duration_min\", \"gaze_on_robot\"]\n"
+            "  [columns]   # only where your files use other names\n"
+            "  person = \"pid\"\n  session = \"visit\"\n  story = \"item\"\n"
+            "  position = \"slot\"\n  rating = \"score\"\n  timestamp = \"start_time\"\n"
+            "with participants.csv, sessions.csv (pid, visit, start_time, features) and\n"
+            "ratings.csv (pid, visit, item, slot, score) beside it; see docs/architecture.md."
+        ),
         formatter_class=_Formatter,
     )
     parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")

@@ -295,7 +295,8 @@ def _sessions_with_waves(study: Study) -> pd.DataFrame:
 
 
 def _feature_columns(study: Study) -> list[str]:
-    return list(study.session_features)
+    """Every numeric behaviour column: the frames carry them all; models pick their own."""
+    return list(study.numeric_session_columns or study.session_features)
 
 
 def story_frame(study: Study) -> pd.DataFrame:

@@ -100,6 +100,7 @@ __all__ = [
     "EmpathyData",
     "EmpathyEffects",
     "EvaluationResult",
+    "default_predictors",
     "describe_effects",
     "empathy_data",
     "empathy_effects_section",
@@ -400,14 +401,17 @@ def _raw_predictors(
     state_avail = [c for c, _, _ in state_defaults] if states is None else scores
     trait_cols = _pick(traits, trait_defaults, trait_avail, name="traits", func=func)
     state_cols = _pick(states, state_defaults, state_avail, name="states", func=func)
+    if session_features is None:
+        session_features = study.session_features
     if isinstance(session_features, str):
         session_features = [session_features]
     features = list(session_features)
-    unknown = [f for f in features if f not in study.session_features]
+    numeric = list(study.numeric_session_columns or study.session_features)
+    unknown = [f for f in features if f not in numeric]
     if unknown:
         raise InvalidParameterError(
             f"the `session_features` parameter of {func} names features that sessions.csv does "
-            f"not have: {unknown}; available: {list(study.session_features)}"
+            f"not have as numeric columns: {unknown}; available: {numeric}"
         )
     for col, _ in state_cols:
         if col not in story.columns:
@@ -573,7 +577,7 @@ def empathy_data(
     *,
     traits: Sequence[str] | None = None,
     states: Sequence[str] | None = None,
-    session_features: Sequence[str] = ("words",),
+    session_features: Sequence[str] | None = None,
 ) -> EmpathyData:
     """Story-level ratings with the standardized, within/between-split predictors.
 
@@ -586,8 +590,9 @@ def empathy_data(
         traits`` instruments (rescaled duplicates left out, see the module docstring).
     states : sequence of str, optional
         State score columns; default every scale of the ``[roles] states`` instruments.
-    session_features : sequence of str, default ("words",)
-        Numeric columns of ``sessions.csv`` (spoken words by default).
+    session_features : sequence of str, optional
+        Numeric columns of ``sessions.csv``; by default the study's session features
+        (``[roles] session_features`` of study.toml, or every numeric column of sessions.csv).
 
     Returns
     -------
@@ -622,6 +627,20 @@ def empathy_data(
         study, traits=traits, states=states, session_features=session_features, func=func
     )
     return _standardize(raw, None, func=func)
+
+
+def default_predictors(study: Study) -> dict[str, list[str]]:
+    """List the empathy models' candidate predictors, in study.toml order.
+
+    Returns ``{"traits": [...], "states": [...], "session_features": [...]}``: the score columns
+    of the ``[roles] traits`` and ``states`` instruments (a rescaled duplicate scale left out)
+    and the study's session features.
+    """
+    return {
+        "traits": [c for c, _, _ in _dedupe_scales(study, study.config.traits)],
+        "states": [c for c, _, _ in _dedupe_scales(study, study.config.states)],
+        "session_features": list(study.session_features),
+    }
 
 
 def empathy_formula(
@@ -1029,6 +1048,18 @@ def fit_empathy_models(
         warnings.simplefilter("always")
         start = time.perf_counter()
         lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
+        simpler = empathy_formula(data, story_effects=story_effects, random_slope=False)
+        if (lmm.singular_ or not lmm.converged_) and simpler != formula:
+            # the stated rule: a random week slope that the data cannot estimate is dropped
+            why = "a singular fit" if lmm.singular_ else "no convergence"
+            formula = simpler
+            lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
+            warnings.warn(
+                f"the random week slope per participant gave {why}; the empathy models have "
+                "a random intercept per participant instead",
+                DataQualityWarning,
+                stacklevel=2,
+            )
         timings["lmm"] = time.perf_counter() - start
         random = f"(1 | {data.id_col}) + (1 | session_id)"
         if story_effects:
@@ -1402,7 +1433,9 @@ def empathy_effects_section(
     out_dir: str | os.PathLike[str],
     *,
     include_bayes: bool = True,
-    session_features: Sequence[str] = ("words",),
+    traits: Sequence[str] | None = None,
+    states: Sequence[str] | None = None,
+    session_features: Sequence[str] | None = None,
     story_effects: bool = True,
     draws: int = 500,
     tune: int = 500,
@@ -1424,8 +1457,9 @@ def empathy_effects_section(
     include_bayes : bool, default True
         Fit the Bayesian ordinal model too (skipped, with a note, when the ratings are not
         whole numbers).
-    session_features : sequence of str, default ("words",)
-        Session features used as predictors.
+    traits, states, session_features : sequence of str, optional
+        Predictors (score columns, session feature names); by default the study's (see
+        :func:`empathy_data`).
     story_effects : bool, default True
         Random intercept per story (left out, with a note, when no story was rated twice).
     draws, tune, chains : int, default 500, 500, 2
@@ -1464,7 +1498,7 @@ def empathy_effects_section(
     func = "empathy_effects_section"
     _check_study(study, func=func)
     notes: list[str] = []
-    data = empathy_data(study, session_features=session_features)
+    data = empathy_data(study, traits=traits, states=states, session_features=session_features)
     bayes_ok = include_bayes
     if include_bayes:
         v = data.data[data.response_col].to_numpy(dtype=float)
@@ -1742,7 +1776,7 @@ def evaluate_predictions(
     bayes_kfold: bool = False,
     threshold: float = DEFAULT_THRESHOLD,
     sizes: tuple[float, float, float] = SPLIT_SIZES,
-    session_features: Sequence[str] = ("words",),
+    session_features: Sequence[str] | None = None,
     random_slope: bool = True,
     draws: int = 500,
     tune: int = 500,
@@ -1772,8 +1806,9 @@ def evaluate_predictions(
         5 positive. The paper does not state its threshold; this one is recorded in the output.
     sizes : tuple of float, default (0.7, 0.2, 0.1)
         Train, validation and test shares of the participants.
-    session_features : sequence of str, default ("words",)
-        Session features used by the session and full models.
+    session_features : sequence of str, optional
+        Session features used by the session and full models; by default the study's (see
+        :func:`empathy_data`).
     random_slope : bool, default True
         Random week slope per participant in the models that have the week term
         (``lmm_traits`` has a random intercept only).

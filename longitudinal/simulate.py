@@ -1302,6 +1302,7 @@ item_map = "surveys/post_map.csv"
 [roles]
 traits = ["bfi44", "tas4", "sites"]
 states = {states}
+session_features = ["words"]
 """
 
 

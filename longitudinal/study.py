@@ -27,7 +27,7 @@ import csv
 import math
 import tomllib
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,6 +147,12 @@ class StudyConfig:
         Passed to :func:`surveys.scoring.score`.
     prorate : bool
         Passed to :func:`surveys.scoring.score`.
+    session_features : tuple of str or None
+        ``[roles] session_features``: the behaviour columns of ``sessions.csv`` the analyses use;
+        ``None`` (not given) means every numeric column other than ids and time.
+    columns : tuple of (str, str)
+        ``[columns]``: internal name -> the study's own column name, for the session, story,
+        position and time columns (see :attr:`column_names`).
     """
 
     name: str
@@ -161,6 +167,20 @@ class StudyConfig:
     demographics: tuple[str, ...] | None = None
     min_valid: float = 0.8
     prorate: bool = False
+    session_features: tuple[str, ...] | None = None
+    columns: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def column_names(self) -> dict[str, str]:
+        """The study's own names of the session, story, position and time columns.
+
+        Keys are the names used inside the package (``session_id``, ``story_id``,
+        ``position``, ``started_at``); values are the names in ``sessions.csv`` and
+        ``ratings.csv`` (set in ``[columns]``; the same by default).
+        """
+        names = {internal: internal for internal in _COLUMN_ROLES.values()}
+        names.update(dict(self.columns))
+        return names
 
     @property
     def rating_col(self) -> str:
@@ -173,6 +193,7 @@ class _Failures:
 
     def __init__(self) -> None:
         self.rows: list[dict[str, Any]] = []
+        self.aliases: dict[str, dict[str, str]] = {}  # file -> internal column -> user's name
 
     def add(
         self,
@@ -183,6 +204,7 @@ class _Failures:
         column: str | None = None,
         value: Any = None,
     ) -> None:
+        column = self.aliases.get(file, {}).get(column, column) if column else column
         self.rows.append(
             {"file": file, "row": row, "column": column, "value": value, "reason": reason}
         )
@@ -227,14 +249,31 @@ def _relative(file: Any, root: Path) -> str:
         return text
 
 
-_TOP_KEYS = {"study", "ratings", "sessions", "participants", "surveys", "roles", "scoring"}
+_TOP_KEYS = {
+    "study",
+    "ratings",
+    "sessions",
+    "participants",
+    "surveys",
+    "roles",
+    "scoring",
+    "columns",
+}
 _SECTION_KEYS = {
     "study": {"name", "waves", "id_col"},
     "ratings": {"file", "scale_min", "scale_max", "column"},
     "sessions": {"file"},
     "participants": {"file", "demographics"},
-    "roles": {"traits", "states"},
+    "roles": {"traits", "states", "session_features"},
     "scoring": {"min_valid", "prorate"},
+    "columns": {"person", "session", "story", "position", "rating", "timestamp"},
+}
+# [columns] keys for the fixed columns of sessions.csv and ratings.csv -> their internal names
+_COLUMN_ROLES = {
+    "session": "session_id",
+    "story": "story_id",
+    "position": "position",
+    "timestamp": "started_at",
 }
 _SURVEY_KEYS = {
     "file",
@@ -393,6 +432,29 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
         bad("ratings.column", r_col, "must be a column name")
         r_col = "empathy"
 
+    columns_section = sections["columns"]
+    mapped: dict[str, str] = {}
+    for key in ("person", "session", "story", "position", "rating", "timestamp"):
+        if key not in columns_section:
+            continue
+        value = columns_section[key]
+        if not isinstance(value, str) or not value.strip():
+            bad(f"columns.{key}", value, "must be a column name")
+            continue
+        mapped[key] = value.strip()
+    if "person" in mapped:
+        if "id_col" in study and study.get("id_col") != mapped["person"]:
+            bad("columns.person", mapped["person"], f"differs from study.id_col ({id_col!r})")
+        id_col = mapped["person"]
+    if "rating" in mapped:
+        if "column" in ratings and ratings.get("column") != mapped["rating"]:
+            bad("columns.rating", mapped["rating"], f"differs from ratings.column ({r_col!r})")
+        r_col = mapped["rating"]
+    renamed = tuple((_COLUMN_ROLES[k], v) for k, v in mapped.items() if k in _COLUMN_ROLES)
+    names = [id_col, r_col, *(v for _, v in renamed)]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        bad("columns", name, "one column cannot play two roles")
+
     s_file = sections["sessions"].get("file", "sessions.csv")
     if not isinstance(s_file, str) or not s_file:
         bad("sessions.file", s_file, "must be a relative path")
@@ -462,6 +524,13 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
                     "but no survey of that wave lists this instrument",
                 )
 
+    session_features = None
+    if "session_features" in roles:
+        session_features = _str_list(roles["session_features"])
+        if session_features is None and roles["session_features"] != []:
+            bad("roles.session_features", None, "must be a list of sessions.csv column names")
+        session_features = tuple(session_features or ())
+
     scoring = sections["scoring"]
     min_valid = scoring.get("min_valid", 0.8)
     if _number(min_valid) is None or not 0 < float(min_valid) <= 1:
@@ -487,6 +556,8 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
         demographics=demographics,
         min_valid=float(min_valid),
         prorate=prorate,
+        session_features=session_features,
+        columns=renamed,
     )
 
 
@@ -573,8 +644,23 @@ class _Table:
     rows: pd.Series  # file row of each record
 
 
-def _read_table(root: Path, rel: str, failures: _Failures, *, required: Sequence[str]):
-    """Read a CSV into strings with file rows; None when unusable (failures recorded)."""
+def _read_table(
+    root: Path,
+    rel: str,
+    failures: _Failures,
+    *,
+    required: Sequence[str],
+    names: Mapping[str, str] | None = None,
+):
+    """Read a CSV into strings with file rows; None when unusable (failures recorded).
+
+    ``names`` maps internal column names to the file's own (``[columns]`` of study.toml): the
+    file's columns are renamed to the internal names, and every failure of this file names
+    the column as the file does.
+    """
+    names = {k: v for k, v in (names or {}).items() if k != v}
+    if names:
+        failures.aliases[rel] = dict(names)
     path = root / rel
     if not path.is_file():
         failures.add(rel, "file not found")
@@ -608,12 +694,22 @@ def _read_table(root: Path, rel: str, failures: _Failures, *, required: Sequence
             ok = False
         seen.add(name)
     for name in required:
-        if name not in header:
+        if names.get(name, name) not in header:
             failures.add(
                 rel,
                 f"missing required column; the columns are: {', '.join(header)}",
                 row=header_row,
                 column=name,
+            )
+            ok = False
+    for internal, own in names.items():
+        if internal in header and own in header:
+            failures.add(
+                rel,
+                f"the file has both {own!r} (named in [columns]) and a column {internal!r}; "
+                "rename one of them",
+                row=header_row,
+                column=internal,
             )
             ok = False
     body: list[list[str]] = []
@@ -629,6 +725,7 @@ def _read_table(root: Path, rel: str, failures: _Failures, *, required: Sequence
         numbers.append(row)
     if not ok:
         return None
+    header = [{own: internal for internal, own in names.items()}.get(h, h) for h in header]
     data = pd.DataFrame(body, columns=header, dtype=object)
     if data.empty:
         data = pd.DataFrame({h: pd.Series(dtype=object) for h in header})
@@ -745,7 +842,10 @@ class Study:
     inputs : tuple of str
         Every file read, relative to ``root`` (for checksums).
     session_features : tuple of str
-        Numeric behaviour columns of ``sessions.csv``.
+        The behaviour columns of ``sessions.csv`` the analyses use: ``[roles] session_features``
+        of study.toml, or every numeric column when it is not given.
+    numeric_session_columns : tuple of str
+        Every numeric behaviour column of ``sessions.csv`` (described in the report).
     meta : dict
         Row counts read / kept / excluded per file and the scoring parameters.
     """
@@ -766,6 +866,7 @@ class Study:
     inputs: tuple[str, ...]
     session_features: tuple[str, ...]
     meta: dict[str, Any] = field(default_factory=dict)
+    numeric_session_columns: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: str | Path) -> Study:
@@ -876,6 +977,7 @@ class _Loader:
         self.inputs: list[str] = [CONFIG_FILE]
         self.meta: dict[str, Any] = {"files": {}}
         self.features: list[str] = []
+        self.numeric_columns: list[str] = []
         self.missing_rating: list[int] = []
 
     # -- helpers -----------------------------------------------------------------------------
@@ -926,6 +1028,7 @@ class _Loader:
             inputs=tuple(self.inputs),
             session_features=tuple(self.features),
             meta=self.meta,
+            numeric_session_columns=tuple(self.numeric_columns),
         )
 
     # -- instruments ---------------------------------------------------------------------------
@@ -991,7 +1094,13 @@ class _Loader:
         rel = cfg.sessions_file
         self.inputs.append(rel)
         id_col = cfg.id_col
-        table = _read_table(self.root, rel, self.failures, required=[id_col, *_SESSION_REQUIRED])
+        table = _read_table(
+            self.root,
+            rel,
+            self.failures,
+            required=[id_col, *_SESSION_REQUIRED],
+            names=cfg.column_names,
+        )
         if table is None:
             return None
         data, rows = table.data, table.rows
@@ -1040,8 +1149,31 @@ class _Loader:
                         )
             else:
                 converted[col] = data[col].replace("", np.nan)
+        self.numeric_columns = list(self.features)
+        if cfg.session_features is not None:
+            self.features = self.chosen_features(rel, data, cfg.session_features)
         self.meta["files"][rel] = {"rows": len(data)}
         return _Table(rel, converted, rows)
+
+    def chosen_features(self, rel: str, data: pd.DataFrame, listed: Sequence[str]) -> list[str]:
+        """Check the ``[roles] session_features`` of study.toml: numeric columns of sessions.csv."""
+        for name in listed:
+            if name not in data.columns:
+                self.failures.add(
+                    CONFIG_FILE,
+                    f"roles.session_features names a column that {rel} does not have; its "
+                    f"numeric columns are: {', '.join(self.features) or 'none'}",
+                    column="roles.session_features",
+                    value=name,
+                )
+            elif name not in self.features:
+                self.failures.add(
+                    CONFIG_FILE,
+                    f"roles.session_features names a column of {rel} that is not numeric",
+                    column="roles.session_features",
+                    value=name,
+                )
+        return [name for name in listed if name in self.features]
 
     def check_ids(self, table: _Table, id_col: str, known: set[str] | None, *, what: str) -> None:
         ids = table.data[id_col]
@@ -1069,7 +1201,9 @@ class _Loader:
         self.inputs.append(rel)
         id_col = cfg.id_col
         required = [id_col, *_RATING_REQUIRED, spec.column]
-        table = _read_table(self.root, rel, self.failures, required=required)
+        table = _read_table(
+            self.root, rel, self.failures, required=required, names=cfg.column_names
+        )
         if table is None:
             return None
         data, rows = table.data, table.rows

@@ -418,6 +418,7 @@ def test_study_toml_parses_and_names_existing_files(study_dir):
     assert config["roles"] == {
         "traits": ["bfi44", "tas4", "sites"],
         "states": ["cls9_humanity", "ubc_sscs10", "who5"],
+        "session_features": ["words"],  # the feature the simulated ratings depend on
     }
     blocks = {block["wave"]: block for block in config["surveys"]}
     assert set(blocks) == {"pre", "mid", "post"}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import package_warnings
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal.study import EXCLUSION_COLUMNS, Study, load_study, read_study_config
@@ -400,3 +401,78 @@ def test_custom_instrument_key_in_the_study_directory(tiny_copy):
     # P1 at post: (5 + (6 - 1) + 4) / 3
     assert pw.loc[("P1", "post"), "warmth3_warmth"] == pytest.approx(14 / 3)
     assert pd.isna(pw.loc[("P1", "pre"), "warmth3_warmth"])
+
+
+# -- the study's own column names and session features ------------------------------------------
+
+_OWN = {
+    "participant_id": "pid",
+    "session_id": "visit",
+    "story_id": "item",
+    "position": "slot",
+    "empathy": "score",
+    "started_at": "start_time",
+}
+
+
+def _tiny_with_own_names(tmp_path, extra_toml=""):
+    """The tiny study with every fixed column renamed and mapped in [columns]."""
+    import shutil
+
+    root = tmp_path / "own"
+    shutil.copytree(STUDIES / "tiny", root)
+    for path in [root / "sessions.csv", root / "ratings.csv", root / "participants.csv",
+                 *(root / "surveys").glob("*.csv")]:  # fmt: skip
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        header = ",".join(_OWN.get(c, c) for c in lines[0].rstrip("\r\n").split(",")) + "\n"
+        path.write_text(header + "".join(lines[1:]), encoding="utf-8")
+    toml = (root / "study.toml").read_text(encoding="utf-8")
+    toml = toml.replace('id_col = "participant_id"\n', "")
+    toml += (
+        '\n[columns]\nperson = "pid"\nsession = "visit"\nstory = "item"\nposition = "slot"\n'
+        'rating = "score"\ntimestamp = "start_time"\n' + extra_toml
+    )
+    (root / "study.toml").write_text(toml, encoding="utf-8")
+    return root
+
+
+def test_columns_table_reads_a_study_with_its_own_names(tmp_path):
+    with package_warnings():
+        plain = load_study(STUDIES / "tiny")
+        own = load_study(_tiny_with_own_names(tmp_path))
+    assert own.config.id_col == "pid" and own.config.rating_col == "score"
+    assert len(own.ratings) == len(plain.ratings) and len(own.sessions) == len(plain.sessions)
+    assert own.ratings["score"].tolist() == plain.ratings["empathy"].tolist()
+    expected = [r.replace("empathy", "score") for r in plain.exclusions["reason"]]
+    assert own.exclusions["reason"].tolist() == expected  # reasons speak the file's names
+
+
+def test_columns_table_errors_name_the_files_own_column(tmp_path):
+    root = _tiny_with_own_names(tmp_path)
+    ratings = root / "ratings.csv"
+    text = ratings.read_text(encoding="utf-8").replace(",slot,", ",slot_number,")
+    ratings.write_text(text, encoding="utf-8")
+    with pytest.raises(InputValidationError) as info:
+        load_study(root)
+    cases = info.value.failure_cases
+    hit = cases[cases["file"] == "ratings.csv"]
+    assert hit["column"].tolist() == ["slot"]
+    assert "missing required column" in hit["reason"].iloc[0]
+
+
+def test_roles_session_features_choose_the_model_features(tmp_path):
+    root = _tiny_with_own_names(tmp_path)
+    toml = (
+        (root / "study.toml")
+        .read_text(encoding="utf-8")
+        .replace('states = ["who5"]', 'states = ["who5"]\nsession_features = ["duration_min"]')
+    )
+    (root / "study.toml").write_text(toml, encoding="utf-8")
+    with package_warnings():
+        study = load_study(root)
+    assert study.session_features == ("duration_min",)
+    assert set(study.numeric_session_columns) == {"duration_min", "words"}
+    toml = toml.replace('session_features = ["duration_min"]', 'session_features = ["room"]')
+    (root / "study.toml").write_text(toml, encoding="utf-8")
+    with pytest.raises(InputValidationError, match="not numeric"):
+        load_study(root)

@@ -15,7 +15,29 @@ from longitudinal.report.context import (
     ReportContext,
 )
 from longitudinal.report.html import render
-from longitudinal.report.sections.base import Section
+from longitudinal.report.sections.base import Section, SectionUnavailable
+
+PEOPLE_PER_PREDICTOR = 10
+"""The sizing rule of "What predicts empathy": one person-level predictor per 10 participants."""
+
+
+def size_predictors(candidates: dict[str, list[str]], n_people: int) -> tuple[dict, list[str]]:
+    """Keep the first ``n_people // 10`` person-level predictors, in study.toml order.
+
+    Traits, then states, then session features; a state or a feature enters with its
+    between-person and within-person parts. Returns the kept lists and the dropped names.
+    """
+    room = n_people // PEOPLE_PER_PREDICTOR
+    kept: dict[str, list[str]] = {key: [] for key in candidates}
+    dropped: list[str] = []
+    for key in ("traits", "states", "session_features"):
+        for name in candidates.get(key, []):
+            if room > 0:
+                kept[key].append(name)
+                room -= 1
+            else:
+                dropped.append(name)
+    return kept, dropped
 
 
 class PredictorsSection(Section):
@@ -25,16 +47,46 @@ class PredictorsSection(Section):
     heading = "What predicts empathy"
 
     def _compute(self, ctx: ReportContext) -> None:
-        from longitudinal.predict import empathy_effects_section
+        from longitudinal._errors import LongitudinalError
+        from longitudinal.predict import default_predictors, empathy_effects_section
+        from models import ModelsError
 
+        story = ctx.frames["story"]
+        n_people = int(story[ctx.config.id_col].nunique())
+        if n_people < 3 or story[ctx.config.rating_col].nunique() < 2:
+            why = (
+                f"ratings from {n_people} participant(s)"
+                if n_people < 3
+                else "every rating has the same value"
+            )
+            raise SectionUnavailable(
+                f"the empathy models need ratings that vary, from at least 3 participants; "
+                f"this study has {why}. More participants (or varying ratings) would fix it."
+            )
+        kept, dropped = size_predictors(default_predictors(ctx.study), n_people)
+        ctx.results["predictor_rule"] = {"n_people": n_people, "kept": kept, "dropped": dropped}
+        if dropped:
+            ctx.note(
+                f"What predicts empathy: with {n_people} participants the models take at most "
+                f"{n_people // PEOPLE_PER_PREDICTOR} person-level predictor(s) (one per "
+                f"{PEOPLE_PER_PREDICTOR} participants, in study.toml order); left out: "
+                + ", ".join(dropped)
+            )
         seed = ctx.options.seed if ctx.options.seed is not None else 2024
-        section = empathy_effects_section(
-            ctx.study,
-            ctx.out,
-            include_bayes=ctx.options.bayes,
-            seed=seed,
-            ci_level=ctx.options.ci_level,
-        )
+        try:
+            section = empathy_effects_section(
+                ctx.study,
+                ctx.out,
+                include_bayes=ctx.options.bayes,
+                seed=seed,
+                ci_level=ctx.options.ci_level,
+                **kept,
+            )
+        except (ModelsError, LongitudinalError) as err:
+            raise SectionUnavailable(
+                f"the empathy models could not be fitted ({err}). With few participants, "
+                "name fewer predictors in study.toml ([roles]) or collect more data."
+            ) from err
         ctx.tables.update(section.tables)
         ctx.figures.update(section.figures)
         ctx.note(*(ctx.scrub(n) for n in section.notes))
@@ -43,7 +95,12 @@ class PredictorsSection(Section):
 
     def _body(self, ctx: ReportContext) -> Markup | None:
         section = ctx.results.get("predictors")
-        return None if section is None else Markup(section.html)
+        if section is None:
+            return None
+        rule = ctx.results["predictor_rule"]
+        return render("predictors.html.j2", rule=rule, per=PEOPLE_PER_PREDICTOR) + Markup(
+            section.html
+        )
 
 
 class EvaluationSection(Section):

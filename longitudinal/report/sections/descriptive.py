@@ -128,7 +128,7 @@ class SessionsSection(Section):
         study = ctx.study
         sessions = ctx.frames["sessions"]
         id_col = ctx.config.id_col
-        rows = [{"feature": f, **describe(sessions[f])} for f in study.session_features]
+        rows = [{"feature": f, **describe(sessions[f])} for f in study.numeric_session_columns]
         rows.append(
             {"feature": "sessions per participant", **describe(sessions.groupby(id_col).size())}
         )
