@@ -230,6 +230,91 @@ def _strip_name(name: str, formula: str) -> str:
     return name
 
 
+TRANSFORMS = ("I", "C", "log", "exp", "sqrt", "center", "scale", "poly", "bs")
+"""The functions a formula may call; everything else that looks like code is refused."""
+
+_OPERATORS = {"~", "+", "-", "*", "/", ":", "**", "^", "|", "(", ")", ","}
+
+
+def _check_safe(formula: str) -> None:
+    """Refuse a formula that is not data: the allow-list of :func:`parse_formula`.
+
+    The text is tokenised, never evaluated. Allowed: names (data columns, checked against the
+    data when the design is built), numbers, ``+ - * / : ** ^ | ~ ( ) ,``, calls of
+    :data:`TRANSFORMS`, ``name=`` keyword arguments inside those calls, and column names in
+    backticks. Refused, with the offending part named: attribute access (``.``), subscripts,
+    braces, strings, keywords, names starting with an underscore, and any other call.
+    """
+    import io
+    import keyword
+    import tokenize
+
+    def refuse(part: str, why: str) -> None:
+        raise FormulaError(
+            f"parse_formula: {part!r} in {formula!r} is not allowed: {why}. A formula may use "
+            f"data columns, numbers, + - * / : ** ^ | ~ and the functions "
+            f"{', '.join(TRANSFORMS)}; it is never run as code"
+        )
+
+    quoted = []
+
+    def placeholder(match: Any) -> str:
+        name = match.group(1)
+        if any(ch in name for ch in "`\n"):
+            refuse(match.group(0), "a backtick name must be one column name")
+        quoted.append(name)
+        return f"QUOTED{len(quoted) - 1}Q"
+
+    import re
+
+    text = re.sub(r"`([^`]*)`", placeholder, formula)
+    if "`" in text:
+        refuse("`", "an unclosed backtick")
+    try:
+        tokens = [
+            t
+            for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT)
+        ]
+    except (tokenize.TokenError, SyntaxError, IndentationError) as err:
+        raise FormulaError(
+            f"parse_formula: {formula!r} cannot be read as a formula ({err})"
+        ) from err
+    calls: list[bool] = []  # per open parenthesis: is it the argument list of an allowed call
+    for k, tok in enumerate(tokens):
+        nxt = tokens[k + 1].string if k + 1 < len(tokens) else ""
+        prev = tokens[k - 1].string if k else ""
+        if tok.type == tokenize.NAME:
+            if keyword.iskeyword(tok.string) and tok.string not in ("class", "True", "False"):
+                refuse(tok.string, "a Python keyword")
+            if tok.string.startswith("_"):
+                refuse(tok.string, "a name starting with an underscore")
+            if nxt == "(" and tok.string not in TRANSFORMS:
+                refuse(f"{tok.string}(", "a call of a function outside the allowed list")
+            if nxt == "=" and not (calls and calls[-1] and prev in ("(", ",")):
+                refuse(f"{tok.string}=", "'=' outside the arguments of an allowed function")
+        elif tok.type == tokenize.NUMBER:
+            if not re.fullmatch(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+", tok.string):
+                refuse(tok.string, "not a plain decimal number")
+        elif tok.type == tokenize.OP:
+            if tok.string == "(":
+                if prev == ")":
+                    refuse(")(", "a call of an expression")
+                calls.append(prev in TRANSFORMS)
+            elif tok.string == ")":
+                if calls:
+                    calls.pop()
+            elif tok.string == "=":
+                if not (calls and calls[-1] and tokens[k - 1].type == tokenize.NAME):
+                    refuse("=", "'=' outside the arguments of an allowed function")
+            elif tok.string not in _OPERATORS:
+                refuse(tok.string, "an operator that formulas do not use")
+        elif tok.type == tokenize.STRING:
+            refuse(tok.string, "a string (name an odd column with backticks)")
+        else:
+            refuse(tok.string, "not part of a formula")
+
+
 def _check_formulaic(text: str, formula: str, what: str) -> None:
     from formulaic import Formula
 
@@ -329,6 +414,15 @@ def parse_formula(formula: str) -> FormulaSpec:
 
     Notes
     -----
+    A formula is data, never code. Before anything is evaluated the text is tokenised and
+    checked against an allow-list: data columns (names in backticks for odd column names),
+    numbers, ``+ - * / : ** ^ | ~ ( ) ,``, and calls of :data:`TRANSFORMS` (``I``, ``C``,
+    ``log``, ``exp``, ``sqrt``, ``center``, ``scale``, ``poly``, ``bs``, with ``name=value``
+    arguments inside them). Attribute access, subscripts, braces, strings, Python keywords,
+    names starting with an underscore and any other call raise :class:`FormulaError` naming
+    the offending part; names that are not columns of the data are refused when the design is
+    built.
+
     The grammar follows ``lme4::lFormula`` (Bates et al. 2015): ``(1 | g1/g2)`` becomes
     ``(1 | g1) + (1 | g1:g2)``. A ``||`` term is split into one uncorrelated block per
     formulaic term of its expression by :func:`build_design` (lme4 additionally recodes a
@@ -349,6 +443,7 @@ def parse_formula(formula: str) -> FormulaSpec:
         raise InvalidParameterError(
             f"the `formula` parameter of parse_formula must be a str; got {type(formula).__name__}"
         )
+    _check_safe(formula)
     depth = _scan_depth(formula)
     tildes = [i for i, ch in enumerate(formula) if ch == "~" and depth[i] == 0]
     if len(tildes) != 1:
@@ -425,6 +520,9 @@ def _new_codes(frame: pd.DataFrame, block: RandomBlock) -> np.ndarray:
     return block.levels.get_indexer(labels).astype(np.int64)
 
 
+_CONTEXT = {"sqrt": np.sqrt, "log": np.log, "exp": np.exp}
+
+
 def _matrix(spec_or_text: Any, frame: pd.DataFrame, what: str, formula: str) -> Any:
     from formulaic import ModelSpec, model_matrix
 
@@ -432,7 +530,7 @@ def _matrix(spec_or_text: Any, frame: pd.DataFrame, what: str, formula: str) -> 
         if isinstance(spec_or_text, ModelSpec):
             mm = spec_or_text.get_model_matrix(frame, na_action="raise")
         else:
-            mm = model_matrix(spec_or_text, frame, na_action="raise")
+            mm = model_matrix(spec_or_text, frame, na_action="raise", context=_CONTEXT)
     except Exception as err:  # formulaic raises many error types while materialising
         raise FormulaError(
             f"build_design: could not evaluate the {what} of {formula!r} on the data: {err}"
