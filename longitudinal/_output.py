@@ -2,37 +2,106 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from longitudinal._errors import InvalidParameterError
 
+MARKER = ".empathic-longitudinal"
+"""File in every output folder, naming the command that wrote it (``--overwrite`` checks it)."""
 
-def check_out_dir(out_dir: Any, *, overwrite: bool, func: str) -> Path:
-    """Check that ``out_dir`` may be written: a new or empty folder, or ``overwrite``."""
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def refuse_overlap(out: Path, inputs: Iterable[Path], *, option: str, func: str) -> None:
+    """Refuse an output that is, contains or lies inside one of the inputs (links resolved)."""
+    target = _real(out)
+    for given in inputs:
+        source = _real(given)
+        if target == source:
+            relation = "is"
+        elif source in target.parents:
+            relation = "lies inside"
+        elif target in source.parents:
+            relation = "contains"
+        else:
+            continue
+        raise InvalidParameterError(
+            f"{option} {str(out)!r} {relation} the input {str(given)!r}; {func} never writes "
+            "over its inputs. Choose an output path outside them"
+        )
+
+
+def _written_by(out: Path, command: str) -> bool:
+    marker = out / MARKER
+    if marker.is_file():
+        return marker.read_text(encoding="utf-8").strip() == command
+    if command in ("report", "demo"):  # reports written before the marker existed
+        provenance = out / "provenance.json"
+        try:
+            return json.loads(provenance.read_text(encoding="utf-8")).get("package") == (
+                "empathic-longitudinal"
+            )
+        except (OSError, ValueError):
+            return False
+    return False
+
+
+def check_out_dir(
+    out_dir: Any,
+    *,
+    overwrite: bool,
+    func: str,
+    command: str | None = None,
+    inputs: Iterable[Path] = (),
+) -> Path:
+    """Check, before any work, that ``out_dir`` may be written.
+
+    A new or empty folder may always be written. A non-empty one only with ``overwrite``,
+    and then only when it holds this command's marker (:data:`MARKER`): ``--overwrite``
+    replaces a previous output of the same command, never another folder. The folder must not
+    be, contain or lie inside any of ``inputs``.
+    """
     if not isinstance(out_dir, str | os.PathLike):
         raise InvalidParameterError(
             f"the `out_dir` parameter of {func} must be a path; got {type(out_dir).__name__}"
         )
     out = Path(out_dir)
+    refuse_overlap(out, inputs, option="the output folder", func=func)
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(
             f"the `out_dir` parameter of {func} must be a directory; {str(out)!r} is a file"
         )
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must be a new or empty directory; "
-            f"{str(out)!r} is not empty (pass overwrite=True, CLI --overwrite, to replace it)"
-        )
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise InvalidParameterError(
+                f"the `out_dir` parameter of {func} must be a new or empty directory; "
+                f"{str(out)!r} is not empty (pass overwrite=True, CLI --overwrite, to replace "
+                "a previous output)"
+            )
+        if command is not None and not _written_by(out, command):
+            raise InvalidParameterError(
+                f"{str(out)!r} is not empty and was not written by `longitudinal {command}` "
+                f"(it has no {MARKER} marker of that command); --overwrite replaces only a "
+                "previous output of the same command, so nothing was replaced"
+            )
     return out
 
 
 def atomic_write(
-    out: Path, write: Callable[[Path], None], *, overwrite: bool, what: str = "the output"
+    out: Path,
+    write: Callable[[Path], None],
+    *,
+    overwrite: bool,
+    what: str = "the output",
+    command: str | None = None,
 ) -> None:
     """Run ``write`` into a temporary sibling of ``out``, then move it into place.
 
@@ -45,6 +114,8 @@ def atomic_write(
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
     try:
         write(staging)
+        if command is not None:
+            (staging / MARKER).write_text(command + "\n", encoding="utf-8")
         if out.exists():
             if any(out.iterdir()):
                 if not overwrite:  # appeared while we were working

@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError, LongitudinalError
+from longitudinal._output import refuse_overlap
 from longitudinal.report.context import NOTES_FILE
 from models._errors import ModelsError
 from surveys._errors import InputValidationError, SurveysError
@@ -260,6 +261,11 @@ def _score(args: argparse.Namespace) -> int:
     out = Path(args.out)
     rel_out = Path(args.reliability) if args.reliability else None
     _check_outputs({"--out": out, "--reliability": rel_out})
+    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if i.endswith(".toml"))]
+    inputs += [Path(args.item_map)] if args.item_map else []
+    for option, path in (("--out", out), ("--reliability", rel_out)):
+        if path is not None:
+            refuse_overlap(path, inputs, option=option, func="longitudinal score")
 
     responses = read_responses(
         args.raw,
@@ -576,6 +582,7 @@ def _fit(args: argparse.Namespace) -> int:
     import json
 
     _check_outputs({"--out": args.out})
+    refuse_overlap(Path(args.out), [Path(args.data)], option="--out", func="longitudinal fit")
     data = _read_model_data(args.data)
     from models.lmm import LinearMixedModel
 

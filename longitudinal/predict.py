@@ -2233,8 +2233,11 @@ def run_evaluation(
         raise InvalidParameterError(
             f"the `overwrite` parameter of {func} must be True or False; got {overwrite!r}"
         )
-    out = check_out_dir(out_dir, overwrite=overwrite, func=func)
-    from longitudinal.study import load_study
+    from longitudinal.study import load_study, study_inputs
+
+    out = check_out_dir(
+        out_dir, overwrite=overwrite, func=func, command="evaluate", inputs=study_inputs(study_dir)
+    )
 
     study = load_study(study_dir)
     result = evaluate_predictions(study, seeds=seeds, include_bayes=include_bayes, **options)
@@ -2254,7 +2257,7 @@ def run_evaluation(
             encoding="utf-8",
         )
 
-    atomic_write(out, write, overwrite=overwrite, what="the evaluation")
+    atomic_write(out, write, overwrite=overwrite, what="the evaluation", command="evaluate")
     return out
 
 

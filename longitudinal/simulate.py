@@ -1385,16 +1385,9 @@ def simulate_study(
             f"got {type(out_dir).__name__}."
         )
     overwrite = _check_bool(overwrite, "overwrite", func)
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InvalidParameterError(
-            f"The `out_dir` parameter of `{func}` must be a directory; {str(out)!r} is a file."
-        )
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise InvalidParameterError(
-            f"The `out_dir` parameter of `{func}` must be an empty or new directory; "
-            f"{str(out)!r} is not empty. Pass overwrite=True to write into it."
-        )
+    from longitudinal._output import MARKER, check_out_dir
+
+    out = check_out_dir(out_dir, overwrite=overwrite, func=func, command="simulate")
     sim = simulate_frames(seed=seed, n_participants=n_participants, defects=defects)
 
     (out / "surveys").mkdir(parents=True, exist_ok=True)
@@ -1417,6 +1410,7 @@ def simulate_study(
 
     text = json.dumps(sim.truth, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
     (out / "truth.json").write_text(text, encoding="utf-8")
+    (out / MARKER).write_text("simulate\n", encoding="utf-8")
     return out
 
 

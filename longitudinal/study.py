@@ -371,6 +371,26 @@ def read_study_config(path: str | Path) -> StudyConfig:
     return cfg
 
 
+def study_inputs(path: str | Path) -> list[Path]:
+    """List the files a study directory's analyses read: study.toml and every file it names.
+
+    Used to refuse, before any work, an output that would replace one of them. When
+    ``study.toml`` cannot be read the study directory itself is returned (loading it will
+    fail with the reasons).
+    """
+    root = Path(path)
+    try:
+        cfg = read_study_config(root)
+    except (InputValidationError, InvalidParameterError):
+        return [root]
+    names = [CONFIG_FILE, cfg.ratings.file, cfg.sessions_file, cfg.participants_file]
+    for spec in cfg.surveys:
+        names.append(spec.file)
+        names.extend(n for n in (spec.item_map,) if n)
+        names.extend(i for i in spec.instruments if i.endswith(".toml"))
+    return [root / name for name in dict.fromkeys(names)]
+
+
 def _fail_once(file: str, reason: str, **kwargs: Any) -> None:
     failures = _Failures()
     failures.add(file, reason, **kwargs)

@@ -138,15 +138,16 @@ def build_report(
         overwrite=overwrite,
         func="build_report",
     )
-    out = check_out_dir(out_dir, overwrite=overwrite, func="build_report")
+    from longitudinal.study import load_study, study_inputs
+
     study_path = Path(study_dir)
-    if study_path.resolve() == out.resolve() or out.resolve() in study_path.resolve().parents:
-        raise InvalidParameterError(
-            "the `out_dir` parameter of build_report must not contain the study directory "
-            f"(writing the report would replace its input); got out_dir={str(out)!r} and "
-            f"study_dir={str(study_path)!r}"
-        )
-    from longitudinal.study import load_study
+    out = check_out_dir(
+        out_dir,
+        overwrite=overwrite,
+        func="build_report",
+        command="report",
+        inputs=study_inputs(study_path),
+    )
 
     key_path = default_key_path(out) if pseudonym_key is None else Path(pseudonym_key)
     key, new_key = (
@@ -158,7 +159,7 @@ def build_report(
     def write(staging: Path) -> None:
         write_report(study, staging, options=options, previous_evaluate=preserved, key=key)
 
-    atomic_write(out, write, overwrite=overwrite, what="the report")
+    atomic_write(out, write, overwrite=overwrite, what="the report", command="report")
     if new_key:
         write_key(key_path, key)
     return out
@@ -224,7 +225,7 @@ def run_demo(
         overwrite=overwrite,
         func=func,
     )
-    out = check_out_dir(out_dir, overwrite=overwrite, func=func)
+    out = check_out_dir(out_dir, overwrite=overwrite, func=func, command="demo")
 
     def write(staging: Path) -> None:
         from longitudinal.simulate import simulate_study
@@ -237,7 +238,7 @@ def run_demo(
         key = f"demo seed {int(seed)}".encode()
         write_report(study, staging, options=options, previous_evaluate=None, demo=True, key=key)
 
-    atomic_write(out, write, overwrite=overwrite, what="the report")
+    atomic_write(out, write, overwrite=overwrite, what="the report", command="demo")
     return out
 
 

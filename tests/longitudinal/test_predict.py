@@ -448,6 +448,7 @@ def test_run_evaluation_writes_outputs(demo_study, tmp_path):
     out = run_evaluation(demo_study.root, tmp_path / "evaluate", seeds=2, k=2, include_bayes=False)
     names = sorted(p.name for p in out.iterdir())
     assert names == [
+        ".empathic-longitudinal",  # marks the folder as this command's output
         "evaluation.json",
         "metrics.csv",
         "metrics.png",

@@ -228,7 +228,11 @@ def test_refuses_non_empty_out_dir_unless_overwrite(study_dir, tmp_path):
     (out / "evaluate" / "metrics.csv").write_text("model,mse\nlstm,1.1\n")
     with pytest.raises(InvalidParameterError, match="not empty"):
         build_report(study_dir, out, bayes=False)
+    # a folder the report command did not write is never replaced, --overwrite or not
+    with pytest.raises(InvalidParameterError, match="was not written by `longitudinal report`"):
+        build_report(study_dir, out, overwrite=True, bayes=False)
     assert (out / "keep.txt").read_text() == "mine"
+    (out / ".empathic-longitudinal").write_text("report\n")  # as a previous report leaves
     build_report(study_dir, out, overwrite=True, bayes=False)
     assert not (out / "keep.txt").exists() and (out / "report.html").is_file()
     # beside the report: its pseudonym key, and no staging folder
@@ -238,11 +242,18 @@ def test_refuses_non_empty_out_dir_unless_overwrite(study_dir, tmp_path):
     assert 'href="evaluate/metrics.csv"' in (out / "report.html").read_text(encoding="utf-8")
 
 
-def test_out_dir_must_not_contain_the_study(study_dir):
-    for out in (study_dir, study_dir.parent):
-        with pytest.raises(InvalidParameterError, match="must not contain the study"):
+def test_out_dir_must_not_be_contain_or_lie_inside_an_input(study_dir):
+    before = sorted(p.name for p in study_dir.rglob("*"))
+    for out, relation in (
+        (study_dir, "contains"),
+        (study_dir.parent, "contains"),
+        (study_dir / "surveys", "contains"),
+        (study_dir / "ratings.csv", "is"),
+        (study_dir / "surveys" / "pre.csv" / "x", "lies inside"),
+    ):
+        with pytest.raises(InvalidParameterError, match=f"{relation} the input"):
             build_report(study_dir, out, overwrite=True, bayes=False)
-    assert (study_dir / "study.toml").is_file()
+    assert sorted(p.name for p in study_dir.rglob("*")) == before
 
 
 def test_bad_parameters(study_dir, tmp_path):

@@ -657,9 +657,16 @@ def test_refuses_to_overwrite_a_non_empty_directory(tmp_path):
     (target / "notes.txt").write_text("keep me")
     with pytest.raises(InvalidParameterError, match="overwrite=True"):
         simulate_study(target, seed=1)
-    simulate_study(target, seed=1, overwrite=True)
-    assert (target / "notes.txt").read_text() == "keep me"
-    assert (target / "study.toml").is_file()
+    # --overwrite writes only over a previous simulation, never another folder
+    with pytest.raises(InvalidParameterError, match="was not written by `longitudinal simulate`"):
+        simulate_study(target, seed=1, overwrite=True)
+    assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
+    again = tmp_path / "again"
+    simulate_study(again, seed=1)
+    (again / "notes.txt").write_text("keep me")
+    simulate_study(again, seed=2, overwrite=True)
+    assert (again / "notes.txt").read_text() == "keep me"
+    assert (again / "study.toml").is_file()
     file_path = tmp_path / "file"
     file_path.write_text("")
     with pytest.raises(InvalidParameterError, match="out_dir"):
