@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import tomllib
 import warnings
 from collections.abc import Mapping, Sequence
@@ -366,9 +367,44 @@ def read_study_config(path: str | Path) -> StudyConfig:
         failures.raise_if_any(f"cannot read {CONFIG_FILE}")
         raise AssertionError("unreachable") from err  # pragma: no cover
     cfg = _parse_config(raw, failures, default_name=toml_path.parent.name)
+    if cfg is not None:
+        _check_contained(cfg, toml_path.parent, failures)
     failures.raise_if_any(f"{CONFIG_FILE} is not usable")
     assert cfg is not None  # internal invariant: no failures means a config was built
     return cfg
+
+
+def _check_contained(cfg: StudyConfig, root: Path, failures: _Failures) -> None:
+    """Every path of study.toml must resolve, after symbolic links, inside the study directory.
+
+    A study is self-contained: a path outside it (absolute, with ``..``, or through a link) is
+    refused naming the key and the path as written, and the file is never opened.
+    """
+    keys = [
+        ("ratings.file", cfg.ratings.file),
+        ("sessions.file", cfg.sessions_file),
+        ("participants.file", cfg.participants_file),
+    ]
+    for i, spec in enumerate(cfg.surveys, start=1):
+        keys.append((f"surveys[{i}].file", spec.file))
+        if spec.item_map:
+            keys.append((f"surveys[{i}].item_map", spec.item_map))
+        keys.extend(
+            (f"surveys[{i}].instruments", name)
+            for name in spec.instruments
+            if name.endswith(".toml")
+        )
+    inside = Path(os.path.realpath(root))
+    for key, name in keys:
+        target = Path(os.path.realpath(inside / name))
+        if target != inside and inside not in target.parents:
+            failures.add(
+                CONFIG_FILE,
+                "the path leads outside the study directory (a study is self-contained: "
+                "copy the file into it); the file was not read",
+                column=key,
+                value=name,
+            )
 
 
 def study_inputs(path: str | Path) -> list[Path]:
