@@ -39,6 +39,17 @@ def refuse_overlap(out: Path, inputs: Iterable[Path], *, option: str, func: str)
         )
 
 
+def check_writable(path: Path, *, option: str) -> None:
+    """Refuse, before any work, a path whose nearest existing folder cannot be written."""
+    folder = Path(os.path.abspath(path)).parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise InvalidParameterError(
+            f"cannot write {option} {str(path)!r}: the folder {str(folder)!r} is not writable"
+        )
+
+
 def _written_by(out: Path, command: str) -> bool:
     marker = out / MARKER
     if marker.is_file():
@@ -75,6 +86,7 @@ def check_out_dir(
         )
     out = Path(out_dir)
     refuse_overlap(out, inputs, option="the output folder", func=func)
+    check_writable(out, option="the output folder")
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(
             f"the `out_dir` parameter of {func} must be a directory; {str(out)!r} is a file"
@@ -95,6 +107,33 @@ def check_out_dir(
     return out
 
 
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a process of another user
+        return True
+    return True
+
+
+def remove_stale_staging(parent: Path, name: str) -> None:
+    """Remove staging folders and files of ``name`` left by a killed run (its process is gone).
+
+    Staging names carry the writer's process id (``.NAME.partial-PID-...`` for folders,
+    ``.NAME.partial-PID-....tmp`` for files), so a run still in progress is never disturbed.
+    """
+    prefix = f".{name}.partial-"
+    for path in parent.glob(prefix + "*"):
+        pid = path.name.removeprefix(prefix).split("-", 1)[0]
+        if pid.isdigit() and _running(int(pid)):
+            continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
 def atomic_write(
     out: Path,
     write: Callable[[Path], None],
@@ -111,7 +150,8 @@ def atomic_write(
     """
     parent = out.parent if str(out.parent) else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
+    remove_stale_staging(parent, out.name)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-{os.getpid()}-", dir=parent))
     try:
         write(staging)
         if command is not None:

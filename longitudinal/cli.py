@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError, LongitudinalError
-from longitudinal._output import refuse_overlap
+from longitudinal._output import check_writable, refuse_overlap, remove_stale_staging
 from longitudinal.report.context import NOTES_FILE
 from models._errors import ModelsError
 from surveys._errors import InputValidationError, SurveysError
@@ -56,7 +56,10 @@ def _write_atomically(outputs: dict[Path, Callable[[Path], None]]) -> None:
     try:
         for target, write in outputs.items():
             folder = target.parent if str(target.parent) else Path(".")
-            handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+            remove_stale_staging(folder, target.name)
+            handle, name = tempfile.mkstemp(
+                prefix=f".{target.name}.partial-{os.getpid()}-", suffix=".tmp", dir=folder
+            )
             os.close(handle)
             staged.append((Path(name), target))
             write(Path(name))
@@ -79,6 +82,7 @@ def _check_outputs(outputs: dict[str, Path | None]) -> None:
             raise InvalidParameterError(
                 f"cannot write {option} {path}: the folder {folder} does not exist; create it first"
             )
+        check_writable(path, option=option)
         resolved = path.resolve()
         if resolved in seen:
             raise InvalidParameterError(f"{seen[resolved]} and {option} name the same file")
@@ -436,16 +440,16 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         epilog=(
             "example:\n  longitudinal report my-study --out my-study-report\n\n"
             "a study directory written by hand (my-study/study.toml):\n"
-            "  [study]\n  name = \"pilot\"\n  waves = [\"baseline\", \"followup\"]\n"
-            "  [ratings]\n  file = \"ratings.csv\"\n  scale_min = 1\n  scale_max = 5\n"
-            "  [[surveys]]\n  file = \"surveys/all.csv\"\n  format = \"csv\"\n"
-            "  wave_col = \"wave\"\n  date_col = \"completed_at\"\n"
-            "  instruments = [\"tas4\", \"who5\"]\n"
-            "  [roles]\n  traits = [\"tas4\"]\n  states = [\"who5\"]\n"
-            "  session_features = [\"duration_min\", \"gaze_on_robot\"]\n"
+            '  [study]\n  name = "pilot"\n  waves = ["baseline", "followup"]\n'
+            '  [ratings]\n  file = "ratings.csv"\n  scale_min = 1\n  scale_max = 5\n'
+            '  [[surveys]]\n  file = "surveys/all.csv"\n  format = "csv"\n'
+            '  wave_col = "wave"\n  date_col = "completed_at"\n'
+            '  instruments = ["tas4", "who5"]\n'
+            '  [roles]\n  traits = ["tas4"]\n  states = ["who5"]\n'
+            '  session_features = ["duration_min", "gaze_on_robot"]\n'
             "  [columns]   # only where your files use other names\n"
-            "  person = \"pid\"\n  session = \"visit\"\n  story = \"item\"\n"
-            "  position = \"slot\"\n  rating = \"score\"\n  timestamp = \"start_time\"\n"
+            '  person = "pid"\n  session = "visit"\n  story = "item"\n'
+            '  position = "slot"\n  rating = "score"\n  timestamp = "start_time"\n'
             "with participants.csv, sessions.csv (pid, visit, start_time, features) and\n"
             "ratings.csv (pid, visit, item, slot, score) beside it; see docs/architecture.md."
         ),
@@ -677,6 +681,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_INTERRUPTED = 130
+
+
+def _on_sigterm() -> Any:
+    """Treat SIGTERM like Ctrl-C while a command runs, so that every cleanup runs."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
+
+
+def _restore_sigterm(previous: Any) -> None:
+    import signal
+
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``longitudinal`` command line.
 
@@ -715,6 +743,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     _, handler = COMMANDS[args.command]
     caught: list[warnings.WarningMessage] = []
+    previous = _on_sigterm()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -733,6 +762,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_warnings(caught)
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INPUT
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: the staging folders were removed on the way out, nothing written
+        print("interrupted; nothing was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        _restore_sigterm(previous)
     written = args.command in ("report", "demo") and code == 0
     _print_warnings(caught, args.out / NOTES_FILE if written else None)
     return code

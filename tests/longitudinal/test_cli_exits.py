@@ -1,0 +1,80 @@
+"""Interrupted commands (longitudinal/cli.py, longitudinal/_output.py): clean exits, no leftovers.
+
+Each test runs `longitudinal report` in a child process on a small simulated study, waits for
+the staging folder to appear (the work has started), then signals the child.
+"""
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+
+@pytest.fixture(scope="module")
+def study_dir(tmp_path_factory):
+    from longitudinal.simulate import simulate_study
+
+    return simulate_study(tmp_path_factory.mktemp("sim") / "study", seed=7, n_participants=16)
+
+
+def _start(study_dir, out):
+    args = [sys.executable, "-m", "longitudinal.cli", "report", str(study_dir), "--out", str(out)]
+    return subprocess.Popen(
+        [*args, "--no-bayes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _staging(out):
+    return sorted(out.parent.glob(f".{out.name}.partial-*"))
+
+
+def _wait_for_staging(child, out, timeout=60.0):
+    start = time.monotonic()
+    while not _staging(out):
+        if child.poll() is not None or time.monotonic() - start > timeout:
+            child.kill()
+            pytest.fail("the report never started writing")
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_exits_cleanly_and_leaves_nothing(study_dir, tmp_path, signum):
+    out = tmp_path / "rep"
+    child = _start(study_dir, out)
+    _wait_for_staging(child, out)
+    child.send_signal(signum)
+    stdout, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert "interrupted; nothing was written" in stderr
+    assert "Traceback" not in stdout + stderr
+    assert not out.exists() and _staging(out) == []
+    assert not (tmp_path / "rep.pseudonym-key").exists()
+
+
+def test_a_killed_run_is_cleaned_up_by_the_next(study_dir, tmp_path):
+    out = tmp_path / "rep"
+    child = _start(study_dir, out)
+    _wait_for_staging(child, out)
+    child.kill()  # SIGKILL: nothing of the child can run
+    child.communicate(timeout=60)
+    assert _staging(out)  # what a killed run leaves behind
+    again = _start(study_dir, out)
+    _, stderr = again.communicate(timeout=300)
+    assert again.returncode == 0, stderr
+    assert (out / "report.html").is_file() and _staging(out) == []
+
+
+def test_an_unwritable_output_is_refused_before_any_work(study_dir, tmp_path, monkeypatch, capsys):
+    import os
+
+    from longitudinal.cli import main
+
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # as for a read-only folder
+    code = main(["report", str(study_dir), "--out", str(tmp_path / "rep"), "--no-bayes"])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not writable" in err and ".partial" not in err
+    assert list(tmp_path.iterdir()) == []
