@@ -14,6 +14,7 @@ rename), so a failed run leaves no partial output behind.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -507,6 +508,13 @@ def _report(args: argparse.Namespace) -> int:
         pseudonym_key=key,
     )
     print(f"wrote the change report to {path / 'report.html'}")
+    provenance = json.loads((path / "provenance.json").read_text(encoding="utf-8"))
+    missing = provenance.get("sections_not_computed", [])
+    if missing:
+        print(
+            f"{len(missing)} section(s) not computed, each with the reason in the report: "
+            + "; ".join(missing)
+        )
     if args.pseudonymize and not had_key:
         print(
             f"created the pseudonym key {key}: keep it private and outside the report; reruns "

@@ -285,6 +285,9 @@ def write_report(
     )
     write_csv(pd.DataFrame({"note": ctx.notes}, dtype=object), out / NOTES_FILE)
     ctx.results["provenance"] = provenance(ctx)
+    ctx.results["provenance"]["sections_not_computed"] = [
+        s.heading for s in sections if s.unavailable is not None
+    ]
     (out / PROVENANCE_FILE).write_text(
         json.dumps(ctx.results["provenance"], indent=2, sort_keys=True, ensure_ascii=True) + "\n",
         encoding="utf-8",

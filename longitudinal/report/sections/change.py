@@ -13,9 +13,12 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from longitudinal._errors import LongitudinalError
 from longitudinal.report.context import ReportContext
 from longitudinal.report.html import figure, num, p_value, render
-from longitudinal.report.sections.base import Section
+from longitudinal.report.sections.base import Section, SectionUnavailable
+from models import ModelsError
+from surveys import SurveysError
 
 _RESULT_TABLES = {  # attribute of ChangeResult -> report table
     "descriptives": "descriptives",
@@ -91,8 +94,14 @@ class ChangeSection(Section):
         growth_time(ctx)
         parts: dict[str, list[pd.DataFrame]] = {}
         models = []
+        analysed, failed = [], []
         for column, instrument, scale in ctx.states:
-            result = self._analyse(ctx, column, instrument, scale)
+            try:
+                result = self._analyse(ctx, column, instrument, scale)
+            except (LongitudinalError, ModelsError, SurveysError) as err:
+                failed.append(f"{ctx.labels[column]}: {ctx.scrub(str(err))}")
+                continue
+            analysed.append((column, instrument, scale))
             ctx.results[column] = result
             for name in _RESULT_TABLES:
                 table = getattr(result, name)
@@ -105,6 +114,16 @@ class ChangeSection(Section):
             if tables:
                 ctx.tables[_RESULT_TABLES[name]] = pd.concat(tables, ignore_index=True)
         ctx.tables["change_models"] = pd.DataFrame(models)
+        for text in failed:
+            ctx.note(f"change not analysed for {text}")
+        if failed and not analysed:
+            ctx.states = []
+            raise SectionUnavailable(
+                "the change analyses could not be computed: "
+                + "; ".join(failed)
+                + ". They need at least two participants observed at two or more waves."
+            )
+        ctx.states = analysed
         if ctx.states:
             self._figures(ctx)
 

@@ -53,17 +53,26 @@ class PredictorsSection(Section):
 
         story = ctx.frames["story"]
         n_people = int(story[ctx.config.id_col].nunique())
-        if n_people < 3 or story[ctx.config.rating_col].nunique() < 2:
-            why = (
-                f"ratings from {n_people} participant(s)"
-                if n_people < 3
-                else "every rating has the same value"
-            )
+        if n_people < 3:
             raise SectionUnavailable(
-                f"the empathy models need ratings that vary, from at least 3 participants; "
-                f"this study has {why}. More participants (or varying ratings) would fix it."
+                f"the empathy models need ratings from at least 3 participants; this study has "
+                f"ratings from {n_people}. More participants would make the section possible."
             )
-        kept, dropped = size_predictors(default_predictors(ctx.study), n_people)
+        if story[ctx.config.rating_col].nunique() < 2:
+            raise SectionUnavailable(
+                "every rating has the same value, so nothing can predict it; the models need "
+                "ratings that vary."
+            )
+        candidates = default_predictors(ctx.study)
+        kept, dropped = size_predictors(candidates, n_people)
+        if not any(kept.values()):
+            listed = [name for names in candidates.values() for name in names]
+            raise SectionUnavailable(
+                f"with {n_people} participants the stated rule (one person-level predictor per "
+                f"{PEOPLE_PER_PREDICTOR} participants) allows no predictor"
+                + (f" of the {len(listed)} the study names ({', '.join(listed)})" if listed else "")
+                + f"; at least {PEOPLE_PER_PREDICTOR} participants with ratings are needed."
+            )
         ctx.results["predictor_rule"] = {"n_people": n_people, "kept": kept, "dropped": dropped}
         if dropped:
             ctx.note(

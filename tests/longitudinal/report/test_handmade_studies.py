@@ -1,0 +1,51 @@
+"""Reports on study directories the simulator did not write (tests/data/studies/handmade/).
+
+Two waves, four waves with other names, 6 and 12 people, no traits, no session features, the
+study's own column names, one person, identical ratings: every one gets a report through the
+command line (exit 0), a section that cannot be computed says why in its place, and every row
+of ratings.csv is either used or listed in exclusions.csv.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from longitudinal.cli import main
+
+HANDMADE = Path(__file__).parents[2] / "data" / "studies" / "handmade"
+STUDIES = sorted(p.name for p in HANDMADE.iterdir() if (p / "study.toml").is_file())
+NOT_COMPUTED = {  # study -> sections that must say why they are missing
+    "one_person": {"Change in the states", "What predicts empathy"},
+    "six_people": {"What predicts empathy"},
+    "same_rating": {"What predicts empathy"},
+}
+
+
+def test_every_handmade_study_is_here():
+    assert len(STUDIES) == 9
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_report_on_a_handmade_study(name, tmp_path, capsys):
+    out = tmp_path / "report"
+    code = main(["report", str(HANDMADE / name), "--out", str(out), "--no-bayes"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "Traceback" not in captured.out + captured.err
+    provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    assert set(provenance["sections_not_computed"]) == NOT_COMPUTED.get(name, set())
+    page = (out / "report.html").read_text(encoding="utf-8")
+    for heading in NOT_COMPUTED.get(name, set()):
+        assert re.search(rf"<h2>{heading}</h2>\s*<p class=\"note\">Not computed: ", page)
+    # every rating read is used or listed with its reason
+    toml = (HANDMADE / name / "study.toml").read_text(encoding="utf-8")
+    ratings = pd.read_csv(HANDMADE / name / "ratings.csv", dtype=str)
+    sample = pd.read_csv(out / "tables" / "sample.csv").set_index("quantity")["n"]
+    excluded = pd.read_csv(out / "exclusions.csv", dtype=str)
+    assert sample["rating rows read"] == len(ratings)
+    assert sample["ratings kept"] + (excluded["file"] == "ratings.csv").sum() == len(ratings)
+    if "[columns]" in toml:
+        assert "score" in page  # the study's own rating column name is used
