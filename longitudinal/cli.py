@@ -485,6 +485,17 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=True,
         help="fit the Bayesian ordinal empathy model beside the mixed model (default: on)",
     )
+    parser.add_argument("--draws", type=int, help="Bayesian model: draws per chain (500)")
+    parser.add_argument("--tune", type=int, help="Bayesian model: tuning steps per chain (500)")
+    parser.add_argument("--chains", type=int, help="Bayesian model: chains (2)")
+    parser.add_argument(
+        "--sampler",
+        choices=["nutpie", "pymc", "numpyro"],
+        help="Bayesian model: NUTS implementation (default nutpie when installed, else pymc)",
+    )
+    parser.add_argument(
+        "--target-accept", type=float, help="Bayesian model: NUTS target acceptance (0.9)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed recorded in provenance")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing report")
     return parser
@@ -506,6 +517,13 @@ def _report(args: argparse.Namespace) -> int:
         bayes=args.bayes,
         overwrite=args.overwrite,
         pseudonym_key=key,
+        sampling={
+            "draws": args.draws,
+            "tune": args.tune,
+            "chains": args.chains,
+            "sampler": args.sampler,
+            "target_accept": args.target_accept,
+        },
     )
     print(f"wrote the change report to {path / 'report.html'}")
     provenance = json.loads((path / "provenance.json").read_text(encoding="utf-8"))

@@ -948,6 +948,7 @@ def fit_empathy_models(
     sampler: str | None = None,
     seed: int = 2024,
     ci_level: float = 0.95,
+    target_accept: float = 0.9,
 ) -> EmpathyEffects:
     """Fit the empathy model with both engines and tabulate effects and variance shares.
 
@@ -967,6 +968,8 @@ def fit_empathy_models(
         Seed of the sampler.
     ci_level : float, default 0.95
         Level of every interval.
+    target_accept : float, default 0.9
+        NUTS target acceptance of the Bayesian model.
 
     Returns
     -------
@@ -1077,6 +1080,7 @@ def fit_empathy_models(
                 tune=tune,
                 chains=chains,
                 sampler=sampler,  # type: ignore[arg-type]
+                target_accept=target_accept,
                 ci_level=ci_level,
                 seed=seed,
             ).fit(frame)
@@ -1145,20 +1149,40 @@ def _check_whole(values: pd.Series, *, func: str) -> None:
 # reading and plotting the effects
 
 
-_PHRASES = {
-    ("trait", "person"): "People with a higher {label} score",
-    ("state", "between"): "People whose {label} was higher on average across the surveys",
-    ("state", "within"): (
-        "When a person's {label} at the latest survey was above their own average, they"
+_CLEAR = {  # how a clear effect is read, by kind and part of the predictor
+    ("trait", "person"): "people with a higher {label} score gave {direction} empathy ratings",
+    ("state", "between"): (
+        "people whose {label} was higher on average across the surveys gave {direction} "
+        "empathy ratings"
     ),
-    ("session", "between"): "People with more {label} on average across their sessions",
-    ("session", "within"): "In sessions with more {label} than the person's own average, people",
-    ("time", "time"): "As the weeks went by, participants",
+    ("state", "within"): (
+        "when a person's {label} at the latest survey was above their own average, their "
+        "empathy ratings were {direction}"
+    ),
+    ("session", "between"): (
+        "people with more {label} on average across their sessions gave {direction} empathy ratings"
+    ),
+    ("session", "within"): (
+        "in sessions with more {label} than the person's own average, empathy ratings were "
+        "{direction}"
+    ),
+    ("time", "time"): "empathy ratings were {direction} as the weeks went by",
 }
 
 
-def describe_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> pd.DataFrame:
-    """Read each effect's direction and uncertainty in plain language.
+SMALL_SAMPLE = 20
+"""Below this many participants every inferential paragraph carries a small-sample caveat."""
+
+
+def describe_effects(
+    effects: pd.DataFrame,
+    *,
+    ci_level: float = 0.95,
+    n_people: int | None = None,
+    lmm_problem: str | None = None,
+    bayes_problem: str | None = None,
+) -> pd.DataFrame:
+    """Read each effect in plain language, saying no more than the model supports.
 
     Parameters
     ----------
@@ -1166,19 +1190,32 @@ def describe_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> pd.Dat
         :attr:`EmpathyEffects.effects`.
     ci_level : float, default 0.95
         The level the intervals were computed at (used in the wording).
+    n_people : int, optional
+        Participants in the model; below :data:`SMALL_SAMPLE` every paragraph says so.
+    lmm_problem, bayes_problem : str, optional
+        Why a model's estimates must not be read (a singular or unconverged fit, failed
+        sampling diagnostics); that model's effects are then not narrated.
 
     Returns
     -------
     pandas.DataFrame
         One row per predictor: ``term``, ``label``, ``kind``, ``part``, ``direction``
-        (``higher``, ``lower``), ``clear`` (the LMM interval excludes 0), ``agree`` (the
-        Bayesian average marginal effect has the same sign as the LMM estimate; missing
-        without a Bayesian fit) and ``text``.
+        (``higher``, ``lower``, or missing when the interval includes zero or cannot be
+        trusted), ``clear`` (the LMM interval excludes 0), ``agree`` (the Bayesian average
+        marginal effect has the same sign as the LMM estimate; missing without a usable
+        Bayesian fit) and ``text``.
 
     Raises
     ------
     longitudinal.InvalidParameterError
         When ``effects`` lacks the columns of :data:`EFFECT_COLUMNS` or LMM rows.
+
+    Notes
+    -----
+    The gates: an interval that includes zero is never read as a direction; an estimate whose
+    Satterthwaite df is below 1 or whose interval is not finite or absurdly wide (more than
+    100 times the rating scale's usual range) is reported as unusable; a model named in
+    ``lmm_problem`` or ``bayes_problem`` is not narrated at all.
 
     Examples
     --------
@@ -1187,11 +1224,10 @@ def describe_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> pd.Dat
     >>> row = dict.fromkeys(EFFECT_COLUMNS, float("nan"))
     >>> row.update(engine="lmm", scale="rating", quantity="coefficient", term="week",
     ...            label="weeks since the first session", kind="time", part="time",
-    ...            estimate=0.05, ci_low=-0.02, ci_high=0.12)
+    ...            estimate=0.05, ci_low=-0.02, ci_high=0.12, df=80.0)
     >>> print(describe_effects(pd.DataFrame([row]))["text"].iloc[0])
-    As the weeks went by, participants tended to give higher empathy ratings (+0.05 rating
-    points per week, 95% CI −0.02 to 0.12). The interval includes zero: the data are also compatible
-    with no effect or a small one in the other direction.
+    Weeks since the first session: +0.05 rating points per week, 95% CI −0.02 to 0.12. The
+    interval includes zero, so these data do not show a direction.
     """
     func = "describe_effects"
     if not isinstance(effects, pd.DataFrame) or any(
@@ -1207,26 +1243,48 @@ def describe_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> pd.Dat
     bayes = effects[(effects["engine"] == "bayes_ordinal") & (effects["scale"] == "rating")]
     bayes = bayes.set_index("term")
     pct = f"{100 * ci_level:g}%"
+    caveat = (
+        f" With {n_people} participants this estimate is imprecise and may not replicate."
+        if n_people is not None and n_people < SMALL_SAMPLE
+        else ""
+    )
     rows = []
     for rec in lmm.itertuples(index=False):
-        subject = _PHRASES.get((rec.kind, rec.part), "Higher {label}").format(label=rec.label)
-        direction = "higher" if rec.estimate >= 0 else "lower"
-        clear = bool(rec.ci_low > 0 or rec.ci_high < 0)
         unit = "week" if rec.kind == "time" else "SD"
-        verb = "gave" if clear else "tended to give"
-        text = (
-            f"{subject} {verb} {direction} empathy ratings ({_signed(rec.estimate)} rating "
-            f"points per {unit}, {pct} CI {_num(rec.ci_low)} to {_num(rec.ci_high)}). "
+        label = rec.label[:1].upper() + rec.label[1:]
+        width = rec.ci_high - rec.ci_low
+        usable = (
+            np.isfinite(rec.ci_low)
+            and np.isfinite(rec.ci_high)
+            and width < 400
+            and not (np.isfinite(rec.df) and rec.df < 1)
         )
-        if clear:
-            text += "The interval excludes zero, so the direction is clear in these data."
-        else:
-            text += (
-                "The interval includes zero: the data are also compatible with no effect or "
-                "a small one in the other direction."
+        clear = bool(usable and (rec.ci_low > 0 or rec.ci_high < 0))
+        direction: Any = pd.NA
+        if lmm_problem:
+            text = f"{label}: not interpreted, because {lmm_problem}."
+        elif not usable:
+            text = (
+                f"{label}: the model cannot estimate this effect reliably (Satterthwaite df "
+                f"{_num(rec.df)}, {pct} CI {_num(rec.ci_low)} to {_num(rec.ci_high)}); it is "
+                "not interpreted."
             )
+        else:
+            text = (
+                f"{label}: {_signed(rec.estimate)} rating points per {unit}, {pct} CI "
+                f"{_num(rec.ci_low)} to {_num(rec.ci_high)}. "
+            )
+            if clear:
+                direction = "higher" if rec.estimate >= 0 else "lower"
+                reading = _CLEAR.get(
+                    (rec.kind, rec.part), "higher {label} went with {direction} empathy ratings"
+                ).format(label=rec.label, direction=direction)
+                text += f"The interval excludes zero: in these data, {reading}."
+            else:
+                text += "The interval includes zero, so these data do not show a direction."
+            text += caveat
         agree: Any = pd.NA
-        if rec.term in bayes.index:
+        if rec.term in bayes.index and not bayes_problem:
             b = bayes.loc[rec.term]
             agree = bool(np.sign(b["estimate"]) == np.sign(rec.estimate))
             text += (
@@ -1428,6 +1486,34 @@ def _html_table(frame: pd.DataFrame, columns: Mapping[str, str], *, caption: str
     )
 
 
+def _lmm_problem(lmm: Any) -> str | None:
+    """Why the mixed model's effects must not be read, or None."""
+    if not lmm.converged_:
+        return "its fit did not converge"
+    if lmm.singular_:
+        return "its fit is singular (a variance estimated at zero or a correlation at ±1)"
+    return None
+
+
+def _bayes_problem(bayes: Any) -> str | None:
+    """Why the Bayesian model's effects must not be read (failed diagnostics), or None."""
+    if bayes is None:
+        return None
+    diagnostics = getattr(bayes, "diagnostics_", None) or {}
+    if diagnostics.get("passed", True):
+        return None
+    return "; ".join(diagnostics.get("messages", [])) or "its sampling diagnostics failed"
+
+
+def _bayes_remedy(problem: str) -> str:
+    return (
+        f"The Bayesian ordinal model did not pass its sampling diagnostics ({problem}), so "
+        "none of its estimates is read here. Longer sampling usually fixes it: "
+        "longitudinal report STUDY --out DIR --bayes --draws 2000 --tune 2000 --chains 4 "
+        "--target-accept 0.95 (and --sampler nutpie when it is installed)."
+    )
+
+
 def empathy_effects_section(
     study: Study,
     out_dir: str | os.PathLike[str],
@@ -1444,6 +1530,7 @@ def empathy_effects_section(
     seed: int = 2024,
     ci_level: float = 0.95,
     figure_dir: str = "figures",
+    target_accept: float = 0.9,
 ) -> EffectsSection:
     """Fit the empathy models and build the "What predicts empathy" report section.
 
@@ -1472,6 +1559,8 @@ def empathy_effects_section(
         Level of the intervals.
     figure_dir : str, default "figures"
         Folder of the figure, relative to ``out_dir``.
+    target_accept : float, default 0.9
+        NUTS target acceptance of the Bayesian model (raise it after divergent transitions).
 
     Returns
     -------
@@ -1522,8 +1611,17 @@ def empathy_effects_section(
             sampler=sampler,
             seed=seed,
             ci_level=ci_level,
+            target_accept=target_accept,
         )
-    reading = describe_effects(fitted.effects, ci_level=ci_level)
+    lmm_problem = _lmm_problem(fitted.lmm)
+    bayes_problem = _bayes_problem(fitted.bayes)
+    reading = describe_effects(
+        fitted.effects,
+        ci_level=ci_level,
+        n_people=int(fitted.meta["n_participants"]),
+        lmm_problem=lmm_problem,
+        bayes_problem=bayes_problem,
+    )
     folder = Path(out_dir) / figure_dir
     folder.mkdir(parents=True, exist_ok=True)
     fig = plot_effects(fitted.effects, ci_level=ci_level)
@@ -1579,11 +1677,19 @@ def empathy_effects_section(
         columns,
         caption=(
             f"Effects on the empathy rating per SD of each predictor (week: per week), "
-            f"{pct} intervals. LMM b and Bayes AME: rating points; Bayes logit: latent logit "
-            "units (a different scale)."
+            f"{pct} intervals. "
+            + (
+                "LMM b and Bayes AME: rating points; Bayes logit: latent logit units (a "
+                "different scale)."
+                if not b.empty
+                else "LMM b: rating points (Satterthwaite t tests)."
+            )
         ),
     )
     var = fitted.variance
+    icc_ci = {"icc_ci_low": "low", "icc_ci_high": "high"}
+    if var[list(icc_ci)].isna().all().all():  # no interval was computed: no empty columns
+        icc_ci = {}
     var_html = _html_table(
         var,
         {
@@ -1593,8 +1699,7 @@ def empathy_effects_section(
             "component": "component",
             "variance": "variance",
             "icc": "share (ICC)",
-            "icc_ci_low": "low",
-            "icc_ci_high": "high",
+            **icc_ci,
             "at_boundary": "at 0",
         },
         caption="Variance decomposition and intraclass correlations",
@@ -1623,7 +1728,15 @@ def empathy_effects_section(
         f'<figcaption>{html.escape(caption)} <a href="{html.escape(rel)}">{html.escape(rel)}'
         "</a></figcaption></figure>"
     )
-    body = f'<p>{lead}</p><ul class="reading">{items}</ul>{table_html}{figure_html}{var_html}'
+    gates = "".join(
+        f'<p class="note">{html.escape(problem)}</p>'
+        for problem in (lmm_problem and f"The mixed model is not interpreted: {lmm_problem}.",
+                        bayes_problem and _bayes_remedy(bayes_problem))
+        if problem
+    )  # fmt: skip
+    body = (
+        f'<p>{lead}</p>{gates}<ul class="reading">{items}</ul>{table_html}{figure_html}{var_html}'
+    )
     if notes:
         body += (
             '<ul class="notes">' + "".join(f"<li>{html.escape(t)}</li>" for t in notes) + "</ul>"

@@ -49,6 +49,7 @@ def build_report(
     bayes: bool = True,
     overwrite: bool = False,
     pseudonym_key: str | os.PathLike[str] | None = None,
+    sampling: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write the change report of a study directory.
 
@@ -80,6 +81,10 @@ def build_report(
         mixed model alone.
     overwrite : bool, default False
         Replace an existing non-empty ``out_dir`` (only after the new report is complete).
+    sampling : mapping, optional
+        Settings of the Bayesian model: ``draws``, ``tune``, ``chains``, ``sampler``
+        (``nutpie``, ``pymc``, ``numpyro``) and ``target_accept``; the report says which to
+        raise when its sampling diagnostics fail.
     pseudonym_key : str or path-like, optional
         File holding the secret key of the pseudonyms. When absent, the key is
         ``<out_dir>.pseudonym-key`` beside the report folder, created (readable by its owner
@@ -137,6 +142,7 @@ def build_report(
         bayes=bayes,
         overwrite=overwrite,
         func="build_report",
+        sampling=sampling,
     )
     from longitudinal.study import load_study, study_inputs
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ class ReportOptions:
     ci_level: float
     bayes: bool
     overwrite: bool
+    sampling: dict[str, Any] = field(default_factory=dict)  # draws, tune, chains, sampler, ...
 
     def as_dict(self) -> dict[str, Any]:
         """Return the options as provenance.json records them."""
@@ -32,11 +33,15 @@ class ReportOptions:
             "random_slope": self.random_slope,
             "ci_level": self.ci_level,
             "bayes": self.bayes,
+            **({"sampling": dict(self.sampling)} if self.sampling else {}),
         }
 
 
+_SAMPLING = {"draws": int, "tune": int, "chains": int, "sampler": str, "target_accept": float}
+
+
 def check_options(
-    *, seed, pseudonymize, retest, random_slope, ci_level, bayes, overwrite, func
+    *, seed, pseudonymize, retest, random_slope, ci_level, bayes, overwrite, func, sampling=None
 ) -> ReportOptions:
     """Check the report's options; ``func`` names the entry point in the messages."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
@@ -61,7 +66,21 @@ def check_options(
         raise InvalidParameterError(
             f"the `ci_level` parameter of {func} must be a float in (0, 1); got {ci_level!r}"
         )
+    sampling = {k: v for k, v in (sampling or {}).items() if v is not None}
+    for key, value in sampling.items():
+        kind = _SAMPLING.get(key)
+        if kind is None or isinstance(value, bool) or not isinstance(value, kind | int):
+            raise InvalidParameterError(
+                f"the `{key}` sampling option of {func} is unknown or of the wrong type; "
+                f"expected one of {sorted(_SAMPLING)}"
+            )
+    if "target_accept" in sampling and not 0 < sampling["target_accept"] < 1:
+        raise InvalidParameterError(f"the `target_accept` option of {func} must be in (0, 1)")
+    for key in ("draws", "tune", "chains"):
+        if key in sampling and sampling[key] < 1:
+            raise InvalidParameterError(f"the `{key}` option of {func} must be at least 1")
     return ReportOptions(
+        sampling=sampling,
         seed=None if seed is None else int(seed),
         pseudonymize=pseudonymize,
         retest=_check_retest(retest, func),

@@ -89,6 +89,7 @@ class PredictorsSection(Section):
                 include_bayes=ctx.options.bayes,
                 seed=seed,
                 ci_level=ctx.options.ci_level,
+                **ctx.options.sampling,
                 **kept,
             )
         except (ModelsError, LongitudinalError) as err:
