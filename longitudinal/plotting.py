@@ -442,6 +442,8 @@ def plot_reliable_change(
     threshold_col: str = "threshold",
     scale_col: str = "scale",
     labels: Mapping[str, str] | None = None,
+    pre_label: str = "pre",
+    post_label: str = "post",
 ) -> Figure:
     """Pre vs post score per participant with the band of no reliable change.
 
@@ -454,6 +456,8 @@ def plot_reliable_change(
         Column names.
     labels : mapping, optional
         Panel titles by scale.
+    pre_label, post_label : str, default "pre", "post"
+        Axis labels: the names of the two waves compared.
 
     Returns
     -------
@@ -527,8 +531,8 @@ def plot_reliable_change(
             ax.set_aspect("equal", adjustable="box")
             ax.set_title(_short_title(labels.get(scale, str(scale))))
             band = f"; band |Δ| < {thresholds[0]:.3g}" if len(thresholds) == 1 else ""
-            ax.set_xlabel(f"pre\n({', '.join(counts)}{band})", fontsize=8)
-            ax.set_ylabel("post")
+            ax.set_xlabel(f"{pre_label}\n({', '.join(counts)}{band})", fontsize=8)
+            ax.set_ylabel(post_label)
         handles, names = axes[0].get_legend_handles_labels()
         names = [n.split(" (|")[0] for n in names]
         fig.legend(handles, names, loc="outside lower center", ncols=len(names), frameon=False)

@@ -1051,15 +1051,26 @@ def fit_empathy_models(
         warnings.simplefilter("always")
         start = time.perf_counter()
         lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
+        # The stated rule: step the random effects down while the fit is singular or does
+        # not converge, first the week slope per participant, then the story intercept.
+        slope = True
         simpler = empathy_formula(data, story_effects=story_effects, random_slope=False)
         if (lmm.singular_ or not lmm.converged_) and simpler != formula:
-            # the stated rule: a random week slope that the data cannot estimate is dropped
             why = "a singular fit" if lmm.singular_ else "no convergence"
-            formula = simpler
+            formula, slope = simpler, False
             lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
             warnings.warn(
                 f"the random week slope per participant gave {why}; the empathy models have "
                 "a random intercept per participant instead",
+                DataQualityWarning,
+                stacklevel=2,
+            )
+        if lmm.singular_ and story_effects:
+            formula = empathy_formula(data, story_effects=False, random_slope=slope)
+            lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
+            warnings.warn(
+                "the story random intercept was estimated at (or near) zero, a singular fit; "
+                "the empathy models leave it out",
                 DataQualityWarning,
                 stacklevel=2,
             )
@@ -1377,53 +1388,62 @@ def plot_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> Figure:
     labels = {rec.term: _term_label(rec) for rec in effects.drop_duplicates("term").itertuples()}
     n = len(order)
     two = not bayes_l.empty
-    fig = Figure(figsize=(12.0 if two else 7.5, 0.4 * n + 2.0), layout="constrained")
-    grid = fig.add_gridspec(1, 2, width_ratios=[1.3, 1.0]) if two else fig.add_gridspec(1, 1)
-    axes = [fig.add_subplot(grid[0, k]) for k in range(2 if two else 1)]
-    y = {t: n - 1 - i for i, t in enumerate(order)}
-    pct = f"{100 * ci_level:g}%"
+    from longitudinal.plotting import figure_style
 
-    def draw(ax, table, offset, color, marker, label):
-        if table.empty:
-            return
-        ys = np.array([y[t] + offset for t in table["term"]])
-        est = table["estimate"].to_numpy(dtype=float)
-        lo = est - table["ci_low"].to_numpy(dtype=float)
-        hi = table["ci_high"].to_numpy(dtype=float) - est
-        ax.errorbar(
-            est,
-            ys,
-            xerr=[lo, hi],
-            fmt=marker,
-            color=color,
-            ecolor=color,
-            capsize=2.5,
-            markersize=5,
-            linewidth=1.2,
-            label=label,
+    with figure_style() as sns:
+        palette = sns.color_palette("colorblind")
+        fig = Figure(figsize=(12.0 if two else 7.5, 0.4 * n + 2.0), layout="constrained")
+        grid = fig.add_gridspec(1, 2, width_ratios=[1.3, 1.0]) if two else fig.add_gridspec(1, 1)
+        axes = [fig.add_subplot(grid[0, k]) for k in range(2 if two else 1)]
+        y = {t: n - 1 - i for i, t in enumerate(order)}
+        pct = f"{100 * ci_level:g}%"
+
+        def draw(ax, table, offset, color, marker, label):
+            if table.empty:
+                return
+            ys = np.array([y[t] + offset for t in table["term"]])
+            est = table["estimate"].to_numpy(dtype=float)
+            lo = est - table["ci_low"].to_numpy(dtype=float)
+            hi = table["ci_high"].to_numpy(dtype=float) - est
+            ax.errorbar(
+                est,
+                ys,
+                xerr=[lo, hi],
+                fmt=marker,
+                color=color,
+                ecolor=color,
+                capsize=2.5,
+                markersize=5,
+                linewidth=1.2,
+                label=label,
+            )
+
+        ax = axes[0]
+        draw(ax, lmm, 0.15, palette[0], "o", f"LMM coefficient ({pct} CI)")
+        draw(
+            ax,
+            bayes_r,
+            -0.15,
+            palette[1],
+            "s",
+            f"Bayesian ordinal: average marginal effect ({pct} HDI)",
         )
-
-    ax = axes[0]
-    draw(ax, lmm, 0.15, "#1f4e79", "o", f"LMM coefficient ({pct} CI)")
-    draw(
-        ax, bayes_r, -0.15, "#b5541c", "s", f"Bayesian ordinal: average marginal effect ({pct} HDI)"
-    )
-    ax.axvline(0.0, color="0.4", linewidth=0.8, linestyle="--")
-    ax.set_yticks([y[t] for t in order], [labels[t] for t in order])
-    ax.set_xlabel("rating points per SD of the predictor\n(weeks: per week)")
-    ax.set_title("Effects on the 1–5 rating")
-    ax.grid(axis="x", color="0.9")
-    ax.set_ylim(-0.7, n - 0.3)
-    if two:
-        ax2 = axes[1]
-        draw(ax2, bayes_l, 0.0, "#b5541c", "D", f"Bayesian ordinal: coefficient ({pct} HDI)")
-        ax2.axvline(0.0, color="0.4", linewidth=0.8, linestyle="--")
-        ax2.set_yticks([y[t] for t in order], [""] * n)
-        ax2.set_xlabel("latent logit units per SD (weeks: per week)\nnot the rating scale")
-        ax2.set_title("Bayesian cumulative-logit coefficients")
-        ax2.grid(axis="x", color="0.9")
-        ax2.set_ylim(ax.get_ylim())
-    fig.legend(loc="outside lower center", ncols=3, fontsize=8, frameon=False)
+        ax.axvline(0.0, color="0.4", linewidth=0.8, linestyle="--")
+        ax.set_yticks([y[t] for t in order], [labels[t] for t in order])
+        ax.set_xlabel("rating points per SD of the predictor\n(weeks: per week)")
+        ax.set_title("Effects on the 1–5 rating")
+        ax.grid(axis="x", color="0.9")
+        ax.set_ylim(-0.7, n - 0.3)
+        if two:
+            ax2 = axes[1]
+            draw(ax2, bayes_l, 0.0, palette[1], "D", f"Bayesian ordinal: coefficient ({pct} HDI)")
+            ax2.axvline(0.0, color="0.4", linewidth=0.8, linestyle="--")
+            ax2.set_yticks([y[t] for t in order], [""] * n)
+            ax2.set_xlabel("latent logit units per SD (weeks: per week)\nnot the rating scale")
+            ax2.set_title("Bayesian cumulative-logit coefficients")
+            ax2.grid(axis="x", color="0.9")
+            ax2.set_ylim(ax.get_ylim())
+        fig.legend(loc="outside lower center", ncols=3, fontsize=8, frameon=False)
     return fig
 
 

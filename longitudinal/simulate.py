@@ -1375,7 +1375,7 @@ def simulate_study(
     >>> from longitudinal.simulate import simulate_study
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     study = simulate_study(Path(tmp) / "study", seed=7)
-    ...     sorted(p.name for p in study.iterdir())
+    ...     sorted(p.name for p in study.iterdir() if not p.name.startswith("."))
     ['participants.csv', 'ratings.csv', 'sessions.csv', 'study.toml', 'surveys', 'truth.json']
     """
     func = "simulate_study"

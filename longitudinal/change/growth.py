@@ -213,6 +213,7 @@ def growth_model(
     func = "growth_model"
     level = _check_ci_level(ci_level, func)
     slope_wanted = _check_bool(random_slope, "random_slope", func)
+    slope_requested = slope_wanted
     if backend not in _GROWTH_BACKENDS:
         raise InvalidParameterError(
             f"the `backend` parameter of {func} must be one of {sorted(_GROWTH_BACKENDS)}; "
@@ -248,6 +249,19 @@ def growth_model(
     fit_fn = _GROWTH_BACKENDS[backend]
 
     fallback_reason = None
+    per_subject = np.bincount(codes)
+    if slope_wanted and per_subject.max() < 3:
+        # two observations per person cannot separate a random slope from the residual
+        slope_wanted = False
+        fallback_reason = (
+            "nobody has more than two observations, so a random slope cannot be told apart "
+            "from the residual"
+        )
+        warnings.warn(
+            f"{func}: {outcome_col!r}: {fallback_reason}; fitted with a random intercept only",
+            DataQualityWarning,
+            stacklevel=2,
+        )
     structure = "intercept + slope" if slope_wanted else "intercept"
     fit = fit_fn(y, x, x if slope_wanted else x[:, :1], codes)
     if slope_wanted:
@@ -350,7 +364,7 @@ def growth_model(
             "outcome_col": outcome_col,
             "waves": list(panel.waves),
             "time": dict(coding),
-            "random_slope": slope_wanted,
+            "random_slope": slope_requested,
             "ci_level": level,
             "backend": backend,
         },

@@ -223,7 +223,12 @@ class ChangeSection(Section):
             save(
                 "reliable_change",
                 plotting.plot_reliable_change(
-                    data, pre_col="baseline", post_col="followup", labels=ctx.labels
+                    data,
+                    pre_col="baseline",
+                    post_col="followup",
+                    labels=ctx.labels,
+                    pre_label=waves[0],
+                    post_label=waves[-1],
                 ),
                 f"Reliable change from {waves[0]} to {waves[-1]}: participants outside the "
                 "shaded band changed reliably (|RCI| > criterion, Jacobson-Truax).",
