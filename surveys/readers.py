@@ -67,17 +67,49 @@ _MISSING_TOKENS = frozenset({"", "NA"})
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _OTHER_DELIMITERS = {";": "semicolon", "\t": "tab", "|": "pipe"}
 
-# Qualtrics response-type codes (the ``Status`` column), as text and as numeric export.
-_STATUS_FLAGS = {
+# Qualtrics response types (the ``Status`` column), in the text and the numeric export forms.
+# None: a real response, kept. The text labels are those of Qualtrics' "Understanding Your Data
+# Set" support page; the numeric codes are those of the SPSS syntax Qualtrics exports
+# (0 IP Address, 1 Survey Preview, 2 Survey Test, 4 Imported, 8 Spam, 9 Survey Preview Spam,
+# 12 Imported Spam, 16 Offline, 17 Offline Survey Preview) [U: not checked against a second
+# source]. Any other value is refused, never guessed.
+_STATUS_TYPES: dict[str, str | None] = {
+    "ip address": None,
     "survey preview": "survey preview",
-    "1": "survey preview",
     "survey test": "survey test",
-    "4": "survey test",
+    "imported": None,
     "spam": "spam",
+    "survey preview spam": "survey preview (spam)",
+    "imported spam": "spam",
+    "offline": None,
+    "offline survey preview": "survey preview (offline)",
+}
+_STATUS_CODES = {
+    "0": "ip address",
+    "1": "survey preview",
+    "2": "survey test",
+    "4": "imported",
     "8": "spam",
+    "9": "survey preview spam",
+    "12": "imported spam",
+    "16": "offline",
+    "17": "offline survey preview",
 }
 _CHANNEL_FLAGS = {"preview": "survey preview", "test": "survey test"}
-_FALSE_VALUES = {"false", "0", "0.0"}
+# ``Finished`` as exported: text, numbers, or localised text [U: localised forms are examples].
+_FINISHED = {
+    "true": True, "1": True, "1.0": True, "yes": True, "ja": True, "oui": True, "sí": True,
+    "si": True,
+    "false": False, "0": False, "0.0": False, "no": False, "nein": False, "non": False,
+}  # fmt: skip
+_UNKNOWN_STATUS = (
+    "unknown Qualtrics Status value; known: "
+    + ", ".join(sorted(_STATUS_TYPES))
+    + " (or their codes "
+    + ", ".join(_STATUS_CODES)
+    + ")"
+)
+_UNKNOWN_FINISHED = "unknown Finished value; expected True/False, 1/0 or yes/no"
 _FLAG_HINT = "leave flagged rows out with flagged='exclude' (CLI: --exclude-flagged)"
 
 Cell = str | float | None
@@ -535,8 +567,13 @@ def _qualtrics_flags(table: _RawTable) -> list[list[tuple[str, str, str]]]:
         found: list[tuple[str, str, str]] = []
         if "Status" in index:
             value = _label(cells[index["Status"]]) or ""
-            reason = _STATUS_FLAGS.get(value.lower())
-            if reason:
+            key = value.strip().lower()
+            if key.endswith(".0") and key[:-2].isdigit():
+                key = key[:-2]
+            key = _STATUS_CODES.get(key, key)
+            if key and key not in _STATUS_TYPES:
+                found.append(("Status", value, _UNKNOWN_STATUS))
+            elif reason := _STATUS_TYPES.get(key):
                 found.append(("Status", value, reason))
         if "DistributionChannel" in index:
             value = _label(cells[index["DistributionChannel"]]) or ""
@@ -545,7 +582,10 @@ def _qualtrics_flags(table: _RawTable) -> list[list[tuple[str, str, str]]]:
                 found.append(("DistributionChannel", value, reason))
         if "Finished" in index:
             value = _label(cells[index["Finished"]]) or ""
-            if value.lower() in _FALSE_VALUES:
+            finished = _FINISHED.get(value.strip().lower())
+            if value.strip() and finished is None:
+                found.append(("Finished", value, _UNKNOWN_FINISHED))
+            elif finished is False:
                 found.append(("Finished", value, "unfinished response"))
         flags.append(found)
     return flags
@@ -835,6 +875,12 @@ def read_responses(
     flag_reasons: list[str] | None = None
     if table.fmt == "qualtrics":
         flags = _qualtrics_flags(table)
+        unknown = _Problems()
+        for row, found in zip(table.row_numbers, flags, strict=True):
+            for column, value, kind in found:
+                if kind in (_UNKNOWN_STATUS, _UNKNOWN_FINISHED):
+                    unknown.add(file, row, column, value, kind)
+        unknown.raise_if_any(f"{file} has Qualtrics flag values this reader does not know")
         if flagged == "raise":
             problems = _Problems()
             for row, found in zip(table.row_numbers, flags, strict=True):

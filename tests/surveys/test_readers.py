@@ -206,8 +206,14 @@ def test_qualtrics_keep_marks_rows():
     ("status", "channel", "finished", "reason"),
     [
         ("1", "anonymous", "1", "survey preview"),
-        ("4", "anonymous", "1", "survey test"),
+        ("2", "anonymous", "1", "survey test"),
         ("0", "test", "1", "survey test"),
+        ("9", "anonymous", "1", "survey preview (spam)"),
+        ("12", "anonymous", "1", "spam"),
+        ("Imported Spam", "anonymous", "1", "spam"),
+        ("17", "anonymous", "1", "survey preview (offline)"),
+        ("0", "anonymous", "Nein", "unfinished"),
+        ("0", "anonymous", "False", "unfinished"),
         ("Survey Test", "anonymous", "True", "survey test"),
         ("8", "anonymous", "1", "spam"),
         ("Spam", "anonymous", "True", "spam"),
@@ -223,6 +229,32 @@ def test_qualtrics_flag_codes(tmp_path, status, channel, finished, reason):
     responses = read_responses(path, id_col="participant_id", flagged="keep")
     assert responses.data["_flagged"].tolist() == [True]
     assert reason in responses.data["_flag_reason"].iloc[0]
+
+
+def _one_qualtrics_row(tmp_path, status, finished="1"):
+    lines = QUALTRICS.read_text(encoding="utf-8").splitlines()
+    row = lines[3].split(",")
+    row[2], row[6], row[9] = status, finished, "anonymous"
+    path = tmp_path / "export.csv"
+    path.write_text("\n".join([*lines[:3], ",".join(row)]) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("status", ["0", "IP Address", "4", "Imported", "16", "Offline", "4.0"])
+def test_qualtrics_real_responses_are_kept_in_every_form(tmp_path, status):
+    path = _one_qualtrics_row(tmp_path, status, finished="True")
+    responses = read_responses(path, id_col="participant_id", flagged="raise")
+    assert len(responses.data) == 1
+
+
+@pytest.mark.parametrize(("status", "finished"), [("3", "1"), ("Draft", "1"), ("0", "maybe")])
+def test_qualtrics_unknown_flag_values_are_refused(tmp_path, status, finished):
+    path = _one_qualtrics_row(tmp_path, status, finished)
+    for mode in ("raise", "exclude", "keep"):
+        with pytest.raises(InputValidationError, match="does not know") as info:
+            read_responses(path, id_col="participant_id", flagged=mode)
+        case = info.value.failure_cases.iloc[0]
+        assert case["row"] == 4 and case["column"] in ("Status", "Finished")
 
 
 def test_qualtrics_explicit_csv_format_reads_header_rows_as_data():
