@@ -184,6 +184,50 @@ def _fraction_or_count(text: str) -> float | int:
         ) from err
 
 
+def _code_range(text: str) -> tuple[float, float]:
+    """Parse ``--recode``: ``"1-6"`` is the range of the codes in the export."""
+    match = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*", text)
+    if not match or float(match.group(1)) >= float(match.group(2)):
+        raise argparse.ArgumentTypeError(f"expected LOW-HIGH such as 1-6; got {text!r}")
+    return float(match.group(1)), float(match.group(2))
+
+
+def _recode(data: pd.DataFrame, instruments: list[Any], codes: tuple[float, float]) -> None:
+    """Shift the export's codes ``codes`` onto each instrument's declared range, in place."""
+    low, high = codes
+    for instrument in instruments:
+        span = (instrument.response_min, instrument.response_max)
+        if high - low != span[1] - span[0]:
+            raise InvalidParameterError(
+                f"--recode {low:g}-{high:g} does not fit {instrument.name}, whose answers run "
+                f"{span[0]:g}-{span[1]:g} (a range of the same length is needed)"
+            )
+        shift = span[0] - low
+        for item in instrument.items:
+            if item in data.columns:
+                data[item] = [v + shift if isinstance(v, float) else v for v in data[item]]
+
+
+def _one_above(cases: pd.DataFrame, instruments: list[Any]) -> str | None:
+    """Hint at --recode when every out-of-range value is exactly one above the range."""
+    tops = {i.name: i.response_max for i in instruments}
+    out = cases[cases["reason"].astype(str).str.contains("outside the declared range")]
+    if out.empty:
+        return None
+    values = pd.to_numeric(out["value"], errors="coerce")
+    names = out["reason"].str.extract(r"declared range \S+ of (\S+?)(?:;|$| )")[0]
+    expected = names.map(tops)
+    if values.notna().all() and (values == expected + 1).all():
+        spans = {f"{i.response_min:g}-{i.response_max:g}" for i in instruments}
+        shifted = {f"{i.response_min + 1:g}-{i.response_max + 1:g}" for i in instruments}
+        return (
+            f"every value outside the range is exactly one above it: the export may code the "
+            f"answers {'/'.join(sorted(shifted))} instead of {'/'.join(sorted(spans))}; "
+            f"--recode {sorted(shifted)[0]} shifts them"
+        )
+    return None
+
+
 def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "score",
@@ -241,6 +285,23 @@ def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="leave out Qualtrics previews, tests, spam and unfinished responses",
     )
+    parser.add_argument(
+        "--sheet", default=None, metavar="NAME", help="worksheet of an Excel workbook to read"
+    )
+    parser.add_argument(
+        "--prorate",
+        action="store_true",
+        help="score sum scales of respondents who skipped items (but met --min-valid) as "
+        "k x the mean of the answered items; without it such sums are not computed",
+    )
+    parser.add_argument(
+        "--recode",
+        type=_code_range,
+        default=None,
+        metavar="LOW-HIGH",
+        help="the export codes the answers LOW-HIGH instead of the instrument's declared range "
+        "(e.g. 1-6 for a 0-5 scale, Qualtrics' default); shift them onto it",
+    )
     parser.add_argument("--encoding", default="utf-8", help="CSV text encoding (default: utf-8)")
     parser.add_argument("--delimiter", default=",", help="CSV field delimiter (default: ,)")
     parser.add_argument(
@@ -256,6 +317,16 @@ def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--reliability", default=None, metavar="REL.csv", help="reliability table to write"
     )
     return parser
+
+
+def _speak_the_files_names(err: InputValidationError, item_map: dict[str, str]) -> None:
+    """Name columns as the user's file does, with the item id in parentheses."""
+    back = {item: column for column, item in item_map.items() if column != item}
+    if back and "column" in err.failure_cases.columns:
+        err.failure_cases["column"] = [
+            f"{back[c]} ({c})" if isinstance(c, str) and c in back else c
+            for c in err.failure_cases["column"]
+        ]
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -282,10 +353,23 @@ def _score(args: argparse.Namespace) -> int:
         flagged="exclude" if args.exclude_flagged else "raise",
         encoding=args.encoding,
         delimiter=args.delimiter,
+        sheet=args.sheet,
     )
+    if args.recode is not None:
+        _recode(responses.data, [load_instrument(s) for s in args.instruments], args.recode)
     # Validation resolves the instrument names too, so an unknown name is listed together
     # with the data problems; after it passes every name is known.
-    validate_responses(responses, args.instruments, id_col=args.id_col, wave_col=args.wave_col)
+    try:
+        validate_responses(responses, args.instruments, id_col=args.id_col, wave_col=args.wave_col)
+    except InputValidationError as err:
+        _speak_the_files_names(err, responses.meta.get("item_map") or {})
+        try:
+            hint = _one_above(err.failure_cases, [load_instrument(s) for s in args.instruments])
+        except SurveysError:
+            hint = None
+        if hint:
+            err.summary = f"{err.summary}; {hint}"
+        raise
     instruments = [load_instrument(spec) for spec in args.instruments]
 
     from surveys.scoring import score
@@ -298,6 +382,8 @@ def _score(args: argparse.Namespace) -> int:
     }
     if args.min_valid is not None:
         options["min_valid"] = args.min_valid
+    if args.prorate:
+        options["prorate"] = True
     results = [score(responses.data, instrument, **options) for instrument in instruments]
     scores = pd.concat([r.scores for r in results], ignore_index=True)
     outputs: dict[Path, Callable[[Path], None]] = {out: _csv_writer(scores)}

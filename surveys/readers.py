@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from surveys._errors import InputValidationError, InvalidParameterError
+from surveys._errors import DataQualityWarning, InputValidationError, InvalidParameterError
 
 __all__ = ["FORMATS", "QUALTRICS_METADATA_COLUMNS", "Responses", "read_responses"]
 
@@ -463,7 +464,7 @@ def _read_csv_like(path: Path, *, fmt: str | None, encoding: str, delimiter: str
     return table
 
 
-def _read_xlsx(path: Path) -> _RawTable:
+def _read_xlsx(path: Path, sheet: str | None = None) -> _RawTable:
     file = str(path)
     openpyxl = _require("openpyxl", feature="read_responses(format='xlsx')")
     from zipfile import BadZipFile
@@ -478,21 +479,52 @@ def _read_xlsx(path: Path) -> _RawTable:
     ) as err:
         _fail(file, f"the file cannot be read as an Excel .xlsx workbook ({err})")
     try:
-        sheet = workbook.worksheets[0]
+        filled = [
+            ws.title
+            for ws in workbook.worksheets
+            if any(not _is_blank(v) for v in ws.iter_rows(min_row=1, max_row=50, values_only=True))
+        ]
+        if sheet is None:
+            if len(filled) > 1:
+                _fail(
+                    file,
+                    f"the workbook has data on {len(filled)} sheets ({', '.join(filled)}); name "
+                    "the one to read with sheet= (CLI: --sheet), so that no response is missed "
+                    "or read twice",
+                    summary=f"which sheet of {file}?",
+                )
+            chosen = workbook.worksheets[0]
+        elif sheet in workbook.sheetnames:
+            chosen = workbook[sheet]
+        else:
+            _fail(
+                file,
+                f"the workbook has no sheet {sheet!r}; its sheets are: "
+                + ", ".join(workbook.sheetnames),
+                summary=f"no sheet {sheet!r} in {file}",
+            )
         records = [
             (row, list(values))
-            for row, values in enumerate(sheet.iter_rows(min_row=1, values_only=True), start=1)
+            for row, values in enumerate(chosen.iter_rows(min_row=1, values_only=True), start=1)
         ]
+        others = [t for t in filled if t != chosen.title]
     finally:
         workbook.close()
+    if others:
+        warnings.warn(
+            f"{file}: read sheet {chosen.title!r}; the sheets {', '.join(others)} also hold "
+            "data and were not read",
+            DataQualityWarning,
+            stacklevel=3,
+        )
     records = [(row, values) for row, values in records if not _is_blank(values)]
     if not records:
-        _fail(file, "the first worksheet is empty", summary=f"no responses in {file}")
+        _fail(file, f"the sheet {chosen.title!r} is empty", summary=f"no responses in {file}")
     header_row, raw_header = records[0]
     if len(records) == 1:
         _fail(
             file,
-            "the first worksheet has a header row but no data rows",
+            f"the sheet {chosen.title!r} has a header row but no data rows",
             row=header_row,
             summary=f"no responses in {file}",
         )
@@ -730,6 +762,7 @@ def read_responses(
     flagged: Literal["raise", "exclude", "keep"] = "raise",
     encoding: str = "utf-8",
     delimiter: str = ",",
+    sheet: str | None = None,
 ) -> Responses:
     r"""Read a raw questionnaire export into a :class:`Responses` table.
 
@@ -761,6 +794,10 @@ def read_responses(
         Text encoding of CSV files. UTF-8 files may start with a byte-order mark.
     delimiter : str, default ","
         Field delimiter of CSV files.
+    sheet : str, optional
+        Worksheet of an Excel workbook to read. Without it a workbook must hold data on one
+        sheet only (several filled sheets are refused, naming them); with it, other sheets
+        that hold data are named in a warning.
 
     Returns
     -------
@@ -863,7 +900,7 @@ def read_responses(
     if fmt in ("csv", "qualtrics"):
         table = _read_csv_like(path, fmt=format, encoding=encoding, delimiter=delimiter)
     elif fmt == "xlsx":
-        table = _read_xlsx(path)
+        table = _read_xlsx(path, sheet)
     else:
         table = _read_sav(path)
     _check_header(table)
