@@ -303,7 +303,13 @@ def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
         "(e.g. 1-6 for a 0-5 scale, Qualtrics' default); shift them onto it",
     )
     parser.add_argument("--encoding", default="utf-8", help="CSV text encoding (default: utf-8)")
-    parser.add_argument("--delimiter", default=",", help="CSV field delimiter (default: ,)")
+    parser.add_argument(
+        "--delimiter",
+        default=None,
+        type=lambda text: "\t" if text in ("\\t", "tab") else text,
+        help="CSV field delimiter (default: a comma, or the ; tab or | the header uses); "
+        "write tab as \\t or tab",
+    )
     parser.add_argument(
         "--min-valid",
         type=_fraction_or_count,

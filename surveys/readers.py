@@ -66,6 +66,7 @@ _FLAG_MODES = ("raise", "exclude", "keep")
 # Cells that mean "no answer" in every format: an empty cell, and R's NA.
 _MISSING_TOKENS = frozenset({"", "NA"})
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_DECIMAL_COMMA = re.compile(r"^\s*([+-]?\d+),(\d+)\s*$")
 _OTHER_DELIMITERS = {";": "semicolon", "\t": "tab", "|": "pipe"}
 
 # Qualtrics response types (the ``Status`` column), in the text and the numeric export forms.
@@ -296,20 +297,29 @@ def _infer_format(path: Path) -> str:
     )
 
 
+_BOMS = ((b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"))
+
+
 def _read_text(path: Path, encoding: str) -> str:
     file = str(path)
     raw = path.read_bytes()
     utf8 = encoding.lower().replace("_", "-") in {"utf-8", "utf8", "utf-8-sig"}
+    if utf8:  # a byte order mark says what the file is (Excel's "Unicode text" is UTF-16)
+        for mark, codec in _BOMS:
+            if raw.startswith(mark):
+                encoding, utf8 = codec, codec == "utf-8-sig"
+                break
     try:
         text = raw.decode("utf-8-sig" if utf8 else encoding)
     except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        bad = raw[err.start : err.start + 1].hex().upper()
+        offset = err.start + (3 if utf8 and raw.startswith(b"\xef\xbb\xbf") else 0)
+        line = raw[:offset].count(b"\n") + 1  # offset counted from the start of the file
+        bad = raw[offset : offset + 1].hex().upper()
         name = "UTF-8" if utf8 else encoding
         _fail(
             file,
             f"the file is not valid {name}: byte 0x{bad} "
-            f"at byte offset {err.start} (line {line}) cannot be decoded; "
+            f"at byte offset {offset} (line {line}) cannot be decoded; "
             + (
                 "re-save the file as 'CSV UTF-8' (Excel: File > Save As > CSV UTF-8) or pass "
                 "the file's encoding (encoding='latin-1', CLI: --encoding latin-1)"
@@ -368,16 +378,26 @@ def _looks_like_import_ids(fields: Sequence[str]) -> bool:
     return found
 
 
+def _sniff_delimiter(text: str) -> str:
+    """Guess the delimiter of a CSV text: a comma, unless the header has none and one other."""
+    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    if "," in first:
+        return ","
+    found = [d for d in _OTHER_DELIMITERS if d in first]
+    return found[0] if len(found) == 1 else ","
+
+
 def _check_delimiter(header: list[str], file: str, delimiter: str) -> None:
     if len(header) != 1:
         return
-    for other, name in _OTHER_DELIMITERS.items():
+    for other, name in {",": "comma", **_OTHER_DELIMITERS}.items():
         if other != delimiter and other in header[0]:
             _fail(
                 file,
                 f"the delimiter looks wrong: the header is one column that contains {name} "
-                f"characters ({other!r}), so the file seems to be {name}-separated; save it as "
-                f"comma-separated CSV or pass delimiter={other!r} (CLI: --delimiter {other!r})",
+                f"characters ({other!r}), so the file seems to be {name}-separated; pass "
+                f"delimiter={other!r} (CLI: --delimiter {other!r}), or leave the delimiter out "
+                "to have it detected",
                 row=1,
                 value=header[0][:60],
                 summary=f"cannot read {file}",
@@ -430,12 +450,20 @@ def _table_from_records(
     return _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt=fmt)
 
 
-def _read_csv_like(path: Path, *, fmt: str | None, encoding: str, delimiter: str) -> _RawTable:
+def _read_csv_like(
+    path: Path, *, fmt: str | None, encoding: str, delimiter: str | None
+) -> _RawTable:
     file = str(path)
     text = _read_text(path, encoding)
     if not text.strip():
         _fail(file, "the file is empty", summary=f"no responses in {file}")
+    if delimiter is None:
+        delimiter = _sniff_delimiter(text)
     records = _records(text, file, delimiter)
+    if delimiter == ";":  # European CSV: decimal commas ("2,5") are numbers
+        records = [
+            (row, [_DECIMAL_COMMA.sub(r"\1.\2", cell) for cell in cells]) for row, cells in records
+        ]
     while records and _is_blank(records[0][1]):
         records.pop(0)
     first_three = [fields for _, fields in records[:3]]
@@ -761,7 +789,7 @@ def read_responses(
     missing_codes: Iterable[float | str] = (),
     flagged: Literal["raise", "exclude", "keep"] = "raise",
     encoding: str = "utf-8",
-    delimiter: str = ",",
+    delimiter: str | None = None,
     sheet: str | None = None,
 ) -> Responses:
     r"""Read a raw questionnaire export into a :class:`Responses` table.
@@ -792,8 +820,9 @@ def read_responses(
         keep them with the columns ``_flagged`` and ``_flag_reason``. Ignored by other formats.
     encoding : str, default "utf-8"
         Text encoding of CSV files. UTF-8 files may start with a byte-order mark.
-    delimiter : str, default ","
-        Field delimiter of CSV files.
+    delimiter : str, optional
+        Field delimiter of CSV files; by default a comma, or the semicolon, tab or pipe that
+        the header line uses instead (as European Excel writes ``;``-separated CSV).
     sheet : str, optional
         Worksheet of an Excel workbook to read. Without it a workbook must hold data on one
         sheet only (several filled sheets are refused, naming them); with it, other sheets
@@ -886,7 +915,7 @@ def read_responses(
             "the `wave_col` parameter of read_responses must be a column name or None; "
             f"got {wave_col!r}"
         )
-    if not isinstance(delimiter, str) or len(delimiter) != 1:
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
         raise InvalidParameterError(
             f"the `delimiter` parameter of read_responses must be one character; got {delimiter!r}"
         )

@@ -51,7 +51,6 @@ CORPUS = {
     ),
     "empty.csv": (["{bad}", *TAS4], None, None, "the file is empty"),
     "header_only.csv": (["{bad}", *TAS4], 1, None, "no data rows"),
-    "semicolon_delimiter.csv": (["{bad}", *TAS4], 1, None, "delimiter looks wrong"),
     # The BOM itself is fine (tests/data/raw/tas4_bom.csv reads); this file is broken by its
     # "n/a" cell, and the message naming column 'id' correctly shows the BOM was stripped.
     "bom_text_in_item.csv": (["{bad}", *TAS4], 2, "tas4_1", "text in a numeric item"),

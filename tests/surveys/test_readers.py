@@ -110,14 +110,33 @@ def test_latin1_reads_with_explicit_encoding():
     assert data["comment"].tolist()[1] == "caf\u00e9"
 
 
-def test_wrong_delimiter_is_named_and_delimiter_option_reads_it():
-    with pytest.raises(InputValidationError) as err:
-        read_responses(BAD / "semicolon_delimiter.csv")
-    assert "delimiter looks wrong" in failure(err)["reason"].iloc[0]
-    assert "semicolon" in failure(err)["reason"].iloc[0]
-    data = read_responses(BAD / "semicolon_delimiter.csv", delimiter=";").data
+def test_semicolon_file_is_read_and_a_wrong_delimiter_is_named():
+    data = read_responses(RAW / "tas4_semicolon.csv").data  # detected from the header
     assert list(data.columns) == ["id", *TAS4]
     assert data["tas4_1"].tolist() == [4.0, 2.0]
+    assert read_responses(RAW / "tas4_semicolon.csv", delimiter=";").data.equals(data)
+    with pytest.raises(InputValidationError) as err:
+        read_responses(RAW / "tas4_semicolon.csv", delimiter=",")
+    assert "delimiter looks wrong" in failure(err)["reason"].iloc[0]
+    assert "semicolon" in failure(err)["reason"].iloc[0]
+
+
+def test_utf16_tab_and_decimal_comma_exports_are_read(tmp_path):
+    text = "id\ttas4_1\ttas4_2\ttas4_3\ttas4_4\nA\t1\t2\t3\t4\n"
+    (tmp_path / "unicode.txt").write_bytes(text.encode("utf-16"))  # Excel "Unicode text"
+    data = read_responses(tmp_path / "unicode.txt", format="csv").data
+    assert data["tas4_4"].tolist() == [4.0]
+    (tmp_path / "eu.csv").write_text("id;who5_1;who5_2\nA;2,5;3\n", encoding="utf-8")
+    assert read_responses(tmp_path / "eu.csv").data["who5_1"].tolist() == [2.5]
+
+
+def test_byte_offset_after_a_bom_counts_from_the_file_start(tmp_path):
+    raw = "\ufeffid,tas4_1\nA,1\n".encode() + b"B,\xff\n"
+    (tmp_path / "b.csv").write_bytes(raw)
+    with pytest.raises(InputValidationError) as err:
+        read_responses(tmp_path / "b.csv")
+    offset = raw.index(b"\xff")
+    assert f"byte offset {offset}" in failure(err)["reason"].iloc[0]
 
 
 @pytest.mark.parametrize(

@@ -671,3 +671,16 @@ def test_reverse_score():
         reverse_score(1, response_min=5, response_max=1)
     with pytest.raises(InvalidParameterError, match="response_max"):
         reverse_score(1, response_min=1, response_max=None)
+
+
+def test_score_refuses_half_points_as_validation_does():
+    data = pd.DataFrame(
+        {"id": ["A", "B"], "tas4_1": [1, 2.5], "tas4_2": [2, 2], "tas4_3": [3, 3], "tas4_4": [4, 1]}
+    )
+    with pytest.raises(InputValidationError, match="1 problem") as err:
+        score(data, "tas4")
+    case = err.value.failure_cases.iloc[0]
+    assert case["column"] == "tas4_1" and case["row"] == 3 and "whole number" in case["reason"]
+    with package_warnings():
+        scored = score(data, "tas4", whole_numbers=False)  # continuous answers, on request
+    assert scored.scores["score"].tolist() == [2.5, 2.125]
