@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 import tomllib
 import warnings
 from collections.abc import Mapping, Sequence
@@ -829,6 +830,17 @@ def _parse_time(value: Any) -> pd.Timestamp | None:
     return ts
 
 
+def _time_problem(value: Any) -> str:
+    """Say why a date/time cell could not be read."""
+    match = re.match(r"\s*([+-]?\d{4,})-\d{2}", str(value))
+    if match and not 1678 <= int(match.group(1)) <= 2261:
+        return (
+            f"the year {int(match.group(1))} is outside the years 1678-2261 that dates can have "
+            "here; check the year"
+        )
+    return "unparseable date/time; use ISO 8601, e.g. 2024-03-01T18:30:00"
+
+
 def _times(values: pd.Series) -> pd.Series:
     parsed = [_parse_time(v) for v in values]
     return pd.Series(
@@ -1174,7 +1186,7 @@ class _Loader:
         started = _times(data["started_at"])
         for idx in started.index[started.isna()]:
             value = data.at[idx, "started_at"]
-            reason = "unparseable date/time; use ISO 8601, e.g. 2024-03-01T18:30:00"
+            reason = _time_problem(value)
             if value == "":
                 reason = "missing session start time"
             self.failures.add(rel, reason, row=rows[idx], column="started_at", value=value or None)
@@ -1198,7 +1210,9 @@ class _Loader:
                     if p is None and v != "":
                         self.failures.add(
                             rel,
-                            "non-numeric value in a numeric feature column",
+                            "not a finite number in a numeric feature column"
+                            if v.strip().lower().lstrip("+-") in ("inf", "infinity", "nan")
+                            else "non-numeric value in a numeric feature column",
                             row=rows.iloc[idx],
                             column=col,
                             value=v,
@@ -1261,6 +1275,14 @@ class _Loader:
             self.root, rel, self.failures, required=required, names=cfg.column_names
         )
         if table is None:
+            return None
+        if table.data.empty:
+            self.failures.add(
+                rel,
+                "the file has a header but no ratings; the analyses need the ratings of the "
+                "stories",
+                row=1,
+            )
             return None
         data, rows = table.data, table.rows
         self.check_ids(table, id_col, known, what="participant")
@@ -1432,9 +1454,7 @@ class _Loader:
                 missing = _is_missing(raw) or str(raw).strip() == ""
                 self.failures.add(
                     rel,
-                    "missing completion date"
-                    if missing
-                    else "unparseable date/time; use ISO 8601, e.g. 2024-03-01T18:30:00",
+                    "missing completion date" if missing else _time_problem(raw),
                     row=int(rows[idx]),
                     column=spec.date_col,
                     value=None if missing else raw,

@@ -11,7 +11,7 @@ from markupsafe import Markup
 from longitudinal.frames import scale_column
 from longitudinal.report.context import ReportContext, describe
 from longitudinal.report.html import figure, render
-from longitudinal.report.sections.base import Section
+from longitudinal.report.sections.base import Section, SectionUnavailable
 from longitudinal.report.sections.change import _saver
 
 
@@ -26,6 +26,10 @@ class RatingsSection(Section):
 
         cfg = ctx.config
         story = ctx.frames["story"]
+        if story.empty:
+            raise SectionUnavailable(
+                "no rating was kept (every rating row is listed with its reason in exclusions.csv)."
+            )
         spec = cfg.ratings
         values = story[cfg.rating_col].astype(float)
         ctx.tables["ratings_distribution"] = _distribution(values, spec)
