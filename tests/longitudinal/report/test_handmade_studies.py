@@ -3,7 +3,9 @@
 Two waves, four waves with other names, 6 and 12 people, no traits, no session features, the
 study's own column names, one person, identical ratings: every one gets a report through the
 command line (exit 0), a section that cannot be computed says why in its place, and every row
-of ratings.csv is either used or listed in exclusions.csv.
+of ratings.csv is either used or listed in exclusions.csv. The same holds for study
+directories of random shape (3-60 people, 2-4 waves, 0-5 behaviour features, people who
+missed a wave, sessions without ratings), drawn by hypothesis with a fixed derandomized seed.
 """
 
 import json
@@ -12,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from longitudinal.cli import main
 
@@ -49,3 +53,47 @@ def test_report_on_a_handmade_study(name, tmp_path, capsys):
     assert sample["ratings kept"] + (excluded["file"] == "ratings.csv").sum() == len(ratings)
     if "[columns]" in toml:
         assert "score" in page  # the study's own rating column name is used
+
+
+# -- study directories of random shape ---------------------------------------------------------
+
+
+def _writer():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("handmade_write", HANDMADE / "_write.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@st.composite
+def study_shapes(draw):
+    people = draw(st.integers(3, 60))
+    return {
+        "people": people,
+        "waves": [f"w{k}" for k in range(draw(st.integers(2, 4)))],
+        "features": tuple(f"feature_{k}" for k in range(draw(st.integers(0, 5)))),
+        "traits": draw(st.booleans()),
+        "missed": draw(st.integers(0, people // 3)),
+        "unrated": draw(st.integers(0, 3)),
+        "seed": draw(st.integers(0, 10_000)),
+    }
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(shape=study_shapes())
+def test_every_valid_study_of_random_shape_gets_a_report(shape, tmp_path_factory):
+    root = tmp_path_factory.mktemp("random") / "study"
+    _writer().study("random", root=root, **shape)
+    out = root.parent / "report"
+    code = main(["report", str(root), "--out", str(out), "--no-bayes"])
+    assert code == 0, shape
+    ratings = pd.read_csv(root / "ratings.csv", dtype=str)
+    sample = pd.read_csv(out / "tables" / "sample.csv").set_index("quantity")["n"]
+    excluded = pd.read_csv(out / "exclusions.csv", dtype=str)
+    assert sample["ratings kept"] + (excluded["file"] == "ratings.csv").sum() == len(ratings)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Traceback" not in page and "<h2>Sample</h2>" in page

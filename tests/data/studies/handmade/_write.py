@@ -37,12 +37,16 @@ def study(
     same_rating: bool = False,
     seed: int = 1,
     missed: int = 0,
-) -> None:
+    unrated: int = 0,
+    root: Path | None = None,
+) -> Path:
+    """Write one study; ``missed`` people skip the middle wave, ``unrated`` sessions have no
+    ratings, ``root`` is the folder to write (default: this folder / name)."""
     rng = np.random.default_rng(seed)
     col = {"person": "participant_id", "session": "session_id", "story": "story_id",
            "position": "position", "rating": "empathy", "timestamp": "started_at",
            **(columns or {})}  # fmt: skip
-    root = HERE / name
+    root = HERE / name if root is None else root
     ids = [f"H{k:03d}" for k in rng.permutation(np.arange(10, 10 + people))]
     span = 7 * (len(waves) - 1) * 2  # two weeks between waves
     _write(
@@ -61,7 +65,10 @@ def study(
             sid = f"{pid}-v{s}"
             when = dt.datetime.combine(first + dt.timedelta(days=int(day)), dt.time(18, 30))
             values = [round(float(rng.normal(12, 4)), 1), round(float(rng.uniform(0, 1)), 3)]
+            values += [round(float(rng.normal()), 3) for _ in features[2:]]
             session_rows.append([pid, sid, when.isoformat(), *values[: len(features)]])
+            if i * 100 + s <= unrated:  # the first sessions of the first people: no ratings
+                continue
             for pos in (1, 2, 3):
                 draw = 3 if same_rating else np.round(3 + level + rng.normal())
                 rating = int(np.clip(draw, 1, 5))
@@ -114,6 +121,7 @@ def study(
     if mapped:
         lines += ["", "[columns]", *(f'{k} = "{v}"' for k, v in mapped.items())]
     (root / "study.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
 
 
 def main() -> None:
