@@ -561,7 +561,37 @@ def _read_xlsx(path: Path, sheet: str | None = None) -> _RawTable:
     header += [""] * (width - len(header))
     rows = [list(values) + [None] * (width - len(values)) for _, values in records[1:]]
     numbers = [row for row, _ in records[1:]]
+    _refuse_uncalculated(path, chosen.title, header, dict(zip(numbers, rows, strict=True)))
     return _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt="xlsx")
+
+
+def _refuse_uncalculated(path: Path, sheet: str, header: list[str], rows: dict) -> None:
+    """Refuse formula cells that have no computed value (they would read as blank answers)."""
+    if not any(None in values for values in rows.values()):
+        return
+    import openpyxl
+
+    workbook = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    try:
+        problems = _Problems()
+        for row, values in enumerate(workbook[sheet].iter_rows(values_only=True), start=1):
+            cached = rows.get(row)
+            if cached is None:
+                continue
+            for j, value in enumerate(values[: len(cached)]):
+                if cached[j] is None and isinstance(value, str) and value.startswith("="):
+                    problems.add(
+                        str(path),
+                        row,
+                        header[j] or None,
+                        value,
+                        "an Excel formula without a computed value (the workbook was saved by a "
+                        "program that does not calculate formulas); open and save it in Excel, "
+                        "or export the values",
+                    )
+    finally:
+        workbook.close()
+    problems.raise_if_any(f"{path} holds formulas that were never calculated")
 
 
 def _read_sav(path: Path) -> _RawTable:

@@ -927,29 +927,39 @@ class BayesianMixedModel:
                 panels.append((f"{group} {level}", block.codes == j))
         ncols = min(4, len(panels))
         nrows = math.ceil(len(panels) / ncols)
-        fig = Figure(figsize=(3.2 * ncols, 2.6 * nrows), layout="constrained")
-        axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
-        x = np.arange(len(labels))
-        for ax, (title, mask) in zip(axes, panels, strict=False):
-            o = np.histogram(obs[mask], bins=edges)[0] / mask.sum()
-            p = np.stack([np.histogram(row, bins=edges)[0] for row in pred[:, mask]]) / mask.sum()
-            lo, hi = np.quantile(p, [alpha, 1 - alpha], axis=0)
-            ax.bar(x, o, color="0.75", label="observed")
-            ax.errorbar(
-                x,
-                p.mean(axis=0),
-                yerr=[p.mean(axis=0) - lo, hi - p.mean(axis=0)],
-                fmt="o",
-                color="C0",
-                label="predicted",
-            )
-            ax.set_xticks(x, labels)
-            ax.set_title(f"{title} (n={int(mask.sum())})", fontsize=9)
-        for ax in axes[len(panels) :]:
-            ax.set_visible(False)
-        axes[0].set_ylabel("proportion")
-        axes[0].legend(fontsize=8)
-        fig.suptitle(f"Posterior predictive check: {self.formula}", fontsize=10)
+        import matplotlib as mpl
+        import seaborn as sns
+
+        rc = {**sns.axes_style("whitegrid"), **sns.plotting_context("notebook", font_scale=0.85)}
+        with mpl.rc_context(rc):
+            fig = Figure(figsize=(3.2 * ncols, 2.6 * nrows + 0.5), layout="constrained")
+            axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, sharey=True)).ravel()
+            x = np.arange(len(labels))
+            top = 0.0
+            for ax, (title, mask) in zip(axes, panels, strict=False):
+                o = np.histogram(obs[mask], bins=edges)[0] / mask.sum()
+                p = np.stack([np.histogram(r, bins=edges)[0] for r in pred[:, mask]]) / mask.sum()
+                lo, hi = np.quantile(p, [alpha, 1 - alpha], axis=0)
+                mean = p.mean(axis=0)
+                ax.bar(x, o, color="0.75", label="observed")
+                ax.errorbar(
+                    x,
+                    mean,
+                    yerr=[np.maximum(mean - lo, 0), np.maximum(hi - mean, 0)],
+                    fmt="o",
+                    color=sns.color_palette("colorblind")[0],
+                    label=f"predicted ({self._opts['ci_level']:.0%} interval)",
+                )
+                top = max(top, float(o.max()), float(hi.max()))
+                ax.set_xticks(x, labels)
+                ax.set_title(f"{title} (n={int(mask.sum())})", fontsize=9)
+            axes[0].set_ylim(0, top * 1.08 + 1e-9)  # every interval whole, in every panel
+            for ax in axes[len(panels) :]:
+                ax.set_visible(False)
+            axes[0].set_ylabel("proportion")
+            handles, names = axes[0].get_legend_handles_labels()
+            fig.legend(handles, names, loc="outside lower center", ncols=2, frameon=False)
+            fig.suptitle(f"Posterior predictive check of {self._spec.response}", fontsize=10)
         return fig
 
 

@@ -515,6 +515,14 @@ def test_plot_ppc_returns_a_figure(fitted, pyplot_agg):
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert len(visible) == 6
     assert visible[0].get_title().startswith("all observations (n=72)")
+    assert fig.get_suptitle() == "Posterior predictive check of rating"  # short, no formula
+    # no interval is clipped: the shared axis reaches above every interval's top
+    fig.canvas.draw()
+    top = visible[0].get_ylim()[1]
+    for ax in visible:
+        for line in ax.lines:
+            assert max(line.get_ydata(), default=0) <= top
+    assert fig.legends and not any(ax.get_legend() for ax in visible)  # legend outside
     with pytest.raises(InvalidParameterError, match="`group`"):
         fitted.plot_ppc(group="nobody")
 

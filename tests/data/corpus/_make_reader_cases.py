@@ -106,6 +106,16 @@ def main() -> None:
     case("readers_bom_offset", {"export.csv": bom}, score("export.csv"), 2,
          [f"byte offset {offset}", "line 3"],
          "after a byte order mark the offset of a bad byte counts from the file start")  # fmt: skip
+    # openpyxl stores a formula without a computed value, as many scripts do
+    formulas = workbook({"answers": [rows[0], ["A", 1, 2, "=B2+1", 4], ["B", 2, 2, 2, 2]]})
+    case(
+        "readers_xlsx_uncalculated_formula",
+        {"export.xlsx": formulas},
+        score("export.xlsx"),
+        2,
+        ["row 2", "tas4_3", "formula without a computed value", "=B2+1"],
+        "a formula that was never calculated is refused, not read as a blank answer",
+    )
     case(
         "readers_ids_leading_zeros",
         {"export.csv": TAS4.replace("A,", "007,").encode()},
