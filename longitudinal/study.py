@@ -936,6 +936,14 @@ class Study:
     meta: dict[str, Any] = field(default_factory=dict)
     numeric_session_columns: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        cfg = self.config
+        return (
+            f"Study({cfg.name!r}: {len(self.participants)} participants, {len(self.sessions)} "
+            f"sessions, {len(self.ratings)} ratings, waves {', '.join(cfg.waves)}; "
+            f"{len(self.exclusions)} row(s) in the exclusion log)"
+        )
+
     @classmethod
     def load(cls, path: str | Path) -> Study:
         """Load a study directory; see :func:`load_study`."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -89,6 +89,17 @@ class MixedModelSummary:
     random: pd.DataFrame
     random_corr: pd.DataFrame
     fit: pd.DataFrame
+    text: str = field(default="", repr=False)
+
+    def __repr__(self) -> str:
+        return self.text or object.__repr__(self)
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(self.text)}</pre>"
 
 
 @dataclass(frozen=True)
@@ -830,6 +841,7 @@ class LinearMixedModel:
             random=self.random_.copy(),
             random_corr=self.random_corr_.copy(),
             fit=fit,
+            text=self._summary_text(4),
         )
 
     def print_summary(self, decimals: int = 4) -> None:
@@ -841,7 +853,14 @@ class LinearMixedModel:
             Digits after the decimal point in the printed tables.
         """
         self._check_fitted("print_summary")
+        print(self._summary_text(decimals))
+
+    def _summary_text(self, decimals: int) -> str:
+        """Write the lme4/lmerTest-style text of a fitted model: t value and df, no empty cells."""
         crit = "REML" if self.reml else "ML"
+        number = lambda v: f"{v:.{decimals}f}"  # noqa: E731
+        random = self.random_.rename(columns={"variance": "Variance", "sd": "Std.Dev."}).copy()
+        random["term"] = random["term"].fillna("")
         lines = [
             f"Linear mixed model fit by {crit}: {self.formula}",
             f"n = {self.n_obs_} ({self.n_dropped_} dropped); groups: "
@@ -852,23 +871,29 @@ class LinearMixedModel:
             f"converged: {self.converged_}  singular: {self.singular_}",
             "",
             "Random effects:",
-            self.random_.to_string(index=False, float_format=lambda v: f"{v:.{decimals}f}"),
+            random.to_string(index=False, float_format=number),
         ]
         if len(self.random_corr_):
-            lines.append(
-                self.random_corr_.to_string(index=False, float_format=lambda v: f"{v:.{decimals}f}")
-            )
-        fixed_fmt = {
-            c: (lambda v: f"{v:.{decimals}f}")
-            for c in ("estimate", "se", "df", "statistic", "ci_low", "ci_high")
-        }
-        fixed_fmt["p_value"] = lambda v: f"{v:.3g}"
+            lines.append(self.random_corr_.to_string(index=False, float_format=number))
+        fixed = self.fixed_.rename(
+            columns={
+                "estimate": "Estimate",
+                "se": "Std. Error",
+                "statistic": "t value",
+                "p_value": "Pr(>|t|)",
+                "ci_low": "CI low",
+                "ci_high": "CI high",
+            }
+        )
+        formats = {c: number for c in ("Estimate", "Std. Error", "df", "t value", "CI low")}
+        formats["CI high"] = number
+        formats["Pr(>|t|)"] = lambda v: f"{v:.3g}"
         lines += [
             "",
-            f"Fixed effects ({_DDF_LABEL[self.ddf]} df):",
-            self.fixed_.to_string(index=False, formatters=fixed_fmt),
+            f"Fixed effects ({_DDF_LABEL[self.ddf]} df, {self.ci_level:.0%} intervals):",
+            fixed.to_string(index=False, formatters=formats),
         ]
-        print("\n".join(lines))
+        return "\n".join(lines)
 
     # -----------------------------------------------------------------------------------------
     def predict(

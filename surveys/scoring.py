@@ -107,6 +107,16 @@ class ScaleScores:
     missing: pd.DataFrame
     meta: dict[str, Any]
 
+    def __repr__(self) -> str:
+        scores = self.scores
+        scales = scores["scale"].nunique() if "scale" in scores.columns else 0
+        missing = int(scores["score"].isna().sum()) if "score" in scores.columns else 0
+        name = self.meta.get("instrument", "?")
+        return (
+            f"ScaleScores({name}: {len(scores)} scores on {scales} scale(s), {missing} not "
+            f"computed; reliability for {len(self.reliability)} scale x wave)"
+        )
+
     def wide(self) -> pd.DataFrame:
         """Return the scores with one row per respondent (x wave), one column per scale.
 

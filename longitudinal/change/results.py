@@ -228,3 +228,18 @@ class ChangeResult:
     reliable_change: pd.DataFrame
     reliable_change_counts: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        meta = self.meta
+        outcome = meta.get("parameters", {}).get("outcome_col", meta.get("outcome", "?"))
+        waves = meta.get("waves") or meta.get("parameters", {}).get("waves", [])
+        parts = [f"ChangeResult({outcome!r}: waves {', '.join(map(str, waves))}"]
+        anova = self.rm_anova
+        if not anova.empty and "statistic" in anova.columns:
+            rec = anova.iloc[0]
+            parts.append(f"RM-ANOVA F = {rec['statistic']:.3g}, p = {rec['p_value']:.3g}")
+        slope = self.growth_fixed
+        if not slope.empty and (slope["term"] != "Intercept").any():
+            rec = slope[slope["term"] != "Intercept"].iloc[0]
+            parts.append(f"growth {rec['term']} {rec['estimate']:+.3g} per unit")
+        return "; ".join(parts) + ")"

@@ -667,3 +667,16 @@ def test_change_analysis_with_items_states_the_reliability_source(sim):
     assert source.startswith("Cronbach's alpha at pre = ") and "(4 items, n = 60)" in source
     assert res.meta["reliable_change"]["higher_is_better"] is False
     assert int(res.reliable_change_counts["n"].sum()) == 60
+
+
+def test_change_result_prints_one_short_line():
+    df = pd.DataFrame(
+        {"id": [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4], "wave": ["pre", "mid", "post"] * 4,
+         "score": [2.0, 2.5, 3.5, 3.0, 3.0, 4.0, 2.5, 3.5, 3.5, 4.0, 4.5, 5.0]}
+    )  # fmt: skip
+    with package_warnings():
+        result = change_analysis(df, subject_col="id", wave_col="wave", outcome_col="score",
+                                 waves=["pre", "mid", "post"])  # fmt: skip
+    text = repr(result)
+    assert text.startswith("ChangeResult('score': waves pre, mid, post; RM-ANOVA F = ")
+    assert "\n" not in text and "DataFrame" not in text

@@ -476,3 +476,10 @@ def test_roles_session_features_choose_the_model_features(tmp_path):
     (root / "study.toml").write_text(toml, encoding="utf-8")
     with pytest.raises(InputValidationError, match="not numeric"):
         load_study(root)
+
+
+def test_study_prints_one_short_line():
+    with package_warnings():
+        study = load_study(STUDIES / "tiny")
+    text = repr(study)
+    assert text.startswith("Study('tiny hand-made study': 4 participants,") and "\n" not in text

@@ -758,3 +758,11 @@ def test_fitted_model_pickles_and_refits(slope_fit):
     np.testing.assert_allclose(
         back.refit(y).fixed_["estimate"], slope_fit.refit(y).fixed_["estimate"], rtol=1e-12
     )
+
+
+def test_summary_prints_an_lme4_style_table(sleep):
+    model = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleep)
+    text = str(model.summary())
+    assert "t value" in text and "Pr(>|t|)" in text and "Satterthwaite df" in text
+    assert "None" not in text and "statistic" not in text
+    assert repr(model.summary()) == text and model.summary()._repr_html_().startswith("<pre>")

@@ -684,3 +684,15 @@ def test_score_refuses_half_points_as_validation_does():
     with package_warnings():
         scored = score(data, "tas4", whole_numbers=False)  # continuous answers, on request
     assert scored.scores["score"].tolist() == [2.5, 2.125]
+
+
+def test_scale_scores_print_one_short_line():
+    data = pd.DataFrame(
+        {"id": ["A", "B", "C"], "tas4_1": [1, 2, 3], "tas4_2": [2, 2, 3], "tas4_3": [3, 3, 2],
+         "tas4_4": [4, 1, 2]}
+    )  # fmt: skip
+    with package_warnings():
+        text = repr(score(data, "tas4"))
+    assert text == (
+        "ScaleScores(tas4: 3 scores on 1 scale(s), 0 not computed; reliability for 1 scale x wave)"
+    )
