@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from surveys._errors import InputValidationError, InvalidParameterError
+from surveys._errors import DataQualityWarning, InputValidationError, InvalidParameterError
 
 __all__ = ["FORMATS", "QUALTRICS_METADATA_COLUMNS", "Responses", "read_responses"]
 
@@ -65,19 +66,28 @@ _FLAG_MODES = ("raise", "exclude", "keep")
 # Cells that mean "no answer" in every format: an empty cell, and R's NA.
 _MISSING_TOKENS = frozenset({"", "NA"})
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 _OTHER_DELIMITERS = {";": "semicolon", "\t": "tab", "|": "pipe"}
 
-# Qualtrics response-type codes (the ``Status`` column), as text and as numeric export.
-_STATUS_FLAGS = {
-    "survey preview": "survey preview",
-    "1": "survey preview",
-    "survey test": "survey test",
-    "4": "survey test",
-    "spam": "spam",
-    "8": "spam",
+# Qualtrics response types (the ``Status`` column), numeric export code -> label, and
+# what each means here: ``None`` keeps the row, text names the flag. The codes are those
+# listed by the SPSS syntax Qualtrics exports; see docs/readers.md for their sources.
+_STATUS_CODES: dict[str, tuple[str, str | None]] = {
+    "0": ("IP Address", None),
+    "1": ("Survey Preview", "survey preview"),
+    "2": ("Survey Test", "survey test"),
+    "4": ("Imported", None),
+    "8": ("Spam", "spam"),
+    "9": ("Survey Preview Spam", "survey preview, spam"),
+    "12": ("Imported Spam", "spam"),
+    "16": ("Offline", None),
+    "17": ("Offline Survey Preview", "survey preview"),
 }
+_STATUS_TEXT = {label.lower(): code for code, (label, _) in _STATUS_CODES.items()}
 _CHANNEL_FLAGS = {"preview": "survey preview", "test": "survey test"}
-_FALSE_VALUES = {"false", "0", "0.0"}
+# ``Finished``: text, numeric and localized forms Qualtrics writes.
+_FINISHED_TRUE = frozenset({"true", "1", "yes", "ja", "oui", "si", "s\u00ed", "sim", "wahr"})
+_FINISHED_FALSE = frozenset({"false", "0", "no", "nein", "non", "n\u00e3o", "nao", "falsch"})
 _FLAG_HINT = "leave flagged rows out with flagged='exclude' (CLI: --exclude-flagged)"
 
 Cell = str | float | None
@@ -103,7 +113,8 @@ class Responses:
         (header = row 1; first data row of a plain CSV = 2, of a Qualtrics export = 4; the
         spreadsheet row for Excel; case number + 1 for SPSS).
     excluded : pandas.DataFrame
-        Rows left out (``flagged="exclude"``), with the columns ``file, row, reason``.
+        Rows left out (``flagged="exclude"``), with the columns ``file, row, rule, reason``:
+        ``rule`` is the flag cell that removed the row (``Status=2``, ``Finished=False``).
     meta : dict
         Provenance: ``format``, ``encoding``, ``n_rows_read``, ``n_excluded``,
         ``missing_codes`` (``{column: number of cells turned into NaN}``), ``item_map``
@@ -129,6 +140,9 @@ class _RawTable:
     fmt: str
     question_text: dict[str, str] = field(default_factory=dict)
     import_ids: dict[str, str] = field(default_factory=dict)
+    encoding: str | None = None
+    delimiter: str | None = None
+    note: str | None = None
 
 
 class _Problems:
@@ -263,26 +277,53 @@ def _infer_format(path: Path) -> str:
     )
 
 
-def _read_text(path: Path, encoding: str) -> str:
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+def _read_text(path: Path, encoding: str) -> tuple[str, str]:
+    """Decode a text file; return ``(text, encoding used)``.
+
+    A byte-order mark decides the encoding when the default UTF-8 is asked for: Excel's
+    "Unicode text" is UTF-16 with a BOM. Offsets in messages count from the file's first
+    byte, the BOM included.
+    """
     file = str(path)
     raw = path.read_bytes()
     utf8 = encoding.lower().replace("_", "-") in {"utf-8", "utf8", "utf-8-sig"}
+    skip, used = 0, encoding
+    if utf8:
+        used = "utf-8"
+        for bom, name in _BOMS:
+            if raw.startswith(bom):
+                skip, used = len(bom), name
+                break
     try:
-        text = raw.decode("utf-8-sig" if utf8 else encoding)
+        text = raw[skip:].decode(used)
     except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        bad = raw[err.start : err.start + 1].hex().upper()
-        name = "UTF-8" if utf8 else encoding
+        start = err.start + skip
+        line = raw[:start].count(b"\n") + 1
+        bad = raw[start : start + 1].hex().upper()
+        name = "UTF-8" if used == "utf-8" else used
+        if used == "utf-8" and raw[:4000].count(b"\x00") > len(raw[:4000]) // 4:
+            hint = (
+                "the file looks like UTF-16 without a byte-order mark; pass "
+                "encoding='utf-16-le' (CLI: --encoding utf-16-le)"
+            )
+        elif used == "utf-8":
+            hint = (
+                "re-save the file as 'CSV UTF-8' (Excel: File > Save As > CSV UTF-8) or pass "
+                "the file's encoding (encoding='latin-1', CLI: --encoding latin-1)"
+            )
+        else:
+            hint = "check which encoding the file was saved with"
         _fail(
             file,
             f"the file is not valid {name}: byte 0x{bad} "
-            f"at byte offset {err.start} (line {line}) cannot be decoded; "
-            + (
-                "re-save the file as 'CSV UTF-8' (Excel: File > Save As > CSV UTF-8) or pass "
-                "the file's encoding (encoding='latin-1', CLI: --encoding latin-1)"
-                if utf8
-                else "check which encoding the file was saved with"
-            ),
+            f"at byte offset {start} (line {line}) cannot be decoded; {hint}",
             row=line,
             summary=f"cannot decode {file}",
         )
@@ -291,7 +332,18 @@ def _read_text(path: Path, encoding: str) -> str:
             f"the `encoding` parameter of read_responses must be a codec Python knows, "
             f"e.g. 'utf-8' or 'latin-1'; got {encoding!r}"
         ) from err
-    return text.lstrip("\ufeff")
+    return text.lstrip("\ufeff"), used
+
+
+def _sniff_delimiter(text: str) -> str:
+    """Return the header line's delimiter: comma, else tab, else semicolon (comma if none)."""
+    for line in text.splitlines():
+        if line.strip():
+            for candidate in (",", "\t", ";"):
+                if candidate in line:
+                    return candidate
+            break
+    return ","
 
 
 def _records(text: str, file: str, delimiter: str) -> list[tuple[int, list[str]]]:
@@ -397,11 +449,14 @@ def _table_from_records(
     return _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt=fmt)
 
 
-def _read_csv_like(path: Path, *, fmt: str | None, encoding: str, delimiter: str) -> _RawTable:
+def _read_csv_like(
+    path: Path, *, fmt: str | None, encoding: str, delimiter: str | None
+) -> _RawTable:
     file = str(path)
-    text = _read_text(path, encoding)
+    text, used = _read_text(path, encoding)
     if not text.strip():
         _fail(file, "the file is empty", summary=f"no responses in {file}")
+    delimiter = delimiter or _sniff_delimiter(text)
     records = _records(text, file, delimiter)
     while records and _is_blank(records[0][1]):
         records.pop(0)
@@ -417,6 +472,7 @@ def _read_csv_like(path: Path, *, fmt: str | None, encoding: str, delimiter: str
         )
     fmt = fmt or ("qualtrics" if qualtrics else "csv")
     table = _table_from_records(records, file=file, header_at=0, fmt=fmt, delimiter=delimiter)
+    table.encoding, table.delimiter = used, delimiter
     if fmt == "qualtrics":
         names = table.header
         texts = [t.strip() for t in records[1][1]]
@@ -431,7 +487,32 @@ def _read_csv_like(path: Path, *, fmt: str | None, encoding: str, delimiter: str
     return table
 
 
-def _read_xlsx(path: Path) -> _RawTable:
+def _sheet_records(sheet: Any) -> list[tuple[int, list[Any]]]:
+    records = [
+        (row, list(values))
+        for row, values in enumerate(sheet.iter_rows(min_row=1, values_only=True), start=1)
+    ]
+    return [(row, values) for row, values in records if not _is_blank(values)]
+
+
+def _uncached_formulas(path: Path, sheet_name: str, blanks: set[tuple[int, int]]) -> list:
+    """Return ``(row, column letter, formula)`` of each blank cell that holds a formula."""
+    openpyxl = importlib.import_module("openpyxl")
+    from openpyxl.utils import get_column_letter
+
+    found = []
+    workbook = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    try:
+        for row, cells in enumerate(workbook[sheet_name].iter_rows(values_only=True), start=1):
+            for j, value in enumerate(cells):
+                if (row, j) in blanks and isinstance(value, str) and value.startswith("="):
+                    found.append((row, get_column_letter(j + 1), value))
+    finally:
+        workbook.close()
+    return found
+
+
+def _read_xlsx(path: Path, sheet: str | None) -> _RawTable:
     file = str(path)
     openpyxl = _require("openpyxl", feature="read_responses(format='xlsx')")
     from zipfile import BadZipFile
@@ -446,21 +527,36 @@ def _read_xlsx(path: Path) -> _RawTable:
     ) as err:
         _fail(file, f"the file cannot be read as an Excel .xlsx workbook ({err})")
     try:
-        sheet = workbook.worksheets[0]
-        records = [
-            (row, list(values))
-            for row, values in enumerate(sheet.iter_rows(min_row=1, values_only=True), start=1)
-        ]
+        names = list(workbook.sheetnames)
+        if sheet is not None and sheet not in names:
+            _fail(
+                file,
+                f"the workbook has no sheet {sheet!r}; its sheets are "
+                + ", ".join(repr(n) for n in names),
+                value=sheet,
+            )
+        filled = {name: _sheet_records(workbook[name]) for name in names}
     finally:
         workbook.close()
-    records = [(row, values) for row, values in records if not _is_blank(values)]
+    others = [n for n in names if filled[n] and n != (sheet or names[0])]
+    if sheet is None and others:
+        _fail(
+            file,
+            f"the workbook holds data on {len(others) + 1} sheets ("
+            + ", ".join(repr(n) for n in [names[0], *others])
+            + "); name the sheet to read with sheet= (CLI: --sheet NAME), or join the "
+            "sheets into one",
+            summary=f"cannot tell which sheet of {file} to read",
+        )
+    sheet = sheet or names[0]
+    records = filled[sheet]
     if not records:
-        _fail(file, "the first worksheet is empty", summary=f"no responses in {file}")
+        _fail(file, f"the sheet {sheet!r} is empty", summary=f"no responses in {file}")
     header_row, raw_header = records[0]
     if len(records) == 1:
         _fail(
             file,
-            "the first worksheet has a header row but no data rows",
+            f"the sheet {sheet!r} has a header row but no data rows",
             row=header_row,
             summary=f"no responses in {file}",
         )
@@ -469,7 +565,34 @@ def _read_xlsx(path: Path) -> _RawTable:
     header += [""] * (width - len(header))
     rows = [list(values) + [None] * (width - len(values)) for _, values in records[1:]]
     numbers = [row for row, _ in records[1:]]
-    return _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt="xlsx")
+    blanks = {
+        (row, j)
+        for row, values in zip(numbers, rows, strict=True)
+        for j, v in enumerate(values)
+        if v is None
+    }
+    if blanks:
+        formulas = _uncached_formulas(path, sheet, blanks)
+        if formulas:
+            problems = _Problems()
+            for row, letter, formula in formulas:
+                problems.add(
+                    file,
+                    row,
+                    header[openpyxl.utils.column_index_from_string(letter) - 1] or letter,
+                    formula,
+                    f"cell {letter}{row} holds a formula whose value was never calculated "
+                    "and saved; open the workbook in Excel and save it (or paste the values)",
+                )
+            problems.raise_if_any(f"{file} has formulas without saved values")
+    table = _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt="xlsx")
+    if others:
+        table.note = (
+            f"read sheet {sheet!r} of {file}; the sheets "
+            + ", ".join(repr(n) for n in others)
+            + " also hold data and were not read"
+        )
+    return table
 
 
 def _read_sav(path: Path) -> _RawTable:
@@ -527,33 +650,70 @@ def _check_header(table: _RawTable) -> None:
         table.rows = [[r[j] for j in keep] for r in table.rows]
 
 
+def _flag_value(cell: Any) -> str:
+    """Return a flag cell as text: integral numbers without ``.0`` (``2.0`` -> ``"2"``)."""
+    text = _label(cell) or ""
+    number = _parse_number(text)
+    if number is not None and number.is_integer():
+        return str(int(number))
+    return text
+
+
 def _qualtrics_flags(table: _RawTable) -> list[list[tuple[str, str, str]]]:
-    """Per row, the ``(column, value, kind)`` of every Qualtrics flag that applies."""
+    """Per row, the ``(column, value, rule)`` of every Qualtrics flag that applies.
+
+    ``Status`` and ``Finished`` values that are not in the tables (:data:`_STATUS_CODES`,
+    ``_FINISHED_TRUE``/``_FINISHED_FALSE``) are refused, never guessed: the same row is
+    treated the same whichever export option (numeric or text values) wrote it.
+    """
     index = {name: j for j, name in enumerate(table.header)}
+    problems = _Problems()
+    known_status = ", ".join(f"{code} {label}" for code, (label, _) in _STATUS_CODES.items())
     flags: list[list[tuple[str, str, str]]] = []
-    for cells in table.rows:
+    for row, cells in zip(table.row_numbers, table.rows, strict=True):
         found: list[tuple[str, str, str]] = []
         if "Status" in index:
-            value = _label(cells[index["Status"]]) or ""
-            reason = _STATUS_FLAGS.get(value.lower())
-            if reason:
-                found.append(("Status", value, reason))
+            value = _flag_value(cells[index["Status"]])
+            code = value if value in _STATUS_CODES else _STATUS_TEXT.get(value.lower())
+            if code is None:
+                problems.add(
+                    table.file,
+                    row,
+                    "Status",
+                    value or None,
+                    "unknown Qualtrics response type; expected one of the codes or labels "
+                    f"{known_status}",
+                )
+            else:
+                label, flag = _STATUS_CODES[code]
+                if flag:
+                    found.append(("Status", value, f"{flag} (Status {code} = {label})"))
         if "DistributionChannel" in index:
             value = _label(cells[index["DistributionChannel"]]) or ""
-            reason = _CHANNEL_FLAGS.get(value.lower())
-            if reason and not any(reason == kind for _, _, kind in found):
-                found.append(("DistributionChannel", value, reason))
+            flag = _CHANNEL_FLAGS.get(value.lower())
+            if flag and not any(rule.startswith(flag) for _, _, rule in found):
+                found.append(("DistributionChannel", value, f"{flag} (DistributionChannel)"))
         if "Finished" in index:
-            value = _label(cells[index["Finished"]]) or ""
-            if value.lower() in _FALSE_VALUES:
-                found.append(("Finished", value, "unfinished response"))
+            value = _flag_value(cells[index["Finished"]])
+            if value.lower() in _FINISHED_FALSE:
+                found.append(("Finished", value, "unfinished response (Finished = false)"))
+            elif value.lower() not in _FINISHED_TRUE:
+                problems.add(
+                    table.file,
+                    row,
+                    "Finished",
+                    value or None,
+                    "unknown Finished value; expected True/False, 1/0 or yes/no "
+                    "(also ja/nein, oui/non, si/no, sim/n\u00e3o)",
+                )
         flags.append(found)
+    problems.raise_if_any(f"{table.file} has Qualtrics flag values that cannot be read")
     return flags
 
 
 def _describe_flags(found: list[tuple[str, str, str]]) -> str:
-    """Say why a row is flagged, e.g. ``survey preview (Status 'Survey Preview')``."""
-    return "; ".join(f"{kind} ({column} {value!r})" for column, value, kind in found)
+    """Say why a row is flagged, e.g. ``survey preview (Status 1 = Survey Preview)``."""
+    return "; ".join(rule for _, _, rule in found)
 
 
 def _load_item_map(item_map: str | os.PathLike | Mapping[str, str]) -> dict[str, str]:
@@ -581,7 +741,7 @@ def _load_item_map(item_map: str | os.PathLike | Mapping[str, str]) -> dict[str,
         )
     path = Path(item_map)
     file = str(path)
-    text = _read_text(path, "utf-8")
+    text, _ = _read_text(path, "utf-8")
     if not text.strip():
         _fail(file, "the item map is empty; it needs the header 'column,item' and one row each")
     records = [(r, f) for r, f in _records(text, file, ",") if not _is_blank(f)]
@@ -660,12 +820,14 @@ def _apply_item_map(table: _RawTable, mapping: dict[str, str], map_file: str) ->
 
 
 def _column_values(
-    cells: list[Any], *, numbers: set[float], texts: set[str], apply_codes: bool
+    cells: list[Any], *, numbers: set[float], texts: set[str], apply_codes: bool, decimal: str
 ) -> tuple[np.ndarray, int]:
     values: list[Cell] = []
     replaced = 0
     for raw in cells:
         value = _normalise_cell(raw)
+        if decimal == "," and isinstance(value, str) and _DECIMAL_COMMA.fullmatch(value):
+            value = float(value.replace(",", "."))
         if apply_codes and value is not None:
             if isinstance(value, float) and value in numbers:
                 value, replaced = None, replaced + 1
@@ -689,7 +851,9 @@ def read_responses(
     missing_codes: Iterable[float | str] = (),
     flagged: Literal["raise", "exclude", "keep"] = "raise",
     encoding: str = "utf-8",
-    delimiter: str = ",",
+    delimiter: str | None = None,
+    decimal: str = ".",
+    sheet: str | None = None,
 ) -> Responses:
     r"""Read a raw questionnaire export into a :class:`Responses` table.
 
@@ -718,15 +882,24 @@ def read_responses(
         raise an error listing them, leave them out (recorded in ``Responses.excluded``), or
         keep them with the columns ``_flagged`` and ``_flag_reason``. Ignored by other formats.
     encoding : str, default "utf-8"
-        Text encoding of CSV files. UTF-8 files may start with a byte-order mark.
-    delimiter : str, default ","
-        Field delimiter of CSV files.
+        Text encoding of CSV files. With the default, a byte-order mark decides: UTF-8,
+        or UTF-16 (what Excel writes for "Unicode text").
+    delimiter : str, optional
+        Field delimiter of CSV files. ``None`` (default) takes the first of comma, tab and
+        semicolon found in the header line (``meta["delimiter"]`` says which).
+    decimal : {".", ","}, default "."
+        Decimal mark of numbers in CSV files; ``","`` reads ``3,5`` as 3.5 (European Excel
+        writes semicolon-separated files with decimal commas).
+    sheet : str, optional
+        Worksheet of an Excel workbook to read. ``None`` reads the first sheet and refuses a
+        workbook whose other sheets hold data too; with a name, other sheets holding data are
+        reported by a :class:`surveys.DataQualityWarning`.
 
     Returns
     -------
     Responses
         ``data`` (id, optional wave, item and other columns; see :class:`Responses`),
-        ``source``, ``row_numbers``, ``excluded`` (``file, row, reason``) and ``meta``.
+        ``source``, ``row_numbers``, ``excluded`` (``file, row, rule, reason``) and ``meta``.
 
     Raises
     ------
@@ -753,12 +926,16 @@ def read_responses(
     ImportId JSON of each column (``{"ImportId":"QID1_1"}``). A ``.csv`` file is read as a
     Qualtrics export only when every non-empty cell of its row 3 is such a JSON object; this
     is explicit structure written by the platform, not a guess from the values. Data rows
-    start at row 4. A row is flagged as a preview (``Status`` "Survey Preview" or 1, or
-    ``DistributionChannel`` "preview"), a test (``Status`` "Survey Test" or 4, or channel
-    "test"), spam (``Status`` "Spam" or 8) or unfinished (``Finished`` False or 0).
+    start at row 4. ``Status`` is read from one table, numeric code or label alike:
+    0 IP Address, 4 Imported and 16 Offline are kept; 1 Survey Preview, 2 Survey Test,
+    8 Spam, 9 Survey Preview Spam, 12 Imported Spam and 17 Offline Survey Preview are
+    flagged (``DistributionChannel`` "preview"/"test" too). ``Finished`` false (False, 0, no,
+    Nein, non, ...) flags an unfinished response. Any other ``Status`` or ``Finished`` value
+    is refused rather than guessed. See docs/readers.md for the sources of the codes.
 
-    Excel workbooks are read from their first worksheet, with the header in row 1 and
-    formulas replaced by their cached values. SPSS files are read with their numeric codes
+    Excel workbooks are read from one worksheet (``sheet``), with the header in row 1 and
+    formulas replaced by their cached values; a formula without a saved value is refused
+    (naming the cell), never read as a blank. SPSS files are read with their numeric codes
     (value labels are not applied); SPSS user-missing values become NaN.
 
     Rows are numbered as a spreadsheet shows them: a record whose quoted text spans two
@@ -809,9 +986,13 @@ def read_responses(
             "the `wave_col` parameter of read_responses must be a column name or None; "
             f"got {wave_col!r}"
         )
-    if not isinstance(delimiter, str) or len(delimiter) != 1:
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
         raise InvalidParameterError(
             f"the `delimiter` parameter of read_responses must be one character; got {delimiter!r}"
+        )
+    if decimal not in (".", ","):
+        raise InvalidParameterError(
+            f"the `decimal` parameter of read_responses must be '.' or ','; got {decimal!r}"
         )
     code_numbers, code_texts = _missing_code_sets(missing_codes)
     mapping = _load_item_map(item_map) if item_map is not None else {}
@@ -823,11 +1004,13 @@ def read_responses(
     if fmt in ("csv", "qualtrics"):
         table = _read_csv_like(path, fmt=format, encoding=encoding, delimiter=delimiter)
     elif fmt == "xlsx":
-        table = _read_xlsx(path)
+        table = _read_xlsx(path, sheet)
     else:
         table = _read_sav(path)
     _check_header(table)
     file = table.file
+    if table.note:
+        warnings.warn(table.note, DataQualityWarning, stacklevel=2)
     n_read = len(table.rows)
 
     # Qualtrics flags, judged on the columns as exported (before any renaming).
@@ -838,8 +1021,8 @@ def read_responses(
         if flagged == "raise":
             problems = _Problems()
             for row, found in zip(table.row_numbers, flags, strict=True):
-                for column, value, kind in found:
-                    problems.add(file, row, column, value, f"{kind}; {_FLAG_HINT}")
+                for column, value, rule in found:
+                    problems.add(file, row, column, value, f"{rule}; {_FLAG_HINT}")
             n_flagged = sum(bool(f) for f in flags)
             problems.raise_if_any(
                 f"{file} has {n_flagged} flagged Qualtrics "
@@ -850,7 +1033,8 @@ def read_responses(
             for cells, row, found in zip(table.rows, table.row_numbers, flags, strict=True):
                 if found:
                     reason = _describe_flags(found)
-                    excluded_rows.append({"file": file, "row": row, "reason": reason})
+                    rule = "; ".join(f"{column}={value}" for column, value, _ in found)
+                    excluded_rows.append({"file": file, "row": row, "rule": rule, "reason": reason})
                 else:
                     keep_rows.append(cells)
                     keep_numbers.append(row)
@@ -887,7 +1071,7 @@ def read_responses(
             continue
         apply = bool(code_numbers or code_texts) and name not in metadata
         values, replaced = _column_values(
-            cells, numbers=code_numbers, texts=code_texts, apply_codes=apply
+            cells, numbers=code_numbers, texts=code_texts, apply_codes=apply, decimal=decimal
         )
         columns[name] = values
         if replaced:
@@ -897,11 +1081,12 @@ def read_responses(
         data["_flagged"] = np.array([bool(r) for r in flag_reasons], dtype=bool)
         data["_flag_reason"] = np.array(flag_reasons, dtype=object)
     row_numbers = pd.Series(table.row_numbers, index=data.index, dtype="int64", name="row")
-    excluded = pd.DataFrame(excluded_rows, columns=["file", "row", "reason"])
+    excluded = pd.DataFrame(excluded_rows, columns=["file", "row", "rule", "reason"])
     excluded["row"] = excluded["row"].astype("int64")
     meta: dict[str, Any] = {
         "format": table.fmt,
-        "encoding": encoding if table.fmt in ("csv", "qualtrics") else None,
+        "encoding": table.encoding,
+        "delimiter": table.delimiter,
         "n_rows_read": n_read,
         "n_excluded": len(excluded),
         "missing_codes": code_counts,
