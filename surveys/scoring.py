@@ -205,6 +205,7 @@ def score(
     ci_level: float = 0.95,
     row_numbers: pd.Series | None = None,
     source_file: str | None = None,
+    whole_numbers: bool = True,
 ) -> ScaleScores:
     r"""Score every scale of an instrument, with reliability per scale and wave.
 
@@ -244,6 +245,10 @@ def score(
         position + 2, the lines of a plain CSV.
     source_file : str or None, default None
         File name written in the ``file`` column of error reports.
+    whole_numbers : bool, default True
+        Refuse fractional responses (``2.5`` on a 1-5 item), as
+        :func:`surveys.validation.validate_responses` does; ``False`` for a custom instrument
+        with continuous responses.
 
     Returns
     -------
@@ -339,7 +344,13 @@ def score(
     )
     lines = _line_numbers(data, row_numbers)
     columns = _validated_items(
-        data, ins, id_col=id_col, wave_col=wave_col, lines=lines, file=source_file
+        data,
+        ins,
+        id_col=id_col,
+        wave_col=wave_col,
+        lines=lines,
+        file=source_file,
+        whole_numbers=whole_numbers,
     )
     n = len(data)
 
@@ -704,6 +715,7 @@ def _validated_items(
     wave_col: str | None,
     lines: np.ndarray,
     file: str | None,
+    whole_numbers: bool = True,
 ) -> dict[str, np.ndarray]:
     """Check the data; return each item as a float array (NaN = missing; may be a view)."""
     problems: list[pd.DataFrame] = []
@@ -767,6 +779,20 @@ def _validated_items(
                     f"value outside the declared response range [{lo:g}, {hi:g}]",
                 )
             )
+        if whole_numbers:
+            fractional = np.isfinite(values) & (values != np.round(values))
+            if fractional.any():
+                pos = np.flatnonzero(fractional)
+                cell_problems.append(
+                    (
+                        pos,
+                        position[item],
+                        item,
+                        data[item].to_numpy(dtype=object)[pos],
+                        f"value is not a whole number; {ins.name} items take whole numbers "
+                        f"{lo:g}-{hi:g} (pass whole_numbers=False for continuous responses)",
+                    )
+                )
 
     if cell_problems:
         pos = np.concatenate([c[0] for c in cell_problems])

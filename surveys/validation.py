@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable
 from numbers import Real
 from typing import Any
@@ -375,6 +376,8 @@ def validate_responses(
                 failures.add(file, None, item, None, "the column name is used more than once")
                 continue
             span = f"{_fmt(low)}-{_fmt(high)}"
+            first = len(failures._rows)
+            above: set[float] = set()
             for label, value in column.items():
                 if _is_missing(value):
                     continue
@@ -387,11 +390,12 @@ def validate_responses(
                         value,
                         f"text in a numeric item of {instrument.name}; expected a number "
                         f"{span} or an empty cell (if the export holds answer labels, export "
-                        f"numeric values instead){suffix}",
+                        f"numeric values instead){_decimal_hint(value)}{suffix}",
                     )
                     continue
                 number = float(value)
                 if not math.isfinite(number) or number < low or number > high:
+                    above.add(number - high)
                     hint = ""
                     if math.isfinite(number) and _looks_like_code(number):
                         hint = (
@@ -416,5 +420,37 @@ def validate_responses(
                         f"take whole numbers {span}{suffix}",
                     )
 
+            if above == {1.0}:
+                _hint_off_by_one(failures._rows[first:], low, high)
+
+    if isinstance(responses, Responses):
+        _name_export_columns(failures._rows, responses.meta.get("item_map") or {})
     names = ", ".join(str(getattr(i, "name", i)) for i in loaded) or "the instruments"
     failures.raise_if_any(f"responses are not valid for {names}")
+
+
+def _decimal_hint(value: Any) -> str:
+    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+,\d+", value.strip()):
+        return "; a decimal comma: read the file with decimal=',' (CLI: --decimal ,)"
+    return ""
+
+
+def _hint_off_by_one(rows: list[dict[str, Any]], low: float, high: float) -> None:
+    """Every out-of-range value of a column is one above the range: say how to recode."""
+    shifted = f"{_fmt(low + 1)}-{_fmt(high + 1)}:{_fmt(low)}-{_fmt(high)}"
+    for row in rows:
+        if "outside the declared range" in row["reason"]:
+            row["reason"] += (
+                f"; every out-of-range value of this column is exactly one above the range: "
+                f"if the export codes {_fmt(low + 1)}-{_fmt(high + 1)} for a "
+                f"{_fmt(low)}-{_fmt(high)} scale, recode it (CLI: --recode {shifted})"
+            )
+
+
+def _name_export_columns(rows: list[dict[str, Any]], item_map: dict[str, str]) -> None:
+    """Name each column as the user's file does, the item id in parentheses."""
+    export = {item: column for column, item in item_map.items()}
+    for row in rows:
+        column = row["column"]
+        if isinstance(column, str) and column in export:
+            row["column"] = f"{export[column]} ({column})"

@@ -671,3 +671,23 @@ def test_reverse_score():
         reverse_score(1, response_min=5, response_max=1)
     with pytest.raises(InvalidParameterError, match="response_max"):
         reverse_score(1, response_min=1, response_max=None)
+
+
+def test_half_point_answers_are_refused_as_validation_refuses_them():
+    data = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "tas4_1": [4.0, 2.5],
+            "tas4_2": [5.0, 1.0],
+            "tas4_3": [3.0, 2.0],
+            "tas4_4": [4.0, 3.0],
+        }
+    )
+    with pytest.raises(InputValidationError) as info:
+        score(data, "tas4", row_numbers=pd.Series([2, 3]), source_file="pre.csv")
+    case = info.value.failure_cases.iloc[0]
+    assert (case["row"], case["column"], case["value"]) == (3, "tas4_1", 2.5)
+    assert "not a whole number" in case["reason"]
+    with package_warnings():
+        result = score(data, "tas4", whole_numbers=False)
+    assert result.scores["score"].notna().all()
