@@ -767,32 +767,28 @@ def _validated_items(
     columns = _contiguous(columns, len(data))
     for item, values in columns.items():
         lo, hi = bounds[item]
+        checks = []
         # fmin/fmax skip NaN: one pass each, and the cell-level search only when needed
         if values.size and (np.fmin.reduce(values) < lo or np.fmax.reduce(values) > hi):
-            pos = np.flatnonzero((values < lo) | (values > hi))
-            cell_problems.append(
+            checks.append(
                 (
-                    pos,
-                    position[item],
-                    item,
-                    data[item].to_numpy(dtype=object)[pos],
+                    (values < lo) | (values > hi),
                     f"value outside the declared response range [{lo:g}, {hi:g}]",
                 )
             )
         if whole_numbers:
-            fractional = np.isfinite(values) & (values != np.round(values))
-            if fractional.any():
-                pos = np.flatnonzero(fractional)
-                cell_problems.append(
-                    (
-                        pos,
-                        position[item],
-                        item,
-                        data[item].to_numpy(dtype=object)[pos],
-                        f"value is not a whole number; {ins.name} items take whole numbers "
-                        f"{lo:g}-{hi:g} (pass whole_numbers=False for continuous responses)",
-                    )
+            checks.append(
+                (
+                    np.isfinite(values) & (values != np.round(values)),
+                    f"value is not a whole number; {ins.name} items take whole numbers "
+                    f"{lo:g}-{hi:g} (pass whole_numbers=False for continuous responses)",
                 )
+            )
+        for mask, reason in checks:
+            if mask.any():
+                pos = np.flatnonzero(mask)
+                raw = data[item].to_numpy(dtype=object)[pos]
+                cell_problems.append((pos, position[item], item, raw, reason))
 
     if cell_problems:
         pos = np.concatenate([c[0] for c in cell_problems])
