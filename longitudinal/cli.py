@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError, LongitudinalError
@@ -235,8 +236,38 @@ def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="leave out Qualtrics previews, tests, spam and unfinished responses",
     )
-    parser.add_argument("--encoding", default="utf-8", help="CSV text encoding (default: utf-8)")
-    parser.add_argument("--delimiter", default=",", help="CSV field delimiter (default: ,)")
+    parser.add_argument(
+        "--encoding",
+        default="utf-8",
+        help="CSV text encoding (default: utf-8; a byte-order mark selects UTF-8 or UTF-16)",
+    )
+    parser.add_argument(
+        "--delimiter",
+        default=None,
+        help="CSV field delimiter (default: from the header line: comma, tab or semicolon)",
+    )
+    parser.add_argument(
+        "--decimal",
+        default=".",
+        choices=[".", ","],
+        help="decimal mark of numbers in a CSV file (default: .)",
+    )
+    parser.add_argument(
+        "--sheet", default=None, metavar="NAME", help="worksheet of an Excel workbook to read"
+    )
+    parser.add_argument(
+        "--recode",
+        type=_recode_spec,
+        default=None,
+        metavar="A-B:C-D",
+        help="shift every item answer from the coding A-B to C-D before checking, e.g. 1-6:0-5 "
+        "for Qualtrics' default 1-6 on a 0-5 scale",
+    )
+    parser.add_argument(
+        "--prorate",
+        action="store_true",
+        help="sum scales: scale a respondent's sum of the answered items up to all items",
+    )
     parser.add_argument(
         "--min-valid",
         type=_fraction_or_count,
@@ -249,7 +280,60 @@ def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--reliability", default=None, metavar="REL.csv", help="reliability table to write"
     )
+    parser.add_argument(
+        "--exclusions",
+        default=None,
+        metavar="EXCL.csv",
+        help="log of the rows left out (file, row, rule, reason); written even when empty",
+    )
     return parser
+
+
+def _recode_spec(text: str) -> tuple[float, float, float, float]:
+    """Parse ``--recode A-B:C-D`` (two ranges of the same width)."""
+    match = re.fullmatch(r"\s*(-?\d+)-(-?\d+):(-?\d+)-(-?\d+)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected two ranges such as 1-6:0-5; got {text!r}")
+    a, b, c, d = (float(g) for g in match.groups())
+    if b - a != d - c or b <= a:
+        raise argparse.ArgumentTypeError(
+            f"the two ranges of --recode must have the same width, e.g. 1-6:0-5; got {text!r}"
+        )
+    return a, b, c, d
+
+
+def _recoded(responses: Any, items: list[str], spec: tuple[float, float, float, float]) -> Any:
+    """Shift item answers from ``A-B`` to ``C-D``; answers outside ``A-B`` are refused."""
+    from dataclasses import replace
+
+    a, b, c, _ = spec
+    data = responses.data.copy()
+    export = {item: column for column, item in responses.meta.get("item_map", {}).items()}
+    problems = []
+    for item in items:
+        if item not in data.columns:
+            continue
+        numbers = pd.to_numeric(data[item], errors="coerce").to_numpy(dtype=float)
+        outside = np.isfinite(numbers) & ((numbers < a) | (numbers > b))
+        for pos in np.flatnonzero(outside):
+            problems.append(
+                {
+                    "file": responses.source,
+                    "row": int(responses.row_numbers.iloc[pos]),
+                    "column": f"{export[item]} ({item})" if item in export else item,
+                    "value": numbers[pos],
+                    "reason": f"value outside the --recode range {a:g}-{b:g}",
+                }
+            )
+        text = data[item].to_numpy(dtype=object)
+        shifted = np.where(np.isfinite(numbers), numbers - a + c, np.nan)
+        keep_text = ~np.isfinite(numbers) & pd.notna(data[item]).to_numpy()
+        data[item] = np.where(keep_text, text, shifted) if keep_text.any() else shifted
+    if problems:
+        raise InputValidationError(
+            pd.DataFrame(problems), f"cannot recode {responses.source} with --recode"
+        )
+    return replace(responses, data=data)
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -259,7 +343,8 @@ def _score(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     rel_out = Path(args.reliability) if args.reliability else None
-    _check_outputs({"--out": out, "--reliability": rel_out})
+    excl_out = Path(args.exclusions) if args.exclusions else None
+    _check_outputs({"--out": out, "--reliability": rel_out, "--exclusions": excl_out})
 
     responses = read_responses(
         args.raw,
@@ -271,7 +356,17 @@ def _score(args: argparse.Namespace) -> int:
         flagged="exclude" if args.exclude_flagged else "raise",
         encoding=args.encoding,
         delimiter=args.delimiter,
+        decimal=args.decimal,
+        sheet=args.sheet,
     )
+    if args.recode is not None:
+        items = []
+        for spec in args.instruments:
+            try:
+                items += list(load_instrument(spec).items)
+            except SurveysError:  # listed by the validation below
+                continue
+        responses = _recoded(responses, items, args.recode)
     # Validation resolves the instrument names too, so an unknown name is listed together
     # with the data problems; after it passes every name is known.
     validate_responses(responses, args.instruments, id_col=args.id_col, wave_col=args.wave_col)
@@ -287,6 +382,8 @@ def _score(args: argparse.Namespace) -> int:
     }
     if args.min_valid is not None:
         options["min_valid"] = args.min_valid
+    if args.prorate:
+        options["prorate"] = True
     results = [score(responses.data, instrument, **options) for instrument in instruments]
     scores = pd.concat([r.scores for r in results], ignore_index=True)
     outputs: dict[Path, Callable[[Path], None]] = {out: _csv_writer(scores)}
@@ -296,6 +393,8 @@ def _score(args: argparse.Namespace) -> int:
         columns = ["instrument", "scale", *wave, "n", "alpha", "alpha_ci_low", "alpha_ci_high"]
         columns.append("omega_total")
         outputs[rel_out] = _csv_writer(reliability.loc[:, columns])
+    if excl_out is not None:
+        outputs[excl_out] = _csv_writer(responses.excluded)
     _write_atomically(outputs)
 
     if len(responses.excluded):

@@ -51,7 +51,12 @@ CORPUS = {
     ),
     "empty.csv": (["{bad}", *TAS4], None, None, "the file is empty"),
     "header_only.csv": (["{bad}", *TAS4], 1, None, "no data rows"),
-    "semicolon_delimiter.csv": (["{bad}", *TAS4], 1, None, "delimiter looks wrong"),
+    "semicolon_delimiter.csv": (
+        ["{bad}", *TAS4, "--delimiter", ","],
+        1,
+        None,
+        "delimiter looks wrong",
+    ),
     # The BOM itself is fine (tests/data/raw/tas4_bom.csv reads); this file is broken by its
     # "n/a" cell, and the message naming column 'id' correctly shows the BOM was stripped.
     "bom_text_in_item.csv": (["{bad}", *TAS4], 2, "tas4_1", "text in a numeric item"),
@@ -299,10 +304,16 @@ def test_qualtrics_export_with_item_map_and_exclusions(tmp_path, capsys):
     assert "row 5, column 'Status'" in stderr and "row 7, column 'Finished'" in stderr
     assert not out.exists()
 
-    code, stdout, stderr = run(capsys, *base, "--exclude-flagged", "--out", out)
+    excl = tmp_path / "excluded.csv"
+    code, stdout, stderr = run(
+        capsys, *base, "--exclude-flagged", "--out", out, "--exclusions", excl
+    )
     assert code == 0, stderr
     assert "left out 2 flagged row(s)" in stderr
     assert "row 5: survey preview" in stderr and "row 7: unfinished" in stderr
+    log = pd.read_csv(excl, dtype=str)
+    assert log["row"].tolist() == ["5", "7"]
+    assert log["rule"].tolist() == ["Status=Survey Preview", "Finished=False"]
     scores = pd.read_csv(out, dtype={"id": str})
     assert scores["id"].tolist() == ["P01", "P02", "P04"]
     # means of the items written in the export: (4+5+3+4)/4, (2+1+2+3)/4, (1+2+1+1)/4
