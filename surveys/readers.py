@@ -66,6 +66,7 @@ _FLAG_MODES = ("raise", "exclude", "keep")
 # Cells that mean "no answer" in every format: an empty cell, and R's NA.
 _MISSING_TOKENS = frozenset({"", "NA"})
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_ZEROS = re.compile(r"0{2,}")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 _OTHER_DELIMITERS = {";": "semicolon", "\t": "tab", "|": "pipe"}
 
@@ -143,6 +144,8 @@ class _RawTable:
     encoding: str | None = None
     delimiter: str | None = None
     note: str | None = None
+    # zero-padded display width of numeric columns (Excel "000", SPSS N3): ids keep it
+    pad: dict[str, int] = field(default_factory=dict)
 
 
 class _Problems:
@@ -536,6 +539,12 @@ def _read_xlsx(path: Path, sheet: str | None) -> _RawTable:
                 value=sheet,
             )
         filled = {name: _sheet_records(workbook[name]) for name in names}
+        chosen = filled[sheet or names[0]]
+        formats: list[str] = []
+        if len(chosen) > 1:
+            first = chosen[1][0]
+            cells = next(workbook[sheet or names[0]].iter_rows(min_row=first, max_row=first))
+            formats = [str(getattr(cell, "number_format", "") or "") for cell in cells]
     finally:
         workbook.close()
     others = [n for n in names if filled[n] and n != (sheet or names[0])]
@@ -586,6 +595,9 @@ def _read_xlsx(path: Path, sheet: str | None) -> _RawTable:
                 )
             problems.raise_if_any(f"{file} has formulas without saved values")
     table = _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt="xlsx")
+    table.pad = {
+        name: len(fmt) for name, fmt in zip(header, formats, strict=False) if _ZEROS.fullmatch(fmt)
+    }
     if others:
         table.note = (
             f"read sheet {sheet!r} of {file}; the sheets "
@@ -599,7 +611,7 @@ def _read_sav(path: Path) -> _RawTable:
     file = str(path)
     pyreadstat = _require("pyreadstat", feature="read_responses(format='sav')")
     try:
-        frame, _ = pyreadstat.read_sav(str(path), apply_value_formats=False)
+        frame, info = pyreadstat.read_sav(str(path), apply_value_formats=False)
     except (pyreadstat.ReadstatError, pyreadstat.PyreadstatError) as err:
         _fail(file, f"the file cannot be read as an SPSS .sav file ({err})")
     if frame.shape[0] == 0:
@@ -607,7 +619,12 @@ def _read_sav(path: Path) -> _RawTable:
     header = [str(c) for c in frame.columns]
     rows = [list(values) for values in frame.itertuples(index=False, name=None)]
     numbers = list(range(2, len(rows) + 2))
-    return _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt="sav")
+    table = _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt="sav")
+    for name, spss_format in (getattr(info, "original_variable_types", None) or {}).items():
+        match = re.fullmatch(r"N(\d+)", str(spss_format))
+        if match:  # SPSS N format: a restricted numeric shown with leading zeros
+            table.pad[str(name)] = int(match.group(1))
+    return table
 
 
 # --------------------------------------------------------------------------- interpretation
@@ -1067,7 +1084,11 @@ def read_responses(
     for j, name in enumerate(table.header):
         cells = [r[j] for r in table.rows]
         if name in (id_col, wave_col):
-            columns[name] = np.array([_label(c) for c in cells], dtype=object)
+            labels = [_label(c) for c in cells]
+            width = table.pad.get(name)
+            if width:  # shown zero-padded in the file: 7 displayed as 007 is the label 007
+                labels = [v.zfill(width) if v is not None and v.isdigit() else v for v in labels]
+            columns[name] = np.array(labels, dtype=object)
             continue
         apply = bool(code_numbers or code_texts) and name not in metadata
         values, replaced = _column_values(

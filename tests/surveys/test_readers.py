@@ -500,3 +500,22 @@ def test_workbook_formula_without_saved_value_is_refused(tmp_path):
     case = failure(err).iloc[0]
     assert (case["row"], case["column"], case["value"]) == (2, "tas4_1", "=2+2")
     assert "cell B2" in case["reason"]
+
+
+def test_ids_shown_with_leading_zeros_stay_labels(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["id", "tas4_1"])
+    for pid, answer in ((7, 4), (12, 3)):
+        sheet.append([pid, answer])
+        sheet.cell(row=sheet.max_row, column=1).number_format = "000"
+    workbook.save(tmp_path / "ids.xlsx")
+    assert read_responses(tmp_path / "ids.xlsx").data["id"].tolist() == ["007", "012"]
+    path = tmp_path / "ids.csv"
+    path.write_text("id,tas4_1\n007,4\n012,3\n", encoding="utf-8")
+    assert read_responses(path).data["id"].tolist() == ["007", "012"]
+    pyreadstat = pytest.importorskip("pyreadstat")
+    frame = pd.DataFrame({"id": [7.0, 12.0], "tas4_1": [4.0, 3.0]})
+    pyreadstat.write_sav(frame, str(tmp_path / "ids.sav"), variable_format={"id": "N3"})
+    assert read_responses(tmp_path / "ids.sav").data["id"].tolist() == ["007", "012"]
