@@ -304,6 +304,15 @@ def _read_text(path: Path, encoding: str) -> tuple[str, str]:
             if raw.startswith(bom):
                 skip, used = len(bom), name
                 break
+    head = raw[:4000]
+    if used == "utf-8" and head and head.count(b"\x00") > len(head) // 4:
+        _fail(
+            file,
+            "the file looks like UTF-16 text without a byte-order mark (every other byte is "
+            "0); pass encoding='utf-16-le' (CLI: --encoding utf-16-le), or re-save the file "
+            "as 'CSV UTF-8'",
+            summary=f"cannot decode {file}",
+        )
     try:
         text = raw[skip:].decode(used)
     except UnicodeDecodeError as err:
@@ -311,12 +320,7 @@ def _read_text(path: Path, encoding: str) -> tuple[str, str]:
         line = raw[:start].count(b"\n") + 1
         bad = raw[start : start + 1].hex().upper()
         name = "UTF-8" if used == "utf-8" else used
-        if used == "utf-8" and raw[:4000].count(b"\x00") > len(raw[:4000]) // 4:
-            hint = (
-                "the file looks like UTF-16 without a byte-order mark; pass "
-                "encoding='utf-16-le' (CLI: --encoding utf-16-le)"
-            )
-        elif used == "utf-8":
+        if used == "utf-8":
             hint = (
                 "re-save the file as 'CSV UTF-8' (Excel: File > Save As > CSV UTF-8) or pass "
                 "the file's encoding (encoding='latin-1', CLI: --encoding latin-1)"
