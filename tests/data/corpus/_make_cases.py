@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -138,6 +139,8 @@ def _fix_zip_times(path: Path) -> None:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target:
         for info, data in members:
             info.date_time = (2024, 1, 1, 0, 0, 0)
+            if info.filename == "docProps/core.xml":
+                data = re.sub(rb"(<dcterms:\w+[^>]*>)[^<]*", rb"\g<1>2024-01-01T00:00:00Z", data)
             target.writestr(info, data)
 
 
@@ -444,7 +447,11 @@ def spss() -> None:
         rows={"input": 2, "scored": "{out}/scores.csv", "excluded": "{out}/none.csv"},
     )
     frame = pd.DataFrame({"id": [7.0, 12.0], **{c: [4.0, 2.0] for c in TAS4}})
-    pyreadstat.write_sav(frame, str(folder / "export.sav"), variable_format={"id": "N3"})
+    path = folder / "export.sav"
+    pyreadstat.write_sav(frame, str(path), variable_format={"id": "N3"})
+    raw = bytearray(path.read_bytes())
+    raw[92:109] = b"01 Jan 2400:00:00"  # creation date and time of the SAV header
+    path.write_bytes(bytes(raw))
 
 
 if __name__ == "__main__":
