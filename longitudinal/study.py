@@ -24,6 +24,7 @@ of a CSV file is row 2 (blank lines are counted and skipped).
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import math
 import tomllib
 import warnings
@@ -676,6 +677,18 @@ def _parse_time(value: Any) -> pd.Timestamp | None:
     return ts
 
 
+def _time_problem(value: Any) -> str:
+    """Say why a date/time cell was not read: not ISO 8601, or a year out of range."""
+    try:
+        moment = _dt.datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        return "unparseable date/time; use ISO 8601, e.g. 2024-03-01T18:30:00"
+    return (
+        f"the year {moment.year} is outside the dates that can be held (years "
+        f"{pd.Timestamp.min.year + 1}-{pd.Timestamp.max.year - 1}); check the year"
+    )
+
+
 def _times(values: pd.Series) -> pd.Series:
     parsed = [_parse_time(v) for v in values]
     return pd.Series(
@@ -1009,7 +1022,7 @@ class _Loader:
         started = _times(data["started_at"])
         for idx in started.index[started.isna()]:
             value = data.at[idx, "started_at"]
-            reason = "unparseable date/time; use ISO 8601, e.g. 2024-03-01T18:30:00"
+            reason = _time_problem(value)
             if value == "":
                 reason = "missing session start time"
             self.failures.add(rel, reason, row=rows[idx], column="started_at", value=value or None)
@@ -1242,9 +1255,7 @@ class _Loader:
                 missing = _is_missing(raw) or str(raw).strip() == ""
                 self.failures.add(
                     rel,
-                    "missing completion date"
-                    if missing
-                    else "unparseable date/time; use ISO 8601, e.g. 2024-03-01T18:30:00",
+                    "missing completion date" if missing else _time_problem(raw),
                     row=int(rows[idx]),
                     column=spec.date_col,
                     value=None if missing else raw,

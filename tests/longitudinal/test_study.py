@@ -400,3 +400,14 @@ def test_custom_instrument_key_in_the_study_directory(tiny_copy):
     # P1 at post: (5 + (6 - 1) + 4) / 3
     assert pw.loc[("P1", "post"), "warmth3_warmth"] == pytest.approx(14 / 3)
     assert pd.isna(pw.loc[("P1", "pre"), "warmth3_warmth"])
+
+
+def test_a_year_out_of_range_is_named_not_called_unparseable(tiny_copy):
+    _edit(tiny_copy / "sessions.csv", "P1,s01,2024-03-02T10:00:00", "P1,s01,2300-03-02T10:00:00")
+    with pytest.raises(InputValidationError) as info:
+        load_study(tiny_copy)
+    cases = info.value.failure_cases
+    case = cases[cases["column"] == "started_at"].iloc[0]
+    assert (case["file"], case["row"], case["value"]) == ("sessions.csv", 2, "2300-03-02T10:00:00")
+    assert "the year 2300 is outside" in case["reason"]
+    assert "unparseable" not in case["reason"]
