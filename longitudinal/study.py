@@ -1085,6 +1085,11 @@ class _Loader:
         table = _read_table(self.root, rel, self.failures, required=required)
         if table is None:
             return None
+        if table.data.empty:
+            self.failures.add(
+                rel, "the file has a header row but no ratings; a study needs its ratings", row=1
+            )
+            return None
         data, rows = table.data, table.rows
         self.check_ids(table, id_col, known, what="participant")
         owner: dict[str, str] | None = None

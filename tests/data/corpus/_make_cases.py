@@ -454,7 +454,21 @@ def spss() -> None:
     path.write_bytes(bytes(raw))
 
 
+def studies() -> None:
+    folder = _case(
+        "ratings_header_only",
+        "a study whose ratings.csv has a header only is refused with a message",
+        ["report", "{in}/study", "--out", "{out}/report"],
+        2,
+        ["ratings.csv", "row 1", "no ratings"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    ratings = folder / "study" / "ratings.csv"
+    ratings.write_text(ratings.read_text(encoding="utf-8").splitlines()[0] + "\n", "utf-8")
+
+
 if __name__ == "__main__":
+    studies()
     sheets()
     qualtrics()
     text_files()
