@@ -146,6 +146,9 @@ class _RawTable:
     note: str | None = None
     # zero-padded display width of numeric columns (Excel "000", SPSS N3): ids keep it
     pad: dict[str, int] = field(default_factory=dict)
+    # column-major cells (one pyarrow string array per column) from the fast CSV path;
+    # ``rows`` is then empty
+    arrow: list[Any] | None = None
 
 
 class _Problems:
@@ -517,6 +520,108 @@ def _uncached_formulas(path: Path, sheet_name: str, blanks: set[tuple[int, int]]
     finally:
         workbook.close()
     return found
+
+
+def _read_csv_fast(path: Path, delimiter: str | None) -> _RawTable | None:
+    """Read a plain UTF-8 CSV column-wise with pyarrow, or return None to use the full reader.
+
+    Only files where both readers must agree take this path: no quote character, no
+    byte-order mark, no blank or whitespace-only line, a header of at least two distinct,
+    non-empty names without surrounding spaces, and every record on one line with as many
+    fields as the header. Anything else (and a missing pyarrow) goes to the record reader,
+    which also produces the messages.
+    """
+    try:
+        pa = importlib.import_module("pyarrow")
+        pacsv = importlib.import_module("pyarrow.csv")
+    except ModuleNotFoundError:
+        return None
+    raw = path.read_bytes()
+    if (
+        b'"' in raw
+        or raw.startswith(b"\xef\xbb\xbf")
+        or raw[:1] in (b"\n", b"\r", b"")
+        or b"\n\n" in raw
+        or b"\n\r\n" in raw
+        or b"\r" in raw.replace(b"\r\n", b"")
+    ):
+        return None
+    end = raw.find(b"\n")
+    first = raw if end < 0 else raw[:end]
+    try:
+        header_line = first.decode("utf-8").rstrip("\r")
+    except UnicodeDecodeError:
+        return None
+    delimiter = delimiter or _sniff_delimiter(header_line)
+    names = header_line.split(delimiter)
+    if (
+        len(names) < 2
+        or len(set(names)) != len(names)
+        or any(not n or n != n.strip() for n in names)
+    ):
+        return None
+    columns = [f"c{j}" for j in range(len(names))]
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(raw),
+            read_options=pacsv.ReadOptions(column_names=columns, skip_rows=1),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(columns, pa.string()),
+                null_values=[],
+                strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+        return None
+    n = table.num_rows
+    if n == 0 or _has_blank_record(table):
+        return None  # the full reader says "no data rows" or skips the blank record
+    return _RawTable(
+        file=str(path),
+        header=names,
+        rows=[],
+        row_numbers=list(range(2, n + 2)),
+        fmt="csv",
+        encoding="utf-8",
+        delimiter=delimiter,
+        arrow=[table.column(j) for j in range(len(names))],
+    )
+
+
+def _has_blank_record(table: Any) -> bool:
+    """Whether a record has only empty or whitespace fields (only when its first field is)."""
+    pc = importlib.import_module("pyarrow.compute")
+    blank = pc.equal(pc.utf8_trim_whitespace(table.column(0)), "")
+    if not pc.any(blank).as_py():
+        return False
+    for j in range(1, table.num_columns):
+        blank = pc.and_(blank, pc.equal(pc.utf8_trim_whitespace(table.column(j)), ""))
+    return bool(pc.any(blank).as_py())
+
+
+_ARROW_NUMBER = r"^" + _NUMBER.pattern + r"$"
+
+
+def _arrow_numbers(cells: Any, codes: set[float]) -> tuple[np.ndarray, int] | None:
+    """Return a column of plain decimal numbers and empty/NA cells as floats, or None.
+
+    None when any cell is something else (text, spaces, ``inf``): the cell-wise rules then
+    decide, so both paths give the same values.
+    """
+    pc = importlib.import_module("pyarrow.compute")
+    empty = pc.or_(pc.equal(cells, ""), pc.equal(cells, "NA"))
+    plain = pc.match_substring_regex(cells, _ARROW_NUMBER)
+    if not pc.all(pc.or_(empty, plain)).as_py():
+        return None
+    values = pc.cast(pc.if_else(empty, None, cells), "float64").to_numpy(zero_copy_only=False)
+    values = np.array(values, dtype=np.float64)  # writable, owned
+    replaced = 0
+    if codes:
+        hit = np.isin(values, list(codes))
+        replaced = int(hit.sum())
+        values[hit] = np.nan
+    return values, replaced
 
 
 def _read_xlsx(path: Path, sheet: str | None) -> _RawTable:
@@ -1022,17 +1127,20 @@ def read_responses(
     fmt = format or _infer_format(path)
     if not path.is_file():
         raise FileNotFoundError(f"read_responses: no such file: {str(path)!r}")
-    if fmt in ("csv", "qualtrics"):
+    table = None
+    if fmt == "csv" and format != "qualtrics" and encoding.lower() in ("utf-8", "utf8"):
+        table = _read_csv_fast(path, delimiter)  # None: the record reader below decides
+    if table is None and fmt in ("csv", "qualtrics"):
         table = _read_csv_like(path, fmt=format, encoding=encoding, delimiter=delimiter)
-    elif fmt == "xlsx":
+    elif table is None and fmt == "xlsx":
         table = _read_xlsx(path, sheet)
-    else:
+    elif table is None:
         table = _read_sav(path)
     _check_header(table)
     file = table.file
     if table.note:
         warnings.warn(table.note, DataQualityWarning, stacklevel=2)
-    n_read = len(table.rows)
+    n_read = len(table.row_numbers)
 
     # Qualtrics flags, judged on the columns as exported (before any renaming).
     excluded_rows: list[dict[str, Any]] = []
@@ -1086,7 +1194,19 @@ def read_responses(
     columns: dict[str, Any] = {}
     code_counts: dict[str, int] = {}
     for j, name in enumerate(table.header):
-        cells = [r[j] for r in table.rows]
+        apply = bool(code_numbers or code_texts) and name not in metadata
+        if table.arrow is not None:
+            fast = None
+            if name not in (id_col, wave_col) and decimal == ".":
+                fast = _arrow_numbers(table.arrow[j], code_numbers if apply else set())
+            if fast is not None:
+                columns[name], replaced = fast
+                if replaced:
+                    code_counts[name] = replaced
+                continue
+            cells = table.arrow[j].to_pylist()
+        else:
+            cells = [r[j] for r in table.rows]
         if name in (id_col, wave_col):
             labels = [_label(c) for c in cells]
             width = table.pad.get(name)
@@ -1094,14 +1214,13 @@ def read_responses(
                 labels = [v.zfill(width) if v is not None and v.isdigit() else v for v in labels]
             columns[name] = np.array(labels, dtype=object)
             continue
-        apply = bool(code_numbers or code_texts) and name not in metadata
         values, replaced = _column_values(
             cells, numbers=code_numbers, texts=code_texts, apply_codes=apply, decimal=decimal
         )
         columns[name] = values
         if replaced:
             code_counts[name] = replaced
-    data = pd.DataFrame(columns, index=pd.RangeIndex(len(table.rows)))
+    data = pd.DataFrame(columns, index=pd.RangeIndex(len(table.row_numbers)))
     if flag_reasons is not None:
         data["_flagged"] = np.array([bool(r) for r in flag_reasons], dtype=bool)
         data["_flag_reason"] = np.array(flag_reasons, dtype=object)

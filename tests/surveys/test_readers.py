@@ -519,3 +519,27 @@ def test_ids_shown_with_leading_zeros_stay_labels(tmp_path):
     frame = pd.DataFrame({"id": [7.0, 12.0], "tas4_1": [4.0, 3.0]})
     pyreadstat.write_sav(frame, str(tmp_path / "ids.sav"), variable_format={"id": "N3"})
     assert read_responses(tmp_path / "ids.sav").data["id"].tolist() == ["007", "012"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "id,tas4_1,tas4_2\n007,4,5\n7,+2,1.\n008,.5,1e0\n",
+        "id,tas4_1,tas4_2\r\nP1,4,NA\r\nP2,,-99\r\n",
+        "id,tas4_1,tas4_2\nP1,inf,3\nP2, 4,n/a\n",
+        "id,tas4_1,tas4_2\nP1,4,3\n , , \nP3,2,2\n",
+        "id;tas4_1;tas4_2\nP1;4;3\nP2;2;nan\n",
+        "id\ttas4_1\ttas4_2\nP1\t4\t0x1\nP2\t2\t1_0\n",
+    ],
+)
+def test_column_wise_reader_agrees_with_the_record_reader(tmp_path, monkeypatch, text):
+    path = tmp_path / "export.csv"
+    path.write_text(text, encoding="utf-8", newline="")
+    fast = read_responses(path, missing_codes=[-99, "n/a"])
+    import surveys.readers as readers
+
+    monkeypatch.setattr(readers, "_read_csv_fast", lambda *args: None)
+    slow = read_responses(path, missing_codes=[-99, "n/a"])
+    pd.testing.assert_frame_equal(fast.data, slow.data)
+    pd.testing.assert_series_equal(fast.row_numbers, slow.row_numbers)
+    assert fast.meta == slow.meta
