@@ -92,6 +92,38 @@ def _csv_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
     return write
 
 
+def _scores_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
+    """Write a large table column-wise with pyarrow; the pandas writer where that cannot.
+
+    pyarrow writes numbers in their shortest round-trip form (``4`` for 4.0) and empty cells
+    for NaN. It is used only when no text cell needs quoting (a delimiter, quote or line
+    break), so the file reads back the same as the pandas writer's.
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pacsv
+    except ModuleNotFoundError:
+        return _csv_writer(frame)
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return _csv_writer(frame)
+    for column in table.columns:
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            if pc.any(pc.match_substring_regex(column, r'[,"\r\n]')).as_py():
+                return _csv_writer(frame)
+        elif not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+            return _csv_writer(frame)
+    if any(any(ch in name for ch in ',"\r\n') for name in table.column_names):
+        return _csv_writer(frame)
+
+    def write(path: Path) -> None:
+        pacsv.write_csv(table, str(path), pacsv.WriteOptions(quoting_style="none"))
+
+    return write
+
+
 def _format_value(value: Any) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NA:
         return ""
@@ -386,7 +418,7 @@ def _score(args: argparse.Namespace) -> int:
         options["prorate"] = True
     results = [score(responses.data, instrument, **options) for instrument in instruments]
     scores = pd.concat([r.scores for r in results], ignore_index=True)
-    outputs: dict[Path, Callable[[Path], None]] = {out: _csv_writer(scores)}
+    outputs: dict[Path, Callable[[Path], None]] = {out: _scores_writer(scores)}
     if rel_out is not None:
         reliability = pd.concat([r.reliability for r in results], ignore_index=True)
         wave = [c for c in ("wave", args.wave_col) if c and c in reliability.columns][:1]

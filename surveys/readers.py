@@ -525,11 +525,11 @@ def _uncached_formulas(path: Path, sheet_name: str, blanks: set[tuple[int, int]]
 def _read_csv_fast(path: Path, delimiter: str | None) -> _RawTable | None:
     """Read a plain UTF-8 CSV column-wise with pyarrow, or return None to use the full reader.
 
-    Only files where both readers must agree take this path: no quote character, no
-    byte-order mark, no blank or whitespace-only line, a header of at least two distinct,
-    non-empty names without surrounding spaces, and every record on one line with as many
-    fields as the header. Anything else (and a missing pyarrow) goes to the record reader,
-    which also produces the messages.
+    Only files where both readers must agree take this path: no quote character after the
+    header line, no byte-order mark, no blank or whitespace-only line, a header of at least
+    two distinct, non-empty names without surrounding spaces, and every record on one line
+    with as many fields as the header. Anything else (and a missing pyarrow) goes to the
+    record reader, which also produces the messages.
     """
     try:
         pa = importlib.import_module("pyarrow")
@@ -537,8 +537,10 @@ def _read_csv_fast(path: Path, delimiter: str | None) -> _RawTable | None:
     except ModuleNotFoundError:
         return None
     raw = path.read_bytes()
+    end = raw.find(b"\n")
     if (
-        b'"' in raw
+        end < 0
+        or b'"' in raw[end:]
         or raw.startswith(b"\xef\xbb\xbf")
         or raw[:1] in (b"\n", b"\r", b"")
         or b"\n\n" in raw
@@ -546,14 +548,12 @@ def _read_csv_fast(path: Path, delimiter: str | None) -> _RawTable | None:
         or b"\r" in raw.replace(b"\r\n", b"")
     ):
         return None
-    end = raw.find(b"\n")
-    first = raw if end < 0 else raw[:end]
     try:
-        header_line = first.decode("utf-8").rstrip("\r")
-    except UnicodeDecodeError:
+        header_line = raw[:end].decode("utf-8").rstrip("\r")
+        delimiter = delimiter or _sniff_delimiter(header_line)
+        names = next(csv.reader([header_line], delimiter=delimiter, strict=True))
+    except (UnicodeDecodeError, csv.Error, StopIteration):
         return None
-    delimiter = delimiter or _sniff_delimiter(header_line)
-    names = header_line.split(delimiter)
     if (
         len(names) < 2
         or len(set(names)) != len(names)
