@@ -1196,15 +1196,16 @@ def read_responses(
     for j, name in enumerate(table.header):
         apply = bool(code_numbers or code_texts) and name not in metadata
         if table.arrow is not None:
+            cells_arrow, table.arrow[j] = table.arrow[j], None  # free each column once read
             fast = None
             if name not in (id_col, wave_col) and decimal == ".":
-                fast = _arrow_numbers(table.arrow[j], code_numbers if apply else set())
+                fast = _arrow_numbers(cells_arrow, code_numbers if apply else set())
             if fast is not None:
                 columns[name], replaced = fast
                 if replaced:
                     code_counts[name] = replaced
                 continue
-            cells = table.arrow[j].to_pylist()
+            cells = cells_arrow.to_pylist()
         else:
             cells = [r[j] for r in table.rows]
         if name in (id_col, wave_col):
@@ -1220,7 +1221,8 @@ def read_responses(
         columns[name] = values
         if replaced:
             code_counts[name] = replaced
-    data = pd.DataFrame(columns, index=pd.RangeIndex(len(table.row_numbers)))
+    # copy=False: one array per column, no consolidated copy of the item matrix
+    data = pd.DataFrame(columns, index=pd.RangeIndex(len(table.row_numbers)), copy=False)
     if flag_reasons is not None:
         data["_flagged"] = np.array([bool(r) for r in flag_reasons], dtype=bool)
         data["_flag_reason"] = np.array(flag_reasons, dtype=object)
