@@ -376,6 +376,12 @@ def _score(args: argparse.Namespace) -> int:
     out = Path(args.out)
     rel_out = Path(args.reliability) if args.reliability else None
     excl_out = Path(args.exclusions) if args.exclusions else None
+    for option, path in (("--out", out), ("--reliability", rel_out), ("--exclusions", excl_out)):
+        if path is not None and path.is_dir():
+            raise InvalidParameterError(
+                f"cannot write {option} {path}: it is a folder; name a file, e.g. "
+                f"{path / (option.lstrip('-') + '.csv')}"
+            )
     _check_outputs({"--out": out, "--reliability": rel_out, "--exclusions": excl_out})
 
     responses = read_responses(

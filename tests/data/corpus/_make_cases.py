@@ -437,6 +437,18 @@ def text_files() -> None:
     )
 
 
+def outputs() -> None:
+    folder = _case(
+        "out_is_a_folder",
+        "--out naming a folder is refused before reading, without internal file names",
+        ["score", "{in}/export.csv", "--instrument", "tas4", "--out", "{out}"],
+        2,
+        ["--out", "is a folder", "out.csv"],
+        absent=[".tmp", "Is a directory"],
+    )
+    (folder / "export.csv").write_text("id,tas4_1,tas4_2,tas4_3,tas4_4\nP1,4,5,3,4\n", "utf-8")
+
+
 def spss() -> None:
     folder = _case(
         "ids_spss_n_format",
@@ -473,3 +485,4 @@ if __name__ == "__main__":
     qualtrics()
     text_files()
     spss()
+    outputs()
