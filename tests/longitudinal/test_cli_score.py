@@ -363,3 +363,17 @@ def test_instruments_command_lists_the_library(capsys):
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:]}
     assert rows["tas4"] == ["4", "mean", "1-5", "S"]
     assert rows["who5"] == ["5", "sum", "0-5", "V2"]
+
+
+@pytest.mark.parametrize("ids", [["P01", "P02"], ['P "1"', "P,2"]])
+def test_scores_read_back_the_same_whichever_writer_wrote_them(tmp_path, capsys, ids):
+    raw = tmp_path / "export.csv"
+    pd.DataFrame({"id": ids, "tas4_1": [4, 2], "tas4_2": [5, 1], "tas4_3": [3, 2],
+                  "tas4_4": [4, 3]}).to_csv(raw, index=False)  # fmt: skip
+    out = tmp_path / "scores.csv"
+    code, _, stderr = run(capsys, "score", raw, *TAS4, "--out", out)
+    assert code == 0, stderr
+    scores = pd.read_csv(out, dtype={"id": str})
+    assert scores["id"].tolist() == ids
+    np.testing.assert_allclose(scores["score"], [4.0, 2.0], rtol=1e-15)
+    assert scores["n_items"].tolist() == [4, 4]
