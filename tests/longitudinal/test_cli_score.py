@@ -368,8 +368,9 @@ def test_instruments_command_lists_the_library(capsys):
 @pytest.mark.parametrize("ids", [["P01", "P02"], ['P "1"', "P,2"]])
 def test_scores_read_back_the_same_whichever_writer_wrote_them(tmp_path, capsys, ids):
     raw = tmp_path / "export.csv"
-    pd.DataFrame({"id": ids, "tas4_1": [4, 2], "tas4_2": [5, 1], "tas4_3": [3, 2],
-                  "tas4_4": [4, 3]}).to_csv(raw, index=False)  # fmt: skip
+    pd.DataFrame(
+        {"id": ids, "tas4_1": [4, 2], "tas4_2": [5, 1], "tas4_3": [3, 2], "tas4_4": [4, 3]}
+    ).to_csv(raw, index=False)
     out = tmp_path / "scores.csv"
     code, _, stderr = run(capsys, "score", raw, *TAS4, "--out", out)
     assert code == 0, stderr
