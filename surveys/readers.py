@@ -624,6 +624,22 @@ def _arrow_numbers(cells: Any, codes: set[float]) -> tuple[np.ndarray, int] | No
     return values, replaced
 
 
+def _text_numbers(cells: list[str], codes: set[float], decimal: str) -> Any:
+    """Parse a column of CSV text cells column-wise (see :func:`_arrow_numbers`), or None.
+
+    Cells are trimmed of ASCII whitespace only, a subset of what ``str.strip`` removes, so
+    a cell this path accepts is read the same by the cell-wise rules.
+    """
+    if decimal != ".":
+        return None
+    try:
+        pa = importlib.import_module("pyarrow")
+        pc = importlib.import_module("pyarrow.compute")
+    except ModuleNotFoundError:
+        return None
+    return _arrow_numbers(pc.ascii_trim_whitespace(pa.array(cells, type=pa.string())), codes)
+
+
 def _read_xlsx(path: Path, sheet: str | None) -> _RawTable:
     file = str(path)
     openpyxl = _require("openpyxl", feature="read_responses(format='xlsx')")
@@ -1208,6 +1224,13 @@ def read_responses(
             cells = cells_arrow.to_pylist()
         else:
             cells = [r[j] for r in table.rows]
+            if table.fmt in ("csv", "qualtrics") and name not in (id_col, wave_col):
+                fast = _text_numbers(cells, code_numbers if apply else set(), decimal)
+                if fast is not None:
+                    columns[name], replaced = fast
+                    if replaced:
+                        code_counts[name] = replaced
+                    continue
         if name in (id_col, wave_col):
             labels = [_label(c) for c in cells]
             width = table.pad.get(name)

@@ -532,6 +532,7 @@ def test_ids_shown_with_leading_zeros_stay_labels(tmp_path):
         "id,tas4_1,tas4_2\nP1,4,3\n , , \nP3,2,2\n",
         "id;tas4_1;tas4_2\nP1;4;3\nP2;2;nan\n",
         "id\ttas4_1\ttas4_2\nP1\t4\t0x1\nP2\t2\t1_0\n",
+        'id,tas4_1,tas4_2\n"P1"," 4 ",\x1c3\n"P2","-99",\u20073\n',
     ],
 )
 def test_column_wise_reader_agrees_with_the_record_reader(tmp_path, monkeypatch, text):
@@ -541,7 +542,10 @@ def test_column_wise_reader_agrees_with_the_record_reader(tmp_path, monkeypatch,
     import surveys.readers as readers
 
     monkeypatch.setattr(readers, "_read_csv_fast", lambda *args: None)
-    slow = read_responses(path, missing_codes=[-99, "n/a"])
-    pd.testing.assert_frame_equal(fast.data, slow.data)
-    pd.testing.assert_series_equal(fast.row_numbers, slow.row_numbers)
-    assert fast.meta == slow.meta
+    records = read_responses(path, missing_codes=[-99, "n/a"])
+    monkeypatch.setattr(readers, "_text_numbers", lambda *args: None)
+    cells = read_responses(path, missing_codes=[-99, "n/a"])
+    for other in (records, cells):
+        pd.testing.assert_frame_equal(fast.data, other.data)
+        pd.testing.assert_series_equal(fast.row_numbers, other.row_numbers)
+        assert fast.meta == other.meta
