@@ -525,8 +525,8 @@ def test_ids_shown_with_leading_zeros_stay_labels(tmp_path):
     "text",
     [
         "id,tas4_1,tas4_2\n007,4,5\n7,+2,1.\n008,.5,1e0\n",
-        "\"id\",\"tas4_1\",\"tas4_2\"\n007,4,5\n7,\"2\",1\n",
-        "\"id\",\"tas4_1\",\"tas4_2\"\nP1,4,5\n",
+        '"id","tas4_1","tas4_2"\n007,4,5\n7,"2",1\n',
+        '"id","tas4_1","tas4_2"\nP1,4,5\n',
         "id,tas4_1,tas4_2\r\nP1,4,NA\r\nP2,,-99\r\n",
         "id,tas4_1,tas4_2\nP1,inf,3\nP2, 4,n/a\n",
         "id,tas4_1,tas4_2\nP1,4,3\n , , \nP3,2,2\n",
