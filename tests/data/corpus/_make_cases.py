@@ -477,6 +477,18 @@ def studies() -> None:
     shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
     ratings = folder / "study" / "ratings.csv"
     ratings.write_text(ratings.read_text(encoding="utf-8").splitlines()[0] + "\n", "utf-8")
+    folder = _case(
+        "ratings_identical",
+        "identical ratings everywhere: the model says the response does not vary",
+        ["report", "{in}/study", "--out", "{out}/report"],
+        2,
+        ["empathy", "response varies"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    ratings = folder / "study" / "ratings.csv"
+    frame = pd.read_csv(ratings, dtype=str, keep_default_na=False)
+    frame.loc[frame["empathy"] != "", "empathy"] = "3"
+    frame.to_csv(ratings, index=False, lineterminator="\n")
 
 
 if __name__ == "__main__":
