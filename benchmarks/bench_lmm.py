@@ -140,9 +140,9 @@ def _statsmodels_fit(case: str, data: pd.DataFrame, queue: mp.Queue) -> None:
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     if case == "sleepstudy":
-        res = smf.mixedlm(
-            "Reaction ~ Days", data, groups=data["Subject"], re_formula="~Days"
-        ).fit(reml=True)
+        res = smf.mixedlm("Reaction ~ Days", data, groups=data["Subject"], re_formula="~Days").fit(
+            reml=True
+        )
     else:
         vc = {"s": "0 + C(s)", "d": "0 + C(d)"}
         res = smf.mixedlm(

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError, LongitudinalError
@@ -93,6 +94,38 @@ def _check_outputs(outputs: dict[str, Path | None]) -> None:
 def _csv_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
     def write(path: Path) -> None:
         frame.to_csv(path, index=False, encoding="utf-8")
+
+    return write
+
+
+def _scores_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
+    """Write a large table column-wise with pyarrow; the pandas writer where that cannot.
+
+    pyarrow writes numbers in their shortest round-trip form (``4`` for 4.0) and empty cells
+    for NaN. It is used only when no text cell needs quoting (a delimiter, quote or line
+    break), so the file reads back the same as the pandas writer's.
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pacsv
+    except ModuleNotFoundError:
+        return _csv_writer(frame)
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return _csv_writer(frame)
+    for column in table.columns:
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            if pc.any(pc.match_substring_regex(column, r'[,"\r\n]')).as_py():
+                return _csv_writer(frame)
+        elif not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+            return _csv_writer(frame)
+    if any(any(ch in name for ch in ',"\r\n') for name in table.column_names):
+        return _csv_writer(frame)
+
+    def write(path: Path) -> None:
+        pacsv.write_csv(table, str(path), pacsv.WriteOptions(quoting_style="none"))
 
     return write
 
@@ -184,50 +217,6 @@ def _fraction_or_count(text: str) -> float | int:
         ) from err
 
 
-def _code_range(text: str) -> tuple[float, float]:
-    """Parse ``--recode``: ``"1-6"`` is the range of the codes in the export."""
-    match = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*", text)
-    if not match or float(match.group(1)) >= float(match.group(2)):
-        raise argparse.ArgumentTypeError(f"expected LOW-HIGH such as 1-6; got {text!r}")
-    return float(match.group(1)), float(match.group(2))
-
-
-def _recode(data: pd.DataFrame, instruments: list[Any], codes: tuple[float, float]) -> None:
-    """Shift the export's codes ``codes`` onto each instrument's declared range, in place."""
-    low, high = codes
-    for instrument in instruments:
-        span = (instrument.response_min, instrument.response_max)
-        if high - low != span[1] - span[0]:
-            raise InvalidParameterError(
-                f"--recode {low:g}-{high:g} does not fit {instrument.name}, whose answers run "
-                f"{span[0]:g}-{span[1]:g} (a range of the same length is needed)"
-            )
-        shift = span[0] - low
-        for item in instrument.items:
-            if item in data.columns:
-                data[item] = [v + shift if isinstance(v, float) else v for v in data[item]]
-
-
-def _one_above(cases: pd.DataFrame, instruments: list[Any]) -> str | None:
-    """Hint at --recode when every out-of-range value is exactly one above the range."""
-    tops = {i.name: i.response_max for i in instruments}
-    out = cases[cases["reason"].astype(str).str.contains("outside the declared range")]
-    if out.empty:
-        return None
-    values = pd.to_numeric(out["value"], errors="coerce")
-    names = out["reason"].str.extract(r"declared range \S+ of (\S+?)(?:;|$| )")[0]
-    expected = names.map(tops)
-    if values.notna().all() and (values == expected + 1).all():
-        spans = {f"{i.response_min:g}-{i.response_max:g}" for i in instruments}
-        shifted = {f"{i.response_min + 1:g}-{i.response_max + 1:g}" for i in instruments}
-        return (
-            f"every value outside the range is exactly one above it: the export may code the "
-            f"answers {'/'.join(sorted(shifted))} instead of {'/'.join(sorted(spans))}; "
-            f"--recode {sorted(shifted)[0]} shifts them"
-        )
-    return None
-
-
 def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "score",
@@ -286,29 +275,36 @@ def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="leave out Qualtrics previews, tests, spam and unfinished responses",
     )
     parser.add_argument(
+        "--encoding",
+        default="utf-8",
+        help="CSV text encoding (default: utf-8; a byte-order mark selects UTF-8 or UTF-16)",
+    )
+    parser.add_argument(
+        "--delimiter",
+        default=None,
+        help="CSV field delimiter (default: from the header line: comma, tab or semicolon)",
+    )
+    parser.add_argument(
+        "--decimal",
+        default=".",
+        choices=[".", ","],
+        help="decimal mark of numbers in a CSV file (default: .)",
+    )
+    parser.add_argument(
         "--sheet", default=None, metavar="NAME", help="worksheet of an Excel workbook to read"
+    )
+    parser.add_argument(
+        "--recode",
+        type=_recode_spec,
+        default=None,
+        metavar="A-B:C-D",
+        help="shift every item answer from the coding A-B to C-D before checking, e.g. 1-6:0-5 "
+        "for Qualtrics' default 1-6 on a 0-5 scale",
     )
     parser.add_argument(
         "--prorate",
         action="store_true",
-        help="score sum scales of respondents who skipped items (but met --min-valid) as "
-        "k x the mean of the answered items; without it such sums are not computed",
-    )
-    parser.add_argument(
-        "--recode",
-        type=_code_range,
-        default=None,
-        metavar="LOW-HIGH",
-        help="the export codes the answers LOW-HIGH instead of the instrument's declared range "
-        "(e.g. 1-6 for a 0-5 scale, Qualtrics' default); shift them onto it",
-    )
-    parser.add_argument("--encoding", default="utf-8", help="CSV text encoding (default: utf-8)")
-    parser.add_argument(
-        "--delimiter",
-        default=None,
-        type=lambda text: "\t" if text in ("\\t", "tab") else text,
-        help="CSV field delimiter (default: a comma, or the ; tab or | the header uses); "
-        "write tab as \\t or tab",
+        help="sum scales: scale a respondent's sum of the answered items up to all items",
     )
     parser.add_argument(
         "--min-valid",
@@ -322,17 +318,60 @@ def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--reliability", default=None, metavar="REL.csv", help="reliability table to write"
     )
+    parser.add_argument(
+        "--exclusions",
+        default=None,
+        metavar="EXCL.csv",
+        help="log of the rows left out (file, row, rule, reason); written even when empty",
+    )
     return parser
 
 
-def _speak_the_files_names(err: InputValidationError, item_map: dict[str, str]) -> None:
-    """Name columns as the user's file does, with the item id in parentheses."""
-    back = {item: column for column, item in item_map.items() if column != item}
-    if back and "column" in err.failure_cases.columns:
-        err.failure_cases["column"] = [
-            f"{back[c]} ({c})" if isinstance(c, str) and c in back else c
-            for c in err.failure_cases["column"]
-        ]
+def _recode_spec(text: str) -> tuple[float, float, float, float]:
+    """Parse ``--recode A-B:C-D`` (two ranges of the same width)."""
+    match = re.fullmatch(r"\s*(-?\d+)-(-?\d+):(-?\d+)-(-?\d+)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected two ranges such as 1-6:0-5; got {text!r}")
+    a, b, c, d = (float(g) for g in match.groups())
+    if b - a != d - c or b <= a:
+        raise argparse.ArgumentTypeError(
+            f"the two ranges of --recode must have the same width, e.g. 1-6:0-5; got {text!r}"
+        )
+    return a, b, c, d
+
+
+def _recoded(responses: Any, items: list[str], spec: tuple[float, float, float, float]) -> Any:
+    """Shift item answers from ``A-B`` to ``C-D``; answers outside ``A-B`` are refused."""
+    from dataclasses import replace
+
+    a, b, c, _ = spec
+    data = responses.data.copy()
+    export = {item: column for column, item in responses.meta.get("item_map", {}).items()}
+    problems = []
+    for item in items:
+        if item not in data.columns:
+            continue
+        numbers = pd.to_numeric(data[item], errors="coerce").to_numpy(dtype=float)
+        outside = np.isfinite(numbers) & ((numbers < a) | (numbers > b))
+        for pos in np.flatnonzero(outside):
+            problems.append(
+                {
+                    "file": responses.source,
+                    "row": int(responses.row_numbers.iloc[pos]),
+                    "column": f"{export[item]} ({item})" if item in export else item,
+                    "value": numbers[pos],
+                    "reason": f"value outside the --recode range {a:g}-{b:g}",
+                }
+            )
+        text = data[item].to_numpy(dtype=object)
+        shifted = np.where(np.isfinite(numbers), numbers - a + c, np.nan)
+        keep_text = ~np.isfinite(numbers) & pd.notna(data[item]).to_numpy()
+        data[item] = np.where(keep_text, text, shifted) if keep_text.any() else shifted
+    if problems:
+        raise InputValidationError(
+            pd.DataFrame(problems), f"cannot recode {responses.source} with --recode"
+        )
+    return replace(responses, data=data)
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -342,12 +381,14 @@ def _score(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     rel_out = Path(args.reliability) if args.reliability else None
-    _check_outputs({"--out": out, "--reliability": rel_out})
-    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if i.endswith(".toml"))]
-    inputs += [Path(args.item_map)] if args.item_map else []
-    for option, path in (("--out", out), ("--reliability", rel_out)):
-        if path is not None:
-            refuse_overlap(path, inputs, option=option, func="longitudinal score")
+    excl_out = Path(args.exclusions) if args.exclusions else None
+    for option, path in (("--out", out), ("--reliability", rel_out), ("--exclusions", excl_out)):
+        if path is not None and path.is_dir():
+            raise InvalidParameterError(
+                f"cannot write {option} {path}: it is a folder; name a file, e.g. "
+                f"{path / (option.lstrip('-') + '.csv')}"
+            )
+    _check_outputs({"--out": out, "--reliability": rel_out, "--exclusions": excl_out})
 
     responses = read_responses(
         args.raw,
@@ -359,23 +400,25 @@ def _score(args: argparse.Namespace) -> int:
         flagged="exclude" if args.exclude_flagged else "raise",
         encoding=args.encoding,
         delimiter=args.delimiter,
+        decimal=args.decimal,
         sheet=args.sheet,
     )
     if args.recode is not None:
-        _recode(responses.data, [load_instrument(s) for s in args.instruments], args.recode)
+        items = []
+        for spec in args.instruments:
+            try:
+                items += list(load_instrument(spec).items)
+            except SurveysError:  # listed by the validation below
+                continue
+        responses = _recoded(responses, items, args.recode)
+    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if i.endswith(".toml"))]
+    inputs += [Path(args.item_map)] if args.item_map else []
+    for option, path in (("--out", out), ("--reliability", rel_out), ("--exclusions", excl_out)):
+        if path is not None:
+            refuse_overlap(path, inputs, option=option, func="longitudinal score")
     # Validation resolves the instrument names too, so an unknown name is listed together
     # with the data problems; after it passes every name is known.
-    try:
-        validate_responses(responses, args.instruments, id_col=args.id_col, wave_col=args.wave_col)
-    except InputValidationError as err:
-        _speak_the_files_names(err, responses.meta.get("item_map") or {})
-        try:
-            hint = _one_above(err.failure_cases, [load_instrument(s) for s in args.instruments])
-        except SurveysError:
-            hint = None
-        if hint:
-            err.summary = f"{err.summary}; {hint}"
-        raise
+    validate_responses(responses, args.instruments, id_col=args.id_col, wave_col=args.wave_col)
     instruments = [load_instrument(spec) for spec in args.instruments]
 
     from surveys.scoring import score
@@ -392,13 +435,15 @@ def _score(args: argparse.Namespace) -> int:
         options["prorate"] = True
     results = [score(responses.data, instrument, **options) for instrument in instruments]
     scores = pd.concat([r.scores for r in results], ignore_index=True)
-    outputs: dict[Path, Callable[[Path], None]] = {out: _csv_writer(scores)}
+    outputs: dict[Path, Callable[[Path], None]] = {out: _scores_writer(scores)}
     if rel_out is not None:
         reliability = pd.concat([r.reliability for r in results], ignore_index=True)
         wave = [c for c in ("wave", args.wave_col) if c and c in reliability.columns][:1]
         columns = ["instrument", "scale", *wave, "n", "alpha", "alpha_ci_low", "alpha_ci_high"]
         columns.append("omega_total")
         outputs[rel_out] = _csv_writer(reliability.loc[:, columns])
+    if excl_out is not None:
+        outputs[excl_out] = _csv_writer(responses.excluded)
     _write_atomically(outputs)
 
     if len(responses.excluded):

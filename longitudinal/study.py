@@ -89,6 +89,8 @@ class SurveySpec:
         Optional ``column,item`` CSV (relative path) renaming export columns to item ids.
     missing_codes : tuple
         Values that mean "no answer".
+    sheet : str or None
+        Worksheet of an Excel export (required when several sheets hold data).
     """
 
     file: str
@@ -100,6 +102,7 @@ class SurveySpec:
     wave_col: str | None = None
     item_map: str | None = None
     missing_codes: tuple[float | str, ...] = ()
+    sheet: str | None = None
 
 
 @dataclass(frozen=True)
@@ -287,6 +290,7 @@ _SURVEY_KEYS = {
     "instruments",
     "item_map",
     "missing_codes",
+    "sheet",
 }
 
 
@@ -675,6 +679,10 @@ def _parse_survey(block: Any, i: int, bad, *, waves: list[str], id_col: str):
     ):
         bad(f"{key}.missing_codes", None, "must be a list of numbers or strings")
         ok = False
+    sheet = block.get("sheet")
+    if sheet is not None and (not isinstance(sheet, str) or not sheet):
+        bad(f"{key}.sheet", sheet, "must be the name of a worksheet")
+        ok = False
     if not ok:
         return None
     return SurveySpec(
@@ -687,6 +695,7 @@ def _parse_survey(block: Any, i: int, bad, *, waves: list[str], id_col: str):
         wave_col=wave_col,
         item_map=item_map,
         missing_codes=tuple(codes),
+        sheet=sheet,
     )
 
 
@@ -1419,6 +1428,7 @@ class _Loader:
                     wave_col=spec.wave_col,
                     item_map=item_map,
                     missing_codes=spec.missing_codes,
+                    sheet=spec.sheet,
                     flagged="exclude",
                 )
             except InputValidationError as err:

@@ -4,12 +4,14 @@ The readers turn a file as a survey platform wrote it into a :class:`Responses` 
 DataFrame with one row per response, plus the file line of every row so that later checks
 (:func:`surveys.validation.validate_responses`) can point at the exact cell to fix.
 
-The readers never guess silently. They refuse files that are not UTF-8 (unless an
-``encoding`` is given), that look like they use another delimiter, that are empty, that
-repeat a column name, or whose rows do not line up with the header; every such problem is
-raised as :class:`surveys.InputValidationError` naming the file, row and column. Text found
-in an item column is kept as it is (validation reports it); it is never converted to a number
-or to a missing value.
+The readers never guess silently. What the file declares is used (a byte-order mark selects
+UTF-8 or UTF-16; the header line shows the delimiter); they refuse files that are not UTF-8
+(unless an ``encoding`` is given), that are empty, that repeat a column name, whose rows do
+not line up with the header, workbooks with data on several sheets when no sheet is named,
+formulas without a saved value, and Qualtrics ``Status``/``Finished`` values outside the
+known table; every such problem is raised as :class:`surveys.InputValidationError` naming the
+file, row and column. Text found in an item column is kept as it is (validation reports it);
+it is never converted to a number or to a missing value. Ids are labels, read as text.
 """
 
 from __future__ import annotations
@@ -66,52 +68,29 @@ _FLAG_MODES = ("raise", "exclude", "keep")
 # Cells that mean "no answer" in every format: an empty cell, and R's NA.
 _MISSING_TOKENS = frozenset({"", "NA"})
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_DECIMAL_COMMA = re.compile(r"^\s*([+-]?\d+),(\d+)\s*$")
+_ZEROS = re.compile(r"0{2,}")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 _OTHER_DELIMITERS = {";": "semicolon", "\t": "tab", "|": "pipe"}
 
-# Qualtrics response types (the ``Status`` column), in the text and the numeric export forms.
-# None: a real response, kept. The text labels are those of Qualtrics' "Understanding Your Data
-# Set" support page; the numeric codes are those of the SPSS syntax Qualtrics exports
-# (0 IP Address, 1 Survey Preview, 2 Survey Test, 4 Imported, 8 Spam, 9 Survey Preview Spam,
-# 12 Imported Spam, 16 Offline, 17 Offline Survey Preview) [U: not checked against a second
-# source]. Any other value is refused, never guessed.
-_STATUS_TYPES: dict[str, str | None] = {
-    "ip address": None,
-    "survey preview": "survey preview",
-    "survey test": "survey test",
-    "imported": None,
-    "spam": "spam",
-    "survey preview spam": "survey preview (spam)",
-    "imported spam": "spam",
-    "offline": None,
-    "offline survey preview": "survey preview (offline)",
+# Qualtrics response types (the ``Status`` column), numeric export code -> label, and
+# what each means here: ``None`` keeps the row, text names the flag. The codes are those
+# listed by the SPSS syntax Qualtrics exports; see docs/readers.md for their sources.
+_STATUS_CODES: dict[str, tuple[str, str | None]] = {
+    "0": ("IP Address", None),
+    "1": ("Survey Preview", "survey preview"),
+    "2": ("Survey Test", "survey test"),
+    "4": ("Imported", None),
+    "8": ("Spam", "spam"),
+    "9": ("Survey Preview Spam", "survey preview, spam"),
+    "12": ("Imported Spam", "spam"),
+    "16": ("Offline", None),
+    "17": ("Offline Survey Preview", "survey preview"),
 }
-_STATUS_CODES = {
-    "0": "ip address",
-    "1": "survey preview",
-    "2": "survey test",
-    "4": "imported",
-    "8": "spam",
-    "9": "survey preview spam",
-    "12": "imported spam",
-    "16": "offline",
-    "17": "offline survey preview",
-}
+_STATUS_TEXT = {label.lower(): code for code, (label, _) in _STATUS_CODES.items()}
 _CHANNEL_FLAGS = {"preview": "survey preview", "test": "survey test"}
-# ``Finished`` as exported: text, numbers, or localised text [U: localised forms are examples].
-_FINISHED = {
-    "true": True, "1": True, "1.0": True, "yes": True, "ja": True, "oui": True, "sí": True,
-    "si": True,
-    "false": False, "0": False, "0.0": False, "no": False, "nein": False, "non": False,
-}  # fmt: skip
-_UNKNOWN_STATUS = (
-    "unknown Qualtrics Status value; known: "
-    + ", ".join(sorted(_STATUS_TYPES))
-    + " (or their codes "
-    + ", ".join(_STATUS_CODES)
-    + ")"
-)
-_UNKNOWN_FINISHED = "unknown Finished value; expected True/False, 1/0 or yes/no"
+# ``Finished``: text, numeric and localized forms Qualtrics writes.
+_FINISHED_TRUE = frozenset({"true", "1", "yes", "ja", "oui", "si", "s\u00ed", "sim", "wahr"})
+_FINISHED_FALSE = frozenset({"false", "0", "no", "nein", "non", "n\u00e3o", "nao", "falsch"})
 _FLAG_HINT = "leave flagged rows out with flagged='exclude' (CLI: --exclude-flagged)"
 
 Cell = str | float | None
@@ -137,7 +116,8 @@ class Responses:
         (header = row 1; first data row of a plain CSV = 2, of a Qualtrics export = 4; the
         spreadsheet row for Excel; case number + 1 for SPSS).
     excluded : pandas.DataFrame
-        Rows left out (``flagged="exclude"``), with the columns ``file, row, reason``.
+        Rows left out (``flagged="exclude"``), with the columns ``file, row, rule, reason``:
+        ``rule`` is the flag cell that removed the row (``Status=2``, ``Finished=False``).
     meta : dict
         Provenance: ``format``, ``encoding``, ``n_rows_read``, ``n_excluded``,
         ``missing_codes`` (``{column: number of cells turned into NaN}``), ``item_map``
@@ -163,6 +143,14 @@ class _RawTable:
     fmt: str
     question_text: dict[str, str] = field(default_factory=dict)
     import_ids: dict[str, str] = field(default_factory=dict)
+    encoding: str | None = None
+    delimiter: str | None = None
+    note: str | None = None
+    # zero-padded display width of numeric columns (Excel "000", SPSS N3): ids keep it
+    pad: dict[str, int] = field(default_factory=dict)
+    # column-major cells (one pyarrow string array per column) from the fast CSV path;
+    # ``rows`` is then empty
+    arrow: list[Any] | None = None
 
 
 class _Problems:
@@ -297,35 +285,57 @@ def _infer_format(path: Path) -> str:
     )
 
 
-_BOMS = ((b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"))
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
 
 
-def _read_text(path: Path, encoding: str) -> str:
+def _read_text(path: Path, encoding: str) -> tuple[str, str]:
+    """Decode a text file; return ``(text, encoding used)``.
+
+    A byte-order mark decides the encoding when the default UTF-8 is asked for: Excel's
+    "Unicode text" is UTF-16 with a BOM. Offsets in messages count from the file's first
+    byte, the BOM included.
+    """
     file = str(path)
     raw = path.read_bytes()
     utf8 = encoding.lower().replace("_", "-") in {"utf-8", "utf8", "utf-8-sig"}
-    if utf8:  # a byte order mark says what the file is (Excel's "Unicode text" is UTF-16)
-        for mark, codec in _BOMS:
-            if raw.startswith(mark):
-                encoding, utf8 = codec, codec == "utf-8-sig"
+    skip, used = 0, encoding
+    if utf8:
+        used = "utf-8"
+        for bom, name in _BOMS:
+            if raw.startswith(bom):
+                skip, used = len(bom), name
                 break
+    head = raw[:4000]
+    if used == "utf-8" and head and head.count(b"\x00") > len(head) // 4:
+        _fail(
+            file,
+            "the file looks like UTF-16 text without a byte-order mark (every other byte is "
+            "0); pass encoding='utf-16-le' (CLI: --encoding utf-16-le), or re-save the file "
+            "as 'CSV UTF-8'",
+            summary=f"cannot decode {file}",
+        )
     try:
-        text = raw.decode("utf-8-sig" if utf8 else encoding)
+        text = raw[skip:].decode(used)
     except UnicodeDecodeError as err:
-        offset = err.start + (3 if utf8 and raw.startswith(b"\xef\xbb\xbf") else 0)
-        line = raw[:offset].count(b"\n") + 1  # offset counted from the start of the file
-        bad = raw[offset : offset + 1].hex().upper()
-        name = "UTF-8" if utf8 else encoding
+        start = err.start + skip
+        line = raw[:start].count(b"\n") + 1
+        bad = raw[start : start + 1].hex().upper()
+        name = "UTF-8" if used == "utf-8" else used
+        if used == "utf-8":
+            hint = (
+                "re-save the file as 'CSV UTF-8' (Excel: File > Save As > CSV UTF-8) or pass "
+                "the file's encoding (encoding='latin-1', CLI: --encoding latin-1)"
+            )
+        else:
+            hint = "check which encoding the file was saved with"
         _fail(
             file,
             f"the file is not valid {name}: byte 0x{bad} "
-            f"at byte offset {offset} (line {line}) cannot be decoded; "
-            + (
-                "re-save the file as 'CSV UTF-8' (Excel: File > Save As > CSV UTF-8) or pass "
-                "the file's encoding (encoding='latin-1', CLI: --encoding latin-1)"
-                if utf8
-                else "check which encoding the file was saved with"
-            ),
+            f"at byte offset {start} (line {line}) cannot be decoded; {hint}",
             row=line,
             summary=f"cannot decode {file}",
         )
@@ -334,7 +344,18 @@ def _read_text(path: Path, encoding: str) -> str:
             f"the `encoding` parameter of read_responses must be a codec Python knows, "
             f"e.g. 'utf-8' or 'latin-1'; got {encoding!r}"
         ) from err
-    return text.lstrip("\ufeff")
+    return text.lstrip("\ufeff"), used
+
+
+def _sniff_delimiter(text: str) -> str:
+    """Return the header line's delimiter: comma, else tab, else semicolon (comma if none)."""
+    for line in text.splitlines():
+        if line.strip():
+            for candidate in (",", "\t", ";"):
+                if candidate in line:
+                    return candidate
+            break
+    return ","
 
 
 def _records(text: str, file: str, delimiter: str) -> list[tuple[int, list[str]]]:
@@ -378,26 +399,16 @@ def _looks_like_import_ids(fields: Sequence[str]) -> bool:
     return found
 
 
-def _sniff_delimiter(text: str) -> str:
-    """Guess the delimiter of a CSV text: a comma, unless the header has none and one other."""
-    first = text.lstrip("\ufeff").split("\n", 1)[0]
-    if "," in first:
-        return ","
-    found = [d for d in _OTHER_DELIMITERS if d in first]
-    return found[0] if len(found) == 1 else ","
-
-
 def _check_delimiter(header: list[str], file: str, delimiter: str) -> None:
     if len(header) != 1:
         return
-    for other, name in {",": "comma", **_OTHER_DELIMITERS}.items():
+    for other, name in _OTHER_DELIMITERS.items():
         if other != delimiter and other in header[0]:
             _fail(
                 file,
                 f"the delimiter looks wrong: the header is one column that contains {name} "
-                f"characters ({other!r}), so the file seems to be {name}-separated; pass "
-                f"delimiter={other!r} (CLI: --delimiter {other!r}), or leave the delimiter out "
-                "to have it detected",
+                f"characters ({other!r}), so the file seems to be {name}-separated; save it as "
+                f"comma-separated CSV or pass delimiter={other!r} (CLI: --delimiter {other!r})",
                 row=1,
                 value=header[0][:60],
                 summary=f"cannot read {file}",
@@ -454,16 +465,11 @@ def _read_csv_like(
     path: Path, *, fmt: str | None, encoding: str, delimiter: str | None
 ) -> _RawTable:
     file = str(path)
-    text = _read_text(path, encoding)
+    text, used = _read_text(path, encoding)
     if not text.strip():
         _fail(file, "the file is empty", summary=f"no responses in {file}")
-    if delimiter is None:
-        delimiter = _sniff_delimiter(text)
+    delimiter = delimiter or _sniff_delimiter(text)
     records = _records(text, file, delimiter)
-    if delimiter == ";":  # European CSV: decimal commas ("2,5") are numbers
-        records = [
-            (row, [_DECIMAL_COMMA.sub(r"\1.\2", cell) for cell in cells]) for row, cells in records
-        ]
     while records and _is_blank(records[0][1]):
         records.pop(0)
     first_three = [fields for _, fields in records[:3]]
@@ -478,6 +484,7 @@ def _read_csv_like(
         )
     fmt = fmt or ("qualtrics" if qualtrics else "csv")
     table = _table_from_records(records, file=file, header_at=0, fmt=fmt, delimiter=delimiter)
+    table.encoding, table.delimiter = used, delimiter
     if fmt == "qualtrics":
         names = table.header
         texts = [t.strip() for t in records[1][1]]
@@ -492,7 +499,150 @@ def _read_csv_like(
     return table
 
 
-def _read_xlsx(path: Path, sheet: str | None = None) -> _RawTable:
+def _sheet_records(sheet: Any) -> list[tuple[int, list[Any]]]:
+    records = [
+        (row, list(values))
+        for row, values in enumerate(sheet.iter_rows(min_row=1, values_only=True), start=1)
+    ]
+    return [(row, values) for row, values in records if not _is_blank(values)]
+
+
+def _uncached_formulas(path: Path, sheet_name: str, blanks: set[tuple[int, int]]) -> list:
+    """Return ``(row, column letter, formula)`` of each blank cell that holds a formula."""
+    openpyxl = importlib.import_module("openpyxl")
+    from openpyxl.utils import get_column_letter
+
+    found = []
+    workbook = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    try:
+        for row, cells in enumerate(workbook[sheet_name].iter_rows(values_only=True), start=1):
+            for j, value in enumerate(cells):
+                if (row, j) in blanks and isinstance(value, str) and value.startswith("="):
+                    found.append((row, get_column_letter(j + 1), value))
+    finally:
+        workbook.close()
+    return found
+
+
+def _read_csv_fast(path: Path, delimiter: str | None) -> _RawTable | None:
+    """Read a plain UTF-8 CSV column-wise with pyarrow, or return None to use the full reader.
+
+    Only files where both readers must agree take this path: no quote character after the
+    header line, no byte-order mark, no blank or whitespace-only line, a header of at least
+    two distinct, non-empty names without surrounding spaces, and every record on one line
+    with as many fields as the header. Anything else (and a missing pyarrow) goes to the
+    record reader, which also produces the messages.
+    """
+    try:
+        pa = importlib.import_module("pyarrow")
+        pacsv = importlib.import_module("pyarrow.csv")
+    except ModuleNotFoundError:
+        return None
+    raw = path.read_bytes()
+    end = raw.find(b"\n")
+    if (
+        end < 0
+        or b'"' in raw[end:]
+        or raw.startswith(b"\xef\xbb\xbf")
+        or raw[:1] in (b"\n", b"\r", b"")
+        or b"\n\n" in raw
+        or b"\n\r\n" in raw
+        or b"\r" in raw.replace(b"\r\n", b"")
+    ):
+        return None
+    try:
+        header_line = raw[:end].decode("utf-8").rstrip("\r")
+        delimiter = delimiter or _sniff_delimiter(header_line)
+        names = next(csv.reader([header_line], delimiter=delimiter, strict=True))
+    except (UnicodeDecodeError, csv.Error, StopIteration):
+        return None
+    if (
+        len(names) < 2
+        or len(set(names)) != len(names)
+        or any(not n or n != n.strip() for n in names)
+    ):
+        return None
+    columns = [f"c{j}" for j in range(len(names))]
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(raw),
+            read_options=pacsv.ReadOptions(column_names=columns, skip_rows=1),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(columns, pa.string()),
+                null_values=[],
+                strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+        return None
+    n = table.num_rows
+    if n == 0 or _has_blank_record(table):
+        return None  # the full reader says "no data rows" or skips the blank record
+    return _RawTable(
+        file=str(path),
+        header=names,
+        rows=[],
+        row_numbers=list(range(2, n + 2)),
+        fmt="csv",
+        encoding="utf-8",
+        delimiter=delimiter,
+        arrow=[table.column(j) for j in range(len(names))],
+    )
+
+
+def _has_blank_record(table: Any) -> bool:
+    """Whether a record has only empty or whitespace fields (only when its first field is)."""
+    pc = importlib.import_module("pyarrow.compute")
+    blank = pc.equal(pc.utf8_trim_whitespace(table.column(0)), "")
+    if not pc.any(blank).as_py():
+        return False
+    for j in range(1, table.num_columns):
+        blank = pc.and_(blank, pc.equal(pc.utf8_trim_whitespace(table.column(j)), ""))
+    return bool(pc.any(blank).as_py())
+
+
+_ARROW_NUMBER = r"^" + _NUMBER.pattern + r"$"
+
+
+def _arrow_numbers(cells: Any, codes: set[float]) -> tuple[np.ndarray, int] | None:
+    """Return a column of plain decimal numbers and empty/NA cells as floats, or None.
+
+    None when any cell is something else (text, spaces, ``inf``): the cell-wise rules then
+    decide, so both paths give the same values.
+    """
+    pc = importlib.import_module("pyarrow.compute")
+    empty = pc.or_(pc.equal(cells, ""), pc.equal(cells, "NA"))
+    plain = pc.match_substring_regex(cells, _ARROW_NUMBER)
+    if not pc.all(pc.or_(empty, plain)).as_py():
+        return None
+    values = pc.cast(pc.if_else(empty, None, cells), "float64").to_numpy(zero_copy_only=False)
+    values = np.array(values, dtype=np.float64)  # writable, owned
+    replaced = 0
+    if codes:
+        hit = np.isin(values, list(codes))
+        replaced = int(hit.sum())
+        values[hit] = np.nan
+    return values, replaced
+
+
+def _text_numbers(cells: list[str], codes: set[float], decimal: str) -> Any:
+    """Parse a column of CSV text cells column-wise (see :func:`_arrow_numbers`), or None.
+
+    Cells are trimmed of ASCII whitespace only, a subset of what ``str.strip`` removes, so
+    a cell this path accepts is read the same by the cell-wise rules.
+    """
+    if decimal != ".":
+        return None
+    try:
+        pa = importlib.import_module("pyarrow")
+        pc = importlib.import_module("pyarrow.compute")
+    except ModuleNotFoundError:
+        return None
+    return _arrow_numbers(pc.ascii_trim_whitespace(pa.array(cells, type=pa.string())), codes)
+
+
+def _read_xlsx(path: Path, sheet: str | None) -> _RawTable:
     file = str(path)
     openpyxl = _require("openpyxl", feature="read_responses(format='xlsx')")
     from zipfile import BadZipFile
@@ -507,52 +657,42 @@ def _read_xlsx(path: Path, sheet: str | None = None) -> _RawTable:
     ) as err:
         _fail(file, f"the file cannot be read as an Excel .xlsx workbook ({err})")
     try:
-        filled = [
-            ws.title
-            for ws in workbook.worksheets
-            if any(not _is_blank(v) for v in ws.iter_rows(min_row=1, max_row=50, values_only=True))
-        ]
-        if sheet is None:
-            if len(filled) > 1:
-                _fail(
-                    file,
-                    f"the workbook has data on {len(filled)} sheets ({', '.join(filled)}); name "
-                    "the one to read with sheet= (CLI: --sheet), so that no response is missed "
-                    "or read twice",
-                    summary=f"which sheet of {file}?",
-                )
-            chosen = workbook.worksheets[0]
-        elif sheet in workbook.sheetnames:
-            chosen = workbook[sheet]
-        else:
+        names = list(workbook.sheetnames)
+        if sheet is not None and sheet not in names:
             _fail(
                 file,
-                f"the workbook has no sheet {sheet!r}; its sheets are: "
-                + ", ".join(workbook.sheetnames),
-                summary=f"no sheet {sheet!r} in {file}",
+                f"the workbook has no sheet {sheet!r}; its sheets are "
+                + ", ".join(repr(n) for n in names),
+                value=sheet,
             )
-        records = [
-            (row, list(values))
-            for row, values in enumerate(chosen.iter_rows(min_row=1, values_only=True), start=1)
-        ]
-        others = [t for t in filled if t != chosen.title]
+        filled = {name: _sheet_records(workbook[name]) for name in names}
+        chosen = filled[sheet or names[0]]
+        formats: list[str] = []
+        if len(chosen) > 1:
+            first = chosen[1][0]
+            cells = next(workbook[sheet or names[0]].iter_rows(min_row=first, max_row=first))
+            formats = [str(getattr(cell, "number_format", "") or "") for cell in cells]
     finally:
         workbook.close()
-    if others:
-        warnings.warn(
-            f"{file}: read sheet {chosen.title!r}; the sheets {', '.join(others)} also hold "
-            "data and were not read",
-            DataQualityWarning,
-            stacklevel=3,
+    others = [n for n in names if filled[n] and n != (sheet or names[0])]
+    if sheet is None and others:
+        _fail(
+            file,
+            f"the workbook holds data on {len(others) + 1} sheets ("
+            + ", ".join(repr(n) for n in [names[0], *others])
+            + "); name the sheet to read with sheet= (CLI: --sheet NAME), or join the "
+            "sheets into one",
+            summary=f"cannot tell which sheet of {file} to read",
         )
-    records = [(row, values) for row, values in records if not _is_blank(values)]
+    sheet = sheet or names[0]
+    records = filled[sheet]
     if not records:
-        _fail(file, f"the sheet {chosen.title!r} is empty", summary=f"no responses in {file}")
+        _fail(file, f"the sheet {sheet!r} is empty", summary=f"no responses in {file}")
     header_row, raw_header = records[0]
     if len(records) == 1:
         _fail(
             file,
-            f"the sheet {chosen.title!r} has a header row but no data rows",
+            f"the sheet {sheet!r} has a header row but no data rows",
             row=header_row,
             summary=f"no responses in {file}",
         )
@@ -561,44 +701,44 @@ def _read_xlsx(path: Path, sheet: str | None = None) -> _RawTable:
     header += [""] * (width - len(header))
     rows = [list(values) + [None] * (width - len(values)) for _, values in records[1:]]
     numbers = [row for row, _ in records[1:]]
-    _refuse_uncalculated(path, chosen.title, header, dict(zip(numbers, rows, strict=True)))
-    return _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt="xlsx")
-
-
-def _refuse_uncalculated(path: Path, sheet: str, header: list[str], rows: dict) -> None:
-    """Refuse formula cells that have no computed value (they would read as blank answers)."""
-    if not any(None in values for values in rows.values()):
-        return
-    import openpyxl
-
-    workbook = openpyxl.load_workbook(path, read_only=True, data_only=False)
-    try:
-        problems = _Problems()
-        for row, values in enumerate(workbook[sheet].iter_rows(values_only=True), start=1):
-            cached = rows.get(row)
-            if cached is None:
-                continue
-            for j, value in enumerate(values[: len(cached)]):
-                if cached[j] is None and isinstance(value, str) and value.startswith("="):
-                    problems.add(
-                        str(path),
-                        row,
-                        header[j] or None,
-                        value,
-                        "an Excel formula without a computed value (the workbook was saved by a "
-                        "program that does not calculate formulas); open and save it in Excel, "
-                        "or export the values",
-                    )
-    finally:
-        workbook.close()
-    problems.raise_if_any(f"{path} holds formulas that were never calculated")
+    blanks = {
+        (row, j)
+        for row, values in zip(numbers, rows, strict=True)
+        for j, v in enumerate(values)
+        if v is None
+    }
+    if blanks:
+        formulas = _uncached_formulas(path, sheet, blanks)
+        if formulas:
+            problems = _Problems()
+            for row, letter, formula in formulas:
+                problems.add(
+                    file,
+                    row,
+                    header[openpyxl.utils.column_index_from_string(letter) - 1] or letter,
+                    formula,
+                    f"cell {letter}{row} holds a formula whose value was never calculated "
+                    "and saved; open the workbook in Excel and save it (or paste the values)",
+                )
+            problems.raise_if_any(f"{file} has formulas without saved values")
+    table = _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt="xlsx")
+    table.pad = {
+        name: len(fmt) for name, fmt in zip(header, formats, strict=False) if _ZEROS.fullmatch(fmt)
+    }
+    if others:
+        table.note = (
+            f"read sheet {sheet!r} of {file}; the sheets "
+            + ", ".join(repr(n) for n in others)
+            + " also hold data and were not read"
+        )
+    return table
 
 
 def _read_sav(path: Path) -> _RawTable:
     file = str(path)
     pyreadstat = _require("pyreadstat", feature="read_responses(format='sav')")
     try:
-        frame, _ = pyreadstat.read_sav(str(path), apply_value_formats=False)
+        frame, info = pyreadstat.read_sav(str(path), apply_value_formats=False)
     except (pyreadstat.ReadstatError, pyreadstat.PyreadstatError) as err:
         _fail(file, f"the file cannot be read as an SPSS .sav file ({err})")
     if frame.shape[0] == 0:
@@ -606,7 +746,12 @@ def _read_sav(path: Path) -> _RawTable:
     header = [str(c) for c in frame.columns]
     rows = [list(values) for values in frame.itertuples(index=False, name=None)]
     numbers = list(range(2, len(rows) + 2))
-    return _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt="sav")
+    table = _RawTable(file=file, header=header, rows=rows, row_numbers=numbers, fmt="sav")
+    for name, spss_format in (getattr(info, "original_variable_types", None) or {}).items():
+        match = re.fullmatch(r"N(\d+)", str(spss_format))
+        if match:  # SPSS N format: a restricted numeric shown with leading zeros
+            table.pad[str(name)] = int(match.group(1))
+    return table
 
 
 # --------------------------------------------------------------------------- interpretation
@@ -649,41 +794,70 @@ def _check_header(table: _RawTable) -> None:
         table.rows = [[r[j] for j in keep] for r in table.rows]
 
 
+def _flag_value(cell: Any) -> str:
+    """Return a flag cell as text: integral numbers without ``.0`` (``2.0`` -> ``"2"``)."""
+    text = _label(cell) or ""
+    number = _parse_number(text)
+    if number is not None and number.is_integer():
+        return str(int(number))
+    return text
+
+
 def _qualtrics_flags(table: _RawTable) -> list[list[tuple[str, str, str]]]:
-    """Per row, the ``(column, value, kind)`` of every Qualtrics flag that applies."""
+    """Per row, the ``(column, value, rule)`` of every Qualtrics flag that applies.
+
+    ``Status`` and ``Finished`` values that are not in the tables (:data:`_STATUS_CODES`,
+    ``_FINISHED_TRUE``/``_FINISHED_FALSE``) are refused, never guessed: the same row is
+    treated the same whichever export option (numeric or text values) wrote it.
+    """
     index = {name: j for j, name in enumerate(table.header)}
+    problems = _Problems()
+    known_status = ", ".join(f"{code} {label}" for code, (label, _) in _STATUS_CODES.items())
     flags: list[list[tuple[str, str, str]]] = []
-    for cells in table.rows:
+    for row, cells in zip(table.row_numbers, table.rows, strict=True):
         found: list[tuple[str, str, str]] = []
         if "Status" in index:
-            value = _label(cells[index["Status"]]) or ""
-            key = value.strip().lower()
-            if key.endswith(".0") and key[:-2].isdigit():
-                key = key[:-2]
-            key = _STATUS_CODES.get(key, key)
-            if key and key not in _STATUS_TYPES:
-                found.append(("Status", value, _UNKNOWN_STATUS))
-            elif reason := _STATUS_TYPES.get(key):
-                found.append(("Status", value, reason))
+            value = _flag_value(cells[index["Status"]])
+            code = value if value in _STATUS_CODES else _STATUS_TEXT.get(value.lower())
+            if code is None:
+                problems.add(
+                    table.file,
+                    row,
+                    "Status",
+                    value or None,
+                    "unknown Qualtrics response type; expected one of the codes or labels "
+                    f"{known_status}",
+                )
+            else:
+                label, flag = _STATUS_CODES[code]
+                if flag:
+                    found.append(("Status", value, f"{flag} (Status {code} = {label})"))
         if "DistributionChannel" in index:
             value = _label(cells[index["DistributionChannel"]]) or ""
-            reason = _CHANNEL_FLAGS.get(value.lower())
-            if reason and not any(reason == kind for _, _, kind in found):
-                found.append(("DistributionChannel", value, reason))
+            flag = _CHANNEL_FLAGS.get(value.lower())
+            if flag and not any(rule.startswith(flag) for _, _, rule in found):
+                found.append(("DistributionChannel", value, f"{flag} (DistributionChannel)"))
         if "Finished" in index:
-            value = _label(cells[index["Finished"]]) or ""
-            finished = _FINISHED.get(value.strip().lower())
-            if value.strip() and finished is None:
-                found.append(("Finished", value, _UNKNOWN_FINISHED))
-            elif finished is False:
-                found.append(("Finished", value, "unfinished response"))
+            value = _flag_value(cells[index["Finished"]])
+            if value.lower() in _FINISHED_FALSE:
+                found.append(("Finished", value, "unfinished response (Finished = false)"))
+            elif value.lower() not in _FINISHED_TRUE:
+                problems.add(
+                    table.file,
+                    row,
+                    "Finished",
+                    value or None,
+                    "unknown Finished value; expected True/False, 1/0 or yes/no "
+                    "(also ja/nein, oui/non, si/no, sim/n\u00e3o)",
+                )
         flags.append(found)
+    problems.raise_if_any(f"{table.file} has Qualtrics flag values that cannot be read")
     return flags
 
 
 def _describe_flags(found: list[tuple[str, str, str]]) -> str:
-    """Say why a row is flagged, e.g. ``survey preview (Status 'Survey Preview')``."""
-    return "; ".join(f"{kind} ({column} {value!r})" for column, value, kind in found)
+    """Say why a row is flagged, e.g. ``survey preview (Status 1 = Survey Preview)``."""
+    return "; ".join(rule for _, _, rule in found)
 
 
 def _load_item_map(item_map: str | os.PathLike | Mapping[str, str]) -> dict[str, str]:
@@ -711,7 +885,7 @@ def _load_item_map(item_map: str | os.PathLike | Mapping[str, str]) -> dict[str,
         )
     path = Path(item_map)
     file = str(path)
-    text = _read_text(path, "utf-8")
+    text, _ = _read_text(path, "utf-8")
     if not text.strip():
         _fail(file, "the item map is empty; it needs the header 'column,item' and one row each")
     records = [(r, f) for r, f in _records(text, file, ",") if not _is_blank(f)]
@@ -790,12 +964,14 @@ def _apply_item_map(table: _RawTable, mapping: dict[str, str], map_file: str) ->
 
 
 def _column_values(
-    cells: list[Any], *, numbers: set[float], texts: set[str], apply_codes: bool
+    cells: list[Any], *, numbers: set[float], texts: set[str], apply_codes: bool, decimal: str
 ) -> tuple[np.ndarray, int]:
     values: list[Cell] = []
     replaced = 0
     for raw in cells:
         value = _normalise_cell(raw)
+        if decimal == "," and isinstance(value, str) and _DECIMAL_COMMA.fullmatch(value):
+            value = float(value.replace(",", "."))
         if apply_codes and value is not None:
             if isinstance(value, float) and value in numbers:
                 value, replaced = None, replaced + 1
@@ -820,6 +996,7 @@ def read_responses(
     flagged: Literal["raise", "exclude", "keep"] = "raise",
     encoding: str = "utf-8",
     delimiter: str | None = None,
+    decimal: str = ".",
     sheet: str | None = None,
 ) -> Responses:
     r"""Read a raw questionnaire export into a :class:`Responses` table.
@@ -849,20 +1026,24 @@ def read_responses(
         raise an error listing them, leave them out (recorded in ``Responses.excluded``), or
         keep them with the columns ``_flagged`` and ``_flag_reason``. Ignored by other formats.
     encoding : str, default "utf-8"
-        Text encoding of CSV files. UTF-8 files may start with a byte-order mark.
+        Text encoding of CSV files. With the default, a byte-order mark decides: UTF-8,
+        or UTF-16 (what Excel writes for "Unicode text").
     delimiter : str, optional
-        Field delimiter of CSV files; by default a comma, or the semicolon, tab or pipe that
-        the header line uses instead (as European Excel writes ``;``-separated CSV).
+        Field delimiter of CSV files. ``None`` (default) takes the first of comma, tab and
+        semicolon found in the header line (``meta["delimiter"]`` says which).
+    decimal : {".", ","}, default "."
+        Decimal mark of numbers in CSV files; ``","`` reads ``3,5`` as 3.5 (European Excel
+        writes semicolon-separated files with decimal commas).
     sheet : str, optional
-        Worksheet of an Excel workbook to read. Without it a workbook must hold data on one
-        sheet only (several filled sheets are refused, naming them); with it, other sheets
-        that hold data are named in a warning.
+        Worksheet of an Excel workbook to read. ``None`` reads the first sheet and refuses a
+        workbook whose other sheets hold data too; with a name, other sheets holding data are
+        reported by a :class:`surveys.DataQualityWarning`.
 
     Returns
     -------
     Responses
         ``data`` (id, optional wave, item and other columns; see :class:`Responses`),
-        ``source``, ``row_numbers``, ``excluded`` (``file, row, reason``) and ``meta``.
+        ``source``, ``row_numbers``, ``excluded`` (``file, row, rule, reason``) and ``meta``.
 
     Raises
     ------
@@ -889,12 +1070,16 @@ def read_responses(
     ImportId JSON of each column (``{"ImportId":"QID1_1"}``). A ``.csv`` file is read as a
     Qualtrics export only when every non-empty cell of its row 3 is such a JSON object; this
     is explicit structure written by the platform, not a guess from the values. Data rows
-    start at row 4. A row is flagged as a preview (``Status`` "Survey Preview" or 1, or
-    ``DistributionChannel`` "preview"), a test (``Status`` "Survey Test" or 4, or channel
-    "test"), spam (``Status`` "Spam" or 8) or unfinished (``Finished`` False or 0).
+    start at row 4. ``Status`` is read from one table, numeric code or label alike:
+    0 IP Address, 4 Imported and 16 Offline are kept; 1 Survey Preview, 2 Survey Test,
+    8 Spam, 9 Survey Preview Spam, 12 Imported Spam and 17 Offline Survey Preview are
+    flagged (``DistributionChannel`` "preview"/"test" too). ``Finished`` false (False, 0, no,
+    Nein, non, ...) flags an unfinished response. Any other ``Status`` or ``Finished`` value
+    is refused rather than guessed. See docs/readers.md for the sources of the codes.
 
-    Excel workbooks are read from their first worksheet, with the header in row 1 and
-    formulas replaced by their cached values. SPSS files are read with their numeric codes
+    Excel workbooks are read from one worksheet (``sheet``), with the header in row 1 and
+    formulas replaced by their cached values; a formula without a saved value is refused
+    (naming the cell), never read as a blank. SPSS files are read with their numeric codes
     (value labels are not applied); SPSS user-missing values become NaN.
 
     Rows are numbered as a spreadsheet shows them: a record whose quoted text spans two
@@ -949,6 +1134,10 @@ def read_responses(
         raise InvalidParameterError(
             f"the `delimiter` parameter of read_responses must be one character; got {delimiter!r}"
         )
+    if decimal not in (".", ","):
+        raise InvalidParameterError(
+            f"the `decimal` parameter of read_responses must be '.' or ','; got {decimal!r}"
+        )
     code_numbers, code_texts = _missing_code_sets(missing_codes)
     mapping = _load_item_map(item_map) if item_map is not None else {}
     map_file = str(item_map) if isinstance(item_map, str | os.PathLike) else "item_map"
@@ -956,32 +1145,31 @@ def read_responses(
     fmt = format or _infer_format(path)
     if not path.is_file():
         raise FileNotFoundError(f"read_responses: no such file: {str(path)!r}")
-    if fmt in ("csv", "qualtrics"):
+    table = None
+    if fmt == "csv" and format != "qualtrics" and encoding.lower() in ("utf-8", "utf8"):
+        table = _read_csv_fast(path, delimiter)  # None: the record reader below decides
+    if table is None and fmt in ("csv", "qualtrics"):
         table = _read_csv_like(path, fmt=format, encoding=encoding, delimiter=delimiter)
-    elif fmt == "xlsx":
+    elif table is None and fmt == "xlsx":
         table = _read_xlsx(path, sheet)
-    else:
+    elif table is None:
         table = _read_sav(path)
     _check_header(table)
     file = table.file
-    n_read = len(table.rows)
+    if table.note:
+        warnings.warn(table.note, DataQualityWarning, stacklevel=2)
+    n_read = len(table.row_numbers)
 
     # Qualtrics flags, judged on the columns as exported (before any renaming).
     excluded_rows: list[dict[str, Any]] = []
     flag_reasons: list[str] | None = None
     if table.fmt == "qualtrics":
         flags = _qualtrics_flags(table)
-        unknown = _Problems()
-        for row, found in zip(table.row_numbers, flags, strict=True):
-            for column, value, kind in found:
-                if kind in (_UNKNOWN_STATUS, _UNKNOWN_FINISHED):
-                    unknown.add(file, row, column, value, kind)
-        unknown.raise_if_any(f"{file} has Qualtrics flag values this reader does not know")
         if flagged == "raise":
             problems = _Problems()
             for row, found in zip(table.row_numbers, flags, strict=True):
-                for column, value, kind in found:
-                    problems.add(file, row, column, value, f"{kind}; {_FLAG_HINT}")
+                for column, value, rule in found:
+                    problems.add(file, row, column, value, f"{rule}; {_FLAG_HINT}")
             n_flagged = sum(bool(f) for f in flags)
             problems.raise_if_any(
                 f"{file} has {n_flagged} flagged Qualtrics "
@@ -992,7 +1180,8 @@ def read_responses(
             for cells, row, found in zip(table.rows, table.row_numbers, flags, strict=True):
                 if found:
                     reason = _describe_flags(found)
-                    excluded_rows.append({"file": file, "row": row, "reason": reason})
+                    rule = "; ".join(f"{column}={value}" for column, value, _ in found)
+                    excluded_rows.append({"file": file, "row": row, "rule": rule, "reason": reason})
                 else:
                     keep_rows.append(cells)
                     keep_numbers.append(row)
@@ -1023,27 +1212,52 @@ def read_responses(
     columns: dict[str, Any] = {}
     code_counts: dict[str, int] = {}
     for j, name in enumerate(table.header):
-        cells = [r[j] for r in table.rows]
-        if name in (id_col, wave_col):
-            columns[name] = np.array([_label(c) for c in cells], dtype=object)
-            continue
         apply = bool(code_numbers or code_texts) and name not in metadata
+        if table.arrow is not None:
+            cells_arrow, table.arrow[j] = table.arrow[j], None  # free each column once read
+            fast = None
+            if name not in (id_col, wave_col) and decimal == ".":
+                fast = _arrow_numbers(cells_arrow, code_numbers if apply else set())
+            if fast is not None:
+                columns[name], replaced = fast
+                if replaced:
+                    code_counts[name] = replaced
+                continue
+            cells = cells_arrow.to_pylist()
+        else:
+            cells = [r[j] for r in table.rows]
+            if table.fmt in ("csv", "qualtrics") and name not in (id_col, wave_col):
+                fast = _text_numbers(cells, code_numbers if apply else set(), decimal)
+                if fast is not None:
+                    columns[name], replaced = fast
+                    if replaced:
+                        code_counts[name] = replaced
+                    continue
+        if name in (id_col, wave_col):
+            labels = [_label(c) for c in cells]
+            width = table.pad.get(name)
+            if width:  # shown zero-padded in the file: 7 displayed as 007 is the label 007
+                labels = [v.zfill(width) if v is not None and v.isdigit() else v for v in labels]
+            columns[name] = np.array(labels, dtype=object)
+            continue
         values, replaced = _column_values(
-            cells, numbers=code_numbers, texts=code_texts, apply_codes=apply
+            cells, numbers=code_numbers, texts=code_texts, apply_codes=apply, decimal=decimal
         )
         columns[name] = values
         if replaced:
             code_counts[name] = replaced
-    data = pd.DataFrame(columns, index=pd.RangeIndex(len(table.rows)))
+    # copy=False: one array per column, no consolidated copy of the item matrix
+    data = pd.DataFrame(columns, index=pd.RangeIndex(len(table.row_numbers)), copy=False)
     if flag_reasons is not None:
         data["_flagged"] = np.array([bool(r) for r in flag_reasons], dtype=bool)
         data["_flag_reason"] = np.array(flag_reasons, dtype=object)
     row_numbers = pd.Series(table.row_numbers, index=data.index, dtype="int64", name="row")
-    excluded = pd.DataFrame(excluded_rows, columns=["file", "row", "reason"])
+    excluded = pd.DataFrame(excluded_rows, columns=["file", "row", "rule", "reason"])
     excluded["row"] = excluded["row"].astype("int64")
     meta: dict[str, Any] = {
         "format": table.fmt,
-        "encoding": encoding if table.fmt in ("csv", "qualtrics") else None,
+        "encoding": table.encoding,
+        "delimiter": table.delimiter,
         "n_rows_read": n_read,
         "n_excluded": len(excluded),
         "missing_codes": code_counts,

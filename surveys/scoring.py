@@ -107,16 +107,6 @@ class ScaleScores:
     missing: pd.DataFrame
     meta: dict[str, Any]
 
-    def __repr__(self) -> str:
-        scores = self.scores
-        scales = scores["scale"].nunique() if "scale" in scores.columns else 0
-        missing = int(scores["score"].isna().sum()) if "score" in scores.columns else 0
-        name = self.meta.get("instrument", "?")
-        return (
-            f"ScaleScores({name}: {len(scores)} scores on {scales} scale(s), {missing} not "
-            f"computed; reliability for {len(self.reliability)} scale x wave)"
-        )
-
     def wide(self) -> pd.DataFrame:
         """Return the scores with one row per respondent (x wave), one column per scale.
 
@@ -253,12 +243,12 @@ def score(
         File line number of each row (header = line 1), aligned to ``data.index``, used in
         error reports (e.g. :attr:`surveys.readers.Responses.row_numbers`). Default:
         position + 2, the lines of a plain CSV.
-    whole_numbers : bool, default True
-        Refuse fractional answers (a half point) when the declared range is whole numbers, as
-        :func:`~surveys.validation.validate_responses` does; ``False`` for a custom instrument
-        with continuous answers (a visual analogue scale).
     source_file : str or None, default None
         File name written in the ``file`` column of error reports.
+    whole_numbers : bool, default True
+        Refuse fractional responses (``2.5`` on a 1-5 item), as
+        :func:`surveys.validation.validate_responses` does; ``False`` for a custom instrument
+        with continuous responses.
 
     Returns
     -------
@@ -777,33 +767,28 @@ def _validated_items(
     columns = _contiguous(columns, len(data))
     for item, values in columns.items():
         lo, hi = bounds[item]
+        checks = []
         # fmin/fmax skip NaN: one pass each, and the cell-level search only when needed
         if values.size and (np.fmin.reduce(values) < lo or np.fmax.reduce(values) > hi):
-            pos = np.flatnonzero((values < lo) | (values > hi))
-            cell_problems.append(
+            checks.append(
                 (
-                    pos,
-                    position[item],
-                    item,
-                    data[item].to_numpy(dtype=object)[pos],
+                    (values < lo) | (values > hi),
                     f"value outside the declared response range [{lo:g}, {hi:g}]",
                 )
             )
-        whole = whole_numbers and float(lo).is_integer() and float(hi).is_integer()
-        if whole and values.size:
-            fractional = np.isfinite(values) & (values != np.round(values))
-            if fractional.any():  # a half point is not an answer a whole-number item allows
-                pos = np.flatnonzero(fractional)
-                cell_problems.append(
-                    (
-                        pos,
-                        position[item],
-                        item,
-                        data[item].to_numpy(dtype=object)[pos],
-                        f"value is not a whole number; the responses run {lo:g}-{hi:g} in "
-                        "whole steps",
-                    )
+        if whole_numbers:
+            checks.append(
+                (
+                    np.isfinite(values) & (values != np.round(values)),
+                    f"value is not a whole number; {ins.name} items take whole numbers "
+                    f"{lo:g}-{hi:g} (pass whole_numbers=False for continuous responses)",
                 )
+            )
+        for mask, reason in checks:
+            if mask.any():
+                pos = np.flatnonzero(mask)
+                raw = data[item].to_numpy(dtype=object)[pos]
+                cell_problems.append((pos, position[item], item, raw, reason))
 
     if cell_problems:
         pos = np.concatenate([c[0] for c in cell_problems])

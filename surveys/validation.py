@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable
 from numbers import Real
 from typing import Any
@@ -265,13 +266,13 @@ def validate_responses(
     --------
     >>> import pandas as pd
     >>> from surveys.validation import validate_responses
-    >>> data = pd.DataFrame({"id": ["P01", "P02"], "tas4_1": [4.0, 6.0], "tas4_2": [5.0, 1.0],
+    >>> data = pd.DataFrame({"id": ["P01", "P02"], "tas4_1": [4.0, 0.0], "tas4_2": [5.0, 1.0],
     ...                      "tas4_3": [3.0, 2.0], "tas4_4": [2.0, 2.0]})
     >>> validate_responses(data, "tas4")
     Traceback (most recent call last):
     ...
     surveys._errors.InputValidationError: responses are not valid for tas4: 1 problem
-      - data, column 'tas4_1': value 6 is outside the declared range 1-5 of tas4 (index 1) (value 6)
+      - data, column 'tas4_1': value 0 is outside the declared range 1-5 of tas4 (index 1) (value 0)
     """
     if isinstance(responses, Responses):
         data = responses.data
@@ -313,10 +314,17 @@ def validate_responses(
                 f"{what}_col",
             )
             continue
-        for label, value in data[column].items():
-            if _is_missing(value) or (isinstance(value, str) and not value.strip()):
-                row, suffix = where(label)
-                failures.add(file, row, column, None, f"empty {what}{suffix}")
+        labels = data[column]
+        empty = labels.isna().to_numpy()
+        if labels.dtype == object:
+            empty |= np.fromiter(
+                (isinstance(v, str) and not v.strip() for v in labels.to_numpy()),
+                dtype=bool,
+                count=len(labels),
+            )
+        for label in labels.index[empty]:
+            row, suffix = where(label)
+            failures.add(file, row, column, None, f"empty {what}{suffix}")
 
     keys = [c for c in (id_col, wave_col) if c is not None]
     if all(c in data.columns for c in keys):
@@ -375,9 +383,9 @@ def validate_responses(
                 failures.add(file, None, item, None, "the column name is used more than once")
                 continue
             span = f"{_fmt(low)}-{_fmt(high)}"
-            for label, value in column.items():
-                if _is_missing(value):
-                    continue
+            first = len(failures._rows)
+            above: set[float] = set()
+            for label, value in _suspect_cells(column, low, high, whole_numbers):
                 row, suffix = where(label)
                 if not _is_number(value):
                     failures.add(
@@ -387,11 +395,12 @@ def validate_responses(
                         value,
                         f"text in a numeric item of {instrument.name}; expected a number "
                         f"{span} or an empty cell (if the export holds answer labels, export "
-                        f"numeric values instead){suffix}",
+                        f"numeric values instead){_decimal_hint(value)}{suffix}",
                     )
                     continue
                 number = float(value)
                 if not math.isfinite(number) or number < low or number > high:
+                    above.add(number - high)
                     hint = ""
                     if math.isfinite(number) and _looks_like_code(number):
                         hint = (
@@ -416,5 +425,68 @@ def validate_responses(
                         f"take whole numbers {span}{suffix}",
                     )
 
+            if above == {1.0}:
+                _hint_off_by_one(failures._rows[first:], low, high)
+
+    if isinstance(responses, Responses):
+        _name_export_columns(failures._rows, responses.meta.get("item_map") or {})
     names = ", ".join(str(getattr(i, "name", i)) for i in loaded) or "the instruments"
     failures.raise_if_any(f"responses are not valid for {names}")
+
+
+def _suspect_cells(
+    column: pd.Series, low: float, high: float, whole_numbers: bool
+) -> list[tuple[Any, Any]]:
+    """Return ``(label, value)`` of the cells that may fail, in row order (vectorised).
+
+    A float column is checked with masks; in any other column every cell that is not a
+    missing value or a number is a suspect, and so are numbers outside the range or
+    fractional. The caller judges each suspect cell with the scalar rules.
+    """
+    if column.dtype.kind in "iuf":
+        values = column.to_numpy(dtype=np.float64)
+        cells = None
+        text = np.zeros(len(values), dtype=bool)
+    else:
+        cells = column.to_numpy(dtype=object)
+        missing = column.isna().to_numpy()
+        number = np.fromiter((_is_number(v) for v in cells), dtype=bool, count=len(cells))
+        text = ~missing & ~number
+        values = np.full(len(cells), np.nan)
+        if number.any():
+            values[number] = np.asarray(cells[number], dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = text | (values < low) | (values > high) | np.isinf(values)
+        if whole_numbers:
+            bad |= np.isfinite(values) & (values != np.floor(values))
+    pos = np.flatnonzero(bad)
+    labels = column.index[pos]
+    shown = column.to_numpy(dtype=object)[pos] if cells is None else cells[pos]
+    return list(zip(labels, shown, strict=True))
+
+
+def _decimal_hint(value: Any) -> str:
+    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+,\d+", value.strip()):
+        return "; a decimal comma: read the file with decimal=',' (CLI: --decimal ,)"
+    return ""
+
+
+def _hint_off_by_one(rows: list[dict[str, Any]], low: float, high: float) -> None:
+    """Every out-of-range value of a column is one above the range: say how to recode."""
+    shifted = f"{_fmt(low + 1)}-{_fmt(high + 1)}:{_fmt(low)}-{_fmt(high)}"
+    for row in rows:
+        if "outside the declared range" in row["reason"]:
+            row["reason"] += (
+                f"; every out-of-range value of this column is exactly one above the range: "
+                f"if the export codes {_fmt(low + 1)}-{_fmt(high + 1)} for a "
+                f"{_fmt(low)}-{_fmt(high)} scale, recode it (CLI: --recode {shifted})"
+            )
+
+
+def _name_export_columns(rows: list[dict[str, Any]], item_map: dict[str, str]) -> None:
+    """Name each column as the user's file does, the item id in parentheses."""
+    export = {item: column for column, item in item_map.items()}
+    for row in rows:
+        column = row["column"]
+        if isinstance(column, str) and column in export:
+            row["column"] = f"{export[column]} ({column})"

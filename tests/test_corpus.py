@@ -100,6 +100,9 @@ def test_corpus_case(name, tmp_path, capsys, monkeypatch):
     rows = case.get("rows")
     if rows:
         scored = _data_rows(Path(_fill(rows["scored"], places)), 1)
+        per_row = rows.get("scores_per_row", 1)
+        assert scored % per_row == 0, f"{name}: {scored} scores, {per_row} per row"
+        scored //= per_row
         excluded_path = Path(_fill(rows["excluded"], places))
         excluded = _data_rows(excluded_path, 1) if excluded_path.exists() else 0
         assert rows["input"] == scored + excluded, (

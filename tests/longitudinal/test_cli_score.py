@@ -51,6 +51,12 @@ CORPUS = {
     ),
     "empty.csv": (["{bad}", *TAS4], None, None, "the file is empty"),
     "header_only.csv": (["{bad}", *TAS4], 1, None, "no data rows"),
+    "semicolon_delimiter.csv": (
+        ["{bad}", *TAS4, "--delimiter", ","],
+        1,
+        None,
+        "delimiter looks wrong",
+    ),
     # The BOM itself is fine (tests/data/raw/tas4_bom.csv reads); this file is broken by its
     # "n/a" cell, and the message naming column 'id' correctly shows the BOM was stripped.
     "bom_text_in_item.csv": (["{bad}", *TAS4], 2, "tas4_1", "text in a numeric item"),
@@ -298,10 +304,16 @@ def test_qualtrics_export_with_item_map_and_exclusions(tmp_path, capsys):
     assert "row 5, column 'Status'" in stderr and "row 7, column 'Finished'" in stderr
     assert not out.exists()
 
-    code, stdout, stderr = run(capsys, *base, "--exclude-flagged", "--out", out)
+    excl = tmp_path / "excluded.csv"
+    code, stdout, stderr = run(
+        capsys, *base, "--exclude-flagged", "--out", out, "--exclusions", excl
+    )
     assert code == 0, stderr
     assert "left out 2 flagged row(s)" in stderr
     assert "row 5: survey preview" in stderr and "row 7: unfinished" in stderr
+    log = pd.read_csv(excl, dtype=str)
+    assert log["row"].tolist() == ["5", "7"]
+    assert log["rule"].tolist() == ["Status=Survey Preview", "Finished=False"]
     scores = pd.read_csv(out, dtype={"id": str})
     assert scores["id"].tolist() == ["P01", "P02", "P04"]
     # means of the items written in the export: (4+5+3+4)/4, (2+1+2+3)/4, (1+2+1+1)/4
@@ -353,65 +365,16 @@ def test_instruments_command_lists_the_library(capsys):
     assert rows["who5"] == ["5", "sum", "0-5", "V2"]
 
 
-# -- options for real exports: --sheet, --prorate, --recode, the file's own column names ----------
-
-
-def test_sheet_is_required_when_several_sheets_hold_data(tmp_path, capsys):
-    openpyxl = pytest.importorskip("openpyxl")
-    book = openpyxl.Workbook()
-    first = book.active
-    first.title = "wave 1"
-    first.append(["id", "tas4_1", "tas4_2", "tas4_3", "tas4_4"])
-    first.append(["A", 1, 2, 3, 4])
-    second = book.create_sheet("more responses")
-    second.append(["id", "tas4_1", "tas4_2", "tas4_3", "tas4_4"])
-    second.append(["B", 2, 2, 2, 2])
-    path = tmp_path / "export.xlsx"
-    book.save(path)
-    code, _, err = run(capsys, "score", path, *TAS4, "--out", tmp_path / "s.csv")
-    assert code == 2 and "data on 2 sheets (wave 1, more responses)" in err and "--sheet" in err
-    assert not (tmp_path / "s.csv").exists()
-    code, _, err = run(
-        capsys, "score", path, *TAS4, "--sheet", "more responses", "--out", tmp_path / "s.csv"
-    )
-    assert code == 0 and "'wave 1' also hold" not in err and "wave 1 also hold data" in err
-    assert pd.read_csv(tmp_path / "s.csv")["id"].tolist() == ["B"]
-
-
-def test_prorate_scores_an_incomplete_sum_scale(tmp_path, capsys):
-    path = tmp_path / "w.csv"
-    path.write_text("id,who5_1,who5_2,who5_3,who5_4,who5_5\nA,4,4,4,4,\nB,1,1,1,1,1\n")
-    out = tmp_path / "s.csv"
-    assert run(capsys, "score", path, "--instrument", "who5", "--out", out)[0] == 0
-    raw = pd.read_csv(out).query("scale == 'raw'").set_index("id")["score"]
-    assert np.isnan(raw["A"]) and raw["B"] == 5
-    assert run(capsys, "score", path, "--instrument", "who5", "--prorate", "--out", out)[0] == 0
-    raw = pd.read_csv(out).query("scale == 'raw'").set_index("id")["score"]
-    assert raw["A"] == 20  # 5 items x mean 4 of the 4 answered (min_valid 0.8 met)
-
-
-def test_recode_and_the_one_above_hint(tmp_path, capsys):
-    path = tmp_path / "w.csv"
-    path.write_text("id,who5_1,who5_2,who5_3,who5_4,who5_5\nA,6,5,4,3,2\nB,1,2,3,4,6\n")
-    out = tmp_path / "s.csv"
-    code, _, err = run(capsys, "score", path, "--instrument", "who5", "--out", out)
-    assert code == 2 and "exactly one above it" in err and "--recode 1-6" in err
-    code, _, _ = run(capsys, "score", path, "--instrument", "who5", "--recode", "1-6", "--out", out)
-    assert code == 0
-    raw = pd.read_csv(out).query("scale == 'raw'").set_index("id")["score"]
-    assert raw.to_dict() == {"A": 15.0, "B": 11.0}
-    code, _, err = run(
-        capsys, "score", path, "--instrument", "who5", "--recode", "1-7", "--out", out
-    )
-    assert code == 2 and "does not fit who5" in err
-
-
-def test_errors_name_the_column_as_the_export_does(tmp_path, capsys):
-    (tmp_path / "map.csv").write_text("column,item\n" + "".join(
-        f"Q2_{k},who5_{k}\n" for k in range(1, 6)
-    ))  # fmt: skip
-    path = tmp_path / "q.csv"
-    path.write_text("id,Q2_1,Q2_2,Q2_3,Q2_4,Q2_5\nA,9,5,4,3,2\n")
-    code, _, err = run(capsys, "score", path, "--instrument", "who5", "--item-map",
-                       tmp_path / "map.csv", "--out", tmp_path / "s.csv")  # fmt: skip
-    assert code == 2 and "column 'Q2_1 (who5_1)'" in err
+@pytest.mark.parametrize("ids", [["P01", "P02"], ['P "1"', "P,2"]])
+def test_scores_read_back_the_same_whichever_writer_wrote_them(tmp_path, capsys, ids):
+    raw = tmp_path / "export.csv"
+    pd.DataFrame(
+        {"id": ids, "tas4_1": [4, 2], "tas4_2": [5, 1], "tas4_3": [3, 2], "tas4_4": [4, 3]}
+    ).to_csv(raw, index=False)
+    out = tmp_path / "scores.csv"
+    code, _, stderr = run(capsys, "score", raw, *TAS4, "--out", out)
+    assert code == 0, stderr
+    scores = pd.read_csv(out, dtype={"id": str})
+    assert scores["id"].tolist() == ids
+    np.testing.assert_allclose(scores["score"], [4.0, 2.0], rtol=1e-15)
+    assert scores["n_items"].tolist() == [4, 4]

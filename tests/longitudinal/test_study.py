@@ -483,3 +483,39 @@ def test_study_prints_one_short_line():
         study = load_study(STUDIES / "tiny")
     text = repr(study)
     assert text.startswith("Study('tiny hand-made study': 4 participants,") and "\n" not in text
+
+
+def test_a_year_out_of_range_is_named_not_called_unparseable(tiny_copy):
+    _edit(tiny_copy / "sessions.csv", "P1,s01,2024-03-02T10:00:00", "P1,s01,2300-03-02T10:00:00")
+    with pytest.raises(InputValidationError) as info:
+        load_study(tiny_copy)
+    cases = info.value.failure_cases
+    case = cases[cases["column"] == "started_at"].iloc[0]
+    assert (case["file"], case["row"], case["value"]) == ("sessions.csv", 2, "2300-03-02T10:00:00")
+    assert "the year 2300 is outside" in case["reason"]
+    assert "unparseable" not in case["reason"]
+
+
+def test_a_survey_sheet_is_read_from_a_workbook(tiny_copy):
+    openpyxl = pytest.importorskip("openpyxl")
+    workbook = openpyxl.Workbook()
+    workbook.active.title = "notes"
+    workbook.active.append(["written by the lab"])
+    sheet = workbook.create_sheet("pre")
+    lines = (tiny_copy / "surveys" / "pre.csv").read_text().splitlines()
+    for line in lines:
+        sheet.append([None if c == "" else c for c in line.split(",")])
+    workbook.save(tiny_copy / "surveys" / "pre.xlsx")
+    _edit(
+        tiny_copy / "study.toml",
+        'file = "surveys/pre.csv"\nformat = "csv"',
+        'file = "surveys/pre.xlsx"\nformat = "xlsx"\nsheet = 7',
+    )
+    with pytest.raises(InputValidationError) as info:
+        load_study(tiny_copy)
+    assert ("study.toml", None, "surveys[1].sheet") in _where(info.value)  # numbered from 1
+    _edit(tiny_copy / "study.toml", "sheet = 7", 'sheet = "pre"')
+    with package_warnings() as caught:
+        study = load_study(tiny_copy)
+    assert any("'notes' also hold data" in str(w.message) for w in caught)
+    assert study.meta["files"]["surveys/pre.xlsx"]["rows"] == len(lines) - 1

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from surveys._errors import InputValidationError, InvalidParameterError
+from surveys._errors import DataQualityWarning, InputValidationError, InvalidParameterError
 from surveys.readers import Responses, read_responses
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -41,7 +41,7 @@ def test_csv_values_rows_and_types():
     assert responses.row_numbers.index.equals(data.index)
     assert responses.source == str(RAW / "tas4_small.csv")
     assert responses.excluded.empty
-    assert list(responses.excluded.columns) == ["file", "row", "reason"]
+    assert list(responses.excluded.columns) == ["file", "row", "rule", "reason"]
     assert responses.meta["format"] == "csv"
     assert responses.meta["n_rows_read"] == 4
 
@@ -110,33 +110,37 @@ def test_latin1_reads_with_explicit_encoding():
     assert data["comment"].tolist()[1] == "caf\u00e9"
 
 
-def test_semicolon_file_is_read_and_a_wrong_delimiter_is_named():
-    data = read_responses(RAW / "tas4_semicolon.csv").data  # detected from the header
-    assert list(data.columns) == ["id", *TAS4]
-    assert data["tas4_1"].tolist() == [4.0, 2.0]
-    assert read_responses(RAW / "tas4_semicolon.csv", delimiter=";").data.equals(data)
+def test_wrong_delimiter_is_named_and_the_header_decides_by_default():
     with pytest.raises(InputValidationError) as err:
-        read_responses(RAW / "tas4_semicolon.csv", delimiter=",")
+        read_responses(BAD / "semicolon_delimiter.csv", delimiter=",")
     assert "delimiter looks wrong" in failure(err)["reason"].iloc[0]
     assert "semicolon" in failure(err)["reason"].iloc[0]
+    responses = read_responses(BAD / "semicolon_delimiter.csv")
+    assert responses.meta["delimiter"] == ";"
+    assert list(responses.data.columns) == ["id", *TAS4]
+    assert responses.data["tas4_1"].tolist() == [4.0, 2.0]
 
 
-def test_utf16_tab_and_decimal_comma_exports_are_read(tmp_path):
-    text = "id\ttas4_1\ttas4_2\ttas4_3\ttas4_4\nA\t1\t2\t3\t4\n"
-    (tmp_path / "unicode.txt").write_bytes(text.encode("utf-16"))  # Excel "Unicode text"
-    data = read_responses(tmp_path / "unicode.txt", format="csv").data
-    assert data["tas4_4"].tolist() == [4.0]
-    (tmp_path / "eu.csv").write_text("id;who5_1;who5_2\nA;2,5;3\n", encoding="utf-8")
-    assert read_responses(tmp_path / "eu.csv").data["who5_1"].tolist() == [2.5]
+def test_utf16_with_bom_tabs_and_decimal_commas(tmp_path):
+    text = "id\ttas4_1\ttas4_2\nP01\t4\t5\nP02\t2\t1\n"
+    path = tmp_path / "unicode.txt"
+    path.write_bytes(b"\xff\xfe" + text.encode("utf-16-le"))
+    responses = read_responses(path, format="csv")
+    assert responses.meta["encoding"] == "utf-16-le"
+    assert responses.meta["delimiter"] == "\t"
+    assert responses.data["tas4_2"].tolist() == [5.0, 1.0]
+    path = tmp_path / "euro.csv"
+    path.write_text("id;tas4_1;weight\nP01;4;2,5\nP02;2;1,25\n", encoding="utf-8")
+    assert read_responses(path).data["weight"].tolist() == ["2,5", "1,25"]
+    assert read_responses(path, decimal=",").data["weight"].tolist() == [2.5, 1.25]
 
 
-def test_byte_offset_after_a_bom_counts_from_the_file_start(tmp_path):
-    raw = "\ufeffid,tas4_1\nA,1\n".encode() + b"B,\xff\n"
-    (tmp_path / "b.csv").write_bytes(raw)
+def test_offset_after_a_utf8_bom_counts_the_bom(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbfid,tas4_1\nP\xe901,4\n")
     with pytest.raises(InputValidationError) as err:
-        read_responses(tmp_path / "b.csv")
-    offset = raw.index(b"\xff")
-    assert f"byte offset {offset}" in failure(err)["reason"].iloc[0]
+        read_responses(path)
+    assert "byte offset 14 (line 2)" in failure(err)["reason"].iloc[0]
 
 
 @pytest.mark.parametrize(
@@ -221,18 +225,29 @@ def test_qualtrics_keep_marks_rows():
     assert data["_flagged"].dtype == bool
 
 
+def _qualtrics_row(tmp_path, status, finished, channel):
+    """Write the first response of the Qualtrics fixture with the given flag cells."""
+    lines = QUALTRICS.read_text(encoding="utf-8").splitlines()
+    row = lines[3].split(",")
+    row[2], row[6], row[9] = status, finished, channel
+    path = tmp_path / "export.csv"
+    path.write_text("\n".join([*lines[:3], ",".join(row)]) + "\n", encoding="utf-8")
+    return path
+
+
 @pytest.mark.parametrize(
     ("status", "channel", "finished", "reason"),
     [
         ("1", "anonymous", "1", "survey preview"),
-        ("2", "anonymous", "1", "survey test"),
-        ("0", "test", "1", "survey test"),
-        ("9", "anonymous", "1", "survey preview (spam)"),
-        ("12", "anonymous", "1", "spam"),
-        ("Imported Spam", "anonymous", "1", "spam"),
-        ("17", "anonymous", "1", "survey preview (offline)"),
+        ("2", "anonymous", "1", "survey test (Status 2 = Survey Test)"),
+        ("2.0", "anonymous", "True", "survey test (Status 2 = Survey Test)"),
+        ("9", "anonymous", "1", "survey preview, spam"),
+        ("12", "anonymous", "1", "spam (Status 12 = Imported Spam)"),
+        ("17", "anonymous", "1", "survey preview (Status 17"),
+        ("Offline Survey Preview", "anonymous", "1", "survey preview (Status 17"),
         ("0", "anonymous", "Nein", "unfinished"),
         ("0", "anonymous", "False", "unfinished"),
+        ("0", "test", "1", "survey test"),
         ("Survey Test", "anonymous", "True", "survey test"),
         ("8", "anonymous", "1", "spam"),
         ("Spam", "anonymous", "True", "spam"),
@@ -240,40 +255,36 @@ def test_qualtrics_keep_marks_rows():
     ],
 )
 def test_qualtrics_flag_codes(tmp_path, status, channel, finished, reason):
-    lines = QUALTRICS.read_text(encoding="utf-8").splitlines()
-    row = lines[3].split(",")
-    row[2], row[6], row[9] = status, finished, channel
-    path = tmp_path / "export.csv"
-    path.write_text("\n".join([*lines[:3], ",".join(row)]) + "\n", encoding="utf-8")
+    path = _qualtrics_row(tmp_path, status, finished, channel)
     responses = read_responses(path, id_col="participant_id", flagged="keep")
     assert responses.data["_flagged"].tolist() == [True]
     assert reason in responses.data["_flag_reason"].iloc[0]
 
 
-def _one_qualtrics_row(tmp_path, status, finished="1"):
-    lines = QUALTRICS.read_text(encoding="utf-8").splitlines()
-    row = lines[3].split(",")
-    row[2], row[6], row[9] = status, finished, "anonymous"
-    path = tmp_path / "export.csv"
-    path.write_text("\n".join([*lines[:3], ",".join(row)]) + "\n", encoding="utf-8")
-    return path
+@pytest.mark.parametrize("status", ["0", "IP Address", "4", "Imported", "16", "Offline"])
+@pytest.mark.parametrize("finished", ["1", "True", "true", "yes", "Ja", "1.0"])
+def test_qualtrics_kept_rows(tmp_path, status, finished):
+    path = _qualtrics_row(tmp_path, status, finished, "anonymous")
+    responses = read_responses(path, id_col="participant_id", flagged="keep")
+    assert responses.data["_flagged"].tolist() == [False]
 
 
-@pytest.mark.parametrize("status", ["0", "IP Address", "4", "Imported", "16", "Offline", "4.0"])
-def test_qualtrics_real_responses_are_kept_in_every_form(tmp_path, status):
-    path = _one_qualtrics_row(tmp_path, status, finished="True")
-    responses = read_responses(path, id_col="participant_id", flagged="raise")
-    assert len(responses.data) == 1
-
-
-@pytest.mark.parametrize(("status", "finished"), [("3", "1"), ("Draft", "1"), ("0", "maybe")])
-def test_qualtrics_unknown_flag_values_are_refused(tmp_path, status, finished):
-    path = _one_qualtrics_row(tmp_path, status, finished)
-    for mode in ("raise", "exclude", "keep"):
-        with pytest.raises(InputValidationError, match="does not know") as info:
-            read_responses(path, id_col="participant_id", flagged=mode)
-        case = info.value.failure_cases.iloc[0]
-        assert case["row"] == 4 and case["column"] in ("Status", "Finished")
+@pytest.mark.parametrize(
+    ("status", "finished", "column"),
+    [
+        ("3", "1", "Status"),
+        ("Deleted", "1", "Status"),
+        ("0", "maybe", "Finished"),
+        ("0", "2", "Finished"),
+    ],
+)
+def test_qualtrics_unknown_flag_values_are_refused(tmp_path, status, finished, column):
+    path = _qualtrics_row(tmp_path, status, finished, "anonymous")
+    with pytest.raises(InputValidationError) as err:
+        read_responses(path, id_col="participant_id", flagged="exclude")
+    case = failure(err).iloc[0]
+    assert (case["row"], case["column"]) == (4, column)
+    assert "unknown" in case["reason"]
 
 
 def test_qualtrics_explicit_csv_format_reads_header_rows_as_data():
@@ -452,3 +463,89 @@ def test_format_inference_and_parameter_errors(tmp_path):
         read_responses(RAW / "tas4_small.csv", encoding="no-such-codec")
     with pytest.raises(FileNotFoundError):
         read_responses(tmp_path / "missing.csv")
+
+
+# ----------------------------------------------------------------- workbooks: sheets, formulas
+
+
+def _workbook(path, sheets):
+    openpyxl = pytest.importorskip("openpyxl")
+    workbook = openpyxl.Workbook()
+    workbook.remove(workbook.active)
+    for name, rows in sheets.items():
+        sheet = workbook.create_sheet(name)
+        for values in rows:
+            sheet.append(values)
+    workbook.save(path)
+    return path
+
+
+def test_workbook_with_data_on_two_sheets_needs_a_sheet(tmp_path):
+    first = [["id", "tas4_1"], ["P1", 4], ["P2", 3]]
+    path = _workbook(tmp_path / "w.xlsx", {"wave1": first, "more": [["id", "tas4_1"], ["P3", 1]]})
+    with pytest.raises(InputValidationError) as err:
+        read_responses(path)
+    assert "'wave1', 'more'" in failure(err)["reason"].iloc[0]
+    assert "--sheet" in failure(err)["reason"].iloc[0]
+    with pytest.warns(DataQualityWarning, match="'wave1' also hold data"):
+        assert read_responses(path, sheet="more").data["id"].tolist() == ["P3"]
+    with pytest.raises(InputValidationError, match="no sheet 'nope'"):
+        read_responses(path, sheet="nope")
+
+
+def test_workbook_formula_without_saved_value_is_refused(tmp_path):
+    path = _workbook(tmp_path / "f.xlsx", {"data": [["id", "tas4_1"], ["P1", "=2+2"]]})
+    with pytest.raises(InputValidationError) as err:
+        read_responses(path)
+    case = failure(err).iloc[0]
+    assert (case["row"], case["column"], case["value"]) == (2, "tas4_1", "=2+2")
+    assert "cell B2" in case["reason"]
+
+
+def test_ids_shown_with_leading_zeros_stay_labels(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["id", "tas4_1"])
+    for pid, answer in ((7, 4), (12, 3)):
+        sheet.append([pid, answer])
+        sheet.cell(row=sheet.max_row, column=1).number_format = "000"
+    workbook.save(tmp_path / "ids.xlsx")
+    assert read_responses(tmp_path / "ids.xlsx").data["id"].tolist() == ["007", "012"]
+    path = tmp_path / "ids.csv"
+    path.write_text("id,tas4_1\n007,4\n012,3\n", encoding="utf-8")
+    assert read_responses(path).data["id"].tolist() == ["007", "012"]
+    pyreadstat = pytest.importorskip("pyreadstat")
+    frame = pd.DataFrame({"id": [7.0, 12.0], "tas4_1": [4.0, 3.0]})
+    pyreadstat.write_sav(frame, str(tmp_path / "ids.sav"), variable_format={"id": "N3"})
+    assert read_responses(tmp_path / "ids.sav").data["id"].tolist() == ["007", "012"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "id,tas4_1,tas4_2\n007,4,5\n7,+2,1.\n008,.5,1e0\n",
+        '"id","tas4_1","tas4_2"\n007,4,5\n7,"2",1\n',
+        '"id","tas4_1","tas4_2"\nP1,4,5\n',
+        "id,tas4_1,tas4_2\r\nP1,4,NA\r\nP2,,-99\r\n",
+        "id,tas4_1,tas4_2\nP1,inf,3\nP2, 4,n/a\n",
+        "id,tas4_1,tas4_2\nP1,4,3\n , , \nP3,2,2\n",
+        "id;tas4_1;tas4_2\nP1;4;3\nP2;2;nan\n",
+        "id\ttas4_1\ttas4_2\nP1\t4\t0x1\nP2\t2\t1_0\n",
+        'id,tas4_1,tas4_2\n"P1"," 4 ",\x1c3\n"P2","-99",\u20073\n',
+    ],
+)
+def test_column_wise_reader_agrees_with_the_record_reader(tmp_path, monkeypatch, text):
+    path = tmp_path / "export.csv"
+    path.write_text(text, encoding="utf-8", newline="")
+    fast = read_responses(path, missing_codes=[-99, "n/a"])
+    import surveys.readers as readers
+
+    monkeypatch.setattr(readers, "_read_csv_fast", lambda *args: None)
+    records = read_responses(path, missing_codes=[-99, "n/a"])
+    monkeypatch.setattr(readers, "_text_numbers", lambda *args: None)
+    cells = read_responses(path, missing_codes=[-99, "n/a"])
+    for other in (records, cells):
+        pd.testing.assert_frame_equal(fast.data, other.data)
+        pd.testing.assert_series_equal(fast.row_numbers, other.row_numbers)
+        assert fast.meta == other.meta

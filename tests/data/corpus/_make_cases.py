@@ -1,0 +1,500 @@
+"""Write the corpus cases about readers and rows (``readers_*``), inputs and ``case.toml``.
+
+Run from anywhere: ``python tests/data/corpus/_make_cases.py``. The output is deterministic
+(fixed workbook timestamps, no random steps), so re-running it leaves git clean. Text cases
+are written here too, beside the binary ones (workbooks, UTF-16 text), to keep every reader
+case in one place.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pandas as pd
+import pyreadstat
+
+HERE = Path(__file__).resolve().parent
+TAS4 = ["tas4_1", "tas4_2", "tas4_3", "tas4_4"]
+SCORE = ["score", "{in}/{file}", "--instrument", "tas4", "--out", "{out}/scores.csv"]
+META = [
+    "StartDate",
+    "EndDate",
+    "Status",
+    "IPAddress",
+    "Progress",
+    "Duration (in seconds)",
+    "Finished",
+    "RecordedDate",
+    "ResponseId",
+    "DistributionChannel",
+    "UserLanguage",
+]
+FIXED = dt.datetime(2024, 1, 1)
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _case(
+    name: str,
+    description: str,
+    args: list[str],
+    exit: int,
+    message: list[str],
+    *,
+    rows: dict | None = None,
+    absent: list[str] | None = None,
+) -> Path:
+    folder = HERE / f"readers_{name}"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir()
+    lines = [
+        f"description = {_toml_value(description)}",
+        f"args = {_toml_value(args)}",
+        f"exit = {exit}",
+        f"message = {_toml_value(message)}",
+        f"absent = {_toml_value(['Traceback', *(absent or [])])}",
+    ]
+    if rows:
+        lines.append("[rows]")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in rows.items()]
+    (folder / "case.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _score(file: str, *extra: str, instrument: str = "tas4") -> list[str]:
+    args = [a.replace("{file}", file) for a in SCORE]
+    args[3] = instrument
+    return [*args, *extra]
+
+
+def _rows(n: int, excluded: int | None = None) -> dict:
+    rows = {"input": n, "scored": "{out}/scores.csv", "excluded": "{out}/excluded.csv"}
+    if excluded is not None:
+        rows["excluded_rows"] = excluded
+    return rows
+
+
+WHO5_ROWS = {
+    "input": 2,
+    "scored": "{out}/scores.csv",
+    "excluded": "{out}/none.csv",
+    "scores_per_row": 2,
+}
+
+
+def _qualtrics(folder: Path, flags: list[tuple[str, str]]) -> None:
+    """A Qualtrics CSV export: one response per ``(Status, Finished)`` pair."""
+    header = [*META, *TAS4, "participant_id"]
+    text = [f"Q{i}" for i in range(len(header))]
+    ids = [json.dumps({"ImportId": name}) for name in header]
+    body = []
+    for k, (status, finished) in enumerate(flags, start=1):
+        meta = [
+            "2024-01-01 10:00:00",
+            "2024-01-01 10:05:00",
+            status,
+            "",
+            "100",
+            "300",
+            finished,
+            "2024-01-01 10:05:00",
+            f"R_{k}",
+            "anonymous",
+            "EN",
+        ]
+        body.append([*meta, "4", "3", "2", str(1 + k % 5), f"P{k:02d}"])
+    frame = pd.DataFrame([text, ids, *body], columns=header)
+    frame.to_csv(folder / "export.csv", index=False, lineterminator="\n")
+
+
+def _workbook(path: Path, sheets: dict[str, list[list]], formats: dict | None = None) -> None:
+    workbook = openpyxl.Workbook()
+    workbook.remove(workbook.active)
+    for name, rows in sheets.items():
+        sheet = workbook.create_sheet(name)
+        for values in rows:
+            sheet.append(values)
+        for cell, fmt in (formats or {}).items():
+            sheet[cell].number_format = fmt
+    workbook.properties.created = workbook.properties.modified = FIXED
+    workbook.save(path)
+    _fix_zip_times(path)
+
+
+def _fix_zip_times(path: Path) -> None:
+    """Rewrite a zip with fixed member timestamps so the bytes do not depend on the clock."""
+    with zipfile.ZipFile(path) as source:
+        members = [(info, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target:
+        for info, data in members:
+            info.date_time = (2024, 1, 1, 0, 0, 0)
+            if info.filename == "docProps/core.xml":
+                data = re.sub(rb"(<dcterms:\w+[^>]*>)[^<]*", rb"\g<1>2024-01-01T00:00:00Z", data)
+            target.writestr(info, data)
+
+
+TAS4_ROWS = [["id", *TAS4], ["P01", 4, 5, 3, 4], ["P02", 2, 1, 2, 3]]
+
+
+def sheets() -> None:
+    more = [["id", *TAS4], ["P03", 1, 2, 1, 1], ["P04", 3, 3, 3, 3]]
+    folder = _case(
+        "sheets_unnamed",
+        "responses continue on a second sheet: refused until a sheet is named",
+        _score("export.xlsx"),
+        2,
+        ["export.xlsx", "'wave1', 'more'", "--sheet"],
+    )
+    _workbook(folder / "export.xlsx", {"wave1": TAS4_ROWS, "more": more})
+    folder = _case(
+        "sheets_named",
+        "--sheet reads the named sheet and says that another sheet holds data",
+        _score("export.xlsx", "--sheet", "more"),
+        0,
+        ["'wave1'", "also hold data"],
+        rows={"input": 2, "scored": "{out}/scores.csv", "excluded": "{out}/none.csv"},
+    )
+    _workbook(folder / "export.xlsx", {"wave1": TAS4_ROWS, "more": more})
+    folder = _case(
+        "sheets_unknown",
+        "--sheet naming a sheet the workbook lacks lists its sheets",
+        _score("export.xlsx", "--sheet", "wave2"),
+        2,
+        ["export.xlsx", "no sheet 'wave2'", "'wave1'"],
+    )
+    _workbook(folder / "export.xlsx", {"wave1": TAS4_ROWS})
+    folder = _case(
+        "uncalculated_formula",
+        "a formula never calculated (workbook written by a program) is refused, not read blank",
+        _score("export.xlsx"),
+        2,
+        ["export.xlsx", "row 3", "tas4_2", "cell C3", "=B3-1"],
+        absent=["too few items"],
+    )
+    _workbook(folder / "export.xlsx", {"data": [*TAS4_ROWS[:2], ["P02", 2, "=B3-1", 2, 3]]})
+    folder = _case(
+        "ids_zero_format",
+        "ids typed as numbers but shown as 007 in Excel are read as 007",
+        _score("export.xlsx"),
+        0,
+        ["scored 2 response row(s)"],
+        rows={"input": 2, "scored": "{out}/scores.csv", "excluded": "{out}/none.csv"},
+    )
+    rows = [["id", *TAS4], [7, 4, 5, 3, 4], [12, 2, 1, 2, 3]]
+    _workbook(folder / "export.xlsx", {"data": rows}, {"A2": "000", "A3": "000"})
+
+
+def qualtrics() -> None:
+    numeric = [
+        ("0", "1"),
+        ("1", "1"),
+        ("2", "1"),
+        ("4", "1"),
+        ("8", "1"),
+        ("16", "1"),
+        ("12", "1"),
+        ("17", "1"),
+        ("9", "1"),
+        ("0", "0"),
+    ]
+    text = [
+        ("IP Address", "True"),
+        ("Survey Preview", "True"),
+        ("Survey Test", "True"),
+        ("Imported", "True"),
+        ("Spam", "True"),
+        ("Offline", "True"),
+        ("Imported Spam", "True"),
+        ("Offline Survey Preview", "True"),
+        ("Survey Preview Spam", "True"),
+        ("IP Address", "False"),
+    ]
+    excl = ["--exclude-flagged", "--id-col", "participant_id", "--exclusions", "{out}/excluded.csv"]
+    for name, flags in (("status_numeric", numeric), ("status_text", text)):
+        folder = _case(
+            name,
+            f"Qualtrics {name.split('_')[1]} Status: IP Address, Imported and Offline kept; "
+            "preview, test, spam and unfinished rows logged with their rule",
+            _score("export.csv", *excl),
+            0,
+            [
+                "left out 7 flagged row(s)",
+                "row 6: survey test (Status 2 = Survey Test)",
+                "row 13: unfinished response",
+            ],
+            rows=_rows(10, 7),
+        )
+        _qualtrics(folder, flags)
+    folder = _case(
+        "status_test_refused",
+        "a Survey Test row (numeric 2) is refused unless flagged rows are excluded",
+        _score("export.csv", "--id-col", "participant_id"),
+        2,
+        ["export.csv", "row 5", "column 'Status'", "survey test", "--exclude-flagged"],
+    )
+    _qualtrics(folder, [("0", "1"), ("2", "1")])
+    for name, flags, column, value in (
+        ("status_unknown_code", [("0", "1"), ("3", "1")], "Status", "'3'"),
+        ("status_unknown_text", [("Deleted", "True")], "Status", "'Deleted'"),
+        ("finished_unknown", [("0", "maybe")], "Finished", "'maybe'"),
+        ("finished_two", [("0", "2")], "Finished", "'2'"),
+    ):
+        folder = _case(
+            name,
+            "a flag value outside Qualtrics' table is refused, not guessed",
+            _score("export.csv", *excl),
+            2,
+            ["export.csv", f"column '{column}'", value, "unknown"],
+        )
+        _qualtrics(folder, flags)
+    for name, finished in (
+        ("finished_truefalse", ("True", "False")),
+        ("finished_numeric", ("1", "0")),
+        ("finished_localized", ("Ja", "Nein")),
+    ):
+        folder = _case(
+            name,
+            f"Finished written as {finished[0]}/{finished[1]}: the unfinished row is logged",
+            _score("export.csv", *excl),
+            0,
+            ["left out 1 flagged row(s)", "row 5: unfinished response"],
+            rows=_rows(3, 1),
+        )
+        _qualtrics(folder, [("0", finished[0]), ("0", finished[1]), ("0", finished[0])])
+
+
+def _text_case(name, description, file, content, args, exit, message, **kw) -> None:
+    folder = _case(name, description, args, exit, message, **kw)
+    data = content if isinstance(content, bytes) else content.encode("utf-8")
+    (folder / file).write_bytes(data)
+
+
+def text_files() -> None:
+    body = "id\ttas4_1\ttas4_2\ttas4_3\ttas4_4\nP01\t4\t5\t3\t4\nP02\t2\t1\t2\t3\n"
+    ok_rows = {"input": 2, "scored": "{out}/scores.csv", "excluded": "{out}/none.csv"}
+    _text_case(
+        "utf16_bom",
+        "Excel 'Unicode text': UTF-16 with a BOM, tab-delimited, is read",
+        "export.txt",
+        b"\xff\xfe" + body.replace("\n", "\r\n").encode("utf-16-le"),
+        _score("export.txt", "--format", "csv"),
+        0,
+        ["scored 2 response row(s)"],
+        rows=ok_rows,
+    )
+    _text_case(
+        "utf16_no_bom",
+        "UTF-16 without a BOM gets a UTF-16 hint, not a latin-1 one",
+        "export.csv",
+        body.encode("utf-16-le"),
+        _score("export.csv"),
+        2,
+        ["export.csv", "UTF-16", "--encoding utf-16-le"],
+        absent=["latin-1"],
+    )
+    _text_case(
+        "tab_delimited",
+        "a tab-delimited export is read (delimiter from the header)",
+        "export.csv",
+        body,
+        _score("export.csv"),
+        0,
+        ["scored 2 response row(s)"],
+        rows=ok_rows,
+    )
+    semi = "id;tas4_1;tas4_2;tas4_3;tas4_4;weight\nP01;4;5;3;4;1,5\nP02;2;1;2;3;0,75\n"
+    _text_case(
+        "semicolon_decimal_comma",
+        "European Excel: semicolons and decimal commas read",
+        "export.csv",
+        semi,
+        _score("export.csv", "--decimal", ","),
+        0,
+        ["scored 2 response row(s)"],
+        rows=ok_rows,
+    )
+    semi_items = "id;tas4_1;tas4_2;tas4_3;tas4_4\nP01;4,0;5;3;4\nP02;2;1;2;3\n"
+    _text_case(
+        "decimal_comma_hint",
+        "a decimal comma in an item names --decimal",
+        "export.csv",
+        semi_items,
+        _score("export.csv"),
+        2,
+        ["export.csv", "row 2", "tas4_1", "'4,0'", "--decimal ,"],
+    )
+    _text_case(
+        "bom_offset",
+        "the byte offset of a bad byte counts the UTF-8 BOM",
+        "export.csv",
+        b"\xef\xbb\xbfid,tas4_1,tas4_2,tas4_3,tas4_4\nP\xe901,4,5,3,4\n",
+        _score("export.csv"),
+        2,
+        ["export.csv", "byte offset 35 (line 2)"],
+    )
+    _text_case(
+        "header_only",
+        "a header without rows is refused with a message",
+        "export.csv",
+        "id,tas4_1,tas4_2,tas4_3,tas4_4\n",
+        _score("export.csv"),
+        2,
+        ["export.csv", "row 1", "no data rows"],
+    )
+    _text_case(
+        "half_point",
+        "a half-point answer is refused",
+        "export.csv",
+        "id,tas4_1,tas4_2,tas4_3,tas4_4\nP01,4,5,3,4\nP02,2.5,1,2,3\n",
+        _score("export.csv"),
+        2,
+        ["export.csv", "row 3", "tas4_1", "not a whole number"],
+    )
+    _text_case(
+        "ids_leading_zeros",
+        "ids with leading zeros are read as text",
+        "export.csv",
+        "id,tas4_1,tas4_2,tas4_3,tas4_4\n007,4,5,3,4\n7,2,1,2,3\n",
+        _score("export.csv"),
+        0,
+        ["scored 2 response row(s)"],
+        rows=ok_rows,
+    )
+    _text_case(
+        "identical_values",
+        "identical answers everywhere: scored, reliability flagged",
+        "export.csv",
+        "id,tas4_1,tas4_2,tas4_3,tas4_4\nP01,3,3,3,3\nP02,3,3,3,3\nP03,3,3,3,3\n",
+        _score("export.csv", "--reliability", "{out}/rel.csv"),
+        0,
+        ["scored 3 response row(s)", "warning:"],
+        rows={"input": 3, "scored": "{out}/scores.csv", "excluded": "{out}/none.csv"},
+    )
+    who5 = ["id", *[f"Q2_{k}" for k in range(1, 6)]]
+    qualtrics_coded = ",".join(who5) + "\nP01,6,5,4,6,3\nP02,2,1,2,3,6\n"
+    item_map = "column,item\n" + "".join(f"Q2_{k},who5_{k}\n" for k in range(1, 6))
+    for name, extra, code, message in (
+        ("recode_hint", [], 2, ["export.csv", "row 2", "'Q2_1 (who5_1)'", "--recode 1-6:0-5"]),
+        ("recode", ["--recode", "1-6:0-5"], 0, ["scored 2 response row(s)"]),
+        (
+            "recode_outside",
+            ["--recode", "2-7:0-5"],
+            2,
+            ["export.csv", "row 3", "'Q2_2 (who5_2)'", "outside the --recode range 2-7"],
+        ),
+    ):
+        folder = _case(
+            name,
+            "Qualtrics' default 1-6 coding of a 0-5 scale",
+            _score("export.csv", "--item-map", "{in}/map.csv", *extra, instrument="who5"),
+            code,
+            message,
+            rows=WHO5_ROWS if code == 0 else None,
+        )
+        (folder / "export.csv").write_text(qualtrics_coded, encoding="utf-8")
+        (folder / "map.csv").write_text(item_map, encoding="utf-8")
+    missing = "id,who5_1,who5_2,who5_3,who5_4,who5_5\nP01,5,4,,3,4\nP02,2,1,2,3,2\n"
+    _text_case(
+        "sum_without_prorate",
+        "a sum scale with a missing answer is not scored",
+        "export.csv",
+        missing,
+        _score("export.csv", instrument="who5"),
+        0,
+        ["2 not computed"],
+        rows=WHO5_ROWS,
+    )
+    _text_case(
+        "prorate",
+        "--prorate scores a sum scale from the answered items",
+        "export.csv",
+        missing,
+        _score("export.csv", "--prorate", instrument="who5"),
+        0,
+        ["scored 2 response row(s)"],
+        absent=["not computed"],
+        rows=WHO5_ROWS,
+    )
+    _text_case(
+        "old_xls",
+        "an old .xls workbook is named, not misread",
+        "export.xls",
+        b"\xd0\xcf\x11\xe0not really",
+        _score("export.xls"),
+        2,
+        ["export.xls", "save the file as .xlsx"],
+    )
+
+
+def outputs() -> None:
+    folder = _case(
+        "out_is_a_folder",
+        "--out naming a folder is refused before reading, without internal file names",
+        ["score", "{in}/export.csv", "--instrument", "tas4", "--out", "{out}"],
+        2,
+        ["--out", "is a folder", "out.csv"],
+        absent=[".tmp", "Is a directory"],
+    )
+    (folder / "export.csv").write_text("id,tas4_1,tas4_2,tas4_3,tas4_4\nP1,4,5,3,4\n", "utf-8")
+
+
+def spss() -> None:
+    folder = _case(
+        "ids_spss_n_format",
+        "an SPSS id in N3 format (shown 007) is read as 007",
+        _score("export.sav"),
+        0,
+        ["scored 2 response row(s)"],
+        rows={"input": 2, "scored": "{out}/scores.csv", "excluded": "{out}/none.csv"},
+    )
+    frame = pd.DataFrame({"id": [7.0, 12.0], **{c: [4.0, 2.0] for c in TAS4}})
+    path = folder / "export.sav"
+    pyreadstat.write_sav(frame, str(path), variable_format={"id": "N3"})
+    raw = bytearray(path.read_bytes())
+    raw[92:109] = b"01 Jan 2400:00:00"  # creation date and time of the SAV header
+    path.write_bytes(bytes(raw))
+
+
+def studies() -> None:
+    folder = _case(
+        "ratings_header_only",
+        "a study whose ratings.csv has a header only is refused with a message",
+        ["report", "{in}/study", "--out", "{out}/report"],
+        2,
+        ["ratings.csv", "row 1", "no ratings"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    ratings = folder / "study" / "ratings.csv"
+    ratings.write_text(ratings.read_text(encoding="utf-8").splitlines()[0] + "\n", "utf-8")
+    folder = _case(
+        "ratings_identical",
+        "identical ratings everywhere: the model says the response does not vary",
+        ["report", "{in}/study", "--out", "{out}/report"],
+        2,
+        ["empathy", "response varies"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    ratings = folder / "study" / "ratings.csv"
+    frame = pd.read_csv(ratings, dtype=str, keep_default_na=False)
+    frame.loc[frame["empathy"] != "", "empathy"] = "3"
+    frame.to_csv(ratings, index=False, lineterminator="\n")
+
+
+if __name__ == "__main__":
+    studies()
+    sheets()
+    qualtrics()
+    text_files()
+    spss()
+    outputs()
