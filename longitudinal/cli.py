@@ -85,6 +85,11 @@ def _check_outputs(outputs: dict[str, Path | None]) -> None:
                 f"cannot write {option} {path}: the folder {folder} does not exist; create it first"
             )
         check_writable(path, option=option)
+        if path.is_dir():
+            raise InvalidParameterError(
+                f"cannot write {option} {path}: it is a folder; name a file (it may be inside "
+                "that folder)"
+            )
         resolved = path.resolve()
         if resolved in seen:
             raise InvalidParameterError(f"{seen[resolved]} and {option} name the same file")
