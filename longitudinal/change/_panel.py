@@ -62,7 +62,7 @@ def _check_waves(waves: object, func: str) -> tuple[Hashable, ...]:
 def _panel(
     data: object,
     *,
-    subject_col: str,
+    id_col: str,
     wave_col: str,
     outcome_col: str,
     waves: object,
@@ -76,7 +76,7 @@ def _panel(
         )
     labels = _check_waves(waves, func)
     for name, col in (
-        ("subject_col", subject_col),
+        ("id_col", id_col),
         ("wave_col", wave_col),
         ("outcome_col", outcome_col),
     ):
@@ -85,10 +85,10 @@ def _panel(
                 f"the `{name}` parameter of {func} must name a column of `data` "
                 f"({', '.join(map(str, data.columns))}); got {col!r}"
             )
-    if len({subject_col, wave_col, outcome_col}) != 3:
+    if len({id_col, wave_col, outcome_col}) != 3:
         raise InvalidParameterError(
-            f"{func} needs three different columns for `subject_col`, `wave_col` and "
-            f"`outcome_col`; got {subject_col!r}, {wave_col!r}, {outcome_col!r}"
+            f"{func} needs three different columns for `id_col`, `wave_col` and "
+            f"`outcome_col`; got {id_col!r}, {wave_col!r}, {outcome_col!r}"
         )
     outcome = data[outcome_col]
     if not pd.api.types.is_numeric_dtype(outcome) or pd.api.types.is_bool_dtype(outcome):
@@ -98,12 +98,12 @@ def _panel(
         )
 
     problems: list[dict[str, Any]] = []
-    subj = data[subject_col]
+    subj = data[id_col]
     wave = data[wave_col]
     values = outcome.astype(float)
     for idx in data.index[subj.isna().to_numpy()]:
         problems.append(
-            {"column": subject_col, "value": None, "reason": f"missing subject id (index {idx!r})"}
+            {"column": id_col, "value": None, "reason": f"missing subject id (index {idx!r})"}
         )
     known = wave.isin(list(labels))
     for idx, val in wave[~known].items():
@@ -120,13 +120,13 @@ def _panel(
             {"column": outcome_col, "value": val, "reason": f"infinite outcome (index {idx!r})"}
         )
     usable = subj.notna() & known
-    dup = data.loc[usable].duplicated(subset=[subject_col, wave_col], keep=False)
+    dup = data.loc[usable].duplicated(subset=[id_col, wave_col], keep=False)
     if dup.any():
-        dups = data.loc[usable].loc[dup, [subject_col, wave_col]]
-        for (sid, wv), grp in dups.groupby([subject_col, wave_col], sort=False):
+        dups = data.loc[usable].loc[dup, [id_col, wave_col]]
+        for (sid, wv), grp in dups.groupby([id_col, wave_col], sort=False):
             problems.append(
                 {
-                    "column": subject_col,
+                    "column": id_col,
                     "value": sid,
                     "reason": (
                         f"subject {sid!r} has {len(grp)} rows at wave {wv!r} "
@@ -143,11 +143,11 @@ def _panel(
             cases, summary=f"{func}: invalid long-format data ({outcome_col!r} by {wave_col!r})"
         )
 
-    keep = data.loc[usable, [subject_col, wave_col]].copy()
+    keep = data.loc[usable, [id_col, wave_col]].copy()
     keep["_y"] = values[usable]
-    subjects = pd.unique(keep[subject_col])
-    wide = keep.set_index([subject_col, wave_col])["_y"].unstack(wave_col)
-    wide = wide.reindex(index=pd.Index(subjects, name=subject_col), columns=list(labels))
+    subjects = pd.unique(keep[id_col])
+    wide = keep.set_index([id_col, wave_col])["_y"].unstack(wave_col)
+    wide = wide.reindex(index=pd.Index(subjects, name=id_col), columns=list(labels))
     wide.columns = pd.Index(list(labels), name=wave_col)
     return _Panel(wide=wide.astype(float), waves=labels)
 
@@ -157,7 +157,7 @@ def _excluded_table(wide: pd.DataFrame) -> pd.DataFrame:
     incomplete = ~observed.all(axis=1)
     rows = [
         {
-            "subject": sid,
+            "id": sid,
             "n_observed": int(observed.loc[sid].sum()),
             "missing_waves": ", ".join(str(w) for w in wide.columns[~observed.loc[sid].to_numpy()]),
         }

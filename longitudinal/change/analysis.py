@@ -19,7 +19,7 @@ from longitudinal.change.results import RCI_COLUMNS, RCI_COUNT_COLUMNS, ChangeRe
 def change_analysis(
     data: pd.DataFrame,
     *,
-    subject_col: str,
+    id_col: str,
     wave_col: str,
     outcome_col: str,
     waves: Sequence[Hashable],
@@ -39,7 +39,7 @@ def change_analysis(
     ----------
     data : pandas.DataFrame
         Long table, one row per subject and wave. A missing outcome is a missing wave.
-    subject_col : str
+    id_col : str
         Column of subject ids.
     wave_col : str
         Column of wave labels.
@@ -106,7 +106,7 @@ def change_analysis(
     >>> rows = [{"id": i, "wave": w, "score": 3 + 0.3 * t + person[i] + rng.normal(0, 0.4)}
     ...         for i in range(n) for t, w in enumerate(["pre", "mid", "post"])]
     >>> df = pd.DataFrame(rows)
-    >>> res = change_analysis(df, subject_col="id", wave_col="wave", outcome_col="score",
+    >>> res = change_analysis(df, id_col="id", wave_col="wave", outcome_col="score",
     ...                       waves=["pre", "mid", "post"], reliability=0.8,
     ...                       random_slope=False)
     >>> res.rm_anova["correction"].tolist()
@@ -117,7 +117,7 @@ def change_analysis(
     func = "change_analysis"
     level = _check_ci_level(ci_level, func)
     common = {
-        "subject_col": subject_col,
+        "id_col": id_col,
         "wave_col": wave_col,
         "outcome_col": outcome_col,
         "waves": waves,
@@ -151,7 +151,7 @@ def change_analysis(
         "function": func,
         "version": _package_version(),
         "parameters": {
-            "subject_col": subject_col,
+            "id_col": id_col,
             "wave_col": wave_col,
             "outcome_col": outcome_col,
             "waves": list(waves),

@@ -81,7 +81,7 @@ def _pingouin_anova(y: np.ndarray) -> tuple[float, float, float]:
 def rm_anova(
     data: pd.DataFrame,
     *,
-    subject_col: str,
+    id_col: str,
     wave_col: str,
     outcome_col: str,
     waves: Sequence[Hashable],
@@ -95,7 +95,7 @@ def rm_anova(
     ----------
     data : pandas.DataFrame
         Long table, one row per subject and wave. A missing outcome is a missing wave.
-    subject_col : str
+    id_col : str
         Column of subject ids.
     wave_col : str
         Column of wave labels.
@@ -171,7 +171,7 @@ def rm_anova(
     ...     "id": [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4],
     ...     "wave": ["pre", "mid", "post"] * 4,
     ...     "score": [2.0, 2.5, 3.5, 3.0, 3.0, 4.0, 2.5, 3.5, 3.5, 4.0, None, 5.0]})
-    >>> res = rm_anova(df, subject_col="id", wave_col="wave", outcome_col="score",
+    >>> res = rm_anova(df, id_col="id", wave_col="wave", outcome_col="score",
     ...                waves=["pre", "mid", "post"])
     >>> res.meta["n_used"], res.meta["n_excluded"], res.meta["excluded_ids"]
     (3, 1, [4])
@@ -181,7 +181,7 @@ def rm_anova(
     func = "rm_anova"
     panel = _panel(
         data,
-        subject_col=subject_col,
+        id_col=id_col,
         wave_col=wave_col,
         outcome_col=outcome_col,
         waves=waves,
@@ -195,7 +195,7 @@ def rm_anova(
         "function": func,
         "version": _package_version(),
         "parameters": {
-            "subject_col": subject_col,
+            "id_col": id_col,
             "wave_col": wave_col,
             "outcome_col": outcome_col,
             "waves": list(panel.waves),
@@ -204,7 +204,7 @@ def rm_anova(
         "n_subjects": int(len(panel.wide)),
         "n_used": int(n),
         "n_excluded": int(len(excluded)),
-        "excluded_ids": excluded["subject"].tolist(),
+        "excluded_ids": excluded["id"].tolist(),
         "exclusion_rule": "complete cases: subjects observed at every wave",
     }
 
@@ -286,7 +286,7 @@ def _ratio(num: float, den: float) -> float:
 def friedman_test(
     data: pd.DataFrame,
     *,
-    subject_col: str,
+    id_col: str,
     wave_col: str,
     outcome_col: str,
     waves: Sequence[Hashable],
@@ -297,7 +297,7 @@ def friedman_test(
     ----------
     data : pandas.DataFrame
         Long table, one row per subject and wave. A missing outcome is a missing wave.
-    subject_col : str
+    id_col : str
         Column of subject ids.
     wave_col : str
         Column of wave labels.
@@ -346,7 +346,7 @@ def friedman_test(
     ...     "id": [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4],
     ...     "wave": ["pre", "mid", "post"] * 4,
     ...     "score": [2.0, 2.5, 3.5, 3.0, 3.0, 4.0, 2.5, 3.5, 3.5, 4.0, 4.5, 5.0]})
-    >>> res = friedman_test(df, subject_col="id", wave_col="wave", outcome_col="score",
+    >>> res = friedman_test(df, id_col="id", wave_col="wave", outcome_col="score",
     ...                     waves=["pre", "mid", "post"])
     >>> float(res.loc[0, "kendall_w"])
     0.875
@@ -354,7 +354,7 @@ def friedman_test(
     func = "friedman_test"
     panel = _panel(
         data,
-        subject_col=subject_col,
+        id_col=id_col,
         wave_col=wave_col,
         outcome_col=outcome_col,
         waves=waves,

@@ -16,7 +16,7 @@ from longitudinal.change.results import DESCRIBE_COLUMNS
 def describe_waves(
     data: pd.DataFrame,
     *,
-    subject_col: str,
+    id_col: str,
     wave_col: str,
     outcome_col: str,
     waves: Sequence[Hashable],
@@ -28,7 +28,7 @@ def describe_waves(
     ----------
     data : pandas.DataFrame
         Long table, one row per subject and wave. A missing outcome is a missing wave.
-    subject_col : str
+    id_col : str
         Column of subject ids.
     wave_col : str
         Column of wave labels.
@@ -70,7 +70,7 @@ def describe_waves(
     >>> from longitudinal.change import describe_waves
     >>> df = pd.DataFrame({"id": [1, 1, 2, 2, 3, 3], "wave": ["pre", "post"] * 3,
     ...                    "score": [2.0, 3.0, 3.0, 3.5, 4.0, 4.5]})
-    >>> describe_waves(df, subject_col="id", wave_col="wave", outcome_col="score",
+    >>> describe_waves(df, id_col="id", wave_col="wave", outcome_col="score",
     ...                waves=["pre", "post"])[["wave", "n", "mean", "sd"]]
        wave  n      mean        sd
     0   pre  3  3.000000  1.000000
@@ -80,7 +80,7 @@ def describe_waves(
     level = _check_ci_level(ci_level, func)
     panel = _panel(
         data,
-        subject_col=subject_col,
+        id_col=id_col,
         wave_col=wave_col,
         outcome_col=outcome_col,
         waves=waves,

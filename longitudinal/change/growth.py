@@ -102,7 +102,7 @@ def _is_singular(fit: _GrowthFit) -> bool:
 def growth_model(
     data: pd.DataFrame,
     *,
-    subject_col: str,
+    id_col: str,
     wave_col: str,
     outcome_col: str,
     waves: Sequence[Hashable],
@@ -120,7 +120,7 @@ def growth_model(
     ----------
     data : pandas.DataFrame
         Long table, one row per subject and wave. A missing outcome is a missing wave.
-    subject_col : str
+    id_col : str
         Column of subject ids.
     wave_col : str
         Column of wave labels.
@@ -205,7 +205,7 @@ def growth_model(
     >>> t = np.tile([0.0, 1.0, 2.0], 30)
     >>> y = 3 + 0.5 * t + rng.normal(0, 0.5, 30)[ids] + rng.normal(0, 0.3, 90)
     >>> df = pd.DataFrame({"id": ids, "wave": np.tile(["pre", "mid", "post"], 30), "y": y})
-    >>> res = growth_model(df, subject_col="id", wave_col="wave", outcome_col="y",
+    >>> res = growth_model(df, id_col="id", wave_col="wave", outcome_col="y",
     ...                    waves=["pre", "mid", "post"], random_slope=False)
     >>> res.fixed["term"].tolist(), res.meta["random_effects"]
     (['Intercept', 'time'], 'intercept')
@@ -222,7 +222,7 @@ def growth_model(
         )
     panel = _panel(
         data,
-        subject_col=subject_col,
+        id_col=id_col,
         wave_col=wave_col,
         outcome_col=outcome_col,
         waves=waves,
@@ -327,7 +327,7 @@ def growth_model(
     g = fit.cov_re
     rand = [
         {
-            "group": "subject",
+            "group": "id",
             "term": "Intercept",
             "variance": float(g[0, 0]),
             "sd": _sqrt0(g[0, 0]),
@@ -338,7 +338,7 @@ def growth_model(
         denom = _sqrt0(g[0, 0]) * _sqrt0(g[1, 1])
         rand.append(
             {
-                "group": "subject",
+                "group": "id",
                 "term": "time",
                 "variance": float(g[1, 1]),
                 "sd": _sqrt0(g[1, 1]),
@@ -359,7 +359,7 @@ def growth_model(
         "function": func,
         "version": _package_version(),
         "parameters": {
-            "subject_col": subject_col,
+            "id_col": id_col,
             "wave_col": wave_col,
             "outcome_col": outcome_col,
             "waves": list(panel.waves),
@@ -369,9 +369,9 @@ def growth_model(
             "backend": backend,
         },
         "formula": (
-            f"{outcome_col} ~ time + (1 + time | {subject_col})"
+            f"{outcome_col} ~ time + (1 + time | {id_col})"
             if structure == "intercept + slope"
-            else f"{outcome_col} ~ time + (1 | {subject_col})"
+            else f"{outcome_col} ~ time + (1 | {id_col})"
         ),
         "random_effects": structure,
         "fallback_reason": fallback_reason,

@@ -101,7 +101,7 @@ def _pairs(waves: tuple[Hashable, ...]) -> list[tuple[Hashable, Hashable]]:
 def pairwise_changes(
     data: pd.DataFrame,
     *,
-    subject_col: str,
+    id_col: str,
     wave_col: str,
     outcome_col: str,
     waves: Sequence[Hashable],
@@ -116,7 +116,7 @@ def pairwise_changes(
     ----------
     data : pandas.DataFrame
         Long table, one row per subject and wave. A missing outcome is a missing wave.
-    subject_col : str
+    id_col : str
         Column of subject ids.
     wave_col : str
         Column of wave labels.
@@ -198,7 +198,7 @@ def pairwise_changes(
     ...     "id": [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4],
     ...     "wave": ["pre", "mid", "post"] * 4,
     ...     "score": [2.0, 2.5, 3.5, 3.0, 3.0, 4.0, 2.5, 3.5, 3.5, 4.0, 4.5, 5.0]})
-    >>> res = pairwise_changes(df, subject_col="id", wave_col="wave", outcome_col="score",
+    >>> res = pairwise_changes(df, id_col="id", wave_col="wave", outcome_col="score",
     ...                        waves=["pre", "mid", "post"])
     >>> res.tests[["term", "estimate", "n"]]
             term  estimate  n
@@ -210,7 +210,7 @@ def pairwise_changes(
     level = _check_ci_level(ci_level, func)
     panel = _panel(
         data,
-        subject_col=subject_col,
+        id_col=id_col,
         wave_col=wave_col,
         outcome_col=outcome_col,
         waves=waves,
@@ -305,7 +305,7 @@ def pairwise_changes(
         "function": func,
         "version": _package_version(),
         "parameters": {
-            "subject_col": subject_col,
+            "id_col": id_col,
             "wave_col": wave_col,
             "outcome_col": outcome_col,
             "waves": list(panel.waves),

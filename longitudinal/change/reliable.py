@@ -28,7 +28,7 @@ from surveys import SurveysWarning, scale_reliability
 def reliable_change(
     data: pd.DataFrame,
     *,
-    subject_col: str,
+    id_col: str,
     wave_col: str,
     outcome_col: str,
     waves: Sequence[Hashable],
@@ -52,7 +52,7 @@ def reliable_change(
     ----------
     data : pandas.DataFrame
         Long table, one row per subject and wave. A missing outcome is a missing wave.
-    subject_col : str
+    id_col : str
         Column of subject ids.
     wave_col : str
         Column of wave labels.
@@ -68,7 +68,7 @@ def reliable_change(
         Where ``reliability`` came from, written in parentheses after it in the source
         description (e.g. ``"computed from the pre items, n = 41"``).
     baseline_items : pandas.DataFrame, optional
-        Item responses at the baseline wave: one row per subject, the ``subject_col`` column
+        Item responses at the baseline wave: one row per subject, the ``id_col`` column
         and one column per item (at least two). Alpha uses the rows with every item answered.
     from_wave, to_wave : hashable, optional
         The waves compared; default the first and the last of ``waves``.
@@ -130,7 +130,7 @@ def reliable_change(
     >>> from longitudinal.change import reliable_change
     >>> df = pd.DataFrame({"id": [1, 1, 2, 2, 3, 3, 4, 4], "wave": ["pre", "post"] * 4,
     ...                    "score": [10.0, 16.0, 12.0, 12.5, 14.0, 8.0, 16.0, 17.0]})
-    >>> res = reliable_change(df, subject_col="id", wave_col="wave", outcome_col="score",
+    >>> res = reliable_change(df, id_col="id", wave_col="wave", outcome_col="score",
     ...                       waves=["pre", "post"], reliability=0.8)
     >>> res.meta["reliability_source"]
     'test-retest r = 0.80 (given)'
@@ -142,7 +142,7 @@ def reliable_change(
     better_up = _check_bool(higher_is_better, "higher_is_better", func)
     panel = _panel(
         data,
-        subject_col=subject_col,
+        id_col=id_col,
         wave_col=wave_col,
         outcome_col=outcome_col,
         waves=waves,
@@ -186,12 +186,12 @@ def reliable_change(
         else:
             source = f"test-retest r = {r:.2f} ({reliability_note})"
     else:
-        if not isinstance(baseline_items, pd.DataFrame) or subject_col not in baseline_items:
+        if not isinstance(baseline_items, pd.DataFrame) or id_col not in baseline_items:
             raise InvalidParameterError(
                 f"the `baseline_items` parameter of {func} must be a DataFrame with the column "
-                f"{subject_col!r} and one column per item; got {type(baseline_items).__name__}"
+                f"{id_col!r} and one column per item; got {type(baseline_items).__name__}"
             )
-        item_cols = [c for c in baseline_items.columns if c != subject_col]
+        item_cols = [c for c in baseline_items.columns if c != id_col]
         items = baseline_items[item_cols]
         item_names = [str(c) for c in item_cols]
         if (
@@ -201,7 +201,7 @@ def reliable_change(
         ):
             raise InvalidParameterError(
                 f"the `baseline_items` parameter of {func} needs at least two distinct numeric "
-                f"item columns besides {subject_col!r}; got {item_cols!r}"
+                f"item columns besides {id_col!r}; got {item_cols!r}"
             )
         x = items.to_numpy(dtype=float)
         if np.isinf(x).any():
@@ -258,7 +258,7 @@ def reliable_change(
     )
     people = pd.DataFrame(
         {
-            "subject": both.index.to_numpy(),
+            "id": both.index.to_numpy(),
             "baseline": both[w0].to_numpy(),
             "followup": both[w1].to_numpy(),
             "change": change.to_numpy(),
@@ -283,7 +283,7 @@ def reliable_change(
         "function": func,
         "version": _package_version(),
         "parameters": {
-            "subject_col": subject_col,
+            "id_col": id_col,
             "wave_col": wave_col,
             "outcome_col": outcome_col,
             "waves": list(panel.waves),

@@ -45,7 +45,7 @@ SPHERICITY_COLUMNS = [
     "hf_epsilon",
     "n",
 ]
-EXCLUDED_COLUMNS = ["subject", "n_observed", "missing_waves"]
+EXCLUDED_COLUMNS = ["id", "n_observed", "missing_waves"]
 PAIRWISE_COLUMNS = [
     "term",
     "wave_from",
@@ -75,7 +75,7 @@ EFFECT_SIZE_COLUMNS = [
 FRIEDMAN_COLUMNS = ["term", "statistic", "df", "p_value", "kendall_w", "n", "n_excluded"]
 FIXED_COLUMNS = ["term", "estimate", "se", "df", "statistic", "p_value", "ci_low", "ci_high"]
 RANDOM_COLUMNS = ["group", "term", "variance", "sd", "correlation"]
-RCI_COLUMNS = ["subject", "baseline", "followup", "change", "rci", "category"]
+RCI_COLUMNS = ["id", "baseline", "followup", "change", "rci", "category"]
 RCI_COUNT_COLUMNS = ["category", "n", "proportion"]
 RCI_CATEGORIES = ("improved", "unchanged", "deteriorated")
 

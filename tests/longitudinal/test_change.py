@@ -29,7 +29,7 @@ from longitudinal.change import (
 from surveys import InputValidationError
 
 WAVES = ["pre", "mid", "post"]
-COLS = {"subject_col": "pid", "wave_col": "wave", "outcome_col": "score", "waves": WAVES}
+COLS = {"id_col": "pid", "wave_col": "wave", "outcome_col": "score", "waves": WAVES}
 
 # Simulation truth: wave means 3.0, 3.4, 3.8, i.e. a linear slope of 0.4 per wave.
 TRUE_INTERCEPT = 3.0
@@ -112,13 +112,13 @@ def test_every_data_problem_is_reported_at_once(sim):
 @pytest.mark.parametrize(
     ("override", "match"),
     [
-        ({"subject_col": "person"}, "subject_col"),
+        ({"id_col": "person"}, "id_col"),
         ({"wave_col": 3}, "wave_col"),
         ({"outcome_col": "note"}, "outcome column 'note'.*numeric"),
         ({"waves": "pre"}, "waves"),
         ({"waves": ["pre"]}, "at least two"),
         ({"waves": ["pre", "pre", "post"]}, "repeat"),
-        ({"subject_col": "score"}, "three different columns"),
+        ({"id_col": "score"}, "three different columns"),
     ],
 )
 def test_bad_parameters_name_the_parameter_and_function(sim, override, match):
@@ -153,7 +153,7 @@ def test_row_order_of_the_long_table_does_not_matter(sim_missing):
         num_a = getattr(a, name).select_dtypes("number").to_numpy(dtype=float)
         num_b = getattr(b, name).select_dtypes("number").to_numpy(dtype=float)
         assert_allclose(num_a, num_b, rtol=1e-10, err_msg=name)
-    people_b = b.reliable_change.set_index("subject").loc[a.reliable_change["subject"]]
+    people_b = b.reliable_change.set_index("id").loc[a.reliable_change["id"]]
     assert_allclose(a.reliable_change["rci"], people_b["rci"], rtol=1e-12)
 
 
@@ -177,7 +177,7 @@ def test_missing_wave_participant_is_kept_in_growth_model_and_counted_out_of_rm_
     assert anova.meta["n_excluded"] == 1
     assert anova.meta["excluded_ids"] == ["p007"]
     assert anova.excluded.to_dict("records") == [
-        {"subject": "p007", "n_observed": 2, "missing_waves": "mid"}
+        {"id": "p007", "n_observed": 2, "missing_waves": "mid"}
     ]
     assert (anova.table["n"] == n - 1).all()
     assert friedman_test(sim_missing, **COLS).loc[0, ["n", "n_excluded"]].tolist() == [n - 1, 1]
@@ -212,7 +212,7 @@ def test_change_analysis_reports_the_exclusions(sim_missing):
     assert res.meta["n_complete"] == 59
     assert res.meta["n_excluded"] == 1
     assert res.meta["excluded_ids"] == ["p007"]
-    assert res.excluded["subject"].tolist() == ["p007"]
+    assert res.excluded["id"].tolist() == ["p007"]
     desc = res.descriptives.set_index("wave")
     assert desc.loc["mid", "n"] == 59 and desc.loc["mid", "n_missing"] == 1
     assert desc.loc["pre", "n"] == 60 and desc.loc["pre", "n_missing"] == 0
@@ -320,7 +320,7 @@ def test_effect_size_intervals_have_nominal_coverage():
             {"pid": np.repeat(np.arange(n), 2), "wave": np.tile(["a", "b"], n), "y": y.ravel()}
         )
         es = pairwise_changes(
-            data, subject_col="pid", wave_col="wave", outcome_col="y", waves=["a", "b"]
+            data, id_col="pid", wave_col="wave", outcome_col="y", waves=["a", "b"]
         ).effect_sizes.set_index("measure")
         for m in hits:
             hits[m] += _covered(es.loc[m, "ci_low"], es.loc[m, "ci_high"], truth[m])
@@ -340,7 +340,7 @@ def test_describe_waves_by_hand():
         }
     )
     out = describe_waves(
-        data, subject_col="pid", wave_col="wave", outcome_col="score", waves=["pre", "post"]
+        data, id_col="pid", wave_col="wave", outcome_col="score", waves=["pre", "post"]
     ).set_index("wave")
     assert out.loc["pre", "n"] == 4 and out.loc["post", "n"] == 2
     assert out.loc["post", "n_missing"] == 2
@@ -350,7 +350,7 @@ def test_describe_waves_by_hand():
     assert_allclose(out.loc["pre", ["median", "min", "max"]].to_numpy(dtype=float), [2.5, 1, 6])
     wide = describe_waves(
         data,
-        subject_col="pid",
+        id_col="pid",
         wave_col="wave",
         outcome_col="score",
         waves=["pre", "post"],
@@ -365,7 +365,7 @@ def test_integer_wave_labels_and_ids_and_a_tuple_of_waves():
     data = pd.DataFrame(
         {"pid": [7, 7, 8, 8, 9, 9], "wave": [2, 1, 1, 2, 1, 2], "y": [2.0, 1, 3, 5, 2, 5]}
     )
-    cols = {"subject_col": "pid", "wave_col": "wave", "outcome_col": "y", "waves": (1, 2)}
+    cols = {"id_col": "pid", "wave_col": "wave", "outcome_col": "y", "waves": (1, 2)}
     tests = pairwise_changes(data, **cols).tests
     assert tests.loc[0, "term"] == "2 - 1"
     assert_allclose(tests.loc[0, "estimate"], np.mean([1.0, 2.0, 3.0]))
@@ -375,7 +375,7 @@ def test_integer_wave_labels_and_ids_and_a_tuple_of_waves():
 def test_describe_waves_with_one_observation_is_nan_without_numpy_warnings():
     data = pd.DataFrame({"pid": [1, 2, 1], "wave": ["pre", "pre", "post"], "score": [1, 2, 5]})
     out = describe_waves(
-        data, subject_col="pid", wave_col="wave", outcome_col="score", waves=["pre", "post"]
+        data, id_col="pid", wave_col="wave", outcome_col="score", waves=["pre", "post"]
     ).set_index("wave")
     assert out.loc["post", "mean"] == 5.0
     assert np.isnan(out.loc["post", "sd"]) and np.isnan(out.loc["post", "ci_low"])
@@ -408,7 +408,7 @@ def test_pair_without_variance_warns_and_is_nan():
     )
     with pytest.warns(DataQualityWarning, match="no variance in change"):
         res = pairwise_changes(
-            data, subject_col="pid", wave_col="wave", outcome_col="y", waves=["a", "b"]
+            data, id_col="pid", wave_col="wave", outcome_col="y", waves=["a", "b"]
         )
     assert res.tests.loc[0, "estimate"] == 1.0
     assert np.isnan(res.tests.loc[0, "statistic"])
@@ -488,7 +488,7 @@ def test_reliable_change_by_hand_and_direction():
             "score": [10.0, 16.0, 12.0, 12.5, 14.0, 8.0, 16.0, 17.0, 18.0],
         }
     )
-    cols = {"subject_col": "pid", "wave_col": "wave", "outcome_col": "score"}
+    cols = {"id_col": "pid", "wave_col": "wave", "outcome_col": "score"}
     res = reliable_change(data, **cols, waves=["pre", "post"], reliability=0.8)
     sd_pre = np.std([10.0, 12.0, 14.0, 16.0, 18.0], ddof=1)
     s_diff = sd_pre * math.sqrt(2) * math.sqrt(0.2)
@@ -533,7 +533,7 @@ def test_reliable_change_compares_chosen_waves(sim):
     b = reliable_change(sim, **COLS, reliability=0.7, from_wave="pre", to_wave="mid")
     assert a.meta["parameters"]["to_wave"] == "post"
     mid = sim[sim["wave"] == "mid"].set_index("pid")["score"]
-    assert_allclose(b.people.set_index("subject")["followup"], mid.loc[b.people["subject"]])
+    assert_allclose(b.people.set_index("id")["followup"], mid.loc[b.people["id"]])
     assert not np.allclose(a.people["rci"], b.people["rci"])
 
 
@@ -579,7 +579,7 @@ def test_reliable_change_alpha_from_items_by_hand():
     )
     res = reliable_change(
         data,
-        subject_col="pid",
+        id_col="pid",
         wave_col="wave",
         outcome_col="score",
         waves=["pre", "post"],
@@ -607,7 +607,7 @@ def test_reliable_change_warns_when_alpha_is_not_positive():
     with pytest.warns(DataQualityWarning, match="internal consistency"):
         res = reliable_change(
             data,
-            subject_col="pid",
+            id_col="pid",
             wave_col="wave",
             outcome_col="score",
             waves=["pre", "post"],
@@ -622,7 +622,7 @@ def test_change_result_fields_are_always_present_and_frozen(sim):
         value = getattr(res, f.name)
         assert isinstance(value, dict if f.name == "meta" else pd.DataFrame), f.name
     assert res.reliable_change.empty and list(res.reliable_change.columns) == [
-        "subject",
+        "id",
         "baseline",
         "followup",
         "change",
@@ -675,7 +675,7 @@ def test_change_result_prints_one_short_line():
          "score": [2.0, 2.5, 3.5, 3.0, 3.0, 4.0, 2.5, 3.5, 3.5, 4.0, 4.5, 5.0]}
     )  # fmt: skip
     with package_warnings():
-        result = change_analysis(df, subject_col="id", wave_col="wave", outcome_col="score",
+        result = change_analysis(df, id_col="id", wave_col="wave", outcome_col="score",
                                  waves=["pre", "mid", "post"])  # fmt: skip
     text = repr(result)
     assert text.startswith("ChangeResult('score': waves pre, mid, post; RM-ANOVA F = ")

@@ -33,7 +33,7 @@ def _analyse(tmp_path, seed):
         data["wave"] = data["wave"].astype(str)
         results[column] = change_analysis(
             data,
-            subject_col="participant_id",
+            id_col="participant_id",
             wave_col="wave",
             outcome_col=column,
             waves=["pre", "mid", "post"],
@@ -65,7 +65,7 @@ def test_missing_mid_wave_is_kept_in_growth_model_and_out_of_rm_anova(tmp_path):
     assert len(missed) == 1
     n_people = truth["n_participants"]
     for result in results.values():
-        assert set(result.excluded["subject"].astype(str)) == set(missed)
+        assert set(result.excluded["id"].astype(str)) == set(missed)
         assert int(result.rm_anova["n"].iloc[0]) == n_people - 1
         assert result.meta["growth"]["n_subjects"] == n_people
         assert result.meta["growth"]["n_obs"] == 3 * n_people - 1

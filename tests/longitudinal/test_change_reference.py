@@ -109,7 +109,7 @@ DESIGNS = {
 def design(name):
     make, subject, wave, outcome, waves = DESIGNS[name]
     return make(), {
-        "subject_col": subject,
+        "id_col": subject,
         "wave_col": wave,
         "outcome_col": outcome,
         "waves": waves,
@@ -171,8 +171,8 @@ def test_rm_anova_counts_out_the_two_incomplete_obk_subjects():
     assert res.meta["n_used"] == 14
     assert res.meta["n_excluded"] == 2
     assert sorted(res.meta["excluded_ids"]) == [1, 5]
-    assert res.excluded.set_index("subject").loc[1, "missing_waves"] == "fup"
-    assert res.excluded.set_index("subject").loc[5, "missing_waves"] == "post"
+    assert res.excluded.set_index("id").loc[1, "missing_waves"] == "fup"
+    assert res.excluded.set_index("id").loc[5, "missing_waves"] == "post"
 
 
 def test_rm_anova_two_waves_is_the_squared_paired_t():
@@ -314,9 +314,9 @@ def test_growth_model_matches_lmer_reml(name, backend):
         assert_allclose(fixed.loc[term, "p_value"], expected_p, rtol=100 * tol["df"])
     rand = res.random.set_index(["group", "term"])
     pairs = [
-        (("subject", "Intercept"), "variance", "id: Intercept"),
-        (("subject", "time"), "variance", "id: time"),
-        (("subject", "time"), "correlation", "id: Intercept, time"),
+        (("id", "Intercept"), "variance", "id: Intercept"),
+        (("id", "time"), "variance", "id: time"),
+        (("id", "time"), "correlation", "id: Intercept, time"),
         (("Residual", ""), "variance", "Residual"),
     ]
     for row, col, term in pairs:
@@ -342,7 +342,7 @@ def test_growth_model_cross_checked_by_statsmodels_mixedlm(name):
         sm = MixedLM(
             long[cols["outcome_col"]].to_numpy(dtype=float),
             x,
-            groups=long[cols["subject_col"]].to_numpy(),
+            groups=long[cols["id_col"]].to_numpy(),
             exog_re=x,
         ).fit(reml=True, method=["lbfgs"], pgtol=1e-10, factr=10)
     tol = GROWTH_TOL["statsmodels"]
@@ -353,7 +353,7 @@ def test_growth_model_cross_checked_by_statsmodels_mixedlm(name):
     rand = res.random.set_index(["group", "term"])
     assert_allclose(rand.loc[("Residual", ""), "variance"], sm.scale, rtol=tol["variance"])
     assert_allclose(
-        rand.loc[("subject", "time"), "variance"], np.asarray(sm.cov_re)[1, 1], rtol=tol["variance"]
+        rand.loc[("id", "time"), "variance"], np.asarray(sm.cov_re)[1, 1], rtol=tol["variance"]
     )
 
 
@@ -366,7 +366,7 @@ SIMULATED = pd.read_csv(
 def test_growth_model_singular_fallback_matches_lme4_is_singular(seed):
     name = f"sim_seed{seed}"
     data = SIMULATED[SIMULATED["seed"] == seed].drop(columns="seed")
-    cols = {"subject_col": "pid", "wave_col": "wave", "outcome_col": "score"}
+    cols = {"id_col": "pid", "wave_col": "wave", "outcome_col": "score"}
     singular = ref(name, "growth", "model", "singular") == 1
     if singular:
         with pytest.warns(DataQualityWarning, match="random intercept only"):
@@ -402,7 +402,7 @@ def test_reliable_change_with_alpha_of_the_pre_items_matches_psych_alpha():
         rtol=CLOSED_FORM,
     )
     expected = [ref("obk_phase", "reliable_change", f"id{i}", "rci") for i in range(1, 17)]
-    assert_allclose(res.people.set_index("subject").loc[range(1, 17), "rci"], expected, rtol=1e-9)
+    assert_allclose(res.people.set_index("id").loc[range(1, 17), "rci"], expected, rtol=1e-9)
     counts = res.counts.set_index("category")["n"]
     for cat in ("improved", "unchanged", "deteriorated"):
         assert counts[cat] == ref("obk_phase", "reliable_change", cat, "n")
@@ -418,9 +418,7 @@ def test_reliable_change_with_given_retest_r_matches_r():
     )
     n = len(res.people)
     expected = [ref(name, "reliable_change", f"row{i}", "rci") for i in range(1, n + 1)]
-    assert_allclose(
-        res.people.set_index("subject").loc[range(1, n + 1), "rci"], expected, rtol=1e-9
-    )
+    assert_allclose(res.people.set_index("id").loc[range(1, n + 1), "rci"], expected, rtol=1e-9)
     counts = res.counts.set_index("category")["n"]
     for cat in ("improved", "unchanged", "deteriorated"):
         assert counts[cat] == ref(name, "reliable_change", cat, "n")

@@ -313,16 +313,14 @@ def test_no_raw_id_in_any_report_file(report, study_dir, key_file):
         for value in [*raw, *sessions]:
             assert value not in text, f"{value} in {name}"
     people = pd.read_csv(report / "tables" / "reliable_change_people.csv")
-    assert set(people["subject"]) <= set(
-        pseudonyms(raw, key=key_file.read_bytes().strip()).values()
-    )
+    assert set(people["id"]) <= set(pseudonyms(raw, key=key_file.read_bytes().strip()).values())
 
 
 def test_no_pseudonymize_keeps_raw_ids(study_dir, tmp_path):
     out = build_report(study_dir, tmp_path / "raw", pseudonymize=False, bayes=False)
     people = pd.read_csv(out / "tables" / "reliable_change_people.csv")
     raw = set(pd.read_csv(study_dir / "participants.csv", dtype=str)["participant_id"])
-    assert set(people["subject"]) <= raw and len(set(people["subject"])) > 1
+    assert set(people["id"]) <= raw and len(set(people["id"])) > 1
 
 
 def test_free_text_never_copied(tmp_path):

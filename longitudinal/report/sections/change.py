@@ -139,7 +139,7 @@ class ChangeSection(Section):
             warnings.simplefilter("always")
             result = change_analysis(
                 data,
-                subject_col=cfg.id_col,
+                id_col=cfg.id_col,
                 wave_col="wave",
                 outcome_col=column,
                 waves=list(cfg.waves),
