@@ -4,7 +4,9 @@
 random effects) by REML or ML with mixedlm, with Satterthwaite or Kenward-Roger degrees of
 freedom, and
 :class:`BayesianMixedModel` fits the same formulas with an ordinal or gaussian likelihood in
-PyMC; :func:`parse_formula` and :func:`build_design` are the formula layer both share. The panel
+PyMC; :class:`OrdinalMixedModel` fits cumulative link mixed models (``ordinal::clmm``) by
+Laplace or adaptive quadrature; :func:`parse_formula` and :func:`build_design` are the formula
+layer they share. The panel
 companions (:func:`fit_within`, :func:`fit_random_effects`, :func:`fit_between`,
 :func:`hausman_test`, :func:`within_between`) wrap ``linearmodels``.
 """
@@ -47,6 +49,7 @@ from models.evaluation import (
 )
 from models.formula import Design, FormulaSpec, RandomBlock, RandomTerm, build_design, parse_formula
 from models.lmm import LikelihoodRatioTest, LinearMixedModel, MixedModelSummary, lrt
+from models.ordinal import OrdinalMixedModel, OrdinalModelSummary
 from models.panel import (
     HausmanTest,
     PanelFit,
@@ -76,6 +79,8 @@ __all__ = [
     "ModelsError",
     "ModelsWarning",
     "NotFittedError",
+    "OrdinalMixedModel",
+    "OrdinalModelSummary",
     "PanelFit",
     "PredictionMetrics",
     "Prior",

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from models._errors import InvalidParameterError
+import numpy as np
+
+from models._errors import FormulaError, InvalidParameterError
+
+if TYPE_CHECKING:
+    from models.formula import Design
 
 
 def check_choice(value: Any, allowed: Sequence[str], *, name: str, where: str) -> str:
@@ -41,3 +46,48 @@ def check_seed(value: Any, *, where: str) -> int | None:
             f"the `seed` parameter of {where} must be a non-negative integer or None; got {value!r}"
         )
     return int(value)
+
+
+def check_design(
+    design: Design, *, where: str, fixed_only: str = "use ordinary least squares"
+) -> None:
+    """Refuse a design whose fixed effects are aliased or whose groups cannot carry effects."""
+    X = design.X.to_numpy()
+    n, p = X.shape
+    formula = design.spec.formula
+    if not design.random:
+        raise FormulaError(
+            f"{where}: the formula {formula!r} has no random-effects term; "
+            f"add one such as '(1 | group)' (for a fixed-effects model {fixed_only})"
+        )
+    if p >= n:
+        raise FormulaError(f"{where}: {p} fixed-effect columns for {n} observations in {formula!r}")
+    if p and np.linalg.matrix_rank(X) < p:
+        kept: list[int] = []
+        aliased = []
+        for j in range(p):
+            if np.linalg.matrix_rank(X[:, kept + [j]]) == len(kept) + 1:
+                kept.append(j)
+            else:
+                aliased.append(str(design.X.columns[j]))
+        if aliased:
+            raise FormulaError(
+                f"{where}: the fixed-effects matrix of {formula!r} is rank deficient; "
+                f"the column(s) {aliased} are linear combinations of the others. Remove them "
+                "from the formula or check the data (e.g. a factor level that never occurs)."
+            )
+    for block in design.random:
+        if block.n_levels < 2:
+            raise FormulaError(
+                f"{where}: the grouping factor {block.group!r} of {formula!r} has "
+                f"{block.n_levels} level in the rows used; random effects need at least 2 "
+                "levels (remove the term or check the data)"
+            )
+        q = block.n_levels * len(block.terms)
+        if block.n_levels >= n or q > n:
+            raise FormulaError(
+                f"{where}: the grouping factor {block.group!r} has "
+                f"{block.n_levels} levels for {len(block.terms)} random-effect column(s) and "
+                f"{n} observations; the random effects and the residual variance are not "
+                "identifiable (lme4 refuses the same fit)"
+            )

@@ -23,17 +23,18 @@ import pandas as pd
 from scipy import stats
 
 from models._backends import mixedlm_lmm as engine
+from models._checks import check_design
 from models._columns import FIXED_COLUMNS
 from models._errors import (
     ConvergenceError,
     ConvergenceWarning,
-    FormulaError,
     InvalidParameterError,
     NotFittedError,
     SingularFitWarning,
 )
 from models._kenward_roger import MAX_KR_OBS, kenward_roger
 from models._satterthwaite import satterthwaite_df, varpar_covariance
+from models._varcorr import json_number, random_tables, singular_description
 from models.formula import Design, build_design, parse_formula
 
 __all__ = ["LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
@@ -184,62 +185,6 @@ def _check_params(model: LinearMixedModel) -> None:
             "the `ci_level` parameter of LinearMixedModel must be a float in (0, 1); "
             f"got {model.ci_level!r}"
         )
-
-
-def _check_design(design: Design) -> None:
-    X = design.X.to_numpy()
-    n, p = X.shape
-    formula = design.spec.formula
-    if not design.random:
-        raise FormulaError(
-            f"LinearMixedModel.fit: the formula {formula!r} has no random-effects term; "
-            "add one such as '(1 | group)' (for a fixed-effects model use ordinary least squares)"
-        )
-    if p >= n:
-        raise FormulaError(
-            f"LinearMixedModel.fit: {p} fixed-effect columns for {n} observations in {formula!r}"
-        )
-    if p and np.linalg.matrix_rank(X) < p:
-        kept: list[int] = []
-        aliased = []
-        for j in range(p):
-            if np.linalg.matrix_rank(X[:, kept + [j]]) == len(kept) + 1:
-                kept.append(j)
-            else:
-                aliased.append(str(design.X.columns[j]))
-        if aliased:
-            raise FormulaError(
-                f"LinearMixedModel.fit: the fixed-effects matrix of {formula!r} is rank deficient; "
-                f"the column(s) {aliased} are linear combinations of the others. Remove them "
-                "from the formula or check the data (e.g. a factor level that never occurs)."
-            )
-    for block in design.random:
-        if block.n_levels < 2:
-            raise FormulaError(
-                f"LinearMixedModel.fit: the grouping factor {block.group!r} of {formula!r} has "
-                f"{block.n_levels} level in the rows used; random effects need at least 2 "
-                "levels (remove the term or check the data)"
-            )
-        q = block.n_levels * len(block.terms)
-        if block.n_levels >= n or q > n:
-            raise FormulaError(
-                f"LinearMixedModel.fit: the grouping factor {block.group!r} has "
-                f"{block.n_levels} levels for {len(block.terms)} random-effect column(s) and "
-                f"{n} observations; the random effects and the residual variance are not "
-                "identifiable (lme4 refuses the same fit)"
-            )
-
-
-def _float_or_none(x: Any) -> Any:
-    if x is None:
-        return None
-    if isinstance(x, bool | np.bool_):
-        return bool(x)
-    if isinstance(x, int | np.integer):
-        return int(x)
-    if isinstance(x, float | np.floating):
-        return None if not np.isfinite(x) else float(x)
-    return x
 
 
 class LinearMixedModel:
@@ -460,7 +405,7 @@ class LinearMixedModel:
             )
         spec = parse_formula(self.formula)
         design = build_design(spec, data)
-        _check_design(design)
+        check_design(design, where="LinearMixedModel.fit")
         n = design.n_obs
         if self.ddf == "kenward-roger" and n > MAX_KR_OBS:
             raise InvalidParameterError(
@@ -738,44 +683,14 @@ class LinearMixedModel:
         )
 
     def _random_tables(self, Ts: list[np.ndarray], sigma: float):
-        rows, corr_rows = [], []
-        for block, T in zip(self.design_.random, Ts, strict=True):
-            cov = sigma**2 * (T @ T.T)
-            sd = np.sqrt(np.diag(cov))
-            for i, term in enumerate(block.terms):
-                rows.append((block.group, term, cov[i, i], sd[i]))
-            for j in range(len(block.terms)):
-                for i in range(j + 1, len(block.terms)):
-                    denom = sd[i] * sd[j]
-                    corr = cov[i, j] / denom if denom > 0 else np.nan
-                    corr_rows.append((block.group, block.terms[j], block.terms[i], cov[i, j], corr))
-        rows.append(("Residual", None, sigma**2, sigma))
-        heads = ("group", "term", "variance", "sd")
-        random = pd.DataFrame(dict(zip(heads, zip(*rows, strict=True), strict=True)))
-        names = ("group", "term1", "term2", "covariance", "corr")
-        cols = list(zip(*corr_rows, strict=True)) or [()] * len(names)
-        corr = pd.DataFrame(
-            {
-                name: np.asarray(col, dtype=float if name in ("covariance", "corr") else object)
-                for name, col in zip(names, cols, strict=True)
-            }
+        random, corr = random_tables(self.design_.random, Ts, sigma)
+        residual = pd.DataFrame(
+            {"group": ["Residual"], "term": [None], "variance": [sigma**2], "sd": [sigma]}
         )
-        return random, corr
+        return pd.concat([random, residual], ignore_index=True), corr
 
     def _singular_description(self) -> str:
-        parts = []
-        for block, T in zip(self.design_.random, self._Ts, strict=True):
-            d = np.diag(T)
-            for i, term in enumerate(block.terms):
-                if d[i] < SINGULAR_TOL:
-                    if i == 0 or np.allclose(T[i, :i], 0):
-                        parts.append(f"variance of {term!r} in {block.group!r} estimated at 0")
-                    else:
-                        parts.append(
-                            f"{term!r} in {block.group!r} is perfectly correlated (+-1) with "
-                            "the terms before it"
-                        )
-        return "; ".join(parts)
+        return singular_description(self.design_.random, self._Ts, SINGULAR_TOL)
 
     # -----------------------------------------------------------------------------------------
     @property
@@ -1032,21 +947,21 @@ class LinearMixedModel:
         """
         self._check_fitted("to_dict")
         fixed = [
-            {k: _float_or_none(v) if k != "term" else str(v) for k, v in row.items()}
+            {k: json_number(v) if k != "term" else str(v) for k, v in row.items()}
             for row in self.fixed_.to_dict(orient="records")
         ]
         random: list[dict[str, Any]] = []
         for row in self.random_.itertuples(index=False):
             if row.group == "Residual":
                 continue
-            random.append({"group": row.group, "term": row.term, "sd": _float_or_none(row.sd)})
+            random.append({"group": row.group, "term": row.term, "sd": json_number(row.sd)})
         for row in self.random_corr_.itertuples(index=False):
             random.append(
                 {
                     "group": row.group,
                     "term1": row.term1,
                     "term2": row.term2,
-                    "corr": _float_or_none(row.corr),
+                    "corr": json_number(row.corr),
                 }
             )
         out = {
@@ -1057,14 +972,14 @@ class LinearMixedModel:
             "groups": dict(self.groups_),
             "fixed": fixed,
             "random": random,
-            "residual_sd": _float_or_none(self.sigma_),
-            "loglik": _float_or_none(self.loglik_),
-            "reml_criterion": _float_or_none(self.reml_criterion_),
-            "aic": _float_or_none(self.aic_),
-            "bic": _float_or_none(self.bic_),
+            "residual_sd": json_number(self.sigma_),
+            "loglik": json_number(self.loglik_),
+            "reml_criterion": json_number(self.reml_criterion_),
+            "aic": json_number(self.aic_),
+            "bic": json_number(self.bic_),
             "converged": self.converged_,
             "singular": self.singular_,
-            "seconds": _float_or_none(self.seconds_),
+            "seconds": json_number(self.seconds_),
         }
         return {k: out[k] for k in DICT_KEYS}
 
