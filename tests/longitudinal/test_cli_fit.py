@@ -8,10 +8,11 @@ import pytest
 from longitudinal.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-KEYS = {
-    "engine", "formula", "reml", "n_obs", "groups", "fixed", "random", "residual_sd",
-    "loglik", "reml_criterion", "aic", "bic", "converged", "singular", "seconds",
-}  # fmt: skip
+COMMON = [
+    "engine", "family", "formula", "n_obs", "groups", "converged", "fixed", "random",
+    "thresholds", "loglik", "divergences", "r_hat_max", "ess_bulk_min", "seconds",
+]  # fmt: skip
+KEYS = {*COMMON, "reml", "residual_sd", "reml_criterion", "aic", "bic", "singular"}
 FIXED_COLUMNS = {"term", "estimate", "se", "df", "statistic", "p_value", "ci_low", "ci_high"}
 
 
@@ -29,8 +30,9 @@ def test_fit_sleepstudy_matches_lme4(tmp_path, capsys):
     )
     assert code == 0, capsys.readouterr().err
     fit = json.loads(out.read_text())
-    assert set(fit) == KEYS
+    assert set(fit) == KEYS and list(fit)[: len(COMMON)] == COMMON
     assert fit["engine"] == "lmm" and fit["reml"] is True and fit["n_obs"] == 180
+    assert fit["family"] == "gaussian" and fit["thresholds"] is None and fit["divergences"] is None
     assert fit["groups"] == {"Subject": 18}
     assert all(set(row) == FIXED_COLUMNS for row in fit["fixed"])
     rows = {row["term"]: row for row in fit["fixed"]}
@@ -79,4 +81,66 @@ def test_fit_empty_data_exits_2(tmp_path, capsys):
     out = tmp_path / "fit.json"
     assert main(["fit", str(data), "--formula", "y ~ x + (1 | g)", "--out", str(out)]) == 2
     assert "no data rows" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_fit_clmm_matches_ordinal_clmm(tmp_path, capsys):
+    out = tmp_path / "fit.json"
+    args = ["fit", str(DATA / "ordinal_wine.csv"), "--engine", "clmm", "--formula"]
+    args += ["rating ~ temp + contact + (1 | judge)", "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "Cumulative link mixed model" in printed and "Thresholds:" in printed
+    fit = json.loads(out.read_text())
+    assert list(fit)[: len(COMMON)] == COMMON
+    assert fit["engine"] == "clmm" and fit["family"] == "ordinal" and fit["converged"]
+    assert all(set(row) == FIXED_COLUMNS and row["df"] is None for row in fit["fixed"])
+    # ordinal::clmm 2022.11 (tests/models/reference/clmm.json): tempwarm 3.062994,
+    # threshold 1|2 -1.623664, judge SD 1.131131, logLik -81.56541
+    rows = {row["term"]: row for row in fit["fixed"]}
+    assert rows["temp[T.warm]"]["estimate"] == pytest.approx(3.062994, rel=1e-4)
+    assert fit["thresholds"][0]["term"] == "1|2"
+    assert fit["thresholds"][0]["estimate"] == pytest.approx(-1.623664, rel=1e-4)
+    assert fit["random"][0]["sd"] == pytest.approx(1.131131, rel=1e-3)
+    assert fit["loglik"] == pytest.approx(-81.56541, rel=1e-6)
+    assert fit["divergences"] is None and fit["r_hat_max"] is None
+
+
+def test_fit_bayes_writes_the_common_keys(tmp_path, capsys):
+    out = tmp_path / "fit.json"
+    args = ["fit", str(DATA / "ordinal_wine.csv"), "--engine", "bayes", "--formula"]
+    args += ["rating ~ temp + (1 | judge)", "--draws", "100", "--tune", "100", "--chains", "2"]
+    args += ["--seed", "3", "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "Bayesian ordinal mixed model" in printed
+    fit = json.loads(out.read_text())
+    assert list(fit)[: len(COMMON)] == COMMON
+    assert fit["engine"] == "bayes" and fit["family"] == "ordinal" and fit["loglik"] is None
+    assert all(set(row) == FIXED_COLUMNS | {"r_hat", "ess_bulk"} for row in fit["fixed"])
+    assert fit["fixed"][0]["p_value"] is None
+    assert [t["term"] for t in fit["thresholds"]] == ["1|2", "2|3", "3|4", "4|5"]
+    assert isinstance(fit["divergences"], int) and fit["ess_bulk_min"] > 0
+    # 100 draws cannot pass the diagnostics gate: the record says it did not converge
+    assert fit["converged"] is False and fit["failures"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--engine", "clmm", "--ml"], "--ml"),
+        (["--engine", "lmm", "--draws", "10"], "--draws"),
+        (["--engine", "lmm", "--family", "ordinal"], "--engine clmm"),
+        (["--engine", "clmm", "--family", "gaussian"], "--engine lmm"),
+        (["--engine", "clmm", "--n-agq", "5"], "quadrature"),
+        (["--engine", "bayes", "--family", "gaussian", "--link", "probit"], "--link"),
+    ],
+)
+def test_fit_options_that_do_not_fit_the_engine(tmp_path, capsys, extra, message):
+    out = tmp_path / "fit.json"
+    args = ["fit", str(DATA / "ordinal_wine.csv"), "--formula"]
+    args += ["rating ~ temp + (1 | judge) + (1 | bottle)", *extra, "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
     assert not out.exists()

@@ -1,0 +1,168 @@
+"""One JSON record for a mixed model fitted by any engine (the ``longitudinal fit`` output).
+
+Every engine writes the same keys, :data:`COMMON_KEYS`, in that order, with ``None`` where a
+key does not apply (``loglik`` for the sampler, ``divergences`` for the likelihood engines,
+``thresholds`` for gaussian models); what only one engine has follows them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from models._varcorr import json_number
+
+__all__ = ["COMMON_KEYS", "FIXED_KEYS", "fit_record", "summary_text"]
+
+COMMON_KEYS = (
+    "engine",
+    "family",
+    "formula",
+    "n_obs",
+    "groups",
+    "converged",
+    "fixed",
+    "random",
+    "thresholds",
+    "loglik",
+    "divergences",
+    "r_hat_max",
+    "ess_bulk_min",
+    "seconds",
+)
+"""Keys every engine writes, in order."""
+
+FIXED_KEYS = ("term", "estimate", "se", "df", "statistic", "p_value", "ci_low", "ci_high")
+"""Keys of each row of ``fixed`` (the sampler adds ``r_hat`` and ``ess_bulk``)."""
+
+
+def _rows(frame: pd.DataFrame, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    out = []
+    for rec in frame.to_dict(orient="records"):
+        out.append({k: (str(rec[k]) if k == "term" else json_number(rec.get(k))) for k in keys})
+    return out
+
+
+def fit_record(model: Any) -> dict[str, Any]:
+    """Build the common record of a fitted linear, ordinal or Bayesian mixed model.
+
+    Parameters
+    ----------
+    model : fitted model
+        One of the package's three mixed models.
+
+    Returns
+    -------
+    dict
+        :data:`COMMON_KEYS` first, then the engine's own keys (``reml, residual_sd, aic,
+        bic, singular`` for the linear model; ``link, threshold, n_agq, aic, bic, singular``
+        for the ordinal one; ``link, sampler, draws, chains, ess_tail_min, bfmi_min,
+        failures`` for the sampler).
+    """
+    own = model.to_dict()
+    engine = own["engine"]
+    if engine == "bayes":
+        fixed = model.fixed_effects()
+        fixed = fixed.assign(df=None, statistic=None, p_value=None)
+        random = [{"group": r["group"], "term": r["term"], "sd": r["sd"]} for r in own["random"]]
+        for r in own["correlations"]:
+            term1, term2 = str(r["term"]).split(",", 1)
+            random.append(
+                {"group": r["group"], "term1": term1, "term2": term2, "corr": r["estimate"]}
+            )
+        record = {
+            "engine": "bayes",
+            "family": own["family"],
+            "formula": own["formula"],
+            "n_obs": own["n_obs"],
+            "groups": own["groups"],
+            "converged": not own["failures"],
+            "fixed": _rows(fixed, (*FIXED_KEYS, "r_hat", "ess_bulk")),
+            "random": random,
+            "thresholds": (
+                [
+                    {k: r[k] for k in ("term", "estimate", "se", "ci_low", "ci_high")}
+                    for r in own["cutpoints"]
+                ]
+                if own["family"] == "ordinal"
+                else None
+            ),
+            "loglik": None,
+            "divergences": own["divergences"],
+            "r_hat_max": own["r_hat_max"],
+            "ess_bulk_min": own["ess_bulk_min"],
+            "seconds": own["seconds"],
+        }
+        extra = ("link", "sampler", "draws", "chains", "ess_tail_min", "bfmi_min", "failures")
+    elif engine == "clmm":
+        record = {
+            **{k: own[k] for k in ("engine", "family", "formula", "n_obs", "groups")},
+            "converged": own["converged"],
+            "fixed": own["fixed"],
+            "random": own["random"],
+            "thresholds": _rows(
+                model.thresholds_, ("term", "estimate", "se", "statistic", "ci_low", "ci_high")
+            ),
+            "loglik": own["loglik"],
+            "divergences": None,
+            "r_hat_max": None,
+            "ess_bulk_min": None,
+            "seconds": own["seconds"],
+        }
+        extra = ("link", "threshold", "n_agq", "aic", "bic", "singular")
+    else:
+        record = {
+            "engine": "lmm",
+            "family": "gaussian",
+            **{k: own[k] for k in ("formula", "n_obs", "groups", "converged", "fixed", "random")},
+            "thresholds": None,
+            "loglik": own["loglik"],
+            "divergences": None,
+            "r_hat_max": None,
+            "ess_bulk_min": None,
+            "seconds": own["seconds"],
+        }
+        extra = ("reml", "reml_criterion", "residual_sd", "aic", "bic", "singular")
+    record.update({k: own[k] for k in extra})
+    return record
+
+
+def _num(value: Any, decimals: int) -> str:
+    return "n/a" if value is None else f"{value:.{decimals}f}"
+
+
+def summary_text(model: Any, record: dict[str, Any]) -> str:
+    """Write the terminal summary: the model's own text, or the sampler's tables."""
+    if record["engine"] != "bayes":
+        return model.summary().text
+    number = lambda v: f"{v:.4f}"  # noqa: E731
+    fixed = model.fixed_effects().drop(columns=["ess_tail"])
+    lines = [
+        f"Bayesian {record['family']} mixed model ({record['link']} link): {record['formula']}",
+        f"n = {record['n_obs']}; groups: "
+        + ", ".join(f"{g} {k}" for g, k in record["groups"].items()),
+        f"{record['chains']} chains x {record['draws']} draws ({record['sampler']}); "
+        f"divergences {record['divergences']}, max R-hat {_num(record['r_hat_max'], 3)}, "
+        f"min bulk ESS {_num(record['ess_bulk_min'], 0)}",
+        "diagnostics passed"
+        if record["converged"]
+        else "diagnostics FAILED: " + "; ".join(record["failures"]),
+        "",
+        "Fixed effects (posterior mean, sd, highest-density interval):",
+        fixed.to_string(index=False, float_format=number),
+        "",
+        "Variance components:",
+        model.random_effects()
+        .drop(columns=["ess_tail"])
+        .to_string(index=False, float_format=number),
+    ]
+    if record["thresholds"]:
+        lines += [
+            "",
+            "Thresholds:",
+            model.cutpoints()
+            .drop(columns=["ess_tail"])
+            .to_string(index=False, float_format=number),
+        ]
+    return "\n".join(lines)
