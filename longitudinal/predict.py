@@ -73,7 +73,7 @@ import pandas as pd
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import atomic_write, check_out_dir
 from longitudinal.frames import scale_column
-from models._errors import DataQualityWarning
+from models._errors import DataQualityWarning, ModelsError
 from models._errors import InvalidParameterError as ModelsInvalidParameterError
 from models.evaluation import (
     DEFAULT_THRESHOLD,
@@ -160,6 +160,11 @@ MODEL_DESCRIPTIONS = {
     "lmm_full": (
         "linear mixed model: traits + states (between/within) + session features "
         "(between/within) + week; random intercept and week slope per participant"
+    ),
+    "clmm_full": (
+        "cumulative link (ordinal) mixed model with the predictors of lmm_full, by maximum "
+        "likelihood; random intercept and week slope per participant; prediction = expected "
+        "rating averaged over the participant effects"
     ),
     "bayes_ordinal": (
         "Bayesian cumulative-logit model with the predictors of lmm_full; random intercept "
@@ -712,12 +717,13 @@ class EmpathyEffects:
     ----------
     effects : pandas.DataFrame
         One row per engine x scale x predictor (columns :data:`EFFECT_COLUMNS`):
-        ``engine`` (``lmm`` or ``bayes_ordinal``), ``scale`` (``rating``: rating points per
-        unit of the predictor; ``logit``: latent logit units per unit), ``quantity``
-        (``coefficient``, or ``average marginal effect`` for the Bayesian model on the rating
-        scale), ``term``, ``label``, ``kind``, ``part``, ``estimate``, ``se`` (standard error
-        or posterior SD), ``df`` and ``p_value`` (LMM, Satterthwaite), ``ci_low, ci_high``
-        (LMM: t interval; Bayesian: highest-density interval), ``prob_positive`` (posterior
+        ``engine`` (``lmm``, ``clmm`` or ``bayes_ordinal``), ``scale`` (``rating``: rating
+        points per unit of the predictor; ``logit``: latent logit units per unit),
+        ``quantity`` (``coefficient``, or ``average marginal effect`` for the ordinal models on
+        the rating scale), ``term``, ``label``, ``kind``, ``part``, ``estimate``, ``se``
+        (standard error or posterior SD), ``df`` and ``p_value`` (LMM: Satterthwaite; clmm: z,
+        df NaN), ``ci_low, ci_high`` (LMM: t interval; clmm: Wald; Bayesian: highest-density
+        interval), ``prob_positive`` (posterior
         probability that the effect is above 0), ``r_hat``, ``ess_bulk`` (Bayesian).
     variance : pandas.DataFrame
         Variance decomposition (columns :data:`VARIANCE_COLUMNS`): ``engine``, ``model``
@@ -732,6 +738,8 @@ class EmpathyEffects:
         The effects model.
     lmm : models.lmm.LinearMixedModel
         The fitted LMM.
+    clmm : models.ordinal.OrdinalMixedModel or None
+        The fitted cumulative link mixed model (None when not fitted).
     bayes : models.bayes.BayesianMixedModel or None
         The fitted Bayesian model (None when not requested).
     notes : tuple of str
@@ -748,6 +756,7 @@ class EmpathyEffects:
     bayes: Any
     notes: tuple[str, ...]
     meta: dict[str, Any]
+    clmm: Any = None
 
 
 def _hdi(draws: np.ndarray, ci_level: float) -> tuple[float, float]:
@@ -822,6 +831,80 @@ def _lmm_effects(model: Any, predictors: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS)
 
 
+def _clmm_effects(model: Any, predictors: pd.DataFrame) -> tuple[pd.DataFrame, float]:
+    """Coefficients (logit) and average marginal effects on the expected rating (Wald)."""
+    info = predictors.set_index("predictor")
+    eta = model.linear_predictor().to_numpy()
+    cats = np.asarray(model.categories_, dtype=float)
+    gaps = np.diff(cats)
+    slope = float(
+        (_density(model.cutpoints_[None, :] - eta[:, None], model.link) * gaps).sum(axis=1).mean()
+    )
+    fixed = model.fixed_.set_index("term")
+    rows = []
+    for term in predictors["predictor"]:
+        if term not in fixed.index:
+            continue
+        rec = fixed.loc[term]
+        base = {
+            "engine": "clmm",
+            "term": term,
+            "label": info.at[term, "label"],
+            "kind": info.at[term, "kind"],
+            "part": info.at[term, "part"],
+            "df": np.nan,
+            "p_value": rec["p_value"],
+        }
+        for scale, quantity, factor in (
+            ("logit", "coefficient", 1.0),
+            ("rating", "average marginal effect", slope),
+        ):
+            rows.append(
+                {
+                    **base,
+                    "scale": scale,
+                    "quantity": quantity,
+                    "estimate": rec["estimate"] * factor,
+                    "se": rec["se"] * factor,
+                    "ci_low": rec["ci_low"] * factor,
+                    "ci_high": rec["ci_high"] * factor,
+                }
+            )
+    return pd.DataFrame(rows, columns=EFFECT_COLUMNS), slope
+
+
+def _point_shares(
+    engine: str, label: str, scale: str, comps: list[tuple[str, float]]
+) -> pd.DataFrame:
+    """Variance shares of point estimates (no intervals); a component at 0 is flagged."""
+    total = sum(v for _, v in comps)
+    rows = [
+        {
+            "engine": engine,
+            "model": label,
+            "scale": scale,
+            "component": component,
+            "variance": var,
+            "variance_ci_low": np.nan,
+            "variance_ci_high": np.nan,
+            "icc": var / total,
+            "icc_ci_low": np.nan,
+            "icc_ci_high": np.nan,
+            "at_boundary": bool(component != "residual" and var <= 1e-8 * total),
+        }
+        for component, var in comps
+    ]
+    return pd.DataFrame(rows, columns=VARIANCE_COLUMNS)
+
+
+def _clmm_variance(model: Any, *, id_col: str) -> pd.DataFrame:
+    names = {id_col: "participant", "session_id": "session", "story_id": "story"}
+    rand = model.random_[model.random_["term"] == "Intercept"]
+    comps = [(names.get(r.group, r.group), float(r.variance)) for r in rand.itertuples()]
+    comps.append(("residual", math.pi**2 / 3.0 if model.link == "logit" else 1.0))
+    return _point_shares("clmm", "conditional", model.link, comps)
+
+
 def _bayes_effects(
     model: Any, data: pd.DataFrame, formula: str, predictors: pd.DataFrame, ci_level: float
 ) -> tuple[pd.DataFrame, np.ndarray]:
@@ -876,28 +959,12 @@ def _bayes_effects(
 def _lmm_variance(model: Any, *, id_col: str, label: str) -> pd.DataFrame:
     rand = model.random_
     names = {id_col: "participant", "session_id": "session", "story_id": "story"}
-    rows = []
     intercepts = rand[(rand["term"] == "Intercept") | (rand["group"] == "Residual")]
-    total = float(intercepts["variance"].sum())
-    for rec in intercepts.itertuples(index=False):
-        component = "residual" if rec.group == "Residual" else names.get(rec.group, rec.group)
-        var = float(rec.variance)
-        rows.append(
-            {
-                "engine": "lmm",
-                "model": label,
-                "scale": "rating",
-                "component": component,
-                "variance": var,
-                "variance_ci_low": np.nan,
-                "variance_ci_high": np.nan,
-                "icc": var / total,
-                "icc_ci_low": np.nan,
-                "icc_ci_high": np.nan,
-                "at_boundary": bool(component != "residual" and var <= 1e-8 * total),
-            }
-        )
-    return pd.DataFrame(rows, columns=VARIANCE_COLUMNS)
+    comps = [
+        ("residual" if r.group == "Residual" else names.get(r.group, r.group), float(r.variance))
+        for r in intercepts.itertuples(index=False)
+    ]
+    return _point_shares("lmm", label, "rating", comps)
 
 
 def _bayes_variance(model: Any, blocks: list[Any], *, id_col: str, ci_level: float) -> pd.DataFrame:
@@ -941,6 +1008,7 @@ def fit_empathy_models(
     data: EmpathyData,
     *,
     include_bayes: bool = True,
+    include_clmm: bool = True,
     story_effects: bool = True,
     draws: int = 500,
     tune: int = 500,
@@ -958,6 +1026,9 @@ def fit_empathy_models(
         From :func:`empathy_data`.
     include_bayes : bool, default True
         Also fit the Bayesian cumulative-logit model (needs whole-number ratings).
+    include_clmm : bool, default True
+        Also fit the cumulative link (ordinal) mixed model by maximum likelihood (needs
+        whole-number ratings).
     story_effects : bool, default True
         Random intercept per story in the effects models.
     draws, tune, chains : int, default 500, 500, 2
@@ -1026,7 +1097,12 @@ def fit_empathy_models(
             f"the `data` parameter of {func} must be an EmpathyData (from empathy_data); "
             f"got {type(data).__name__}"
         )
-    for name, value in (("include_bayes", include_bayes), ("story_effects", story_effects)):
+    flags = (
+        ("include_bayes", include_bayes),
+        ("include_clmm", include_clmm),
+        ("story_effects", story_effects),
+    )
+    for name, value in flags:
         if not isinstance(value, bool):
             raise InvalidParameterError(
                 f"the `{name}` parameter of {func} must be True or False; got {value!r}"
@@ -1038,7 +1114,7 @@ def fit_empathy_models(
     ci_level = _check_ci(ci_level, func=func)
     frame = data.data
     response = data.response_col
-    if include_bayes:
+    if include_bayes or include_clmm:
         _check_whole(frame[response], func=func)
     sampler = sampler or _default_sampler()
 
@@ -1079,6 +1155,20 @@ def fit_empathy_models(
         if story_effects:
             random += " + (1 | story_id)"
         null = LinearMixedModel(f"{response} ~ 1 + {random}", reml=True).fit(frame)
+        clmm = None
+        if include_clmm:
+            from models.ordinal import OrdinalMixedModel
+
+            start = time.perf_counter()
+            try:
+                clmm = OrdinalMixedModel(formula, ci_level=ci_level).fit(frame)
+            except ModelsError as err:
+                warnings.warn(
+                    f"the cumulative link (ordinal) mixed model could not be fitted: {err}",
+                    DataQualityWarning,
+                    stacklevel=2,
+                )
+            timings["clmm"] = time.perf_counter() - start
         bayes = None
         if include_bayes:
             from models.bayes import BayesianMixedModel
@@ -1118,6 +1208,16 @@ def fit_empathy_models(
         "ci_level": ci_level,
         "seconds": timings,
     }
+    if clmm is not None:
+        table, clmm_slope = _clmm_effects(clmm, data.predictors)
+        parts.append(table)
+        variance.append(_clmm_variance(clmm, id_col=data.id_col))
+        meta["clmm"] = {
+            "converged": clmm.converged_,
+            "singular": clmm.singular_,
+            "loglik": clmm.loglik_,
+            "marginal_slope": clmm_slope,
+        }
     if bayes is not None:
         table, slope = _bayes_effects(bayes, frame, formula, data.predictors, ci_level)
         parts.append(table)
@@ -1144,6 +1244,7 @@ def fit_empathy_models(
         bayes=bayes,
         notes=tuple(notes),
         meta=meta,
+        clmm=clmm,
     )
 
 
@@ -1151,8 +1252,9 @@ def _check_whole(values: pd.Series, *, func: str) -> None:
     v = values.to_numpy(dtype=float)
     if not np.all(np.equal(np.round(v), v)):
         raise InvalidParameterError(
-            f"{func}: the Bayesian ordinal model needs whole-number ratings; this study has "
-            "fractional ones (a continuous slider?). Pass include_bayes=False."
+            f"{func}: the ordinal models need whole-number ratings; this study has "
+            "fractional ones (a continuous slider?). Pass include_bayes=False and "
+            "include_clmm=False."
         )
 
 
@@ -1384,10 +1486,12 @@ def plot_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> Figure:
     lmm = effects[(effects["engine"] == "lmm") & (effects["scale"] == "rating")]
     bayes_r = effects[(effects["engine"] == "bayes_ordinal") & (effects["scale"] == "rating")]
     bayes_l = effects[(effects["engine"] == "bayes_ordinal") & (effects["scale"] == "logit")]
+    clmm_r = effects[(effects["engine"] == "clmm") & (effects["scale"] == "rating")]
+    clmm_l = effects[(effects["engine"] == "clmm") & (effects["scale"] == "logit")]
     order = list(dict.fromkeys(effects["term"]))
     labels = {rec.term: _term_label(rec) for rec in effects.drop_duplicates("term").itertuples()}
     n = len(order)
-    two = not bayes_l.empty
+    two = not (bayes_l.empty and clmm_l.empty)
     from longitudinal.plotting import figure_style
 
     with figure_style() as sns:
@@ -1419,11 +1523,19 @@ def plot_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> Figure:
             )
 
         ax = axes[0]
-        draw(ax, lmm, 0.15, palette[0], "o", f"LMM coefficient ({pct} CI)")
+        draw(ax, lmm, 0.2, palette[0], "o", f"LMM coefficient ({pct} CI)")
+        draw(
+            ax,
+            clmm_r,
+            0.0,
+            palette[2],
+            "^",
+            f"ordinal mixed model: average marginal effect ({pct} CI)",
+        )
         draw(
             ax,
             bayes_r,
-            -0.15,
+            -0.2,
             palette[1],
             "s",
             f"Bayesian ordinal: average marginal effect ({pct} HDI)",
@@ -1436,11 +1548,12 @@ def plot_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> Figure:
         ax.set_ylim(-0.7, n - 0.3)
         if two:
             ax2 = axes[1]
-            draw(ax2, bayes_l, 0.0, palette[1], "D", f"Bayesian ordinal: coefficient ({pct} HDI)")
+            draw(ax2, clmm_l, 0.1, palette[2], "v", f"ordinal mixed model: coefficient ({pct} CI)")
+            draw(ax2, bayes_l, -0.1, palette[1], "D", f"Bayesian ordinal: coefficient ({pct} HDI)")
             ax2.axvline(0.0, color="0.4", linewidth=0.8, linestyle="--")
             ax2.set_yticks([y[t] for t in order], [""] * n)
             ax2.set_xlabel("latent logit units per SD (weeks: per week)\nnot the rating scale")
-            ax2.set_title("Bayesian cumulative-logit coefficients")
+            ax2.set_title("Cumulative-logit coefficients")
             ax2.grid(axis="x", color="0.9")
             ax2.set_ylim(ax.get_ylim())
         fig.legend(loc="outside lower center", ncols=3, fontsize=8, frameon=False)
@@ -1609,13 +1722,11 @@ def empathy_effects_section(
     notes: list[str] = []
     data = empathy_data(study, traits=traits, states=states, session_features=session_features)
     bayes_ok = include_bayes
-    if include_bayes:
-        v = data.data[data.response_col].to_numpy(dtype=float)
-        if not np.all(np.equal(np.round(v), v)):
-            bayes_ok = False
-            notes.append(
-                "the Bayesian ordinal model was not fitted: the ratings are not whole numbers"
-            )
+    v = data.data[data.response_col].to_numpy(dtype=float)
+    clmm_ok = bool(np.all(np.equal(np.round(v), v)))
+    if not clmm_ok:
+        bayes_ok = False
+        notes.append("the ordinal models were not fitted: the ratings are not whole numbers")
     if story_effects and data.data["story_id"].nunique() >= len(data.data):
         # One rating per story: a story intercept cannot be told apart from the residual.
         story_effects = False
@@ -1624,6 +1735,7 @@ def empathy_effects_section(
         fitted = fit_empathy_models(
             data,
             include_bayes=bayes_ok,
+            include_clmm=clmm_ok,
             story_effects=story_effects,
             draws=draws,
             tune=tune,
@@ -1634,6 +1746,7 @@ def empathy_effects_section(
             target_accept=target_accept,
         )
     lmm_problem = _lmm_problem(fitted.lmm)
+    clmm_problem = _lmm_problem(fitted.clmm) if fitted.clmm is not None else None
     bayes_problem = _bayes_problem(fitted.bayes)
     reading = describe_effects(
         fitted.effects,
@@ -1675,6 +1788,25 @@ def empathy_effects_section(
         "ci_high": "high",
         "p_value": "p",
     }
+    c = eff[(eff["engine"] == "clmm")]
+    if not c.empty:
+        for scale, tag in (("rating", "OAME"), ("logit", "Ologit")):
+            part = c[c["scale"] == scale].set_index("term")
+            wide[f"{tag}_est"] = wide["term"].map(part["estimate"])
+            wide[f"{tag}_low"] = wide["term"].map(part["ci_low"])
+            wide[f"{tag}_high"] = wide["term"].map(part["ci_high"])
+        wide["O_p"] = wide["term"].map(c[c["scale"] == "logit"].set_index("term")["p_value"])
+        columns.update(
+            {
+                "OAME_est": "Ordinal AME",
+                "OAME_low": "low",
+                "OAME_high": "high",
+                "Ologit_est": "Ordinal logit",
+                "Ologit_low": "low",
+                "Ologit_high": "high",
+                "O_p": "p (z)",
+            }
+        )
     b = eff[(eff["engine"] == "bayes_ordinal")]
     if not b.empty:
         for scale, tag in (("rating", "AME"), ("logit", "logit")):
@@ -1698,12 +1830,21 @@ def empathy_effects_section(
         caption=(
             f"Effects on the empathy rating per SD of each predictor (week: per week), "
             f"{pct} intervals. "
+            + "LMM b: rating points (Satterthwaite t tests)"
             + (
-                "LMM b and Bayes AME: rating points; Bayes logit: latent logit units (a "
-                "different scale)."
-                if not b.empty
-                else "LMM b: rating points (Satterthwaite t tests)."
+                "; Ordinal AME: the cumulative link mixed model's average marginal effect on "
+                "the expected rating (Wald intervals, z tests); Ordinal logit: its coefficient "
+                "in latent logit units (a different scale)"
+                if not c.empty
+                else ""
             )
+            + (
+                "; Bayes AME and Bayes logit: the same two quantities from the Bayesian "
+                "ordinal model (highest-density intervals)"
+                if not b.empty
+                else ""
+            )
+            + "."
         ),
     )
     var = fitted.variance
@@ -1734,6 +1875,14 @@ def empathy_effects_section(
         "(the person's average) and a within-person part (the deviation from it). The linear "
         "mixed model is fitted to the 1–5 rating"
         + (
+            "; the cumulative link (ordinal) mixed model treats the ratings as ordered "
+            "categories (maximum likelihood, Laplace approximation, as R's ordinal::clmm): its "
+            "coefficients are on the latent logit scale and are shown converted to average "
+            "marginal effects on the expected rating"
+            if fitted.clmm is not None
+            else ""
+        )
+        + (
             "; the Bayesian model is a cumulative-logit (ordinal) model whose coefficients are "
             "on the latent logit scale, shown converted to average marginal effects on the "
             "expected rating next to the LMM."
@@ -1751,6 +1900,8 @@ def empathy_effects_section(
     gates = "".join(
         f'<p class="note">{html.escape(problem)}</p>'
         for problem in (lmm_problem and f"The mixed model is not interpreted: {lmm_problem}.",
+                        clmm_problem and f"The ordinal mixed model is shown, not interpreted: "
+                        f"{clmm_problem}.",
                         bayes_problem and _bayes_remedy(bayes_problem))
         if problem
     )  # fmt: skip
@@ -1850,6 +2001,16 @@ def _fit_predict(
 
         def predict(test: pd.DataFrame) -> np.ndarray:
             return fitted.predict(test, re_form="~0").to_numpy(dtype=float)
+
+    elif model == "clmm_full":
+        from models.ordinal import OrdinalMixedModel
+
+        formula = empathy_formula(data, random_slope=random_slope, story_effects=False)
+        with _recording(notes, prefix=prefix):
+            fitted_o = OrdinalMixedModel(formula).fit(train)
+
+        def predict(test: pd.DataFrame) -> np.ndarray:
+            return fitted_o.predict_expected(test, re_form="marginal").to_numpy(dtype=float)
 
     elif model == "bayes_ordinal":
         from models.bayes import BayesianMixedModel
@@ -2041,8 +2202,18 @@ def evaluate_predictions(
         study, traits=None, states=None, session_features=session_features, func=func
     )
     full = _standardize(raw, None, func=func)
-    if "bayes_ordinal" in chosen:
-        _check_whole(full.data[full.response_col], func=func)
+    ordinal = [m for m in chosen if m in ("clmm_full", "bayes_ordinal")]
+    fractional_note = None
+    if ordinal:
+        values = full.data[full.response_col].to_numpy(dtype=float)
+        if models is None and not np.all(np.equal(np.round(values), values)):
+            chosen = [m for m in chosen if m not in ordinal]
+            fractional_note = (
+                f"{', '.join(ordinal)} not run: the ratings are not whole numbers (an ordinal "
+                "model needs ordered categories)"
+            )
+        else:
+            _check_whole(full.data[full.response_col], func=func)
     groups = full.data[full.id_col].to_numpy(dtype=object)
     try:  # the splitters' and metrics' own checks, before anything is fitted
         binarize([0.0], threshold=threshold)
@@ -2052,6 +2223,8 @@ def evaluate_predictions(
     except ModelsInvalidParameterError as err:
         raise InvalidParameterError(f"{func}: {err}") from err
     notes: list[str] = []
+    if fractional_note:
+        notes.append(fractional_note)
     rows: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []
 

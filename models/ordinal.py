@@ -668,10 +668,11 @@ class OrdinalMixedModel:
     def _linear_predictor(
         self, data: pd.DataFrame | None, re_form: str | None, allow_new_levels: bool
     ) -> tuple[np.ndarray, pd.Index, pd.Index]:
-        if re_form is not None and re_form not in _FIXED_ONLY:
+        if re_form is not None and re_form not in _FIXED_ONLY and re_form != "marginal":
             raise InvalidParameterError(
-                f"the `re_form` parameter of {_WHERE}.predict must be None (all random effects) "
-                f"or one of {list(_FIXED_ONLY)} (none); got {re_form!r}"
+                f"the `re_form` parameter of {_WHERE}.predict must be None (all random effects), "
+                f"'marginal' (averaged over them) or one of {list(_FIXED_ONLY)} (none); "
+                f"got {re_form!r}"
             )
         with_random = re_form is None
         if data is None:
@@ -700,6 +701,19 @@ class OrdinalMixedModel:
                 eta = eta + np.where(unseen, 0.0, contrib)
         return eta, design.rows, index
 
+    def linear_predictor(
+        self, data: pd.DataFrame | None = None, *, re_form: str | None = None
+    ) -> pd.Series:
+        """Linear predictor ``eta = X beta (+ Z b)`` (thresholds not included).
+
+        Parameters are those of :meth:`predict`; new levels get a random effect of 0.
+        """
+        self._check_fitted("linear_predictor")
+        eta, rows, index = self._linear_predictor(data, re_form, True)
+        out = pd.Series(np.nan, index=index, name="eta")
+        out.loc[rows] = eta
+        return out
+
     def predict(
         self,
         data: pd.DataFrame | None = None,
@@ -713,9 +727,12 @@ class OrdinalMixedModel:
         ----------
         data : pandas.DataFrame, optional
             New rows; default the rows used in the fit.
-        re_form : {None, "~0", "NA"}, default None
+        re_form : {None, "~0", "NA", "marginal"}, default None
             ``None`` uses the conditional modes of the groups seen in the fit; ``"~0"`` sets
-            every random effect to 0 (the typical group, not the population average).
+            every random effect to 0 (the typical group, not the population average);
+            ``"marginal"`` averages the probabilities over the random-effects distribution
+            (what a new member of the population is expected to answer; 40-node
+            Gauss-Hermite quadrature over the normal sum ``z' b`` of each row).
         allow_new_levels : bool, default True
             A level not seen in the fit gets a random effect of 0; ``False`` raises.
 
@@ -726,11 +743,30 @@ class OrdinalMixedModel:
             predictor is missing); each row sums to 1.
         """
         self._check_fitted("predict")
-        eta, rows, index = self._linear_predictor(data, re_form, allow_new_levels)
+        marginal = re_form == "marginal"
+        eta, rows, index = self._linear_predictor(
+            data, "~0" if marginal else re_form, allow_new_levels
+        )
         lk = self._problem.lk
         cut = np.concatenate([[-np.inf], self.cutpoints_, [np.inf]])
-        cdf = lk.cdf(cut[None, :] - eta[:, None])
-        probs = np.diff(cdf, axis=1)
+        if marginal:
+            frame = (
+                self.design_
+                if data is None
+                else self.design_.transform(
+                    _response_codes(data, self.design_.spec.response, missing_ok=True)[0]
+                )
+            )
+            var = np.zeros(len(eta))
+            for block, T in zip(frame.random, self._Ts, strict=True):
+                var += np.einsum("ij,jk,ik->i", block.Z, T @ T.T, block.Z)
+            nodes, weights = np.polynomial.hermite.hermgauss(40)
+            shifts = np.sqrt(2.0 * var)[:, None] * nodes[None, :]
+            cdf = lk.cdf(cut[None, None, :] - (eta[:, None] + shifts)[:, :, None])
+            probs = np.einsum("k,ikj->ij", weights / np.sqrt(np.pi), np.diff(cdf, axis=2))
+        else:
+            cdf = lk.cdf(cut[None, :] - eta[:, None])
+            probs = np.diff(cdf, axis=1)
         out = pd.DataFrame(np.nan, index=index, columns=list(self.categories_))
         out.loc[rows] = probs
         return out

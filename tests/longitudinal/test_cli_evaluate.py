@@ -19,6 +19,7 @@ def test_evaluate_writes_metrics_without_participant_leakage(study, capsys):
     assert list(metrics.columns[:8]) == ["model", "split", "seed", "r", "rho", "acc", "f1", "mse"]
     assert set(metrics["seed"]) == {0, 1}
     assert "bayes_ordinal" not in set(metrics["model"])
+    assert {"lmm_full", "clmm_full"} <= set(metrics["model"])
     assert (out / "summary.csv").is_file()
     assert "metrics.csv" in capsys.readouterr().out
 
@@ -30,9 +31,10 @@ def test_evaluate_rejects_zero_seeds(study, tmp_path, capsys):
     assert not out.exists()
 
 
-def test_report_without_bayes_has_the_lmm_effects_only(study, tmp_path):
+def test_report_without_bayes_has_the_likelihood_models(study, tmp_path):
     out = tmp_path / "report"
     assert main(["report", str(study), "--out", str(out), "--no-bayes"]) == 0
     effects = pd.read_csv(out / "tables" / "empathy_effects.csv")
-    assert set(effects["engine"]) == {"lmm"}
-    assert "What predicts empathy" in (out / "report.html").read_text(encoding="utf-8")
+    assert set(effects["engine"]) == {"lmm", "clmm"}
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "What predicts empathy" in page and "Ordinal AME" in page and "Bayes AME" not in page

@@ -315,7 +315,7 @@ def test_plot_effects_panels():
 
 def test_fit_empathy_models_lmm_only(demo_data):
     with package_warnings() as caught:
-        fitted = fit_empathy_models(demo_data, include_bayes=False)
+        fitted = fit_empathy_models(demo_data, include_bayes=False, include_clmm=False)
     # the unconditional model has a session variance at 0 in this simulation (none simulated)
     assert {w.category for w in caught} <= {SingularFitWarning}
     eff = fitted.effects
@@ -340,11 +340,42 @@ def test_fit_empathy_models_lmm_only(demo_data):
         fit_empathy_models(demo_data, draws=0)
 
 
+def test_ordinal_mixed_model_beside_the_lmm(demo_data):
+    """The cumulative link model answers on both scales and agrees with the LMM in rating points."""
+    with package_warnings() as caught:
+        fitted = fit_empathy_models(demo_data, include_bayes=False)
+    assert {w.category for w in caught} <= {SingularFitWarning}
+    eff = fitted.effects
+    assert set(eff["engine"]) == {"lmm", "clmm"}
+    clmm = eff[eff["engine"] == "clmm"]
+    logit = clmm[clmm["scale"] == "logit"].set_index("term")
+    rating = clmm[clmm["scale"] == "rating"].set_index("term")
+    assert list(logit.index) == demo_data.terms()
+    fixed = fitted.clmm.fixed_.set_index("term").loc[demo_data.terms()]
+    assert_allclose(logit["estimate"], fixed["estimate"], rtol=0, atol=0)
+    slope = fitted.meta["clmm"]["marginal_slope"]
+    assert 0 < slope < 1
+    assert_allclose(rating["estimate"], fixed["estimate"] * slope, rtol=1e-12)
+    assert_allclose(
+        rating["ci_high"] - rating["ci_low"], (fixed["ci_high"] - fixed["ci_low"]) * slope
+    )
+    # two likelihood models of the same ratings: the average marginal effects are close to the
+    # LMM coefficients (demo study: at most 0.3 SE apart)
+    lmm = eff[eff["engine"] == "lmm"].set_index("term")
+    gap = (rating["estimate"] - lmm["estimate"]).abs() / lmm["se"]
+    assert (gap < 0.75).all(), gap.sort_values().tail(3)
+    var = fitted.variance[fitted.variance["engine"] == "clmm"]
+    assert_allclose(var["icc"].sum(), 1.0, atol=1e-12)
+    assert var.set_index("component").at["residual", "variance"] == pytest.approx(np.pi**2 / 3)
+
+
 def test_bayes_needs_whole_ratings(demo_data):
     frame = demo_data.data.assign(empathy=demo_data.data["empathy"] + 0.5)
     fractional = EmpathyData(frame, demo_data.predictors, "participant_id", "empathy", 1, 5.5, 0)
     with pytest.raises(InvalidParameterError, match="whole-number"):
         fit_empathy_models(fractional, include_bayes=True)
+    with pytest.raises(InvalidParameterError, match="whole-number"):
+        fit_empathy_models(fractional, include_bayes=False)
 
 
 def test_effects_section_without_bayes(demo_study, tmp_path):

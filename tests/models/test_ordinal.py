@@ -217,3 +217,22 @@ def test_recovers_a_simulated_truth():
         assert sd[("s", "Intercept")] == pytest.approx(v.std(ddof=1), abs=0.25)
     # 12 intervals at 95%: at most one miss
     assert covered >= total - 1
+
+
+def test_marginal_probabilities_integrate_over_the_groups(wine_fit):
+    """re_form='marginal' equals a direct numerical integral over the judge effect."""
+    probs = wine_fit.predict(WINE.head(5), re_form="marginal")
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-12)
+    sd = float(wine_fit.random_["sd"].iloc[0])
+    eta0 = wine_fit.linear_predictor(WINE.head(5), re_form="~0").to_numpy()
+    grid = np.linspace(-8 * sd, 8 * sd, 4001)
+    dens = np.exp(-0.5 * (grid / sd) ** 2) / (sd * np.sqrt(2 * np.pi))
+    cut = np.concatenate([[-np.inf], wine_fit.cutpoints_, [np.inf]])
+    from scipy.special import expit
+
+    cdf = expit(cut[None, None, :] - (eta0[:, None] + grid[None, :])[:, :, None])
+    direct = np.trapezoid(np.diff(cdf, axis=2) * dens[None, :, None], grid, axis=1)
+    np.testing.assert_allclose(probs.to_numpy(), direct, atol=1e-8)
+    # averaging over judges pulls the probabilities towards the middle categories' spread
+    typical = wine_fit.predict(WINE.head(5), re_form="~0")
+    assert not np.allclose(probs.to_numpy(), typical.to_numpy())
