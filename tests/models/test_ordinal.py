@@ -236,3 +236,47 @@ def test_marginal_probabilities_integrate_over_the_groups(wine_fit):
     # averaging over judges pulls the probabilities towards the middle categories' spread
     typical = wine_fit.predict(WINE.head(5), re_form="~0")
     assert not np.allclose(probs.to_numpy(), typical.to_numpy())
+
+
+@pytest.mark.slow
+def test_agrees_with_the_bayesian_ordinal_model_under_weak_priors():
+    """Same likelihood, flat-ish priors: posterior means near the ML estimates, SDs near SEs."""
+    from models.bayes import BayesianMixedModel, Prior
+
+    rng = np.random.default_rng(11)
+    n_p, k = 50, 12
+    g = np.repeat(np.arange(n_p), k)
+    x = rng.normal(size=g.size)
+    trait = rng.normal(size=n_p)[g]
+    eta = 0.7 * x - 0.4 * trait + rng.normal(0, 0.8, n_p)[g]
+    y = np.digitize(eta + rng.logistic(size=g.size), [-1.5, -0.3, 0.8, 2.0]) + 1
+    data = pd.DataFrame({"y": y, "x": x, "trait": trait, "g": g})
+    formula = "y ~ x + trait + (1 | g)"
+    ml = OrdinalMixedModel(formula).fit(data)
+    weak = {
+        "fixed": Prior("normal", {"mu": 0.0, "sigma": 100.0}),
+        "cutpoints": Prior("normal", {"mu": 0.0, "sigma": 100.0}),
+        "sd": Prior("halfnormal", {"sigma": 10.0}),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bayes = BayesianMixedModel(
+            formula, family="ordinal", priors=weak, draws=1000, tune=1000, chains=2, seed=4
+        ).fit(data)
+    post = bayes.fixed_effects().set_index("term")
+    fixed = ml.fixed_.set_index("term")
+    for term in ("x", "trait"):
+        # measured: 0.08 and 0.06 SE apart; posterior SDs 0.98 and 1.05 times the Wald SEs
+        assert (
+            abs(post.at[term, "estimate"] - fixed.at[term, "estimate"]) < 0.3 * fixed.at[term, "se"]
+        )
+        assert post.at[term, "se"] == pytest.approx(fixed.at[term, "se"], rel=0.15)
+    cuts = bayes.cutpoints().set_index("term")["estimate"]
+    np.testing.assert_allclose(
+        cuts.to_numpy(),
+        ml.thresholds_["estimate"].to_numpy(),
+        atol=0.3 * ml.thresholds_["se"].max(),
+    )
+    # the posterior mean of the SD sits above the ML estimate (0.905 vs 0.843: right skew)
+    sd_post = bayes.random_effects().query("component == 'sd'")["estimate"].iloc[0]
+    assert ml.random_["sd"].iloc[0] == pytest.approx(sd_post, rel=0.25)
