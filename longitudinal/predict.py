@@ -1604,7 +1604,7 @@ def _html_table(frame: pd.DataFrame, columns: Mapping[str, str], *, caption: str
             v = getattr(rec, c)
             if isinstance(v, float | np.floating):
                 shown = "–" if not np.isfinite(v) else _num(float(v), 3 if c == "icc" else 2)
-                if c == "p_value" and np.isfinite(v):
+                if c in ("p_value", "O_p") and np.isfinite(v):
                     shown = "< .001" if v < 0.001 else f"{v:.3f}".lstrip("0")
                 cls = "num"
             elif isinstance(v, bool | np.bool_):
@@ -1763,13 +1763,19 @@ def empathy_effects_section(
     png = save_figure(fig, folder / "empathy_effects.png")
     rel = f"{figure_dir}/empathy_effects.png"
     with_bayes = bool((fitted.effects["engine"] == "bayes_ordinal").any())
+    with_clmm = fitted.clmm is not None
+    ordinal = " and ".join(
+        name
+        for name, present in (("ordinal mixed model", with_clmm), ("Bayesian", with_bayes))
+        if present
+    )
     caption = (
         (
-            "Standardized effects on empathy ratings: LMM coefficients and Bayesian average "
-            "marginal effects in rating points (left); Bayesian coefficients in latent logit "
+            f"Standardized effects on empathy ratings: LMM coefficients and {ordinal} average "
+            f"marginal effects in rating points (left); {ordinal} coefficients in latent logit "
             "units (right)."
         )
-        if with_bayes
+        if ordinal
         else "Standardized effects on empathy ratings: LMM coefficients in rating points."
     )
     pct = f"{100 * ci_level:g}%"
@@ -1887,8 +1893,8 @@ def empathy_effects_section(
             "on the latent logit scale, shown converted to average marginal effects on the "
             "expected rating next to the LMM."
             if with_bayes
-            else ". The Bayesian ordinal model was not fitted for this report (it is fitted "
-            "when the report is written with the Bayesian model switched on)."
+            else ". The Bayesian ordinal model was not fitted for this report (`--bayes` adds "
+            "it, about a minute more)."
         )
     )
     figure_html = (

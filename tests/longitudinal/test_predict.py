@@ -620,7 +620,7 @@ def test_effects_section_with_bayes(demo_study, tmp_path):
     )
     assert "Bayes AME" in section.html and "Bayes logit" in section.html
     effects = section.tables["empathy_effects"]
-    assert set(effects["engine"]) == {"lmm", "bayes_ordinal"}
+    assert set(effects["engine"]) == {"lmm", "clmm", "bayes_ordinal"}
     assert set(effects.loc[effects["engine"] == "bayes_ordinal", "scale"]) == {"rating", "logit"}
     reading = section.tables["empathy_reading"]
     # 100 draws fail the diagnostics gate: the Bayesian model is shown, never narrated, and
