@@ -562,17 +562,19 @@ def _fit_recorded(data, **kw):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [2024, 7, 31])
 def test_both_engines_recover_truth_and_agree(tmp_path_factory, seed):
+    """LMM, cumulative link and Bayesian models recover the simulated study's truth."""
     logit, slope, _ = _true_effects(seed)
     study = _study(tmp_path_factory, seed, f"recover{seed}")
     data = empathy_data(study)
     fitted = _fit_recorded(data, draws=500, tune=500, seed=seed)
     eff = fitted.effects.set_index(["engine", "scale", "term"])
     terms = data.terms()
-    misses = {"lmm": [], "bayes_logit": [], "bayes_rating": []}
+    misses = {"lmm": [], "clmm_logit": [], "bayes_logit": [], "bayes_rating": []}
     for term in terms:
         truth_rating = logit.get(term, 0.0) * slope
         for key, (engine, scale, truth) in {
             "lmm": ("lmm", "rating", truth_rating),
+            "clmm_logit": ("clmm", "logit", logit.get(term, 0.0)),
             "bayes_logit": ("bayes_ordinal", "logit", logit.get(term, 0.0)),
             "bayes_rating": ("bayes_ordinal", "rating", truth_rating),
         }.items():
@@ -588,6 +590,8 @@ def test_both_engines_recover_truth_and_agree(tmp_path_factory, seed):
     # 16 terms at 95%: allow at most 2 misses per engine and seed (P(>2 | 95%) ~ 4%)
     for key, missed in misses.items():
         assert len(missed) <= 2, (key, missed)
+    # the cumulative link model recovers the true slope of E[rating] as well
+    assert fitted.meta["clmm"]["marginal_slope"] == pytest.approx(slope, rel=0.2)
     # the fitted average slope of E[rating] is close to the true one
     # (seeds 2024, 7, 11, 31, 5: within 2%, 1%, 1%, 1%, 13%)
     assert fitted.meta["bayes"]["marginal_slope"] == pytest.approx(slope, rel=0.2)
