@@ -989,7 +989,8 @@ def _response_codes(
     if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
         raise FormulaError(
             f"{_WHERE}.fit: the response {response!r} must hold ordered categories as numbers "
-            f"or an ordered pandas categorical; got dtype {col.dtype}"
+            f"(recode text labels such as 'low', 'mid', 'high' to 1, 2, 3 in their order) or, "
+            f"in Python, an ordered pandas categorical; got dtype {col.dtype}"
         )
     return data, None
 
