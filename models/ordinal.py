@@ -42,7 +42,10 @@ SINGULAR_TOL = 1e-4
 """A diagonal entry of a random-effect factor ``T`` below this marks a singular fit."""
 
 GRAD_TOL = 1e-4
-"""Largest absolute gradient of the log-likelihood accepted at the optimum."""
+"""Largest absolute gradient of the log-likelihood accepted at the optimum ..."""
+
+STEP_TOL = 1e-5
+"""... or, for large data sets, the largest Newton step ``|H^-1 g|`` (lme4's scaled gradient)."""
 
 THRESHOLD_COLUMNS = ["term", "estimate", "se", "statistic", "ci_low", "ci_high"]
 
@@ -160,8 +163,10 @@ class OrdinalMixedModel:
     npar_ : int
         Thresholds + fixed effects + covariance parameters.
     converged_ : bool
-        The optimizer met its criteria and the largest absolute gradient is below
-        ``GRAD_TOL``.
+        The optimizer met its criteria, the information matrix is positive definite and the
+        largest absolute gradient is below ``GRAD_TOL`` (or the Newton step it implies below
+        ``STEP_TOL``, which scales with the data: a log-likelihood of -110,000 has gradients
+        of 1e-4 at its optimum).
     max_grad_ : float
         Largest absolute gradient of the log-likelihood at the estimate.
     cond_hessian_ : float
@@ -492,6 +497,12 @@ class OrdinalMixedModel:
         cond = float(eig.max() / eig.min()) if pos_def and eig.size else float("inf")
         free_grad = grad[keep]
         max_grad = float(np.max(np.abs(free_grad))) if free_grad.size else 0.0
+        try:
+            scaled = (
+                float(np.max(np.abs(np.linalg.solve(hess, free_grad)))) if free_grad.size else 0.0
+            )
+        except np.linalg.LinAlgError:
+            scaled = float("inf")
         self._problem = pr
         self._md = md
         self.design_ = design
@@ -503,7 +514,7 @@ class OrdinalMixedModel:
         self.nfev_ = int(nfev)
         self.max_grad_ = max_grad
         self.cond_hessian_ = cond
-        self.converged_ = bool(ok and max_grad < GRAD_TOL and pos_def)
+        self.converged_ = bool(ok and pos_def and (max_grad < GRAD_TOL or scaled < STEP_TOL))
         self.convergence_message_ = message
         self.singular_ = bool(any(np.any(np.diag(T) < SINGULAR_TOL) for T in Ts))
         self.npar_ = int(pr.n_par)
