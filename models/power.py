@@ -441,8 +441,8 @@ def simulate_power(
     ...                         n_sims=50, seed=1, progress=False)
     >>> result.table[["n_participants", "n_sims", "power"]]
        n_participants  n_sims  power
-    0              10      50   0.56
-    1              20      50   0.86
+    0              10      50   0.28
+    1              20      50   0.54
     """
     from models.lmm import LinearMixedModel
 
