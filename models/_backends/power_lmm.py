@@ -6,7 +6,9 @@ One :class:`LmmPowerJob` per grid point holds everything a worker needs: the tem
 simulation ``i`` from its own seed, refits the template to it (the design matrices are reused and
 the optimizer starts from the template's covariance parameters, whatever ran before on that
 worker) and keeps the test of the term. The outcome of a simulation therefore depends only on the
-job and ``i``.
+job and ``i``. For the t and Wald tests the refit goes through :class:`FastRefit`, which gives
+the numbers of ``LinearMixedModel.refit`` (to the last bit: tests) without building the whole
+fitted model, and falls back to ``refit`` itself wherever mixedlm would change optimizer.
 
 Another engine (an ordinal one) plugs in with a job class of the same shape: ``n_sims``,
 ``run(start, stop) -> list[Outcome]``, built by a ``prepare`` function.
@@ -80,14 +82,33 @@ class LmmPowerJob:
     term: str
     test: str
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_fast", None)  # native objects: rebuilt where the job runs
+        return state
+
     def run(self, start: int, stop: int) -> list[Outcome]:
         """Run simulations ``start .. stop - 1``."""
         return [self.one(i) for i in range(start, stop)]
 
+    def response(self, i: int) -> np.ndarray:
+        """Draw the response of simulation ``i``."""
+        return self.truth.draw(np.random.default_rng(seed_sequence(self.entropy, self.grid, 1, i)))
+
     def one(self, i: int) -> Outcome:
         """Draw response ``i``, refit, test the term."""
-        rng = np.random.default_rng(seed_sequence(self.entropy, self.grid, 1, i))
-        y = self.truth.draw(rng)
+        y = self.response(i)
+        if self.test != "lrt":
+            fast = self.__dict__.get("_fast")
+            if fast is None:
+                fast = self.__dict__["_fast"] = FastRefit(self.template, self.term)
+            outcome = fast.test(i, y, wald=self.test == "wald")
+            if outcome is not None:
+                return outcome
+        return self.slow(i, y)
+
+    def slow(self, i: int, y: np.ndarray) -> Outcome:
+        """Refit through :meth:`LinearMixedModel.refit` and test the term."""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -155,3 +176,126 @@ def without_term(design: Any, term: str) -> Any:
     from dataclasses import replace
 
     return replace(design, X=design.X.drop(columns=[term]))
+
+
+class FastRefit:
+    """The refit of :meth:`LinearMixedModel.refit` reduced to what the test of one term needs.
+
+    The covariance parameters are optimized exactly as mixedlm's default optimizer does it
+    (its L-BFGS-B stage on the native deviance and gradient, from the template's parameters,
+    with the same tolerances, bounds and boundary probes), and the estimate, standard error and
+    Satterthwaite df of the term come from the same deviance components and the same
+    :mod:`models._satterthwaite` computation as :class:`LinearMixedModel`. When mixedlm would go
+    on to its derivative-free fallback (no convergence, a variance scale near zero, a large
+    final gradient), :meth:`test` returns None and the caller refits in full, so the results
+    are those of ``refit`` in every case; what is saved is building the full result (fitted
+    values, conditional modes, every table).
+    """
+
+    def __init__(self, template: Any, term: str) -> None:
+        from mixedlm.estimation.reml import (
+            _AUTO_FALLBACK_GRADIENT_TOL,
+            _AUTO_GRADIENT_TOL,
+            _build_theta_bounds,
+            _in_correlated_block,
+            _RustMatrixCache,
+        )
+
+        matrices = template.engine_result_.matrices
+        self.native = _RustMatrixCache.from_matrices(matrices).design
+        self.reml = bool(template.reml)
+        self.start = np.asarray(template.theta_, dtype=float)
+        self.bounds = _build_theta_bounds(matrices.random_structures, len(self.start))
+        self.correlated = _in_correlated_block(matrices.random_structures)
+        self.n, self.p = template.design_.X.shape
+        self.options = {"maxiter": 1000, "ftol": 1e-15, "gtol": _AUTO_GRADIENT_TOL * self.n}
+        self.fallback_gtol = _AUTO_FALLBACK_GRADIENT_TOL * self.n
+        self.j = [str(c) for c in template.design_.X.columns].index(term)
+        self.diagonal = _diagonal_positions(template._input.block_sizes)
+
+    def test(self, i: int, y: np.ndarray, *, wald: bool) -> Outcome | None:
+        """Test the term on response ``y``; None when a full refit is needed."""
+        from mixedlm.estimation.optimizers import _near_zero_variances, run_optimizer
+        from mixedlm.estimation.reml import _LMMGradientObjective
+
+        from models._backends.mixedlm_lmm import one_blas_thread
+        from models._satterthwaite import satterthwaite_df, varpar_covariance
+        from models.lmm import SINGULAR_TOL
+
+        response = self.native.with_response(np.ascontiguousarray(y, dtype=float))
+        reml = self.reml
+
+        def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            if np.all(np.isfinite(theta)):
+                value, derivative = response.deviance_with_gradient(theta, reml)
+                if np.isfinite(value) and np.all(np.isfinite(derivative)):
+                    return value, derivative
+            return np.inf, np.zeros_like(theta)
+
+        with one_blas_thread():
+            objective = _LMMGradientObjective(evaluate)
+            fit = run_optimizer(
+                objective,
+                self.start,
+                method="L-BFGS-B",
+                bounds=self.bounds,
+                options=self.options,
+                jac=objective.gradient,
+                restart_edge=True,
+            )
+            zero = _near_zero_variances(fit.x, self.start, self.bounds)
+            near_zero = [k for k in zero if self.correlated[k]]
+            if (
+                not fit.success
+                or not np.isfinite(fit.fun)
+                or near_zero
+                or fit.jac is None
+                or np.max(np.abs(fit.jac)) > self.fallback_gtol
+            ):
+                return None
+            theta = np.ascontiguousarray(fit.x, dtype=float)
+            native = response.evaluate(theta, reml)
+            if native is None:
+                return None
+            beta, sigma = np.asarray(native[1], dtype=float), float(native[2])
+            p = self.p
+
+            def components(th: np.ndarray) -> np.ndarray:
+                core = response.evaluate(np.asarray(th, dtype=float), reml)
+                if core is None:
+                    return np.full(3 + p * p, np.nan)
+                info = np.asarray(core[9], dtype=float).reshape(p, p)
+                try:
+                    cinv = np.linalg.inv((info + info.T) / 2.0)
+                except np.linalg.LinAlgError:
+                    return np.full(3 + p * p, np.nan)
+                return np.concatenate([[core[4], core[8], core[5]], cinv.ravel()])
+
+            j = self.j
+            if wald:
+                info = np.asarray(native[9], dtype=float).reshape(p, p)
+                cov = sigma**2 * np.linalg.inv((info + info.T) / 2.0)
+                se = float(np.sqrt(cov[j, j]))
+                p_value = float(2.0 * stats.norm.sf(abs(beta[j] / se)))
+            else:
+                vc = varpar_covariance(components, theta, sigma, n=self.n, p=p, reml=reml)
+                contrast = np.zeros(p)
+                contrast[j] = 1.0
+                df = satterthwaite_df(vc, contrast[None, :])[0]
+                se = float(np.sqrt(vc.cov_beta[j, j]))
+                p_value = float(2.0 * stats.t.sf(abs(beta[j] / se), df))
+        singular = bool(np.any(theta[self.diagonal] < SINGULAR_TOL))
+        reason, message = ("singular", "boundary (singular) fit") if singular else ("", "")
+        return Outcome(i, p_value, float(beta[j]), reason, message)
+
+
+def _diagonal_positions(sizes: tuple[int, ...]) -> np.ndarray:
+    """Positions in lme4's column-major ``theta`` of the diagonals of each block's factor."""
+    out, offset = [], 0
+    for k in sizes:
+        position = offset
+        for col in range(k):
+            out.append(position)
+            position += k - col
+        offset += k * (k + 1) // 2
+    return np.asarray(out, dtype=np.intp)

@@ -407,3 +407,19 @@ def test_design_file_errors_name_the_file(tmp_path):
         read_design(path)
     with pytest.raises(InvalidParameterError, match="cannot read the design"):
         read_design(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize("test", ["satterthwaite", "wald"])
+def test_fast_refit_gives_the_p_values_of_linear_mixed_model_refit(test, monkeypatch):
+    """The reduced refit optimizes and tests exactly as LinearMixedModel.refit does."""
+    from models._backends import power_lmm
+
+    design = read_design({**paired_dict(), "design": {**paired_dict()["design"], "sessions": 4}})
+    kw = {"effect": {"condition": 0.4}, "n_participants": [12, 30], "n_sims": 25, "seed": 8}
+    fast = simulate_power(design, test=test, progress=False, **kw)
+    monkeypatch.setattr(
+        power_lmm.LmmPowerJob, "one", lambda self, i: self.slow(i, self.response(i))
+    )
+    slow = simulate_power(design, test=test, progress=False, **kw)
+    pd.testing.assert_frame_equal(fast.simulations, slow.simulations, rtol=1e-12)
+    pd.testing.assert_frame_equal(fast.table, slow.table, check_exact=True)
