@@ -405,6 +405,18 @@ class LinearMixedModel:
             )
         spec = parse_formula(self.formula)
         design = build_design(spec, data)
+        return self._fit_design(design, start=start, stacklevel=4)
+
+    def _fit_design(
+        self, design: Design, *, start: float | None = None, stacklevel: int = 3
+    ) -> LinearMixedModel:
+        """Fit to an evaluated design (what ``fit`` does after the formula layer).
+
+        Used by simulation-based power analysis for designs built from resampled or generated
+        rows, whose group codes are set directly rather than read from a data frame.
+        """
+        start = time.perf_counter() if start is None else start
+        _check_params(self)
         check_design(design, where="LinearMixedModel.fit")
         n = design.n_obs
         if self.ddf == "kenward-roger" and n > MAX_KR_OBS:
@@ -424,7 +436,7 @@ class LinearMixedModel:
                 f"LinearMixedModel.fit: mixedlm could not fit {self.formula!r}: {err}. Check "
                 "that the response varies within groups and simplify the random effects."
             ) from err
-        self._set_fit(design, inp, result, messages, start)
+        self._set_fit(design, inp, result, messages, start, stacklevel=stacklevel)
         return self
 
     def refit(self, response: np.ndarray | pd.Series) -> LinearMixedModel:
@@ -559,6 +571,7 @@ class LinearMixedModel:
         result: Any,
         messages: list[str],
         start: float,
+        stacklevel: int = 3,
     ) -> None:
         X = design.X.to_numpy()
         reml = bool(self.reml)
@@ -634,7 +647,7 @@ class LinearMixedModel:
                 f"{self.convergence_message_}. Results are at the best point found; try another "
                 "optimizer, a larger max_evals, or a simpler random-effects structure.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )
         if self.singular_:
             warnings.warn(
@@ -642,7 +655,7 @@ class LinearMixedModel:
                 f"{self._singular_description()}. The random-effects structure is likely "
                 "too complex for the data.",
                 SingularFitWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )
         elif self.converged_ and negative.size:
             warnings.warn(
@@ -650,7 +663,7 @@ class LinearMixedModel:
                 f"{negative.tolist()}: the fit may not be at a minimum; "
                 "Satterthwaite df use the positive part only",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )
 
     # -----------------------------------------------------------------------------------------

@@ -1,0 +1,301 @@
+"""Simulation engine of :func:`models.power.simulate_power` for linear mixed models.
+
+One :class:`LmmPowerJob` per grid point holds everything a worker needs: the template fit
+(a :class:`models.lmm.LinearMixedModel` fitted once to the grid point's design), the true mean
+``X beta``, the random-effects factors and the residual SD. A worker draws the response of
+simulation ``i`` from its own seed, refits the template to it (the design matrices are reused and
+the optimizer starts from the template's covariance parameters, whatever ran before on that
+worker) and keeps the test of the term. The outcome of a simulation therefore depends only on the
+job and ``i``. For the t and Wald tests the refit goes through :class:`FastRefit`, which gives
+the numbers of ``LinearMixedModel.refit`` (to the last bit: tests) without building the whole
+fitted model, and falls back to ``refit`` itself wherever mixedlm would change optimizer.
+
+Another engine (an ordinal one) plugs in with a job class of the same shape: ``n_sims``,
+``run(start, stop) -> list[Outcome]``, built by a ``prepare`` function.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+from scipy import stats
+
+from models._errors import ModelsError
+
+TESTS = ("satterthwaite", "lrt", "wald")
+"""Tests of the fixed effect: lmerTest's t test, the likelihood-ratio test, the Wald z test."""
+
+
+class Outcome(NamedTuple):
+    """What one simulation gives back."""
+
+    sim: int
+    p_value: float
+    estimate: float
+    reason: str  # "" | "error" | "not_converged" | "singular"
+    message: str
+
+
+@dataclass(frozen=True)
+class Truth:
+    """Parameters a response is drawn from: ``y = mean + sum_b Z_b (L_b u_b)[codes] + sd e``."""
+
+    mean: np.ndarray
+    blocks: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]  # (codes, Z, L) per block
+    residual_sd: float
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        """One response vector; the draws are taken block by block, then the residuals."""
+        y = self.mean.copy()
+        for codes, Z, L in self.blocks:
+            n_levels = int(codes.max()) + 1 if codes.size else 0
+            b = rng.standard_normal((n_levels, L.shape[0])) @ L.T
+            y += np.einsum("ij,ij->i", Z, b[codes])
+        y += self.residual_sd * rng.standard_normal(y.size)
+        return y
+
+
+def seed_sequence(entropy: int, grid: int, kind: int, i: int = 0) -> np.random.SeedSequence:
+    """Return the seed of simulation ``i`` of grid point ``grid`` (``kind`` 1) or its design (0).
+
+    Equal to ``SeedSequence(entropy).spawn(...)[grid].spawn(...)[kind].spawn(...)[i]``: the
+    spawn key is the path, so a worker builds it without the parent's sequence.
+    """
+    key = (grid, kind, i) if kind == 1 else (grid, kind)
+    return np.random.SeedSequence(entropy, spawn_key=key)
+
+
+@dataclass
+class LmmPowerJob:
+    """One grid point: template fit(s), truth, the term and its test."""
+
+    grid: int
+    entropy: int
+    n_sims: int
+    template: Any  # LinearMixedModel
+    null_template: Any  # LinearMixedModel fitted without the term (lrt), else None
+    truth: Truth
+    term: str
+    test: str
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_fast", None)  # native objects: rebuilt where the job runs
+        return state
+
+    def run(self, start: int, stop: int) -> list[Outcome]:
+        """Run simulations ``start .. stop - 1``."""
+        return [self.one(i) for i in range(start, stop)]
+
+    def response(self, i: int) -> np.ndarray:
+        """Draw the response of simulation ``i``."""
+        return self.truth.draw(np.random.default_rng(seed_sequence(self.entropy, self.grid, 1, i)))
+
+    def one(self, i: int) -> Outcome:
+        """Draw response ``i``, refit, test the term."""
+        y = self.response(i)
+        if self.test != "lrt":
+            fast = self.__dict__.get("_fast")
+            if fast is None:
+                fast = self.__dict__["_fast"] = FastRefit(self.template, self.term)
+            outcome = fast.test(i, y, wald=self.test == "wald")
+            if outcome is not None:
+                return outcome
+        return self.slow(i, y)
+
+    def slow(self, i: int, y: np.ndarray) -> Outcome:
+        """Refit through :meth:`LinearMixedModel.refit` and test the term."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                full = self.template.refit(y)
+                null = self.null_template.refit(y) if self.null_template is not None else None
+        except ModelsError as err:
+            return Outcome(i, math.nan, math.nan, "error", str(err))
+        fits = [full] if null is None else [full, null]
+        row = full.fixed_.loc[full.fixed_["term"] == self.term].iloc[0]
+        estimate = float(row["estimate"])
+        if not all(m.converged_ for m in fits):
+            bad = next(m for m in fits if not m.converged_)
+            return Outcome(i, math.nan, estimate, "not_converged", bad.convergence_message_)
+        if self.test == "satterthwaite":
+            p = float(row["p_value"])
+        elif self.test == "wald":
+            p = float(2.0 * stats.norm.sf(abs(float(row["estimate"]) / float(row["se"]))))
+        else:
+            stat = max(0.0, 2.0 * (full.loglik_ - null.loglik_))
+            p = float(stats.chi2.sf(stat, 1))
+        if any(m.singular_ for m in fits):
+            return Outcome(i, p, estimate, "singular", "boundary (singular) fit")
+        return Outcome(i, p, estimate, "", "")
+
+
+def truth_from_pilot(model: Any, design: Any, beta: np.ndarray) -> Truth:
+    """Truth for a design of the pilot's form: its covariance factors and residual SD."""
+    sigma = float(model.sigma_)
+    blocks = tuple(
+        (np.asarray(b.codes, dtype=np.intp), np.asarray(b.Z, dtype=float), sigma * T)
+        for b, T in zip(design.random, model._Ts, strict=True)
+    )
+    return Truth(mean=design.X.to_numpy(dtype=float) @ beta, blocks=blocks, residual_sd=sigma)
+
+
+def factor(cov: np.ndarray) -> np.ndarray:
+    """Return ``L`` with ``L L' = cov`` (a symmetric square root; zero variances allowed)."""
+    vals, vecs = np.linalg.eigh(cov)
+    return vecs * np.sqrt(np.clip(vals, 0.0, None))
+
+
+def truth_from_design(spec: Any, design: Any, beta: np.ndarray) -> Truth:
+    """Truth for a generated design from the SDs and correlations of a design TOML."""
+    blocks = []
+    for b in design.random:
+        entry = spec.random[b.group]
+        sds = np.array([entry["sd"][t] for t in b.terms], dtype=float)
+        corr = np.eye(len(b.terms))
+        for t1, t2, r in entry["corr"]:
+            if t1 in b.terms and t2 in b.terms:
+                i, j = b.terms.index(t1), b.terms.index(t2)
+                corr[i, j] = corr[j, i] = r
+        cov = corr * np.outer(sds, sds)
+        codes = np.asarray(b.codes, dtype=np.intp)
+        blocks.append((codes, np.asarray(b.Z, dtype=float), factor(cov)))
+    return Truth(
+        mean=design.X.to_numpy(dtype=float) @ beta,
+        blocks=tuple(blocks),
+        residual_sd=float(spec.residual_sd),
+    )
+
+
+def without_term(design: Any, term: str) -> Any:
+    """Leave the fixed-effect column ``term`` out of a design (the null model of the LRT)."""
+    from dataclasses import replace
+
+    return replace(design, X=design.X.drop(columns=[term]))
+
+
+class FastRefit:
+    """The refit of :meth:`LinearMixedModel.refit` reduced to what the test of one term needs.
+
+    The covariance parameters are optimized exactly as mixedlm's default optimizer does it
+    (its L-BFGS-B stage on the native deviance and gradient, from the template's parameters,
+    with the same tolerances, bounds and boundary probes), and the estimate, standard error and
+    Satterthwaite df of the term come from the same deviance components and the same
+    :mod:`models._satterthwaite` computation as :class:`LinearMixedModel`. When mixedlm would go
+    on to its derivative-free fallback (no convergence, a variance scale near zero, a large
+    final gradient), :meth:`test` returns None and the caller refits in full, so the results
+    are those of ``refit`` in every case; what is saved is building the full result (fitted
+    values, conditional modes, every table).
+    """
+
+    def __init__(self, template: Any, term: str) -> None:
+        from mixedlm.estimation.reml import (
+            _AUTO_FALLBACK_GRADIENT_TOL,
+            _AUTO_GRADIENT_TOL,
+            _build_theta_bounds,
+            _in_correlated_block,
+            _RustMatrixCache,
+        )
+
+        matrices = template.engine_result_.matrices
+        self.native = _RustMatrixCache.from_matrices(matrices).design
+        self.reml = bool(template.reml)
+        self.start = np.asarray(template.theta_, dtype=float)
+        self.bounds = _build_theta_bounds(matrices.random_structures, len(self.start))
+        self.correlated = _in_correlated_block(matrices.random_structures)
+        self.n, self.p = template.design_.X.shape
+        self.options = {"maxiter": 1000, "ftol": 1e-15, "gtol": _AUTO_GRADIENT_TOL * self.n}
+        self.fallback_gtol = _AUTO_FALLBACK_GRADIENT_TOL * self.n
+        self.j = [str(c) for c in template.design_.X.columns].index(term)
+        self.diagonal = _diagonal_positions(template._input.block_sizes)
+
+    def test(self, i: int, y: np.ndarray, *, wald: bool) -> Outcome | None:
+        """Test the term on response ``y``; None when a full refit is needed."""
+        from mixedlm.estimation.optimizers import _near_zero_variances, run_optimizer
+        from mixedlm.estimation.reml import _LMMGradientObjective
+
+        from models._backends.mixedlm_lmm import one_blas_thread
+        from models._satterthwaite import satterthwaite_df, varpar_covariance
+        from models.lmm import SINGULAR_TOL
+
+        response = self.native.with_response(np.ascontiguousarray(y, dtype=float))
+        reml = self.reml
+
+        def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            if np.all(np.isfinite(theta)):
+                value, derivative = response.deviance_with_gradient(theta, reml)
+                if np.isfinite(value) and np.all(np.isfinite(derivative)):
+                    return value, derivative
+            return np.inf, np.zeros_like(theta)
+
+        with one_blas_thread():
+            objective = _LMMGradientObjective(evaluate)
+            fit = run_optimizer(
+                objective,
+                self.start,
+                method="L-BFGS-B",
+                bounds=self.bounds,
+                options=self.options,
+                jac=objective.gradient,
+                restart_edge=True,
+            )
+            zero = _near_zero_variances(fit.x, self.start, self.bounds)
+            near_zero = [k for k in zero if self.correlated[k]]
+            if (
+                not fit.success
+                or not np.isfinite(fit.fun)
+                or near_zero
+                or fit.jac is None
+                or np.max(np.abs(fit.jac)) > self.fallback_gtol
+            ):
+                return None
+            theta = np.ascontiguousarray(fit.x, dtype=float)
+            native = response.evaluate(theta, reml)
+            if native is None:
+                return None
+            beta, sigma = np.asarray(native[1], dtype=float), float(native[2])
+            p = self.p
+
+            def components(th: np.ndarray) -> np.ndarray:
+                core = response.evaluate(np.asarray(th, dtype=float), reml)
+                if core is None:
+                    return np.full(3 + p * p, np.nan)
+                info = np.asarray(core[9], dtype=float).reshape(p, p)
+                try:
+                    cinv = np.linalg.inv((info + info.T) / 2.0)
+                except np.linalg.LinAlgError:
+                    return np.full(3 + p * p, np.nan)
+                return np.concatenate([[core[4], core[8], core[5]], cinv.ravel()])
+
+            j = self.j
+            if wald:
+                info = np.asarray(native[9], dtype=float).reshape(p, p)
+                cov = sigma**2 * np.linalg.inv((info + info.T) / 2.0)
+                se = float(np.sqrt(cov[j, j]))
+                p_value = float(2.0 * stats.norm.sf(abs(beta[j] / se)))
+            else:
+                vc = varpar_covariance(components, theta, sigma, n=self.n, p=p, reml=reml)
+                contrast = np.zeros(p)
+                contrast[j] = 1.0
+                df = satterthwaite_df(vc, contrast[None, :])[0]
+                se = float(np.sqrt(vc.cov_beta[j, j]))
+                p_value = float(2.0 * stats.t.sf(abs(beta[j] / se), df))
+        singular = bool(np.any(theta[self.diagonal] < SINGULAR_TOL))
+        reason, message = ("singular", "boundary (singular) fit") if singular else ("", "")
+        return Outcome(i, p_value, float(beta[j]), reason, message)
+
+
+def _diagonal_positions(sizes: tuple[int, ...]) -> np.ndarray:
+    """Positions in lme4's column-major ``theta`` of the diagonals of each block's factor."""
+    out, offset = [], 0
+    for k in sizes:
+        position = offset
+        for col in range(k):
+            out.append(position)
+            position += k - col
+        offset += k * (k + 1) // 2
+    return np.asarray(out, dtype=np.intp)

@@ -1,0 +1,272 @@
+"""Where the simulations of :func:`models.power.simulate_power` run: serial, processes, Dask.
+
+Every back end receives the same jobs (one per grid point, see
+:mod:`models._backends.power_lmm`) and the same batches ``(job, start, stop)``; a simulation's
+outcome depends only on its job and index, so the results are identical whatever runs them.
+The jobs are sent to each worker once (process-pool initializer; Dask ``scatter`` with
+``broadcast``), and each task carries only three integers. BLAS is held to one thread in every
+worker: the fits are small, and a threaded BLAS would only make the workers compete.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from models._errors import InvalidParameterError
+
+_BLAS_ENV = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS")
+_TCP = re.compile(r"^tcp://[A-Za-z0-9.\-\[\]:]+:\d{1,5}$")
+
+
+@dataclass(frozen=True)
+class Scheduler:
+    """A parsed ``scheduler`` argument."""
+
+    kind: str  # "serial" | "processes" | "dask-local" | "dask"
+    workers: int | None = None
+    address: str | None = None
+
+    def describe(self) -> str:
+        """Text for provenance."""
+        if self.kind == "serial":
+            return "serial"
+        if self.kind == "processes":
+            return f"processes:{self.workers}"
+        if self.kind == "dask-local":
+            return f"local:{self.workers}"
+        return str(self.address)
+
+
+def parse_scheduler(value: Any, *, where: str) -> Scheduler:
+    """Read ``None``/``"serial"``, ``"processes[:N]"``, ``"local:N"`` or ``"tcp://host:port"``."""
+    expected = (
+        f"the `scheduler` parameter of {where} must be None (serial), 'processes:N' (N local "
+        "processes), 'local:N' (a Dask LocalCluster of N workers on 127.0.0.1) or "
+        "'tcp://host:port' (an existing Dask scheduler)"
+    )
+    if value is None or value == "serial":
+        return Scheduler("serial")
+    if not isinstance(value, str):
+        raise InvalidParameterError(f"{expected}; got {value!r}")
+    if value == "processes":
+        return Scheduler("processes", workers=os.cpu_count() or 1)
+    for prefix, kind in (("processes:", "processes"), ("local:", "dask-local")):
+        if value.startswith(prefix):
+            n = value[len(prefix) :]
+            if not n.isdigit() or int(n) < 1:
+                raise InvalidParameterError(f"{expected}; got {value!r} (N must be >= 1)")
+            return Scheduler(kind, workers=int(n))
+    if _TCP.match(value):
+        return Scheduler("dask", address=value)
+    raise InvalidParameterError(f"{expected}; got {value!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# progress
+
+
+class Progress:
+    """A one-line progress bar with rate and ETA on stderr, only when stderr is a terminal."""
+
+    def __init__(self, total: int, *, enabled: bool, label: str = "power") -> None:
+        stream = sys.stderr
+        self.enabled = bool(enabled) and hasattr(stream, "isatty") and stream.isatty()
+        self.total = total
+        self.done = 0
+        self.label = label
+        self.start = time.perf_counter()
+        self._last = 0.0
+
+    def update(self, n: int) -> None:
+        """Count ``n`` more simulations done."""
+        self.done += n
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self._last < 0.1 and self.done < self.total:
+            return
+        self._last = now
+        elapsed = max(now - self.start, 1e-9)
+        rate = self.done / elapsed
+        left = (self.total - self.done) / rate if rate > 0 else float("inf")
+        width = 24
+        filled = int(width * self.done / max(self.total, 1))
+        eta = "--:--" if left == float("inf") else time.strftime("%M:%S", time.gmtime(left))
+        if left >= 3600 and left != float("inf"):
+            eta = time.strftime("%H:%M:%S", time.gmtime(left))
+        sys.stderr.write(
+            f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+            f"simulations, {rate:.1f}/s, ETA {eta} "
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        """End the line."""
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# batches
+
+
+def batches(n_sims: Sequence[int], size: int) -> list[tuple[int, int, int]]:
+    """``(job, start, stop)`` for every job, ``size`` simulations at most per batch."""
+    out = []
+    for job, n in enumerate(n_sims):
+        for start in range(0, n, size):
+            out.append((job, start, min(n, start + size)))
+    return out
+
+
+def _blas_one_thread() -> Any:
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _run_local(jobs: Sequence[Any], batch: tuple[int, int, int]) -> list[Any]:
+    job, start, stop = batch
+    with _blas_one_thread():
+        return jobs[job].run(start, stop)
+
+
+# process pool: the jobs are unpickled once per worker by the initializer
+_WORKER_JOBS: list[Any] = []
+
+
+def _init_worker(payload: bytes) -> None:
+    for name in _BLAS_ENV:
+        os.environ[name] = "1"
+    global _WORKER_JOBS
+    _WORKER_JOBS = pickle.loads(payload)
+    _blas_one_thread()  # a process-wide limit; the returned object is not needed
+
+
+def _process_batch(batch: tuple[int, int, int]) -> tuple[tuple[int, int, int], list[Any]]:
+    return batch, _run_local(_WORKER_JOBS, batch)
+
+
+def _dask_batch(job: Any, batch: tuple[int, int, int]) -> tuple[tuple[int, int, int], list[Any]]:
+    _, start, stop = batch
+    with _blas_one_thread():
+        return batch, job.run(start, stop)
+
+
+def run(
+    jobs: Sequence[Any],
+    *,
+    scheduler: Scheduler,
+    batch_size: int,
+    progress: Progress,
+) -> tuple[list[list[Any]], dict[str, Any]]:
+    """Run every simulation of every job; outcomes per job in simulation order, and run info."""
+    todo = batches([job.n_sims for job in jobs], batch_size)
+    results: list[dict[int, list[Any]]] = [{} for _ in jobs]
+    info: dict[str, Any] = {"scheduler": scheduler.describe(), "batches": len(todo)}
+    for batch, outcomes in _execute(jobs, todo, scheduler, info):
+        results[batch[0]][batch[1]] = outcomes
+        progress.update(batch[2] - batch[1])
+    ordered = [[o for start in sorted(parts) for o in parts[start]] for parts in results]
+    return ordered, info
+
+
+def _execute(
+    jobs: Sequence[Any],
+    todo: list[tuple[int, int, int]],
+    scheduler: Scheduler,
+    info: dict[str, Any],
+) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
+    if scheduler.kind == "serial":
+        info["workers"] = 1
+        for batch in todo:
+            yield batch, _run_local(jobs, batch)
+        return
+    if scheduler.kind == "processes":
+        yield from _execute_processes(jobs, todo, scheduler, info)
+        return
+    yield from _execute_dask(jobs, todo, scheduler, info)
+
+
+def _execute_processes(
+    jobs: Sequence[Any],
+    todo: list[tuple[int, int, int]],
+    scheduler: Scheduler,
+    info: dict[str, Any],
+) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    workers = int(scheduler.workers or 1)
+    info["workers"] = workers
+    payload = pickle.dumps(list(jobs), protocol=pickle.HIGHEST_PROTOCOL)
+    context = mp.get_context("spawn")
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(payload,)
+    ) as pool:
+        pending = {pool.submit(_process_batch, batch) for batch in todo}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def _execute_dask(
+    jobs: Sequence[Any],
+    todo: list[tuple[int, int, int]],
+    scheduler: Scheduler,
+    info: dict[str, Any],
+) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
+    from models._optional import require
+
+    feature = f"simulate_power(scheduler={scheduler.describe()!r})"
+    require("dask", feature=feature, extra="dask")
+    distributed = require("distributed", feature=feature, extra="dask")
+    cluster = None
+    if scheduler.kind == "dask-local":
+        import logging
+
+        cluster = distributed.LocalCluster(
+            n_workers=int(scheduler.workers or 1),
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+            env={name: "1" for name in _BLAS_ENV},
+        )
+        client = distributed.Client(cluster, set_as_default=False)
+    else:
+        try:
+            client = distributed.Client(scheduler.address, set_as_default=False, timeout=10)
+        except OSError as err:
+            raise InvalidParameterError(
+                f"cannot reach the Dask scheduler {scheduler.address}: {err}"
+            ) from err
+    try:
+        info["workers"] = len(client.scheduler_info().get("workers", {}))
+        remote = client.scatter(list(jobs), broadcast=True)
+        futures = [
+            client.submit(_dask_batch, remote[batch[0]], batch, pure=False) for batch in todo
+        ]
+        try:
+            for future in distributed.as_completed(futures, loop=client.loop):
+                yield future.result()
+        finally:
+            client.cancel(futures)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

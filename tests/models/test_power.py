@@ -1,0 +1,425 @@
+"""Tests of models/power.py: simulation-based power for linear mixed models."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from models import InvalidParameterError, LinearMixedModel
+from models._power_design import extend_frame, generate_frame
+from models.power import (
+    FAILURE_COLUMNS,
+    POWER_COLUMNS,
+    SIMULATION_COLUMNS,
+    PowerDesign,
+    PowerResult,
+    clopper_pearson,
+    read_design,
+    simulate_power,
+)
+
+REFERENCE = Path(__file__).parent / "reference"
+
+
+def paired_dict(sd_person: float = 1.0, sd_residual: float = 1.0) -> dict:
+    """Two sessions per participant, condition 0 then 1: a paired comparison."""
+    return {
+        "design": {"formula": "y ~ condition + (1 | participant_id)", "sessions": 2},
+        "predictors": {
+            "condition": {"level": "session", "distribution": "cycle", "values": [0, 1]}
+        },
+        "fixed": {"Intercept": 0.0},
+        "random": {"participant_id": {"sd": {"Intercept": sd_person}}},
+        "residual": {"sd": sd_residual},
+    }
+
+
+def paired(sd_person: float = 1.0, sd_residual: float = 1.0) -> PowerDesign:
+    return read_design(paired_dict(sd_person, sd_residual))
+
+
+STUDY_TOML = """
+[design]
+formula = "empathy ~ trait + week + (1 + week | participant_id) + (1 | story_id)"
+participants = 40
+sessions = [6, 12]
+stories_per_session = 3
+stories = 120
+days = 30
+
+[predictors.trait]
+level = "participant"
+distribution = "normal"
+
+[fixed]
+Intercept = 3.3
+trait = 0.2
+week = 0.05
+
+[random.participant_id]
+sd = { Intercept = 0.6, week = 0.1 }
+corr = [["Intercept", "week", -0.2]]
+
+[random.story_id]
+sd = { Intercept = 0.3 }
+
+[residual]
+sd = 0.9
+"""
+
+
+@pytest.fixture(scope="module")
+def study_design(tmp_path_factory) -> PowerDesign:
+    path = tmp_path_factory.mktemp("design") / "study.toml"
+    path.write_text(STUDY_TOML, encoding="utf-8")
+    return read_design(path)
+
+
+@pytest.fixture(scope="module")
+def pilot() -> tuple[LinearMixedModel, pd.DataFrame]:
+    rng = np.random.default_rng(7)
+    n, k = 12, 4
+    pid = np.repeat([f"p{i:02d}" for i in range(n)], k * 2)
+    session = np.repeat([f"s{i:03d}" for i in range(n * k)], 2)
+    trait = np.repeat(rng.normal(size=n), k * 2)
+    y = 1 + 0.3 * trait + np.repeat(rng.normal(0, 0.7, n), k * 2) + rng.normal(0, 1, n * k * 2)
+    data = pd.DataFrame({"pid": pid, "session": session, "trait": trait, "y": y})
+    return LinearMixedModel("y ~ trait + (1 | pid)").fit(data), data
+
+
+# ---------------------------------------------------------------------------------------------
+# pieces
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 10), (10, 10), (512, 1000)])
+def test_clopper_pearson_matches_the_exact_binomial_interval(k, n):
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    np.testing.assert_allclose(clopper_pearson(k, n, 0.95), (ci.low, ci.high), rtol=1e-12)
+
+
+def test_generated_design_has_the_declared_shape(study_design):
+    frame = generate_frame(
+        study_design,
+        n_participants=25,
+        sessions=(6, 12),
+        rng=np.random.default_rng(1),
+        response="empathy",
+    )
+    per_person = frame.groupby("participant_id")["session_id"].nunique()
+    assert len(per_person) == 25
+    assert per_person.between(6, 12).all()
+    assert (frame.groupby("session_id").size() == 3).all()
+    assert (frame.groupby("session_id")["story_id"].nunique() == 3).all()
+    assert frame["week"].between(0, 30 / 7).all()
+    # a participant-level predictor is constant within a participant
+    assert (frame.groupby("participant_id")["trait"].nunique() == 1).all()
+
+
+def test_extend_frame_copies_whole_sessions_with_new_ids(pilot):
+    _, data = pilot
+    out = extend_frame(
+        data,
+        participant_col="pid",
+        session_col="session",
+        n_participants=30,
+        sessions=(2, 6),
+        rng=np.random.default_rng(3),
+    )
+    per_person = out.groupby("pid")["session"].nunique()
+    assert len(per_person) == 30 and per_person.between(2, 6).all()
+    assert (out.groupby("session").size() == 2).all()  # every row of a session comes along
+    assert (out.groupby("pid")["trait"].nunique() == 1).all()
+    # donors are cycled: 30 = 2 x 12 + 6, so every pilot participant is used 2 or 3 times
+    donors = out.groupby("pid")["trait"].first().value_counts()
+    assert set(donors.to_numpy()) <= {2, 3}
+
+
+# ---------------------------------------------------------------------------------------------
+# results
+
+
+def test_result_shape_and_bookkeeping(study_design):
+    result = simulate_power(
+        study_design, effect={"trait": 0.3}, n_participants=[10, 20], n_sims=20, seed=3,
+        progress=False,
+    )  # fmt: skip
+    assert isinstance(result, PowerResult)
+    assert list(result.table.columns) == POWER_COLUMNS
+    assert list(result.failures.columns) == FAILURE_COLUMNS
+    assert list(result.simulations.columns) == SIMULATION_COLUMNS
+    table = result.table
+    assert table["n_participants"].tolist() == [10, 20]
+    assert table["n_sessions"].tolist() == ["6-12", "6-12"]
+    # nothing dropped silently: every simulation is used or listed as failed
+    for row in table.itertuples():
+        sims = result.simulations[result.simulations["n_participants"] == row.n_participants]
+        listed = result.failures[result.failures["n_participants"] == row.n_participants]
+        assert len(sims) == row.n_sims
+        assert row.n_failed == int((~listed["used"]).sum())
+        assert row.n_singular == int((listed["reason"] == "singular").sum())
+        used = sims[sims["p_value"].notna()]
+        assert len(used) == row.n_sims - row.n_failed
+        assert row.n_rejected == int((used["p_value"] < 0.05).sum())
+        assert row.power == pytest.approx(row.n_rejected / len(used), rel=1e-12)
+    meta = result.meta
+    assert meta["seed"] == 3 and meta["term"] == "trait" and meta["effect"] == 0.3
+    assert meta["truth"]["fixed"] == {"Intercept": 3.3, "trait": 0.3, "week": 0.05}
+    assert meta["package_version"]
+
+
+def test_same_seed_same_result_whatever_the_batches(study_design):
+    kw = {"effect": {"trait": 0.2}, "n_participants": [12], "n_sims": 12, "seed": 5}
+    a = simulate_power(study_design, batch_size=1, progress=False, **kw)
+    b = simulate_power(study_design, batch_size=5, progress=False, **kw)
+    pd.testing.assert_frame_equal(a.simulations, b.simulations, check_exact=True)
+    c = simulate_power(study_design, progress=False, **{**kw, "seed": 6})
+    assert not np.array_equal(a.simulations["estimate"], c.simulations["estimate"])
+
+
+def test_serial_processes_and_dask_give_identical_tables():
+    pytest.importorskip("distributed")
+    design = paired()
+    kw = {
+        "effect": {"condition": 0.5},
+        "n_participants": [8, 16],
+        "n_sims": 24,
+        "seed": 11,
+        "progress": False,
+        "batch_size": 5,
+    }
+    serial = simulate_power(design, **kw)
+    procs = simulate_power(design, scheduler="processes:2", **kw)
+    dask = simulate_power(design, scheduler="local:2", **kw)
+    for other in (procs, dask):
+        pd.testing.assert_frame_equal(serial.table, other.table, check_exact=True)
+        pd.testing.assert_frame_equal(serial.failures, other.failures, check_exact=True)
+        pd.testing.assert_frame_equal(serial.simulations, other.simulations, check_exact=True)
+    assert procs.meta["scheduler"] == "processes:2" and dask.meta["scheduler"] == "local:2"
+    assert dask.meta["workers"] == 2
+
+
+def test_pilot_with_sessions_and_effect_override(pilot):
+    model, data = pilot
+    result = simulate_power(
+        model,
+        data=data,
+        effect={"trait": 0.0},
+        n_participants=[20],
+        n_sessions="3-5",
+        session_col="session",
+        n_sims=10,
+        seed=1,
+        progress=False,
+    )
+    row = result.table.iloc[0]
+    assert row["n_sessions"] == "3-5"
+    assert 20 * 3 * 2 <= row["n_obs"] <= 20 * 5 * 2
+    assert result.meta["truth"]["fixed"]["trait"] == 0.0
+    # the other parameters stay as the pilot estimated them
+    assert result.meta["truth"]["fixed"]["Intercept"] == model.beta_["Intercept"]
+
+
+@pytest.mark.parametrize("test", ["satterthwaite", "wald", "lrt"])
+def test_every_test_detects_a_large_effect_and_keeps_level_at_zero(test):
+    design = paired()
+    big = simulate_power(
+        design, effect={"condition": 1.5}, n_participants=[20], n_sims=40, seed=2, test=test,
+        progress=False,
+    )  # fmt: skip
+    assert big.table["power"].iloc[0] > 0.9
+    null = simulate_power(
+        design, effect={"condition": 0.0}, n_participants=[20], n_sims=40, seed=2, test=test,
+        progress=False,
+    )  # fmt: skip
+    assert null.table["power"].iloc[0] < 0.25
+    assert big.meta["test"] == test
+
+
+# ---------------------------------------------------------------------------------------------
+# agreement with analytic and R results
+
+
+def test_paired_design_agrees_with_ttestpower():
+    from statsmodels.stats.power import TTestPower
+
+    n, delta = 20, 0.5
+    # y_i2 - y_i1 = delta + e_i2 - e_i1: SD of the difference sqrt(2) * residual SD
+    dz = delta / math.sqrt(2.0)
+    expected = TTestPower().power(effect_size=dz, nobs=n, alpha=0.05, alternative="two-sided")
+    result = simulate_power(
+        paired(), effect={"condition": delta}, n_participants=[n], n_sims=1000, seed=2024,
+        progress=False,
+    )  # fmt: skip
+    row = result.table.iloc[0]
+    se = math.sqrt(expected * (1 - expected) / (row["n_sims"] - row["n_failed"]))
+    # Monte Carlo error only: within 3.5 standard errors (a false alarm once in ~2,000 runs)
+    assert abs(row["power"] - expected) < 3.5 * se, (row["power"], expected)
+
+
+def test_mixed_design_agrees_with_lme4_loop():
+    ref = json.loads((REFERENCE / "power_lme4.json").read_text(encoding="utf-8"))
+    d = ref["design"]
+    design = read_design(
+        {
+            "design": {
+                "formula": d["formula"],
+                "participants": d["participants"],
+                "sessions": d["sessions"],
+            },
+            "predictors": {
+                "t": {
+                    "level": "session",
+                    "distribution": "cycle",
+                    "values": list(range(d["sessions"])),
+                }
+            },
+            "fixed": {"Intercept": d["beta"][0]},
+            "random": {
+                "participant_id": {
+                    "sd": {"Intercept": d["sds"][0], "t": d["sds"][1]},
+                    "corr": [["Intercept", "t", d["corr"]]],
+                }
+            },
+            "residual": {"sd": d["residual_sd"]},
+        }
+    )
+    result = simulate_power(
+        design, effect={"t": d["beta"][1]}, n_sims=1000, seed=99, progress=False
+    )
+    row = result.table.iloc[0]
+    ours, theirs = row["power"], float(ref["power"])
+    n_ours = row["n_sims"] - row["n_failed"]
+    n_theirs = ref["n_sims"] - ref["n_failed"]
+    se = math.sqrt(theirs * (1 - theirs) * (1 / n_ours + 1 / n_theirs))
+    # two independent Monte Carlo estimates: within 3.5 standard errors of their difference
+    assert abs(ours - theirs) < 3.5 * se, (ours, theirs)
+
+
+@pytest.mark.slow
+def test_type_one_error_at_forty_participants(study_design):
+    """With the effect at 0 the rejection rate is within the 99% binomial interval of alpha."""
+    n_sims, alpha = 2000, 0.05
+    result = simulate_power(
+        study_design, effect={"trait": 0.0}, n_participants=[40], n_sims=n_sims, alpha=alpha,
+        seed=20240501, progress=False, scheduler="processes:2",
+    )  # fmt: skip
+    row = result.table.iloc[0]
+    used = row["n_sims"] - row["n_failed"]
+    assert row["n_failed"] <= 0.01 * n_sims
+    low, high = stats.binom.interval(0.99, used, alpha)
+    assert low <= row["n_rejected"] <= high, row.to_dict()
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"effect": {"nope": 1.0}}, "not a fixed-effect term"),
+        ({"effect": {"condition": 1.0, "x": 2.0}}, "mapping of one fixed-effect term"),
+        ({"effect": {"condition": "big"}}, "finite number"),
+        ({"effect": {"condition": 1.0}, "n_participants": [1]}, "integer >= 2"),
+        ({"effect": {"condition": 1.0}, "n_participants": [10, 10]}, "twice"),
+        ({"effect": {"condition": 1.0}, "n_sims": 0}, "n_sims"),
+        ({"effect": {"condition": 1.0}, "alpha": 5}, "alpha"),
+        ({"effect": {"condition": 1.0}, "test": "f"}, "test"),
+        ({"effect": {"condition": 1.0}, "scheduler": "cluster"}, "scheduler"),
+        ({"effect": {"condition": 1.0}, "scheduler": "local:0"}, "N must be >= 1"),
+        ({"effect": {"condition": 1.0}, "n_sessions": "6-2"}, "min <= max"),
+        ({"effect": {"condition": 1.0}, "session_col": "s"}, "apply to a pilot"),
+    ],
+)
+def test_bad_parameters_are_named(kwargs, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        simulate_power(paired(), n_sims=kwargs.pop("n_sims", 2), progress=False, **kwargs)
+
+
+def test_pilot_needs_its_data(pilot):
+    model, data = pilot
+    with pytest.raises(InvalidParameterError, match="`data` parameter .* required"):
+        simulate_power(model, effect={"trait": 0.1}, n_sims=2, progress=False)
+    with pytest.raises(InvalidParameterError, match="needs `session_col`"):
+        simulate_power(
+            model, data=data, effect={"trait": 0.1}, n_sessions=4, n_sims=2, progress=False
+        )
+    with pytest.raises(InvalidParameterError, match="fitted LinearMixedModel"):
+        simulate_power(LinearMixedModel("y ~ trait + (1 | pid)"), effect={"trait": 0.1})
+
+
+def test_dask_without_the_extra_names_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(ImportError, match=r"empathic-longitudinal\[dask\]"):
+        simulate_power(
+            paired(), effect={"condition": 1.0}, n_sims=2, scheduler="local:1", progress=False
+        )
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda d: d.pop("fixed"), r"\[fixed\] is missing"),
+        (lambda d: d["design"].update(colour="red"), r"unknown key\(s\) \['colour'\]"),
+        (lambda d: d["design"].update(formula="y ~ __import__('os') + (1|g)"), "formula"),
+        (lambda d: d["predictors"]["condition"].update(level="day"), "level must be one of"),
+        (lambda d: d.update(thresholds={"cut": [1, 2]}), "ordinal design"),
+        (lambda d: d["residual"].update(sd=-1), ">= 0"),
+        (lambda d: d["random"]["participant_id"].update(corr=[["a", "b", 2]]), r"\(-1, 1\)"),
+    ],
+)
+def test_bad_design_files_name_the_key(edit, match):
+    raw = paired_dict()
+    edit(raw)
+    from models import FormulaError
+
+    with pytest.raises((InvalidParameterError, FormulaError), match=match):
+        read_design(raw)
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda d: d["fixed"].pop("Intercept"), r"missing \['Intercept'\]"),
+        (lambda d: d["fixed"].update(age=1.0), r"not in the formula \['age'\]"),
+        (lambda d: d["random"].update(story_id={"sd": {"Intercept": 1}}), "no grouping factor"),
+        (lambda d: d["random"]["participant_id"]["sd"].pop("Intercept"), "missing"),
+    ],
+)
+def test_design_not_matching_its_formula_is_refused(edit, match):
+    raw = paired_dict()
+    edit(raw)
+    with pytest.raises(InvalidParameterError, match=match):
+        simulate_power(read_design(raw), effect={"condition": 1.0}, n_sims=2, progress=False)
+
+
+def test_design_file_errors_name_the_file(tmp_path):
+    path = tmp_path / "d.toml"
+    path.write_text("[design\nformula = 1", encoding="utf-8")
+    with pytest.raises(InvalidParameterError, match="d.toml is not valid TOML"):
+        read_design(path)
+    with pytest.raises(InvalidParameterError, match="cannot read the design"):
+        read_design(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize("test", ["satterthwaite", "wald"])
+def test_fast_refit_gives_the_p_values_of_linear_mixed_model_refit(test, monkeypatch):
+    """The reduced refit optimizes and tests exactly as LinearMixedModel.refit does."""
+    from models._backends import power_lmm
+
+    design = read_design({**paired_dict(), "design": {**paired_dict()["design"], "sessions": 4}})
+    kw = {"effect": {"condition": 0.4}, "n_participants": [12, 30], "n_sims": 25, "seed": 8}
+    fast = simulate_power(design, test=test, progress=False, **kw)
+    monkeypatch.setattr(
+        power_lmm.LmmPowerJob, "one", lambda self, i: self.slow(i, self.response(i))
+    )
+    slow = simulate_power(design, test=test, progress=False, **kw)
+    pd.testing.assert_frame_equal(fast.simulations, slow.simulations, rtol=1e-12)
+    pd.testing.assert_frame_equal(fast.table, slow.table, check_exact=True)
