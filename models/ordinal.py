@@ -690,7 +690,7 @@ class OrdinalMixedModel:
             design = self.design_
             index = design.rows
         else:
-            frame, _ = _response_codes(data, self.design_.spec.response, missing_ok=True)
+            frame, _ = _response_codes(data, self.design_.spec.response)
             design = self.design_.transform(frame, random=with_random)
             index = data.index
         X, _ = _fixed_matrix(design)
@@ -764,9 +764,7 @@ class OrdinalMixedModel:
             frame = (
                 self.design_
                 if data is None
-                else self.design_.transform(
-                    _response_codes(data, self.design_.spec.response, missing_ok=True)[0]
-                )
+                else self.design_.transform(_response_codes(data, self.design_.spec.response)[0])
             )
             var = np.zeros(len(eta))
             for block, T in zip(frame.random, self._Ts, strict=True):
@@ -978,13 +976,9 @@ class OrdinalMixedModel:
 # helpers
 
 
-def _response_codes(
-    data: pd.DataFrame, response: str, *, missing_ok: bool = False
-) -> tuple[pd.DataFrame, list | None]:
+def _response_codes(data: pd.DataFrame, response: str) -> tuple[pd.DataFrame, list | None]:
     """Replace an ordered categorical response by its 1-based codes (labels kept aside)."""
-    if response not in data.columns:
-        if missing_ok:
-            return data, None
+    if response not in data.columns:  # new data without a response; build_design names it
         return data, None
     col = data[response]
     if isinstance(col.dtype, pd.CategoricalDtype):
