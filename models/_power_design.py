@@ -26,8 +26,11 @@ import pandas as pd
 
 from models._errors import InvalidParameterError
 
-ENGINES = ("lmm",)
-"""Engines a design can name (the ordinal engine adds ``"ordinal"`` with ``[thresholds]``)."""
+ENGINES = ("lmm", "clmm")
+"""Engines a design can name: a linear mixed model (``[residual]``) or a cumulative link mixed
+model of an ordinal response (``[thresholds]``)."""
+
+LINKS = ("logit", "probit")
 
 LEVELS = ("participant", "session", "wave", "story", "rating")
 """Where a generated predictor varies."""
@@ -70,7 +73,8 @@ class PowerDesign:
     formula : str
         The analysis model, lme4 syntax.
     engine : str
-        ``"lmm"``.
+        ``"lmm"`` (continuous response) or ``"clmm"`` (ordinal response, categories
+        ``1 .. J``).
     participants : int
         Participants when the caller gives no grid.
     sessions : tuple of int
@@ -87,8 +91,13 @@ class PowerDesign:
         ``{term: value}`` for the fixed-effect columns (formulaic names).
     random : dict
         ``{group: {"sd": {term: sd}, "corr": [(term1, term2, r), ...]}}``.
-    residual_sd : float
-        Residual standard deviation.
+    residual_sd : float or None
+        Residual standard deviation (``lmm``).
+    thresholds : tuple of float
+        The ``J - 1`` increasing thresholds on the latent scale (``clmm``):
+        ``P(Y <= j) = F(threshold_j - X beta - Z b)``.
+    link : str
+        ``"logit"`` or ``"probit"`` (``clmm``).
     source : str
         The file read, or ``"<dict>"``.
     """
@@ -104,8 +113,10 @@ class PowerDesign:
     predictors: tuple[Predictor, ...]
     fixed: dict[str, float]
     random: dict[str, dict[str, Any]]
-    residual_sd: float
+    residual_sd: float | None
     source: str = "<dict>"
+    thresholds: tuple[float, ...] = ()
+    link: str = "logit"
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -229,6 +240,14 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
         [residual]
         sd = 0.9
 
+    An ordinal design (``engine = "clmm"``) has no ``[residual]`` and no ``Intercept`` in
+    ``[fixed]`` (the thresholds take its place); it gives the thresholds on the latent scale
+    and, optionally, the link::
+
+        [thresholds]
+        values = [-2.2, -0.9, 0.4, 1.9]   # J - 1 increasing values: categories 1 .. J
+        link = "logit"                     # logit (default) | probit
+
     A ``cycle`` predictor takes ``values`` in turn along its level (for ``session``: the first
     session of every participant gets ``values[0]``, the second ``values[1]``, ...), which
     writes crossover and paired designs.
@@ -251,7 +270,7 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
             f"dict; got {type(path_or_dict).__name__}"
         )
     _unknown(raw, _TOP_KEYS, source=source, key="top level")
-    for required in ("design", "fixed", "random", "residual"):
+    for required in ("design", "fixed", "random"):
         if required not in raw:
             raise InvalidParameterError(f"{source}: the table [{required}] is missing")
     design = _table(raw["design"], source=source, key="[design]")
@@ -270,11 +289,20 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
         raise InvalidParameterError(
             f"{source}: [design] engine must be one of {list(ENGINES)}; got {engine!r}"
         )
-    if "thresholds" in raw:
+    if engine == "lmm" and "thresholds" in raw:
         raise InvalidParameterError(
-            f"{source}: [thresholds] belongs to an ordinal design; engine {engine!r} simulates "
-            "a continuous response with [residual] sd"
+            f'{source}: [thresholds] belongs to an ordinal design (engine = "clmm"); engine '
+            "'lmm' simulates a continuous response with [residual] sd"
         )
+    if engine == "clmm" and "residual" in raw:
+        raise InvalidParameterError(
+            f"{source}: [residual] belongs to a linear design; engine 'clmm' draws an ordinal "
+            "response from [thresholds] values (the latent residual is fixed by the link)"
+        )
+    if engine not in ("clmm",) and "residual" not in raw:
+        raise InvalidParameterError(f"{source}: the table [residual] is missing")
+    if engine == "clmm" and "thresholds" not in raw:
+        raise InvalidParameterError(f"{source}: the table [thresholds] is missing")
     participants = _integer(
         design.get("participants", 40), source=source, key="[design] participants", minimum=2
     )
@@ -369,13 +397,24 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
                 )
             corr.append((entry[0], entry[1], r))
         random[str(group)] = {"sd": sds, "corr": corr}
-    residual = _table(raw["residual"], source=source, key="[residual]")
-    _unknown(residual, {"sd"}, source=source, key="[residual]")
-    if "sd" not in residual:
-        raise InvalidParameterError(f"{source}: [residual] sd is missing")
-    residual_sd = _number(residual["sd"], source=source, key="[residual] sd", minimum=0)
-    if residual_sd <= 0:
-        raise InvalidParameterError(f"{source}: [residual] sd must be > 0; got {residual_sd!r}")
+    residual_sd: float | None = None
+    thresholds: tuple[float, ...] = ()
+    link = "logit"
+    if engine == "clmm":
+        thresholds, link = _thresholds(raw["thresholds"], source=source)
+        if "Intercept" in fixed:
+            raise InvalidParameterError(
+                f"{source}: [fixed] Intercept: an ordinal model has no intercept (the "
+                "[thresholds] values take its place); leave it out"
+            )
+    else:
+        residual = _table(raw["residual"], source=source, key="[residual]")
+        _unknown(residual, {"sd"}, source=source, key="[residual]")
+        if "sd" not in residual:
+            raise InvalidParameterError(f"{source}: [residual] sd is missing")
+        residual_sd = _number(residual["sd"], source=source, key="[residual] sd", minimum=0)
+        if residual_sd <= 0:
+            raise InvalidParameterError(f"{source}: [residual] sd must be > 0; got {residual_sd!r}")
     return PowerDesign(
         formula=formula,
         engine=engine,
@@ -390,7 +429,31 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
         random=random,
         residual_sd=residual_sd,
         source=source,
+        thresholds=thresholds,
+        link=link,
     )
+
+
+def _thresholds(value: Any, *, source: str) -> tuple[tuple[float, ...], str]:
+    table = _table(value, source=source, key="[thresholds]")
+    _unknown(table, {"values", "link"}, source=source, key="[thresholds]")
+    values = table.get("values")
+    if not isinstance(values, list) or not values:
+        raise InvalidParameterError(
+            f"{source}: [thresholds] values must be a list of increasing numbers, one fewer "
+            f"than the categories, e.g. [-2.2, -0.9, 0.4, 1.9] for 5; got {values!r}"
+        )
+    cut = tuple(_number(v, source=source, key="[thresholds] values") for v in values)
+    if any(b <= a for a, b in zip(cut, cut[1:], strict=False)):
+        raise InvalidParameterError(
+            f"{source}: [thresholds] values must increase strictly; got {list(cut)!r}"
+        )
+    link = table.get("link", "logit")
+    if link not in LINKS:
+        raise InvalidParameterError(
+            f"{source}: [thresholds] link must be one of {list(LINKS)}; got {link!r}"
+        )
+    return cut, str(link)
 
 
 # ---------------------------------------------------------------------------------------------

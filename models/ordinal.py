@@ -163,7 +163,8 @@ class OrdinalMixedModel:
     npar_ : int
         Thresholds + fixed effects + covariance parameters.
     converged_ : bool
-        The optimizer met its criteria, the information matrix is positive definite and the
+        The optimizer met its criteria (or stopped because no step lowered the objective any
+        more), the information matrix is positive definite and the
         largest absolute gradient is below ``GRAD_TOL`` (or the Newton step it implies below
         ``STEP_TOL``, which scales with the data: a log-likelihood of -110,000 has gradients
         of 1e-4 at its optimum).
@@ -297,6 +298,19 @@ class OrdinalMixedModel:
             where=f"{_WHERE}.fit",
             fixed_only="use statsmodels' OrderedModel",
         )
+        self._fit_design(design, labels, t0)
+        return self
+
+    def _fit_design(
+        self,
+        design: Design,
+        labels: list | None,
+        t0: float,
+        *,
+        start: OrdinalMixedModel | None = None,
+        stacklevel: int = 4,
+    ) -> None:
+        """Fit to an evaluated design; ``start``: a fit of the same design to start from."""
         y_values = design.y
         cats = np.unique(y_values)
         if cats.size < 2:
@@ -321,13 +335,90 @@ class OrdinalMixedModel:
         self.categories_ = (
             [labels[int(c) - 1] for c in cats] if labels is not None else [_plain(c) for c in cats]
         )
-        self._frame = frame
+        self._labels = labels
+        psi0 = theta0 = None
+        if start is not None:
+            theta0 = np.asarray(start.theta_, dtype=float)
+            if list(start.categories_) == self.categories_:
+                psi0 = np.concatenate([start.alpha_, start.beta_.to_numpy(), theta0])
+        else:
+            theta0 = self._theta_start(design, problem)
+        with one_blas_thread():
+            self._fit(problem, design, names, t0, theta0=theta0, psi0=psi0, stacklevel=stacklevel)
+
+    def refit(self, response: np.ndarray | pd.Series) -> OrdinalMixedModel:
+        """Fit the same model to a new response, reusing the design matrices.
+
+        What simulation-based power analysis and parametric bootstraps do many times: the
+        formula is not parsed and the design not rebuilt, and the optimizer starts from this
+        fit's thresholds, fixed effects and covariance parameters (from its covariance
+        parameters only when the new response lacks a category).
+
+        Parameters
+        ----------
+        response : array-like or pandas.Series
+            One value per row used in the fit (``n_obs_`` values, in the order of
+            ``design_.rows``; a Series is aligned on that index), each one of ``categories_``.
+
+        Returns
+        -------
+        OrdinalMixedModel
+            A new fitted model with the same options; ``self`` is unchanged. Its
+            ``categories_`` are those the new response uses.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        InvalidParameterError
+            When the response has the wrong length, is not aligned with the rows used, or
+            holds a value that is not one of ``categories_``.
+        ConvergenceError, FormulaError
+            As :meth:`fit`.
+
+        Warns
+        -----
+        ConvergenceWarning, SingularFitWarning
+            As :meth:`fit`.
+        """
+        t0 = time.perf_counter()
+        self._check_fitted("refit")
+        if isinstance(response, pd.Series):
+            if not response.index.equals(self.design_.rows):
+                raise InvalidParameterError(
+                    f"the `response` parameter of {_WHERE}.refit must be indexed like the rows "
+                    "used in the fit (design_.rows)"
+                )
+            response = response.to_numpy()
+        values = np.asarray(response, dtype=object)
+        labels = self._labels
+        allowed = list(labels) if labels is not None else list(self.categories_)
+        lookup = {c: (k + 1 if labels is not None else c) for k, c in enumerate(allowed)}
         try:
-            with one_blas_thread():
-                self._fit(problem, design, names, t0)
-        finally:
-            del self._frame
-        return self
+            y = np.array([lookup[v] for v in values.tolist()], dtype=float)
+            bad = False
+        except (KeyError, TypeError):
+            bad = True
+        if values.shape != (self.n_obs_,) or bad:
+            raise InvalidParameterError(
+                f"the `response` parameter of {_WHERE}.refit must hold {self.n_obs_} values "
+                f"(one per row used), each one of the categories {allowed}; got shape "
+                f"{values.shape}" + (" with other values" if bad else "")
+            )
+        return self._refit_response(y, t0, stacklevel=5)
+
+    def _refit_response(
+        self, y: np.ndarray, t0: float | None = None, *, stacklevel: int = 4
+    ) -> OrdinalMixedModel:
+        """Refit to response values on the scale of ``design_.y`` (checked by the caller)."""
+        from dataclasses import replace
+
+        t0 = time.perf_counter() if t0 is None else t0
+        new = type(self)(**self.get_params())
+        new._fit_design(
+            replace(self.design_, y=y), self._labels, t0, start=self, stacklevel=stacklevel
+        )
+        return new
 
     def _check_params(self) -> None:
         if not isinstance(self.formula, str):
@@ -343,7 +434,17 @@ class OrdinalMixedModel:
         check_unit(self.ci_level, name="ci_level", where=_WHERE)
 
     # -----------------------------------------------------------------------------------------
-    def _fit(self, pr: engine.Problem, design: Design, names: list[str], t0: float) -> None:
+    def _fit(
+        self,
+        pr: engine.Problem,
+        design: Design,
+        names: list[str],
+        t0: float,
+        *,
+        theta0: np.ndarray,
+        psi0: np.ndarray | None = None,
+        stacklevel: int = 4,
+    ) -> None:
         na, p, nt = pr.n_alpha, pr.p, pr.n_theta
         eq = pr.equidistant
         nfev = 0
@@ -368,34 +469,37 @@ class OrdinalMixedModel:
                 z[1:na] = np.log(np.maximum(np.diff(psi[:na]), 1e-8))
             return z
 
-        # 1. thresholds and fixed effects without random effects
-        counts = np.bincount(pr.y, minlength=pr.J)
-        cum = np.cumsum(counts)[:-1] / counts.sum()
-        cut0 = pr.lk.latent_sd / (np.pi / np.sqrt(3.0)) * np.log(cum / (1.0 - cum))
-        if pr.lk.name == "probit":
-            cut0 = stats.norm.ppf(cum)
-        alpha0 = (
-            np.array([cut0[0], np.mean(np.diff(cut0)) if cut0.size > 1 else 1.0]) if eq else cut0
-        )
-        psi0 = np.concatenate([alpha0, np.zeros(p), np.zeros(nt)])
-        free = slice(0, na + p)
+        # 1. start: a previous fit of the same design (refit), or thresholds and fixed
+        # effects without random effects, then covariance parameters given by the caller
+        if psi0 is not None:
+            z = from_natural(np.asarray(psi0, dtype=float))
+        else:
+            counts = np.bincount(pr.y, minlength=pr.J)
+            cum = np.cumsum(counts)[:-1] / counts.sum()
+            cut0 = pr.lk.latent_sd / (np.pi / np.sqrt(3.0)) * np.log(cum / (1.0 - cum))
+            if pr.lk.name == "probit":
+                cut0 = stats.norm.ppf(cum)
+            alpha0 = (
+                np.array([cut0[0], np.mean(np.diff(cut0)) if cut0.size > 1 else 1.0])
+                if eq
+                else cut0
+            )
+            start0 = np.concatenate([alpha0, np.zeros(p), np.zeros(nt)])
+            free = slice(0, na + p)
 
-        def f0(z):
-            psi = to_natural(np.concatenate([z, np.zeros(nt)]))
-            ll, g = pr.fixed_only(psi)
-            return -ll, -chain(np.concatenate([z, np.zeros(nt)]), g)[free]
+            def f0(z):
+                psi = to_natural(np.concatenate([z, np.zeros(nt)]))
+                ll, g = pr.fixed_only(psi)
+                return -ll, -chain(np.concatenate([z, np.zeros(nt)]), g)[free]
 
-        res0 = optimize.minimize(
-            f0,
-            from_natural(psi0)[free],
-            jac=True,
-            method="L-BFGS-B",
-            options={"maxiter": 500, "ftol": 1e-13, "gtol": 1e-8},
-        )
-        z_fixed = res0.x
-        # 2. covariance starting values
-        theta0 = self._theta_start(self._frame, pr)
-        z = np.concatenate([z_fixed, theta0])
+            res0 = optimize.minimize(
+                f0,
+                from_natural(start0)[free],
+                jac=True,
+                method="L-BFGS-B",
+                options={"maxiter": 500, "ftol": 1e-13, "gtol": 1e-8},
+            )
+            z = np.concatenate([res0.x, np.asarray(theta0, dtype=float)])
         bounds = [(None, None)] * (na + p) + [(b, None) for b in pr.st.theta_lower_bounds()]
         fail: list[str] = []
 
@@ -420,7 +524,10 @@ class OrdinalMixedModel:
             options={"maxiter": int(self.max_iter), "ftol": 1e-15, "gtol": 1e-7, "maxcor": 20},
         )
         message = str(res.message)
-        ok = bool(res.success)
+        # L-BFGS-B also stops "ABNORMAL" when no line-search step lowers the objective any
+        # more, which happens at an optimum already reached to machine precision (warm starts
+        # of refits); the gradient and information checks below then decide.
+        ok = bool(res.success) or _line_search_stop(res)
         zhat = res.x
         if self.n_agq > 1:
 
@@ -440,7 +547,11 @@ class OrdinalMixedModel:
                 bounds=bounds,
                 options={"maxiter": int(self.max_iter), "ftol": 1e-15, "gtol": 1e-7},
             )
-            zhat, ok, message = resq.x, bool(resq.success), str(resq.message)
+            zhat, ok, message = (
+                resq.x,
+                bool(resq.success) or _line_search_stop(resq),
+                str(resq.message),
+            )
         psi = to_natural(zhat)
         if not np.isfinite(f(zhat)[0]) or f(zhat)[0] >= 1e300:
             raise ConvergenceError(
@@ -581,14 +692,14 @@ class OrdinalMixedModel:
                 "Results are at the best point found; simplify the random effects or check "
                 "for categories that almost never occur.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )
         if self.singular_:
             warnings.warn(
                 f"boundary (singular) fit for {self.formula!r}: {self._singular_description()}. "
                 "The random-effects structure is likely too complex for the data.",
                 SingularFitWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )
 
     @staticmethod
@@ -599,7 +710,7 @@ class OrdinalMixedModel:
         diag = np.array([r_ == c_ for _, r_, c_ in pr.st.theta_index()], dtype=bool)
         return bool(np.all(np.diff(cut) > 0) and np.all(theta[diag] >= 0))
 
-    def _theta_start(self, frame: pd.DataFrame, pr: engine.Problem) -> np.ndarray:
+    def _theta_start(self, design: Design, pr: engine.Problem) -> np.ndarray:
         st = pr.st
         default = np.array([1.0 if r_ == c_ else 0.0 for _, r_, c_ in st.theta_index()])
         if self.start == "default":
@@ -610,7 +721,7 @@ class OrdinalMixedModel:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                lmm.fit(frame)
+                lmm._fit_design(design)
         except Exception:  # noqa: BLE001 - a start value only: fall back to the default
             return default
         theta = np.asarray(lmm.theta_, dtype=float) * pr.lk.latent_sd
@@ -1013,6 +1124,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def _line_search_stop(res: Any) -> bool:
+    """Tell whether L-BFGS-B stopped because its line search found no lower point."""
+    return str(res.message).startswith("ABNORMAL")
 
 
 def _central_grad(fun, z: np.ndarray, bounds) -> np.ndarray:

@@ -4,9 +4,9 @@
 an effect of this size?" the way ``simr::powerSim``/``powerCurve`` do (Green & MacLeod 2016):
 simulate responses from a model with the effect set to the value of interest, refit, test, and
 count rejections. The model comes either from a fitted pilot (:class:`models.lmm.LinearMixedModel`
-and the data it was fitted to; the design is extended to more participants and sessions by
-resampling the pilot's, as simr's ``extend``) or from a design written in TOML
-(:func:`read_design`).
+or :class:`models.ordinal.OrdinalMixedModel`, and the data it was fitted to; the design is
+extended to more participants and sessions by resampling the pilot's, as simr's ``extend``) or
+from a design written in TOML (:func:`read_design`; ``engine = "clmm"`` for ordinal ratings).
 
 Determinism: one :class:`numpy.random.SeedSequence` per simulation, derived from the seed by its
 spawn key (grid point, simulation), and every refit starts from the same template fit, so the
@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from models._backends import power_lmm, power_runners
-from models._errors import ConvergenceError, InvalidParameterError
+from models._backends import power_lmm, power_ordinal, power_runners
+from models._errors import ConvergenceError, InvalidParameterError, ModelsError
 from models._power_design import (
     PowerDesign,
     extend_frame,
@@ -210,11 +210,19 @@ def _label(sessions: tuple[int, int] | None) -> str:
 # building the jobs
 
 
-def _template(model_cls: Any, formula: str, design: Any, *, reml: bool, base: dict) -> Any:
-    params = {**base, "reml": reml, "ddf": "satterthwaite"}
+def _template(engine: str, formula: str, design: Any, *, reml: bool, base: dict) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return model_cls(formula, **params)._fit_design(design)
+        if engine == "clmm":
+            from models.ordinal import OrdinalMixedModel
+
+            model = OrdinalMixedModel(formula, **base)
+            model._fit_design(design, None, time.perf_counter())
+            return model
+        from models.lmm import LinearMixedModel
+
+        params = {**base, "reml": reml, "ddf": "satterthwaite"}
+        return LinearMixedModel(formula, **params)._fit_design(design)
 
 
 def _pilot_grid(
@@ -239,6 +247,12 @@ def _pilot_grid(
     return design, model.beta_.to_numpy(dtype=float).copy()
 
 
+def _fixed_names(design: Any, engine: str) -> list[str]:
+    if engine == "clmm":
+        return power_ordinal.fixed_names(design)
+    return [str(c) for c in design.X.columns]
+
+
 def _design_grid(
     spec: PowerDesign, *, n_participants: int, sessions: tuple[int, int], rng: np.random.Generator
 ) -> Any:
@@ -252,7 +266,7 @@ def _design_grid(
 
 
 def _beta_from_design(spec: PowerDesign, design: Any, term: str) -> np.ndarray:
-    names = [str(c) for c in design.X.columns]
+    names = _fixed_names(design, spec.engine)
     missing = [c for c in names if c not in spec.fixed and c != term]
     extra = [c for c in spec.fixed if c not in names]
     if missing or extra:
@@ -301,8 +315,8 @@ def _check_random(spec: PowerDesign, design: Any) -> None:
                 )
 
 
-def _check_term(term: str, design: Any, source: str) -> int:
-    names = [str(c) for c in design.X.columns]
+def _check_term(term: str, design: Any, source: str, engine: str) -> int:
+    names = _fixed_names(design, engine)
     if term not in names:
         raise InvalidParameterError(
             f"the `effect` parameter of {_WHERE} names {term!r}, which is not a fixed-effect "
@@ -322,7 +336,7 @@ def simulate_power(
     n_sessions: int | str | tuple[int, int] | list[Any] | None = None,
     n_sims: int = 1000,
     alpha: float = 0.05,
-    test: Literal["satterthwaite", "lrt", "wald"] = "satterthwaite",
+    test: Literal["satterthwaite", "lrt", "wald"] | None = None,
     seed: int | None = None,
     scheduler: str | None = None,
     progress: bool = True,
@@ -336,13 +350,14 @@ def simulate_power(
 
     Parameters
     ----------
-    model_or_design : LinearMixedModel, PowerDesign, str or path-like
+    model_or_design : LinearMixedModel, OrdinalMixedModel, PowerDesign, str or path-like
         A fitted pilot model (then ``data`` is required), a design from :func:`read_design`,
         or the path of a design TOML.
     effect : mapping
         ``{term: value}``: the fixed effect to detect (a column name of the model's fixed
-        effects, e.g. ``"trait"``) and its true value; the other parameters stay as fitted (or
-        as written in the design), like ``fixef(model)[term] <- value`` in simr.
+        effects, e.g. ``"trait"``) and its true value (for an ordinal model a log odds ratio);
+        the other parameters stay as fitted (or as written in the design), like
+        ``fixef(model)[term] <- value`` in simr.
     n_participants : int or sequence of int, optional
         Participants at each grid point. Default: the pilot's count, or the design's
         ``participants``.
@@ -354,11 +369,12 @@ def simulate_power(
         Simulations per grid point.
     alpha : float, default 0.05
         Level of the test.
-    test : {"satterthwaite", "lrt", "wald"}, default "satterthwaite"
-        ``"satterthwaite"``: the t test of the term with Satterthwaite df (lmerTest), on fits by
-        the pilot's criterion (REML for designs); ``"lrt"``: likelihood-ratio test of the model
-        against the model without the term, both by ML (chi-square, 1 df); ``"wald"``: the z
-        test ``estimate / se`` against the normal distribution.
+    test : {"satterthwaite", "lrt", "wald"}, optional
+        ``"satterthwaite"`` (the default for a linear model): the t test of the term with
+        Satterthwaite df (lmerTest), on fits by the pilot's criterion (REML for designs);
+        ``"lrt"``: likelihood-ratio test of the model against the model without the term, both
+        by ML (chi-square, 1 df); ``"wald"`` (the default for an ordinal model, which has no
+        Satterthwaite test): the z test ``estimate / se`` against the normal distribution.
     seed : int, optional
         Seed of every random draw. ``None`` draws fresh entropy, recorded in ``meta`` so the
         run can be repeated.
@@ -410,16 +426,21 @@ def simulate_power(
     fitted to one simulated response. Simulation ``i`` draws ``y = X beta + Z b + e`` with
     ``b ~ N(0, G)`` and ``e ~ N(0, sigma^2)`` at the true parameters and refits the template
     to it (:meth:`LinearMixedModel.refit`: same design matrices, optimizer started from the
-    template's covariance parameters). ``power = n_rejected / (n_sims - n_failed)``; the
+    template's covariance parameters). For an ordinal model the latent response
+    ``X beta + Z b + e`` (``e`` logistic for the logit link, normal for probit) is cut at the
+    true thresholds into categories, and :meth:`OrdinalMixedModel.refit` starts from the
+    template's estimates. ``power = n_rejected / (n_sims - n_failed)``; the
     interval is the exact binomial one (Clopper & Pearson 1934). Singular fits are kept (their
     tests are valid, if conservative) and counted; fits that raise or do not converge are
     counted as failed and listed.
 
     The type-I error rate at ``effect = 0`` is within its 99% binomial interval around
-    ``alpha`` (2,000 simulations, 40 participants; tests), a paired design agrees with
-    ``statsmodels.stats.power.TTestPower`` and a mixed design with a seeded
+    ``alpha`` (2,000 simulations, 40 participants; tests, for the Satterthwaite t of the
+    linear model and the Wald z of the ordinal one), a paired design agrees with
+    ``statsmodels.stats.power.TTestPower``, a mixed design with a seeded
     ``lme4``/``lmerTest`` 3.1-3 simulate/refit loop (``tests/models/reference/power_lme4.R``)
-    within Monte Carlo error.
+    and an ordinal design with an ``ordinal::clmm`` 2022.11.16 loop
+    (``tests/models/reference/power_clmm.R``) within Monte Carlo error.
 
     References
     ----------
@@ -445,16 +466,13 @@ def simulate_power(
     1              20      50   0.54
     """
     from models.lmm import LinearMixedModel
+    from models.ordinal import OrdinalMixedModel
 
     start_time = time.perf_counter()
     term, value = _check_effect(effect)
     n_sims = _check_int(n_sims, "n_sims", 1)
     alpha = _check_unit(alpha, "alpha")
     ci_level = _check_unit(ci_level, "ci_level")
-    if test not in power_lmm.TESTS:
-        raise InvalidParameterError(
-            f"the `test` parameter of {_WHERE} must be one of {list(power_lmm.TESTS)}; got {test!r}"
-        )
     if seed is not None:
         seed = _check_int(seed, "seed", 0)
     if not isinstance(progress, bool):
@@ -466,15 +484,16 @@ def simulate_power(
         batch_size = _check_int(batch_size, "batch_size", 1)
     entropy = int(np.random.SeedSequence(seed).entropy)  # type: ignore[arg-type]
 
-    pilot = isinstance(model_or_design, LinearMixedModel)
+    pilot = isinstance(model_or_design, LinearMixedModel | OrdinalMixedModel)
     if isinstance(model_or_design, str | os.PathLike):
         model_or_design = read_design(model_or_design)
     if pilot:
         model = model_or_design
+        engine = "clmm" if isinstance(model, OrdinalMixedModel) else "lmm"
         if not hasattr(model, "theta_"):
             raise InvalidParameterError(
                 f"the `model_or_design` parameter of {_WHERE} must be a fitted "
-                "LinearMixedModel; call .fit(data) first"
+                f"{type(model).__name__}; call .fit(data) first"
             )
         frame = _pilot_data(model, data)
         participant_col = _pilot_participant(model, participant_col, frame)
@@ -491,7 +510,7 @@ def simulate_power(
         source = f"the pilot model {model.formula!r}"
         formula = model.formula
         base = {k: v for k, v in model.get_params().items() if k not in ("formula", "reml", "ddf")}
-        reml = bool(model.reml)
+        reml = bool(getattr(model, "reml", False))
         default_n = int(frame[participant_col].nunique())
     elif isinstance(model_or_design, PowerDesign):
         spec = model_or_design
@@ -502,13 +521,24 @@ def simulate_power(
             )
         source = f"the design {spec.source}"
         formula = spec.formula
-        base = {}
+        engine = spec.engine
+        base = {"link": spec.link} if engine == "clmm" else {}
         reml = True
         default_n = spec.participants
     else:
         raise InvalidParameterError(
-            f"the `model_or_design` parameter of {_WHERE} must be a fitted LinearMixedModel, a "
-            f"PowerDesign or the path of a design TOML; got {type(model_or_design).__name__}"
+            f"the `model_or_design` parameter of {_WHERE} must be a fitted LinearMixedModel or "
+            "OrdinalMixedModel, a PowerDesign or the path of a design TOML; got "
+            f"{type(model_or_design).__name__}"
+        )
+    tests = power_ordinal.TESTS if engine == "clmm" else power_lmm.TESTS
+    if test is None:
+        test = tests[0]
+    if test not in tests:
+        kind = "an ordinal model" if engine == "clmm" else "a linear mixed model"
+        raise InvalidParameterError(
+            f"the `test` parameter of {_WHERE} must be one of {list(tests)} for {kind}; "
+            f"got {test!r}"
         )
     participants = _check_participants(default_n if n_participants is None else n_participants)
     session_grid = _check_sessions(n_sessions)
@@ -530,40 +560,43 @@ def simulate_power(
                 sessions=sessions,
                 rng=rng,
             )
-            j = _check_term(term, design, source)
+            j = _check_term(term, design, source, engine)
             beta[j] = value
-            truth = power_lmm.truth_from_pilot(model, design, beta)
+            truth = _engine_module(engine).truth_from_pilot(model, design, beta)
         else:
             design = _design_grid(spec, n_participants=n, sessions=sessions, rng=rng)
-            j = _check_term(term, design, source)
+            j = _check_term(term, design, source, engine)
             beta = _beta_from_design(spec, design, term)
             beta[j] = value
             _check_random(spec, design)
-            truth = power_lmm.truth_from_design(spec, design, beta)
+            truth = _engine_module(engine).truth_from_design(spec, design, beta)
         if not truths:
-            names = [str(c) for c in design.X.columns]
+            names = _fixed_names(design, engine)
             truths = {"fixed": dict(zip(names, beta.tolist(), strict=True))}
+            if engine == "clmm":
+                truths["thresholds"] = truth.cutpoints.tolist()
         design = replace(design, y=truth.draw(rng))
         try:
             if test == "lrt":
-                template = _template(LinearMixedModel, formula, design, reml=False, base=base)
+                template = _template(engine, formula, design, reml=False, base=base)
                 null = _template(
-                    LinearMixedModel,
+                    engine,
                     formula,
                     power_lmm.without_term(design, term),
                     reml=False,
                     base=base,
                 )
             else:
-                template = _template(LinearMixedModel, formula, design, reml=reml, base=base)
+                template = _template(engine, formula, design, reml=reml, base=base)
                 null = None
-        except ConvergenceError as err:
+        except ModelsError as err:
             raise ConvergenceError(
                 f"{_WHERE}: the model cannot be fitted to the simulated design with {n} "
                 f"participants ({_label(sessions)} sessions): {err}"
             ) from err
+        job_class = power_ordinal.OrdinalPowerJob if engine == "clmm" else power_lmm.LmmPowerJob
         jobs.append(
-            power_lmm.LmmPowerJob(
+            job_class(
                 grid=g,
                 entropy=entropy,
                 n_sims=n_sims,
@@ -615,7 +648,7 @@ def simulate_power(
     table = pd.DataFrame(rows, columns=POWER_COLUMNS)
     meta = {
         "package_version": _package_version(),
-        "engine": "lmm",
+        "engine": engine,
         "source": "pilot" if pilot else "design",
         "formula": formula,
         "design_file": None if pilot else spec.source,
@@ -643,6 +676,10 @@ def simulate_power(
         simulations=pd.DataFrame(sims, columns=SIMULATION_COLUMNS),
         meta=meta,
     )
+
+
+def _engine_module(engine: str) -> Any:
+    return power_ordinal if engine == "clmm" else power_lmm
 
 
 def _pilot_data(model: Any, data: Any) -> pd.DataFrame:

@@ -50,13 +50,23 @@ class Truth:
 
     def draw(self, rng: np.random.Generator) -> np.ndarray:
         """One response vector; the draws are taken block by block, then the residuals."""
-        y = self.mean.copy()
-        for codes, Z, L in self.blocks:
-            n_levels = int(codes.max()) + 1 if codes.size else 0
-            b = rng.standard_normal((n_levels, L.shape[0])) @ L.T
-            y += np.einsum("ij,ij->i", Z, b[codes])
+        y = add_random_effects(self.mean, self.blocks, rng)
         y += self.residual_sd * rng.standard_normal(y.size)
         return y
+
+
+def add_random_effects(
+    mean: np.ndarray,
+    blocks: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...],
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Return ``mean + sum_b Z_b (L_b u_b)[codes]`` with ``u_b`` standard normal, block by block."""
+    y = mean.copy()
+    for codes, Z, L in blocks:
+        n_levels = int(codes.max()) + 1 if codes.size else 0
+        b = rng.standard_normal((n_levels, L.shape[0])) @ L.T
+        y += np.einsum("ij,ij->i", Z, b[codes])
+    return y
 
 
 def seed_sequence(entropy: int, grid: int, kind: int, i: int = 0) -> np.random.SeedSequence:
@@ -109,29 +119,52 @@ class LmmPowerJob:
 
     def slow(self, i: int, y: np.ndarray) -> Outcome:
         """Refit through :meth:`LinearMixedModel.refit` and test the term."""
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                full = self.template.refit(y)
-                null = self.null_template.refit(y) if self.null_template is not None else None
-        except ModelsError as err:
-            return Outcome(i, math.nan, math.nan, "error", str(err))
-        fits = [full] if null is None else [full, null]
-        row = full.fixed_.loc[full.fixed_["term"] == self.term].iloc[0]
-        estimate = float(row["estimate"])
-        if not all(m.converged_ for m in fits):
-            bad = next(m for m in fits if not m.converged_)
-            return Outcome(i, math.nan, estimate, "not_converged", bad.convergence_message_)
-        if self.test == "satterthwaite":
-            p = float(row["p_value"])
-        elif self.test == "wald":
-            p = float(2.0 * stats.norm.sf(abs(float(row["estimate"]) / float(row["se"]))))
-        else:
-            stat = max(0.0, 2.0 * (full.loglik_ - null.loglik_))
-            p = float(stats.chi2.sf(stat, 1))
-        if any(m.singular_ for m in fits):
-            return Outcome(i, p, estimate, "singular", "boundary (singular) fit")
-        return Outcome(i, p, estimate, "", "")
+        return refit_outcome(
+            i, y, self.template, self.null_template, self.term, self.test, refit="refit"
+        )
+
+
+def refit_outcome(
+    i: int,
+    y: np.ndarray,
+    template: Any,
+    null_template: Any,
+    term: str,
+    test: str,
+    *,
+    refit: str,
+) -> Outcome:
+    """Refit the template (and the null model) to ``y`` and test ``term``.
+
+    ``refit`` names the template's method taking the new response. The p value is the fit's
+    own (Satterthwaite t for the linear model), the Wald z from the estimate and its standard
+    error, or the likelihood-ratio chi-square on 1 df against the null template.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            full = getattr(template, refit)(y)
+            null = getattr(null_template, refit)(y) if null_template is not None else None
+    except ModelsError as err:
+        return Outcome(i, math.nan, math.nan, "error", str(err))
+    fits = [full] if null is None else [full, null]
+    row = full.fixed_.loc[full.fixed_["term"] == term].iloc[0]
+    estimate = float(row["estimate"])
+    if not all(m.converged_ for m in fits):
+        bad = next(m for m in fits if not m.converged_)
+        return Outcome(i, math.nan, estimate, "not_converged", bad.convergence_message_)
+    if test == "satterthwaite":
+        p = float(row["p_value"])
+    elif test == "wald":
+        p = float(2.0 * stats.norm.sf(abs(float(row["estimate"]) / float(row["se"]))))
+    else:
+        stat = max(0.0, 2.0 * (full.loglik_ - null.loglik_))
+        p = float(stats.chi2.sf(stat, 1))
+    if not math.isfinite(p):
+        return Outcome(i, math.nan, estimate, "error", "the test statistic is not finite")
+    if any(m.singular_ for m in fits):
+        return Outcome(i, p, estimate, "singular", "boundary (singular) fit")
+    return Outcome(i, p, estimate, "", "")
 
 
 def truth_from_pilot(model: Any, design: Any, beta: np.ndarray) -> Truth:
@@ -150,8 +183,8 @@ def factor(cov: np.ndarray) -> np.ndarray:
     return vecs * np.sqrt(np.clip(vals, 0.0, None))
 
 
-def truth_from_design(spec: Any, design: Any, beta: np.ndarray) -> Truth:
-    """Truth for a generated design from the SDs and correlations of a design TOML."""
+def design_blocks(spec: Any, design: Any) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+    """``(codes, Z, L)`` per random-effects block from the SDs and correlations of a design."""
     blocks = []
     for b in design.random:
         entry = spec.random[b.group]
@@ -164,9 +197,14 @@ def truth_from_design(spec: Any, design: Any, beta: np.ndarray) -> Truth:
         cov = corr * np.outer(sds, sds)
         codes = np.asarray(b.codes, dtype=np.intp)
         blocks.append((codes, np.asarray(b.Z, dtype=float), factor(cov)))
+    return tuple(blocks)
+
+
+def truth_from_design(spec: Any, design: Any, beta: np.ndarray) -> Truth:
+    """Truth for a generated design from the SDs and correlations of a design TOML."""
     return Truth(
         mean=design.X.to_numpy(dtype=float) @ beta,
-        blocks=tuple(blocks),
+        blocks=design_blocks(spec, design),
         residual_sd=float(spec.residual_sd),
     )
 

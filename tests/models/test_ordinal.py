@@ -280,3 +280,49 @@ def test_agrees_with_the_bayesian_ordinal_model_under_weak_priors():
     # the posterior mean of the SD sits above the ML estimate (0.905 vs 0.843: right skew)
     sd_post = bayes.random_effects().query("component == 'sd'")["estimate"].iloc[0]
     assert ml.random_["sd"].iloc[0] == pytest.approx(sd_post, rel=0.25)
+
+
+# ---------------------------------------------------------------------------------------------
+# refit
+
+
+def _close_fits(a: OrdinalMixedModel, b: OrdinalMixedModel) -> None:
+    assert a.categories_ == b.categories_
+    np.testing.assert_allclose(a.fixed_["estimate"], b.fixed_["estimate"], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(a.fixed_["se"], b.fixed_["se"], rtol=1e-3)
+    np.testing.assert_allclose(a.alpha_, b.alpha_, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(a.theta_, b.theta_, rtol=1e-3, atol=1e-5)
+    assert a.loglik_ == pytest.approx(b.loglik_, abs=1e-6)
+
+
+def test_refit_equals_a_fresh_fit_to_the_new_response(wine_fit):
+    same = wine_fit.refit(WINE["rating"].to_numpy())
+    _close_fits(same, wine_fit)
+    assert same.converged_ and same is not wine_fit
+    rng = np.random.default_rng(4)
+    new = WINE.assign(rating=rng.permutation(WINE["rating"].to_numpy()))
+    fresh = OrdinalMixedModel("rating ~ temp + contact + (1 | judge)").fit(new)
+    _close_fits(wine_fit.refit(new["rating"]), fresh)
+    # a response without category 3: the thresholds of the categories it has
+    gone = WINE.assign(rating=WINE["rating"].replace({3: 2}))
+    refit = wine_fit.refit(gone["rating"].to_numpy())
+    assert refit.categories_ == [1, 2, 4, 5]
+    _close_fits(refit, OrdinalMixedModel("rating ~ temp + contact + (1 | judge)").fit(gone))
+    # the original fit is unchanged
+    assert wine_fit.categories_ == [1, 2, 3, 4, 5]
+
+
+def test_refit_keeps_category_labels_and_refuses_bad_responses(wine_fit):
+    labels = ["none", "little", "some", "much", "very"]
+    data = WINE.assign(rating=pd.Categorical.from_codes(WINE["rating"] - 1, labels, ordered=True))
+    m = OrdinalMixedModel("rating ~ temp + contact + (1 | judge)").fit(data)
+    again = m.refit(np.asarray(labels, dtype=object)[WINE["rating"].to_numpy()[::-1] - 1])
+    assert again.categories_ == labels
+    with pytest.raises(InvalidParameterError, match="each one of the categories"):
+        m.refit(WINE["rating"].to_numpy())
+    with pytest.raises(InvalidParameterError, match="72 values"):
+        wine_fit.refit(WINE["rating"].to_numpy()[:10])
+    with pytest.raises(InvalidParameterError, match="indexed like the rows"):
+        wine_fit.refit(WINE["rating"].reset_index(drop=True).set_axis(range(1, 73)))
+    with pytest.raises(NotFittedError):
+        OrdinalMixedModel("rating ~ temp + (1 | judge)").refit(WINE["rating"].to_numpy())

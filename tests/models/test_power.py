@@ -205,6 +205,22 @@ def test_serial_processes_and_dask_give_identical_tables():
     assert dask.meta["workers"] == 2
 
 
+def test_an_existing_dask_cluster_by_its_tcp_address_gives_the_same_table():
+    distributed = pytest.importorskip("distributed")
+    design = paired()
+    kw = {"effect": {"condition": 0.5}, "n_participants": [8], "n_sims": 12, "seed": 13}
+    serial = simulate_power(design, progress=False, **kw)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster:  # fmt: skip
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://127.0.0.1:")
+        remote = simulate_power(design, scheduler=address, progress=False, batch_size=4, **kw)
+    pd.testing.assert_frame_equal(serial.simulations, remote.simulations, check_exact=True)
+    assert remote.meta["scheduler"] == address and remote.meta["workers"] == 1
+
+
 def test_pilot_with_sessions_and_effect_override(pilot):
     model, data = pilot
     result = simulate_power(
