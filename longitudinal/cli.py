@@ -949,7 +949,9 @@ def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
             "tables/empathy_effects.csv), its participants (and sessions, with --sessions) "
             "resampled to each size; with --design a study is generated from a design TOML "
             "(formula, sessions, stories, predictors, fixed effects, variance components, "
-            "residual SD). Writes power.csv (n_participants, n_sessions, n_obs, n_sims, "
+            "residual SD or, for an ordinal design, thresholds). --engine clmm uses the "
+            "cumulative link (ordinal) mixed model of the ratings: the effect is then a log "
+            "odds ratio. Writes power.csv (n_participants, n_sessions, n_obs, n_sims, "
             "n_failed, n_singular, n_rejected, power, ci_low, ci_high: exact binomial "
             "interval), failures.csv (every failed or singular simulation with its reason), "
             "power.png and power.svg, and provenance.json. The same --seed gives the same "
@@ -961,6 +963,8 @@ def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
             "bfi44_agreeableness_z=0.2 --participants 20,40,60,80 --seed 1 --out power\n"
             "  longitudinal power --design design.toml --effect trait=0.2 --participants "
             "40,80 --sessions 6-12 --sims 2000 --scheduler local:4 --out power\n"
+            "  longitudinal power --pilot demo-report/study --engine clmm --effect "
+            "bfi44_agreeableness_z=0.4 --participants 40,80 --seed 1 --out power-ordinal\n"
             "\n"
             "--scheduler: processes:N (N local processes), local:N (a Dask LocalCluster on "
             "127.0.0.1; needs pip install 'empathic-longitudinal[dask]') or tcp://host:8786 "
@@ -992,12 +996,21 @@ def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--sims", type=int, default=1000, help="simulations per grid point (1000)")
     parser.add_argument("--alpha", type=float, default=0.05, help="level of the test (0.05)")
-    parser.add_argument("--engine", choices=["lmm"], default="lmm", help="model engine (lmm)")
+    parser.add_argument(
+        "--engine",
+        choices=["lmm", "clmm"],
+        help=(
+            "linear mixed model, or cumulative link (ordinal) mixed model of the ratings "
+            "(default: lmm for --pilot, the design file's engine for --design)"
+        ),
+    )
     parser.add_argument(
         "--test",
         choices=["satterthwaite", "lrt", "wald"],
-        default="satterthwaite",
-        help="t test with Satterthwaite df (default), likelihood-ratio test, or Wald z test",
+        help=(
+            "t test with Satterthwaite df (lmm default), likelihood-ratio test, or Wald z test "
+            "(clmm default; clmm has no satterthwaite)"
+        ),
     )
     parser.add_argument(
         "--scheduler", metavar="ADDR|local:N|processes:N", help="where the simulations run"
@@ -1009,7 +1022,7 @@ def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _power(args: argparse.Namespace) -> int:
-    from longitudinal.power import run_power
+    from longitudinal.power import effect_text, run_power
 
     if args.sims < 1:
         raise InvalidParameterError(f"--sims must be a positive number; got {args.sims}")
@@ -1028,6 +1041,7 @@ def _power(args: argparse.Namespace) -> int:
         n_sims=args.sims,
         alpha=args.alpha,
         test=args.test,
+        engine=args.engine,
         scheduler=args.scheduler,
         seed=args.seed,
         progress=True,
@@ -1040,9 +1054,11 @@ def _power(args: argparse.Namespace) -> int:
     ]
     shown["power"] = shown["power"].map(lambda v: f"{v:.3f}")
     meta = result.meta
+    seed = meta["seed"] if meta["seed"] is not None else meta["entropy"]
+    model = "ordinal mixed model" if meta["engine"] == "clmm" else "linear mixed model"
     print(
-        f"power to detect {meta['term']} = {meta['effect']:g} ({meta['test']} test, alpha "
-        f"{meta['alpha']:g}, seed {meta['seed'] if meta['seed'] is not None else meta['entropy']})"
+        f"power to detect {meta['term']} = {effect_text(meta)} ({model}, {meta['test']} test, "
+        f"alpha {meta['alpha']:g}, seed {seed})"
     )
     print(shown.to_string(index=False))
     enough = table[table["power"] >= 0.8]

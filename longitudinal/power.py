@@ -25,7 +25,7 @@ import pandas as pd
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import atomic_write, check_out_dir
 
-__all__ = ["PilotModel", "pilot_empathy_model", "run_power"]
+__all__ = ["PilotModel", "effect_text", "pilot_empathy_model", "run_power"]
 
 POWER_FILE = "power.csv"
 FAILURES_FILE = "failures.csv"
@@ -36,12 +36,13 @@ TARGET = 0.8
 
 @dataclass(frozen=True)
 class PilotModel:
-    """The report's empathy linear mixed model of a study, with the rows it was fitted to.
+    """The report's empathy mixed model of a study, with the rows it was fitted to.
 
     Attributes
     ----------
-    model : models.lmm.LinearMixedModel
-        The fitted model.
+    model : models.lmm.LinearMixedModel or models.ordinal.OrdinalMixedModel
+        The fitted model: the linear one, or the cumulative link (ordinal) one of the same
+        formula.
     data : pandas.DataFrame
         Its rows (one per rating): participant and session ids, predictors, rating.
     participant_col, session_col : str
@@ -60,13 +61,17 @@ class PilotModel:
     notes: tuple[str, ...]
 
 
-def pilot_empathy_model(study: Any) -> PilotModel:
-    """Fit the report's "what predicts empathy" linear mixed model to a study.
+def pilot_empathy_model(study: Any, *, engine: str = "lmm") -> PilotModel:
+    """Fit the report's "what predicts empathy" mixed model to a study.
 
     Parameters
     ----------
     study : longitudinal.study.Study or path-like
         A loaded study or its directory.
+    engine : {"lmm", "clmm"}, default "lmm"
+        The linear mixed model of the ratings, or the cumulative link (ordinal) mixed model
+        of the same formula (the report's "ordinal mixed model" rows); its coefficients are
+        log odds ratios.
 
     Returns
     -------
@@ -75,8 +80,9 @@ def pilot_empathy_model(study: Any) -> PilotModel:
     Raises
     ------
     longitudinal.InvalidParameterError
-        When the study has too few participants for any predictor, or ratings that do not
-        vary.
+        When the study has too few participants for any predictor, ratings that do not
+        vary, or (``clmm``) ratings that are not whole numbers or an ordinal model that cannot
+        be fitted.
     surveys.InputValidationError
         When the study directory is not usable.
     """
@@ -84,6 +90,8 @@ def pilot_empathy_model(study: Any) -> PilotModel:
     from longitudinal.report.sections.closing import PEOPLE_PER_PREDICTOR, size_predictors
     from longitudinal.study import Study, load_study
 
+    if engine not in ("lmm", "clmm"):
+        raise InvalidParameterError(f"the engine must be 'lmm' or 'clmm'; got {engine!r}")
     if not isinstance(study, Study):
         study = load_study(study)
     n_people = int(study.story_frame()[study.config.id_col].nunique())
@@ -101,18 +109,38 @@ def pilot_empathy_model(study: Any) -> PilotModel:
     story_effects = data.data["story_id"].nunique() < len(data.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        if engine == "clmm" and not np.all(np.equal(np.round(v), v)):
+            raise InvalidParameterError(
+                "the pilot's ratings are not whole numbers; the ordinal model (--engine clmm) "
+                "needs ordered categories such as 1..5"
+            )
         fitted = fit_empathy_models(
-            data, include_bayes=False, include_clmm=False, story_effects=story_effects
+            data,
+            include_bayes=False,
+            include_clmm=engine == "clmm",
+            story_effects=story_effects,
         )
     notes = tuple(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+    model = fitted.clmm if engine == "clmm" else fitted.lmm
+    if model is None:
+        raise InvalidParameterError(
+            "the ordinal mixed model could not be fitted to the pilot: "
+            + "; ".join(n for n in notes if "ordinal" in n)
+        )
     return PilotModel(
-        model=fitted.lmm,
+        model=model,
         data=data.data,
         participant_col=data.id_col,
         session_col="session_id",
-        terms=[str(t) for t in fitted.lmm.fixed_["term"]],
+        terms=[str(t) for t in model.fixed_["term"]],
         notes=notes,
     )
+
+
+def effect_text(meta: Mapping[str, Any]) -> str:
+    """Return the effect as shown: its value, and its scale for the ordinal model."""
+    value = f"{meta['effect']:g}"
+    return f"{value} (log odds ratio)" if meta.get("engine") == "clmm" else value
 
 
 def _sha256(path: Path) -> str:
@@ -143,7 +171,8 @@ def run_power(
     n_sessions: str | None = None,
     n_sims: int = 1000,
     alpha: float = 0.05,
-    test: str = "satterthwaite",
+    test: str | None = None,
+    engine: str | None = None,
     scheduler: str | None = None,
     seed: int | None = None,
     progress: bool = True,
@@ -165,7 +194,11 @@ def run_power(
     n_sessions : str, optional
         Sessions per participant, ``"8"`` or ``"6-12"``.
     n_sims, alpha, test, scheduler, seed, progress
-        As :func:`models.power.simulate_power`.
+        As :func:`models.power.simulate_power` (``test`` None: the engine's default,
+        Satterthwaite t for ``lmm``, Wald z for ``clmm``).
+    engine : {"lmm", "clmm"}, optional
+        The model: linear, or cumulative link (ordinal; the effect is a log odds ratio).
+        Default: ``lmm`` for a pilot, the design file's ``engine`` for a design.
     overwrite : bool, default False
         Replace a previous output of this command.
 
@@ -180,7 +213,8 @@ def run_power(
     Raises
     ------
     longitudinal.InvalidParameterError
-        For a bad option or an output folder that overlaps an input.
+        For a bad option, an engine other than the design file's, or an output folder that
+        overlaps an input.
     models.InvalidParameterError
         For a term not in the model, or a bad design file.
     """
@@ -189,16 +223,26 @@ def run_power(
     func = "longitudinal power"
     if (pilot is None) == (design is None):
         raise InvalidParameterError("give exactly one of --pilot STUDY_DIR and --design FILE")
+    if engine is not None and engine not in ("lmm", "clmm"):
+        raise InvalidParameterError(f"--engine must be lmm or clmm; got {engine!r}")
+    spec = None
     if pilot is not None:
         from longitudinal.study import study_inputs
 
         inputs = study_inputs(pilot)
     else:
         inputs = [Path(design)]  # type: ignore[arg-type]
+        spec = read_design(design)  # type: ignore[arg-type]
+        if engine is not None and engine != spec.engine:
+            raise InvalidParameterError(
+                f"--engine {engine} but the design {design} has engine = {spec.engine!r}; the "
+                "design file decides the model (a linear design has [residual], an ordinal "
+                "one [thresholds])"
+            )
     out = check_out_dir(out_dir, overwrite=overwrite, func=func, command="power", inputs=inputs)
     notes: tuple[str, ...] = ()
     if pilot is not None:
-        fitted = pilot_empathy_model(pilot)
+        fitted = pilot_empathy_model(pilot, engine=engine or "lmm")
         term = next(iter(effect))
         if term not in fitted.terms:
             raise InvalidParameterError(
@@ -224,7 +268,7 @@ def run_power(
         )
     else:
         result = simulate_power(
-            read_design(design),  # type: ignore[arg-type]
+            spec,
             effect=effect,
             n_participants=list(n_participants),
             n_sessions=n_sessions,
@@ -239,7 +283,7 @@ def run_power(
     from longitudinal.plotting import plot_power_curve, save_figure
 
     meta = result.meta
-    title = f"{meta['term']} = {meta['effect']:g}, {meta['test']} test, alpha {meta['alpha']:g}"
+    title = f"{meta['term']} = {effect_text(meta)}, {meta['test']} test, alpha {meta['alpha']:g}"
     provenance = {
         "package": "empathic-longitudinal",
         "version": __version__,

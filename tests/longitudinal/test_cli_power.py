@@ -137,3 +137,61 @@ def test_non_empty_output_needs_overwrite_of_the_same_command(design, tmp_path, 
     assert main([*args, "--sims", "2", "--out", str(out)]) == 2
     assert main([*args, "--sims", "2", "--out", str(out), "--overwrite"]) == 2
     assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+ORDINAL_DESIGN = """
+[design]
+formula = "rating ~ trait + (1 | participant_id)"
+engine = "clmm"
+sessions = 3
+stories_per_session = 3
+stories = 30
+
+[predictors.trait]
+level = "participant"
+
+[fixed]
+trait = 0.0
+
+[random.participant_id]
+sd = { Intercept = 1.0 }
+
+[thresholds]
+values = [-2.2, -0.9, 0.4, 1.9]
+"""
+
+
+def test_ordinal_pilot_uses_the_reports_ordinal_model(study, tmp_path, capsys):
+    out = tmp_path / "power"
+    code = main(
+        ["power", "--pilot", str(study), "--engine", "clmm", "--effect",
+         "bfi44_extraversion_z=0.5", "--participants", "10,20", "--sims", "4", "--seed", "2",
+         "--out", str(out)]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "0.5 (log odds ratio) (ordinal mixed model, wald test" in captured.out
+    provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    power = provenance["power"]
+    assert power["engine"] == "clmm" and power["test"] == "wald"
+    assert power["truth"]["fixed"]["bfi44_extraversion_z"] == 0.5
+    assert "Intercept" not in power["truth"]["fixed"] and len(power["truth"]["thresholds"]) >= 1
+    assert pd.read_csv(out / "power.csv")["n_sims"].tolist() == [4, 4]
+
+
+def test_ordinal_design_file_and_engine_checks(tmp_path, capsys):
+    path = tmp_path / "ordinal.toml"
+    path.write_text(ORDINAL_DESIGN, encoding="utf-8")
+    out = tmp_path / "power"
+    args = ["power", "--design", str(path), "--effect", "trait=0.8", "--participants", "10"]
+    assert main([*args, "--sims", "6", "--seed", "1", "--test", "lrt", "--out", str(out)]) == 0
+    provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["power"]["engine"] == "clmm" and provenance["power"]["test"] == "lrt"
+    capsys.readouterr()
+    # a linear engine for an ordinal design, and a linear-only test, are refused
+    bad = tmp_path / "bad"
+    assert main([*args, "--engine", "lmm", "--out", str(bad)]) == 2
+    assert "the design file decides the model" in capsys.readouterr().err
+    assert main([*args, "--test", "satterthwaite", "--out", str(bad)]) == 2
+    assert "for an ordinal model" in capsys.readouterr().err
+    assert not bad.exists()
