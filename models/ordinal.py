@@ -47,6 +47,9 @@ GRAD_TOL = 1e-4
 STEP_TOL = 1e-5
 """... or, for large data sets, the largest Newton step ``|H^-1 g|`` (lme4's scaled gradient)."""
 
+START_FLOOR = 0.05
+"""Smallest start of a diagonal factor entry, as a fraction of the latent SD of the link."""
+
 THRESHOLD_COLUMNS = ["term", "estimate", "se", "statistic", "ci_low", "ci_high"]
 
 DICT_KEYS = (
@@ -338,7 +341,12 @@ class OrdinalMixedModel:
         self._labels = labels
         psi0 = theta0 = None
         if start is not None:
-            theta0 = np.asarray(start.theta_, dtype=float)
+            # A standard deviation at 0 is a stationary point of the likelihood (it is even in
+            # each SD), so a start on that boundary would never leave it: start such a
+            # diagonal entry where a fresh fit's LMM start is floored.
+            theta0 = np.asarray(start.theta_, dtype=float).copy()
+            diag = np.array([r_ == c_ for _, r_, c_ in st.theta_index()], dtype=bool)
+            theta0[diag] = np.maximum(theta0[diag], START_FLOOR * lk.latent_sd)
             if list(start.categories_) == self.categories_:
                 psi0 = np.concatenate([start.alpha_, start.beta_.to_numpy(), theta0])
         else:
@@ -726,7 +734,7 @@ class OrdinalMixedModel:
             return default
         theta = np.asarray(lmm.theta_, dtype=float) * pr.lk.latent_sd
         diag = np.array([r_ == c_ for _, r_, c_ in st.theta_index()])
-        theta[diag] = np.maximum(theta[diag], 0.05 * pr.lk.latent_sd)
+        theta[diag] = np.maximum(theta[diag], START_FLOOR * pr.lk.latent_sd)
         return theta
 
     def _alpha_names(self) -> list[str]:

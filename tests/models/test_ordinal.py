@@ -326,3 +326,23 @@ def test_refit_keeps_category_labels_and_refuses_bad_responses(wine_fit):
         wine_fit.refit(WINE["rating"].reset_index(drop=True).set_axis(range(1, 73)))
     with pytest.raises(NotFittedError):
         OrdinalMixedModel("rating ~ temp + (1 | judge)").refit(WINE["rating"].to_numpy())
+
+
+def test_refit_leaves_a_zero_variance_of_the_fit_it_starts_from():
+    """An SD of 0 is a stationary point; a refit from a singular fit must still find > 0."""
+    rng = np.random.default_rng(8)
+    g = np.repeat(np.arange(30), 12)
+    x = rng.normal(size=g.size)
+    flat = np.digitize(0.5 * x + rng.logistic(size=g.size), [-1.0, 0.0, 1.0]) + 1
+    data = pd.DataFrame({"y": flat, "x": x, "g": g})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = OrdinalMixedModel("y ~ x + (1 | g)").fit(data)
+    assert base.theta_[0] < 1e-4  # no group effect in the data: singular
+    clustered = np.digitize(
+        0.5 * x + rng.normal(0, 1.5, 30)[g] + rng.logistic(size=g.size), [-1.0, 0.0, 1.0]
+    ) + 1
+    refit = base.refit(clustered)
+    fresh = OrdinalMixedModel("y ~ x + (1 | g)").fit(data.assign(y=clustered))
+    assert not refit.singular_
+    _close_fits(refit, fresh)
