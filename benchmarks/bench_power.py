@@ -1,10 +1,22 @@
 """Benchmark: simulate_power serial, on local processes and on a Dask LocalCluster, in one run.
 
-Case
-  study  the study-sized pilot of benchmarks/bench_lmm.py (benchmarks/data/study_sized.csv:
-         804 ratings, 41 participants, 120 stories), empathy ~ trait + week +
-         (1 + week | participant) + (1 | story), REML; trait set to 0.2, 41 participants,
-         Satterthwaite t test (what `longitudinal power --pilot` runs)
+Cases
+  study    the study-sized pilot of benchmarks/bench_lmm.py (benchmarks/data/study_sized.csv:
+           804 ratings, 41 participants, 120 stories), empathy ~ trait + week +
+           (1 + week | participant) + (1 | story), REML; trait set to 0.2, 41 participants,
+           Satterthwaite t test (what `longitudinal power --pilot` runs)
+  ordinal  the same data with empathy rounded to a rating 1..5 and the cumulative link mixed
+           model rating ~ trait + week + (1 + week | participant) + (1 | story) as the pilot;
+           trait set to 0.3 (log odds ratio), Wald z test (`longitudinal power --engine clmm`),
+           against an ordinal::clmm simulate/refit loop in R (benchmarks/power_clmm.R,
+           committed in benchmarks/data/power_clmm_timings.csv), not re-run here
+  design   y ~ x + trait + (1 + x | pid), 40 participants x 27 ratings, from a design (x per
+           rating, trait per participant, both standard normal; effects 0.2 and 0.2; random
+           intercept variance 0.3 / 0.7 and slope variance 0.05 against a residual variance
+           of 1), Satterthwaite t test; beside mcpower on the same design (given
+           --mcpower-python: an interpreter of a separate environment holding mcpower, which is
+           GPL and never a dependency of this package), with mcpower's rejection rate at zero
+           effects
 
 Back ends
   serial      scheduler=None: every refit in this process
@@ -17,20 +29,25 @@ Each back end runs the same simulations with the same seed; the script prints si
 second (wall time of the whole call, start-up of the workers included), the ratio to serial, and
 checks that the three tables are identical. The target: at least 250 simulations/s on 2 cores.
 
-Run:  .venv/bin/python benchmarks/bench_power.py [--sims 400] [--workers 2]
+Run:  .venv/bin/python benchmarks/bench_power.py [--sims 400] [--workers 2] [--ordinal-sims 100]
+          [--mcpower-python /path/to/other-env/bin/python]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
+import textwrap
 import time
 from pathlib import Path
 
 import pandas as pd
 
 from models.lmm import LinearMixedModel
-from models.power import simulate_power
+from models.ordinal import OrdinalMixedModel
+from models.power import read_design, simulate_power
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
@@ -42,8 +59,16 @@ def main() -> None:
     parser.add_argument("--sims", type=int, default=400, help="simulations per back end")
     parser.add_argument("--workers", type=int, default=2, help="processes and Dask workers")
     parser.add_argument("--seed", type=int, default=20240501)
+    parser.add_argument("--ordinal-sims", type=int, default=100, help="ordinal simulations")
+    parser.add_argument("--mcpower-python", help="python of an environment with mcpower")
     args = parser.parse_args()
+    study_case(args)
+    ordinal_case(args)
+    design_case(args)
 
+
+def study_case(args: argparse.Namespace) -> None:
+    """The linear study-sized pilot on every back end, beside the committed lme4 loop."""
     data = pd.read_csv(DATA / "study_sized.csv")
     pilot = LinearMixedModel(FORMULA).fit(data)
     options = {
@@ -87,6 +112,120 @@ def main() -> None:
             f"({r['lme4']}, lmerTest {r['lmerTest']}, {r['r_version']}, measured {r['date']}); "
             f"serial here / lme4: {args.sims / base / rate:.2f}"
         )
+
+
+def _timed(model_or_design, **kw) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = simulate_power(model_or_design, progress=False, **kw)
+    return time.perf_counter() - start, result
+
+
+def ordinal_case(args: argparse.Namespace) -> None:
+    """The ordinal pilot, serial and on local processes, beside the committed clmm loop."""
+    data = pd.read_csv(DATA / "study_sized.csv")
+    data["rating"] = data["empathy"].round().clip(1, 5)
+    pilot = OrdinalMixedModel("rating ~ trait + week + (1 + week | participant) + (1 | story)").fit(
+        data
+    )
+    options = {
+        "data": data,
+        "effect": {"trait": 0.3},
+        "n_participants": [41],
+        "n_sims": args.ordinal_sims,
+        "seed": args.seed,
+    }
+    serial, result = _timed(pilot, **options)
+    procs, other = _timed(pilot, scheduler=f"processes:{args.workers}", **options)
+    print()
+    print(f"ordinal study-sized model, {args.ordinal_sims} simulations (Wald z test of trait)")
+    for name, seconds, res in (("serial", serial, result), ("processes", procs, other)):
+        print(
+            f"{name:10s} {seconds:8.2f} s {args.ordinal_sims / seconds:8.1f} sims/s "
+            f"power {res.table['power'].iloc[0]:.3f} failed {res.table['n_failed'].iloc[0]}"
+        )
+    print(f"identical simulations: {result.simulations.equals(other.simulations)}")
+    path = DATA / "power_clmm_timings.csv"
+    if path.exists():
+        r = pd.read_csv(path).iloc[0]
+        rate = float(r["sims_per_second"])
+        print(
+            f"ordinal::clmm loop (R, one process): {rate:.3f} sims/s, {r['n_sims']} simulations "
+            f"(ordinal {r['ordinal']}, {r['r_version']}, measured {r['date']}); serial here / "
+            f"clmm: {args.ordinal_sims / serial / rate:.1f}, processes here / clmm: "
+            f"{args.ordinal_sims / procs / rate:.1f} (target >= 10)"
+        )
+
+
+DESIGN = {
+    "design": {
+        "formula": "y ~ x + trait + (1 + x | participant_id)",
+        "participants": 40,
+        "sessions": 9,
+        "stories_per_session": 3,
+        "stories": 27,
+    },
+    "predictors": {"x": {"level": "rating"}, "trait": {"level": "participant"}},
+    "fixed": {"Intercept": 0.0, "x": 0.2, "trait": 0.2},
+    "random": {"participant_id": {"sd": {"Intercept": (0.3 / 0.7) ** 0.5, "x": 0.05**0.5}}},
+    "residual": {"sd": 1.0},
+}
+
+MCPOWER = textwrap.dedent(
+    """
+    import json, sys, time
+    import mcpower
+
+    def model(effect):
+        m = mcpower.MCPower("y ~ x + trait + (1 + x | pid)", family="lme")
+        m.set_cluster("pid", ICC=0.3, cluster_size=27, random_slopes=["x"],
+                      slope_variance=0.05, cluster_level_vars=["trait"])
+        m.set_effects({"x": effect, "trait": effect})
+        return m
+
+    n_sims, n_null = int(sys.argv[1]), int(sys.argv[2])
+    start = time.perf_counter()
+    power = model(0.2).find_power(1080, n_sims=n_sims, seed=1, progress_callback=False,
+                                  verbose=False)
+    seconds = time.perf_counter() - start
+    null = model(0.0).find_power(1080, n_sims=n_null, seed=2, progress_callback=False,
+                                 verbose=False)
+    print(json.dumps({"version": mcpower.__version__, "seconds": seconds,
+                      "power": str(power), "null": str(null)}, default=str))
+    """
+)
+
+
+def design_case(args: argparse.Namespace) -> None:
+    """A gaussian design, ours (serial, processes) beside mcpower when it is given."""
+    design = read_design(DESIGN)
+    options = {"effect": {"trait": 0.2}, "n_sims": args.sims, "seed": args.seed}
+    serial, result = _timed(design, **options)
+    procs, _ = _timed(design, scheduler=f"processes:{args.workers}", **options)
+    print()
+    print(f"design y ~ x + trait + (1 + x | participant), 40 x 27, {args.sims} simulations")
+    print(
+        f"ours serial    {args.sims / serial:8.1f} sims/s  power(trait) "
+        f"{result.table['power'].iloc[0]:.3f}"
+    )
+    print(f"ours processes {args.sims / procs:8.1f} sims/s")
+    if not args.mcpower_python:
+        print("mcpower: not run (give --mcpower-python, an interpreter with mcpower installed)")
+        return
+    n_null = 4000
+    out = subprocess.run(
+        [args.mcpower_python, "-c", MCPOWER, str(args.sims), str(n_null)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    print(
+        f"mcpower {info['version']:8s} {args.sims / info['seconds']:8.1f} sims/s (its own "
+        "threads; design only, no pilot, no ordinal)"
+    )
+    print(textwrap.indent(info["power"], "    "))
+    print(f"mcpower with both effects 0 ({n_null} simulations): rejection rates")
+    print(textwrap.indent(info["null"], "    "))
 
 
 if __name__ == "__main__":
