@@ -24,7 +24,7 @@ from models.bayes.diagnostics import (
     SUMMARY_COLUMNS,
     sampling_diagnostics,
 )
-from models.bayes.model import BayesianMixedModel
+from models.bayes.model import BayesianMixedModel, BayesianModelSummary
 from models.bayes.priors import FAMILIES, LINKS, PRIOR_CLASSES, Prior, default_priors
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "REMEDIES",
     "SUMMARY_COLUMNS",
     "BayesianMixedModel",
+    "BayesianModelSummary",
     "GroupCVResult",
     "Prior",
     "compare",

@@ -49,6 +49,37 @@ def _normal_quadrature(n: int = 40) -> tuple[np.ndarray, np.ndarray]:
     return math.sqrt(2.0) * x, w / math.sqrt(math.pi)
 
 
+
+@dataclass(frozen=True)
+class BayesianModelSummary:
+    """Tables of a fitted :class:`BayesianMixedModel` and its printed form.
+
+    Attributes
+    ----------
+    fixed, cutpoints, random : pandas.DataFrame
+        As :meth:`BayesianMixedModel.fixed_effects`, ``cutpoints()`` and ``random_effects()``.
+    diagnostics : pandas.DataFrame
+        One row: ``sampler, chains, draws, divergences, r_hat_max, ess_bulk_min,
+        ess_tail_min, bfmi_min, passed, seconds``.
+    text : str
+        The printed summary; it opens with any failed sampling check.
+    """
+
+    fixed: pd.DataFrame
+    cutpoints: pd.DataFrame
+    random: pd.DataFrame
+    diagnostics: pd.DataFrame
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(self.text)}</pre>"
+
+
 @dataclass(frozen=True)
 class _NewRows:
     """Design pieces of new data on the data's scale, aligned with a fitted model."""
@@ -640,6 +671,113 @@ class BayesianMixedModel:
         """
         self._check_fitted("group_effects")
         return self._effects.copy()
+
+    def summary(self) -> BayesianModelSummary:
+        """Posterior tables and a compact text (see :class:`BayesianModelSummary`).
+
+        The text states first whether the sampling checks passed (R-hat, bulk and tail ESS,
+        divergences, E-BFMI; :func:`models.bayes.sampling_diagnostics`): when one failed, the
+        posterior summaries below it are not to be interpreted.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
+        self._check_fitted("summary")
+        diag = self.diagnostics_
+        diagnostics = pd.DataFrame(
+            [
+                {
+                    "sampler": diag["sampler"],
+                    "chains": int(diag["chains"]),
+                    "draws": int(diag["draws"]),
+                    "divergences": int(diag["divergences"]),
+                    "r_hat_max": diag["r_hat_max"],
+                    "ess_bulk_min": diag["ess_bulk_min"],
+                    "ess_tail_min": diag["ess_tail_min"],
+                    "bfmi_min": diag["bfmi_min"],
+                    "passed": bool(diag["passed"]),
+                    "seconds": diag["seconds"],
+                }
+            ]
+        )
+        return BayesianModelSummary(
+            fixed=self.fixed_effects(),
+            cutpoints=self.cutpoints(),
+            random=self.random_effects(),
+            diagnostics=diagnostics,
+            text=self._summary_text(3),
+        )
+
+    def print_summary(self, decimals: int = 3) -> None:
+        """Print the summary rounded to ``decimals``."""
+        self._check_fitted("print_summary")
+        print(self._summary_text(decimals))
+
+    def __str__(self) -> str:
+        if not hasattr(self, "summary_"):
+            return repr(self)
+        return self._summary_text(3)
+
+    def _summary_text(self, decimals: int) -> str:
+        number = lambda v: f"{v:.{decimals}f}"  # noqa: E731
+        diag = self.diagnostics_
+        family = self._opts["family"]
+        level = f"{self._opts['ci_level']:.0%}"
+        what = (
+            f"ordinal ({self._opts['link']} link)" if family == "ordinal" else "gaussian (identity)"
+        )
+        lines = [
+            f"Bayesian mixed model, {what}: {self.formula}",
+            f"n = {self.n_obs_}; groups: "
+            + ", ".join(f"{g} {k}" for g, k in self.groups_.items())
+            + f"; {diag['sampler']}, {diag['chains']} chains x {diag['draws']} draws "
+            f"({diag['seconds']:.1f} s)",
+        ]
+        if diag["passed"]:
+            lines.append(
+                f"sampling checks passed: R-hat max {diag['r_hat_max']:.3f}, ESS bulk min "
+                f"{diag['ess_bulk_min']:.0f}, tail min {diag['ess_tail_min']:.0f}, "
+                f"{diag['divergences']} divergences"
+            )
+        else:
+            lines.append(
+                "SAMPLING CHECKS FAILED (" + ", ".join(diag["failures"]) + "): the summaries "
+                "below are not reliable; " + " ".join(diag.get("messages", []))
+            )
+        headers = {
+            col.ESTIMATE: "Mean",
+            col.SE: "SD",
+            col.CI_LOW: f"HDI {level} low",
+            col.CI_HIGH: "high",
+            "r_hat": "R-hat",
+            "ess_bulk": "ESS bulk",
+            "ess_tail": "ESS tail",
+        }
+        formats = {
+            "Mean": number,
+            "SD": number,
+            f"HDI {level} low": number,
+            "high": number,
+            "R-hat": lambda v: f"{v:.3f}",
+            "ESS bulk": lambda v: f"{v:.0f}",
+            "ESS tail": lambda v: f"{v:.0f}",
+        }
+
+        def table(frame: pd.DataFrame) -> str:
+            if frame.empty:
+                return "(none)"
+            shown = frame.rename(columns=headers)
+            return shown.to_string(index=False, formatters=formats)
+
+        random = self.random_effects().drop(columns="component")
+        lines += ["", "Random effects (posterior SDs and correlations):", table(random)]
+        lines += ["", f"Fixed effects (posterior mean, SD, {level} HDI):"]
+        lines.append(table(self.fixed_effects()))
+        if family == "ordinal":
+            lines += ["", "Cutpoints:", table(self.cutpoints())]
+        return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary of the fit (the CLI's ``fit --engine bayes`` output).

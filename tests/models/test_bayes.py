@@ -412,6 +412,37 @@ def test_results_are_reported_on_the_data_scale(mock_sampler, ratings):
     np.testing.assert_allclose(sd1["Intercept,week"], sd0["Intercept,week"], rtol=1e-10)
 
 
+def test_summary_tables_text_and_the_failed_checks_first(fitted):
+    from models.bayes.model import BayesianModelSummary
+
+    summary = fitted.summary()
+    assert isinstance(summary, BayesianModelSummary)
+    pd.testing.assert_frame_equal(summary.fixed, fitted.fixed_effects())
+    pd.testing.assert_frame_equal(summary.cutpoints, fitted.cutpoints())
+    pd.testing.assert_frame_equal(summary.random, fitted.random_effects())
+    row = summary.diagnostics.iloc[0]
+    assert row["chains"] == 2 and row["draws"] == 500
+    assert bool(row["passed"]) is fitted.diagnostics_["passed"]
+    lines = summary.text.splitlines()
+    assert lines[0].startswith("Bayesian mixed model, ordinal (logit link): ")
+    assert fitted.diagnostics_["passed"]
+    assert lines[2].startswith("sampling checks passed: R-hat max")
+    assert "Fixed effects (posterior mean, SD, 95% HDI):" in summary.text
+    assert "None" not in summary.text and "nan" not in summary.text.lower()
+    assert repr(summary) == summary.text == str(fitted)
+    assert summary._repr_html_().startswith("<pre>")
+    # a failed check is stated before any estimate
+    fitted.diagnostics_ = {
+        **fitted.diagnostics_,
+        "passed": False,
+        "failures": ["divergences"],
+        "messages": ["3 divergent transitions (raise target_accept)"],
+    }
+    line = fitted.summary().text.splitlines()[2]
+    assert line.startswith("SAMPLING CHECKS FAILED (divergences): the summaries below are not")
+    assert "raise target_accept" in line
+
+
 def test_to_dict_is_json_with_the_cli_keys(fitted):
     out = json.loads(json.dumps(fitted.to_dict()))
     for key in (
