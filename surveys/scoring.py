@@ -107,6 +107,27 @@ class ScaleScores:
     missing: pd.DataFrame
     meta: dict[str, Any]
 
+    def __repr__(self) -> str:
+        meta = self.meta
+        scales = self.scores["scale"].nunique() if "scale" in self.scores else 0
+        text = (
+            f"ScaleScores({meta.get('instrument', '?')}: {scales} scale(s), "
+            f"{meta.get('n_rows', '?')} row(s), {meta.get('n_scored', '?')} scored"
+        )
+        if meta.get("waves"):
+            text += f", waves {', '.join(map(str, meta['waves']))}"
+        alpha = self.reliability["alpha"].dropna() if "alpha" in self.reliability else []
+        if len(alpha):
+            text += f"; alpha {alpha.min():.2f} to {alpha.max():.2f}"
+        return text + ")"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        shown = self.reliability.drop(columns=["instrument"], errors="ignore")
+        table = shown.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep="")
+        return f"<p>{html.escape(repr(self))}</p>{table}"
+
     def wide(self) -> pd.DataFrame:
         """Return the scores with one row per respondent (x wave), one column per scale.
 

@@ -691,3 +691,15 @@ def test_half_point_answers_are_refused_as_validation_refuses_them():
     with package_warnings():
         result = score(data, "tas4", whole_numbers=False)
     assert result.scores["score"].notna().all()
+
+
+def test_result_prints_one_line_and_a_reliability_table():
+    rows, _ = HAND_SCORED["who5"]
+    data = frame("who5", rows)
+    result = score_checked(data, "who5")
+    text = repr(result)
+    n_scales = len(load_instrument("who5").scales)
+    assert text.startswith(f"ScaleScores(who5: {n_scales} scale(s), ")
+    assert f"{len(rows)} row(s)" in text and "\n" not in text
+    html = result._repr_html_()
+    assert html.startswith("<p>ScaleScores(who5") and "<table" in html and "alpha" in html
