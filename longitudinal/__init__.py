@@ -7,13 +7,6 @@ its :class:`Study` builds the analysis frames (story level, session level, perso
 synthetic study with known truth; :func:`run_demo` simulates one and reports on it.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("empathic-longitudinal")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
-
 from longitudinal._errors import DataQualityWarning, InvalidParameterError, LongitudinalError
 from longitudinal.change import (
     ChangeResult,
@@ -49,6 +42,7 @@ from longitudinal.predict import (
 from longitudinal.report import build_report, pseudonyms, run_demo
 from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
 from longitudinal.study import Study, StudyConfig, load_study, read_study_config
+from surveys import __version__
 
 __all__ = [
     "ChangeResult",

@@ -279,8 +279,8 @@ def run_power(
             scheduler=scheduler,
             progress=progress,
         )
-    from longitudinal import __version__
     from longitudinal.plotting import plot_power_curve, save_figure
+    from surveys import __version__
 
     meta = result.meta
     title = f"{meta['term']} = {effect_text(meta)}, {meta['test']} test, alpha {meta['alpha']:g}"

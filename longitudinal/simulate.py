@@ -1116,12 +1116,7 @@ def _truth(
     n_sessions: int,
     defects: dict[str, Any],
 ) -> dict[str, Any]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        pkg_version = version("empathic-longitudinal")
-    except PackageNotFoundError:  # source tree that is not installed
-        pkg_version = "0+unknown"
+    from surveys import __version__ as pkg_version
 
     items: dict[str, Any] = {}
     for scale in (*_TRAITS, *_STATES):

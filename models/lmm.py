@@ -999,12 +999,9 @@ class LinearMixedModel:
 
 @functools.cache
 def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from surveys import __version__
 
-    try:
-        return version("empathic-longitudinal")
-    except PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 @functools.cache

@@ -188,12 +188,9 @@ def _panel_frame(
 
 
 def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from surveys import __version__
 
-    try:
-        return version("empathic-longitudinal")
-    except PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 def _fit_kwargs(cov_type: str) -> dict[str, Any]:

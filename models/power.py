@@ -106,12 +106,9 @@ class PowerResult:
 
 @functools.cache
 def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from surveys import __version__
 
-    try:
-        return version("empathic-longitudinal")
-    except PackageNotFoundError:  # pragma: no cover - source tree not installed
-        return "unknown"
+    return __version__
 
 
 def clopper_pearson(k: int, n: int, ci_level: float = 0.95) -> tuple[float, float]:

@@ -16,6 +16,7 @@ from surveys._errors import (
     UndefinedStatisticWarning,
     UnknownInstrumentError,
 )
+from surveys._version import __version__
 from surveys.instruments import (
     Instrument,
     ScaleKey,
@@ -29,6 +30,7 @@ from surveys.scoring import ScaleScores, reverse_score, score
 from surveys.validation import FailureCollector, validate_responses
 
 __all__ = [
+    "__version__",
     "DataQualityWarning",
     "FailureCollector",
     "InputValidationError",

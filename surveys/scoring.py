@@ -14,7 +14,6 @@ import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from numbers import Integral, Real
 from typing import Any, Literal
 
@@ -608,10 +607,9 @@ def _builtin(value: Any) -> Any:
 
 
 def _version() -> str:
-    try:
-        return metadata.version("empathic-longitudinal")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    from surveys._version import __version__
+
+    return __version__
 
 
 def _required(min_valid: float | int, k: int) -> int:

@@ -167,6 +167,6 @@ def _excluded_table(wide: pd.DataFrame) -> pd.DataFrame:
 
 
 def _package_version() -> str:
-    from longitudinal import __version__
+    from surveys import __version__
 
     return __version__

@@ -27,7 +27,7 @@ def sha256(path: Path) -> str:
 
 def provenance(ctx: ReportContext) -> dict[str, Any]:
     """Collect what a reader needs to reproduce the report (no raw ids, no file contents)."""
-    from longitudinal import __version__
+    from surveys import __version__
 
     study = ctx.study
     inputs = {}

@@ -49,7 +49,6 @@ def _normal_quadrature(n: int = 40) -> tuple[np.ndarray, np.ndarray]:
     return math.sqrt(2.0) * x, w / math.sqrt(math.pi)
 
 
-
 @dataclass(frozen=True)
 class BayesianModelSummary:
     """Tables of a fitted :class:`BayesianMixedModel` and its printed form.
