@@ -874,7 +874,8 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
             "held out of training (participant-grouped 70/20/10 splits over several seeds, and "
             "grouped K-fold). Writes metrics.csv (model, split, seed, r, rho, acc, f1, mse; "
             "x100 as in the paper), a summary table and a figure. Write it to "
-            "STUDY_DIR/evaluate for `longitudinal report` to link it."
+            "STUDY_DIR/evaluate for `longitudinal report` to link it. The splits are those "
+            "that `longitudinal splits` exports with the same --seeds and --kfold."
         ),
         epilog="example:\n  longitudinal evaluate my-study --out my-study/evaluate --seeds 5",
         formatter_class=_Formatter,
@@ -882,6 +883,13 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")
     parser.add_argument("--out", required=True, type=Path, help="folder to write")
     parser.add_argument("--seeds", type=int, default=5, help="number of split seeds (5)")
+    parser.add_argument(
+        "--kfold",
+        type=int,
+        default=5,
+        metavar="K",
+        help="folds of the grouped K-fold (5; 0: holdout only)",
+    )
     parser.add_argument(
         "--bayes",
         action=argparse.BooleanOptionalAction,
@@ -892,19 +900,85 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def _check_seeds_kfold(args: argparse.Namespace) -> None:
+    if args.seeds < 1:
+        raise InvalidParameterError(f"--seeds must be a positive number; got {args.seeds}")
+    if args.kfold < 0 or args.kfold == 1:
+        raise InvalidParameterError(
+            f"--kfold must be 0 (no K-fold) or a number of folds >= 2; got {args.kfold}"
+        )
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from longitudinal.predict import run_evaluation
 
-    if args.seeds < 1:
-        raise InvalidParameterError(f"--seeds must be a positive number; got {args.seeds}")
+    _check_seeds_kfold(args)
     path = run_evaluation(
         args.study_dir,
         args.out,
         seeds=args.seeds,
+        k=args.kfold,
         include_bayes=args.bayes,
         overwrite=args.overwrite,
     )
     print(f"wrote the prediction benchmark to {path} (metrics.csv, summary.csv)")
+    return 0
+
+
+# --------------------------------------------------------------------------- splits
+
+
+def _splits_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "splits",
+        help="export the participant splits of `evaluate`, to train a model elsewhere",
+        description=(
+            "Write the participant-grouped splits that `longitudinal evaluate` uses with the "
+            "same --seeds and --kfold: one row per scheme x seed x participant, with the "
+            "columns scheme (holdout_70_20_10, or kfold_K), seed, the study's participant "
+            "column (under its own name) and split (train, valid or test for the holdout; "
+            "the participant's test fold, 0 to K-1, for the K-fold). The same seed always "
+            "gives the same splits. Train on the train participants and predict the ratings "
+            "of the test participants. The participants split are those with a "
+            "rating the benchmark can use (every predictor of its models present). The file "
+            "names participants: keep it with the study."
+        ),
+        epilog="example:\n  longitudinal splits my-study --seeds 5 --kfold 5 --out splits.csv",
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")
+    parser.add_argument(
+        "--seeds", required=True, type=int, help="number of split seeds (evaluate's default: 5)"
+    )
+    parser.add_argument(
+        "--kfold",
+        type=int,
+        default=5,
+        metavar="K",
+        help="folds of the grouped K-fold (5; 0: holdout only)",
+    )
+    parser.add_argument(
+        "--out", required=True, type=Path, metavar="SPLITS.csv", help="file to write"
+    )
+    return parser
+
+
+def _splits(args: argparse.Namespace) -> int:
+    from longitudinal.splits import participant_splits
+    from longitudinal.study import load_study, study_inputs
+
+    _check_seeds_kfold(args)
+    out = Path(args.out)
+    _check_outputs({"--out": out})
+    refuse_overlap(out, study_inputs(args.study_dir), option="--out", func="longitudinal splits")
+    study = load_study(args.study_dir)
+    table = participant_splits(study, seeds=args.seeds, k=args.kfold)
+    _write_atomically({out: _csv_writer(table)})
+    id_col = study.config.id_col
+    people = table[id_col].nunique()
+    schemes = ", ".join(dict.fromkeys(table["scheme"]))
+    seeds = "seed 0" if args.seeds == 1 else f"seeds 0-{args.seeds - 1}"
+    print(f"wrote {len(table)} rows ({schemes}; {seeds}; {people} participants) -> {out}")
     return 0
 
 
@@ -1068,6 +1142,7 @@ COMMANDS: dict[str, tuple[_Register, _Handler]] = {
     "demo": (_demo_parser, _demo),
     "fit": (_fit_parser, _fit),
     "evaluate": (_evaluate_parser, _evaluate),
+    "splits": (_splits_parser, _splits),
     "power": (_power_parser, _power),
 }
 

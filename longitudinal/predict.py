@@ -16,10 +16,11 @@ rated, :meth:`longitudinal.study.Study.story_frame`):
 
 *How well can a person's ratings be predicted when the model has never seen that person?*
     :func:`evaluate_predictions` runs the EmpathicStories++ benchmark (Shen et al., ACL
-    Findings 2024) on participant-grouped splits (70/20/10 per seed, and grouped K-fold) with
-    the metrics of :mod:`models.evaluation`; :func:`run_evaluation` writes ``metrics.csv``,
-    ``summary.csv``, the table in the paper's layout and a figure (the ``longitudinal
-    evaluate`` command).
+    Findings 2024) on participant-grouped splits (70/20/10 per seed, and grouped K-fold;
+    drawn by :func:`longitudinal.splits.draw_splits`, which ``longitudinal splits`` exports)
+    with the metrics of :mod:`models.evaluation`; :func:`run_evaluation` writes
+    ``metrics.csv``, ``summary.csv``, the table in the paper's layout and a figure (the
+    ``longitudinal evaluate`` command).
 
 Predictor construction
 ----------------------
@@ -73,6 +74,7 @@ import pandas as pd
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import atomic_write, check_out_dir
 from longitudinal.frames import scale_column
+from longitudinal.splits import draw_splits, seed_list, splits_table
 from models._errors import DataQualityWarning, ModelsError
 from models._errors import InvalidParameterError as ModelsInvalidParameterError
 from models.evaluation import (
@@ -80,8 +82,6 @@ from models.evaluation import (
     METRIC_NAMES,
     SPLIT_SIZES,
     binarize,
-    grouped_kfold,
-    grouped_split,
     overlapping_groups,
     prediction_metrics,
     summarize_metrics,
@@ -1959,6 +1959,10 @@ class EvaluationResult:
         k, model descriptions, sampler settings, package version, total seconds).
     notes : tuple of str
         Warnings of the fits and of the metrics (e.g. r undefined for the grand mean).
+    splits : pandas.DataFrame
+        The participant splits used, ``scheme, seed, {participant column}, split``
+        (:func:`longitudinal.splits.splits_table`; what ``longitudinal splits`` exports). Not
+        written by :func:`run_evaluation` (its files name no participant).
     """
 
     metrics: pd.DataFrame
@@ -1966,6 +1970,7 @@ class EvaluationResult:
     runs: pd.DataFrame
     parameters: dict[str, Any]
     notes: tuple[str, ...]
+    splits: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _fit_predict(
@@ -2066,6 +2071,30 @@ def _metric_row(
     }
 
 
+def _benchmark_data(
+    study: Study, *, session_features: Sequence[str] | None, func: str
+) -> tuple[_Raw, EmpathyData]:
+    """Build the benchmark's ratings: raw predictors, and the frame standardized over all.
+
+    Its rows are the ratings the benchmark scores and its participants the ones that
+    :func:`longitudinal.splits.draw_splits` splits (for ``evaluate`` and ``splits`` alike).
+    """
+    raw = _raw_predictors(
+        study, traits=None, states=None, session_features=session_features, func=func
+    )
+    return raw, _standardize(raw, None, func=func)
+
+
+def _fold_mean(model: str, seed: int, per_fold: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Average each metric of a model and seed over the folds where it is defined."""
+    row: dict[str, Any] = {"model": model, "split": "kfold", "seed": seed}
+    for m in METRIC_NAMES:
+        values = np.array([r[m] for r in per_fold], dtype=float)
+        values = values[np.isfinite(values)]
+        row[m] = float(values.mean()) if values.size else float("nan")
+    return row
+
+
 def evaluate_predictions(
     study: Study,
     *,
@@ -2122,7 +2151,7 @@ def evaluate_predictions(
     -------
     EvaluationResult
         Metrics per model x split x seed, their summary over seeds, per-fit details,
-        parameters and notes.
+        the splits, parameters and notes.
 
     Raises
     ------
@@ -2136,10 +2165,12 @@ def evaluate_predictions(
     validation and test participants; then, with ``k > 0``, on grouped K-folds
     (:func:`models.evaluation.grouped_kfold`), whose per-fold metrics are averaged over the
     folds (pooling out-of-fold predictions instead would bias r: each fold's predictions
-    are shifted away from that fold's own mean). The predictors are standardized with the training
-    participants' means and SDs. No participant is in two parts of a split (checked before
-    fitting, :func:`models.evaluation.overlapping_groups`). A test participant's
-    between-person parts come from their own surveys and sessions (never their ratings).
+    are shifted away from that fold's own mean). Both are drawn by
+    :func:`longitudinal.splits.draw_splits`, which also gives ``longitudinal splits`` its
+    splits. The predictors are standardized with the training participants' means and SDs.
+    No participant is in two parts of a split (checked before fitting,
+    :func:`models.evaluation.overlapping_groups`). A test participant's between-person parts
+    come from their own surveys and sessions (never their ratings).
 
     Predictions for the unseen participants use population-level effects only: ``X beta``
     for the LMMs (``re_form="~0"``); for the Bayesian model, the expected rating ``sum_k k
@@ -2159,19 +2190,7 @@ def evaluate_predictions(
     """
     func = "evaluate_predictions"
     _check_study(study, func=func)
-    if isinstance(seeds, bool):
-        raise InvalidParameterError(
-            f"the `seeds` parameter of {func} must be an int or a sequence of ints; got {seeds!r}"
-        )
-    if isinstance(seeds, int | np.integer):
-        seed_list = list(range(_check_int(seeds, name="seeds", func=func, minimum=1)))
-    else:
-        seed_list = [_check_int(s, name="seeds", func=func, minimum=0) for s in seeds]
-        if not seed_list or len(set(seed_list)) != len(seed_list):
-            raise InvalidParameterError(
-                f"the `seeds` parameter of {func} must hold distinct non-negative ints; "
-                f"got {seeds!r}"
-            )
+    seed_list_ = seed_list(seeds, func=func)
     k = _check_int(k, name="k", func=func, minimum=0)
     if k == 1:
         raise InvalidParameterError(f"the `k` parameter of {func} must be 0 (no K-fold) or >= 2")
@@ -2204,10 +2223,7 @@ def evaluate_predictions(
         "sampler": sampler or _default_sampler(),
     }
     start = time.perf_counter()
-    raw = _raw_predictors(
-        study, traits=None, states=None, session_features=session_features, func=func
-    )
-    full = _standardize(raw, None, func=func)
+    raw, full = _benchmark_data(study, session_features=session_features, func=func)
     ordinal = [m for m in chosen if m in ("clmm_full", "bayes_ordinal")]
     fractional_note = None
     if ordinal:
@@ -2221,13 +2237,11 @@ def evaluate_predictions(
         else:
             _check_whole(full.data[full.response_col], func=func)
     groups = full.data[full.id_col].to_numpy(dtype=object)
-    try:  # the splitters' and metrics' own checks, before anything is fitted
+    try:  # the metrics' own check of the threshold, before anything is fitted
         binarize([0.0], threshold=threshold)
-        grouped_split(groups, sizes=sizes, seed=0)
-        if k >= 2:
-            grouped_kfold(groups, k=k, seed=0)
     except ModelsInvalidParameterError as err:
         raise InvalidParameterError(f"{func}: {err}") from err
+    plan = draw_splits(groups, seeds=seed_list_, k=k, sizes=sizes)
     notes: list[str] = []
     if fractional_note:
         notes.append(fractional_note)
@@ -2268,33 +2282,28 @@ def evaluate_predictions(
             )
         return pred
 
-    for seed in seed_list:
-        split = grouped_split(groups, sizes=sizes, seed=seed)
-        tests = {"val": split.val, "test": split.test} if split.val.size else {"test": split.test}
+    for seed in seed_list_:
+        holdout = next(s for s in plan if s.seed == seed and s.fold is None)
+        folds = [s for s in plan if s.seed == seed and s.fold is not None]
         for model in chosen:
-            pred = run(model, "holdout", seed, None, split.train, tests)
+            pred = run(model, "holdout", seed, None, holdout.train, holdout.parts)
             for name, (y, yhat) in pred.items():
                 rows.append(
                     _metric_row(model, name, seed, y, yhat, threshold=threshold, notes=notes)
                 )
-        if k >= 2:
-            folds = grouped_kfold(groups, k=k, seed=seed)
-            for model in chosen:
-                if model == "bayes_ordinal" and not bayes_kfold:
-                    continue
-                per_fold = []
-                for f in folds:
-                    pred = run(model, "kfold", seed, f.fold, f.train, {"test": f.test})
-                    y, yhat = pred["test"]
-                    per_fold.append(
-                        _metric_row(model, "kfold", seed, y, yhat, threshold=threshold, notes=notes)
-                    )
-                row = {"model": model, "split": "kfold", "seed": seed}
-                for m in METRIC_NAMES:
-                    values = np.array([r[m] for r in per_fold], dtype=float)
-                    values = values[np.isfinite(values)]
-                    row[m] = float(values.mean()) if values.size else float("nan")
-                rows.append(row)
+        if not folds:
+            continue
+        for model in chosen:
+            if model == "bayes_ordinal" and not bayes_kfold:
+                continue
+            per_fold = []
+            for f in folds:
+                pred = run(model, "kfold", seed, f.fold, f.train, f.parts)
+                y, yhat = pred["test"]
+                per_fold.append(
+                    _metric_row(model, "kfold", seed, y, yhat, threshold=threshold, notes=notes)
+                )
+            rows.append(_fold_mean(model, seed, per_fold))
     metrics = pd.DataFrame(rows, columns=["model", "split", "seed", *METRIC_NAMES])
     split_order = {"val": 0, "test": 1, "kfold": 2}
     model_order = {m: i for i, m in enumerate(known)}
@@ -2311,9 +2320,10 @@ def evaluate_predictions(
     seconds = time.perf_counter() - start
     parameters = {
         "package_version": _package_version(),
-        "seeds": seed_list,
+        "seeds": seed_list_,
         "sizes": list(sizes),
         "k": k,
+        "schemes": list(dict.fromkeys(s.scheme for s in plan)),
         "models": {m: MODEL_DESCRIPTIONS[m] for m in chosen},
         "bayes": {**bayes_opts, "in_kfold": bool(bayes_kfold)}
         if "bayes_ordinal" in chosen
@@ -2357,6 +2367,7 @@ def evaluate_predictions(
         runs=pd.DataFrame(runs),
         parameters=parameters,
         notes=tuple(notes),
+        splits=splits_table(groups, plan, id_col=study.config.id_col),
     )
 
 

@@ -31,6 +31,16 @@ def test_evaluate_rejects_zero_seeds(study, tmp_path, capsys):
     assert not out.exists()
 
 
+def test_evaluate_kfold_option(study, tmp_path, capsys):
+    out = tmp_path / "evaluate"
+    args = ["evaluate", str(study), "--seeds", "1", "--no-bayes", "--out", str(out)]
+    assert main([*args, "--kfold", "1"]) == 2
+    assert "--kfold" in capsys.readouterr().err
+    assert not out.exists()
+    assert main([*args, "--kfold", "0"]) == 0
+    assert "kfold" not in set(pd.read_csv(out / "metrics.csv")["split"])
+
+
 def test_report_without_bayes_has_the_likelihood_models(study, tmp_path):
     out = tmp_path / "report"
     assert main(["report", str(study), "--out", str(out), "--no-bayes"]) == 0
