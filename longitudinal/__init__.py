@@ -50,6 +50,7 @@ from longitudinal.report import build_report, pseudonyms, run_demo
 from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
 from longitudinal.splits import BenchmarkSplit, draw_splits, participant_splits
 from longitudinal.study import Study, StudyConfig, load_study, read_study_config
+from longitudinal.user_predictions import read_predictions
 
 __all__ = [
     "BenchmarkSplit",
@@ -87,6 +88,7 @@ __all__ = [
     "plot_effects",
     "plot_metrics",
     "pseudonyms",
+    "read_predictions",
     "read_study_config",
     "reliable_change",
     "rm_anova",

@@ -868,16 +868,36 @@ def _fit(args: argparse.Namespace) -> int:
 def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "evaluate",
-        help="benchmark empathy prediction for unseen participants",
+        help="benchmark empathy prediction for unseen participants (yours beside ours)",
         description=(
             "The prediction task of EmpathicStories++: predict each rating of participants "
             "held out of training (participant-grouped 70/20/10 splits over several seeds, and "
             "grouped K-fold). Writes metrics.csv (model, split, seed, r, rho, acc, f1, mse; "
             "x100 as in the paper), a summary table and a figure. Write it to "
-            "STUDY_DIR/evaluate for `longitudinal report` to link it. The splits are those "
-            "that `longitudinal splits` exports with the same --seeds and --kfold."
+            "STUDY_DIR/evaluate for `longitudinal report` to link it.\n\n"
+            "Your own model: train it on the splits of `longitudinal splits` (same --seeds "
+            "and --kfold), then pass its predictions with --predictions. A predictions file "
+            "has the columns model, scheme (holdout_70_20_10 or kfold_K), seed, the "
+            "participant, session and position columns of the study's ratings file (under "
+            "its own names), and prediction (on the rating scale). Each model is scored by "
+            "the same code, threshold and ratings as the package's models and appears beside "
+            "them in every output. For each scheme x seed a model appears in, every test "
+            "rating must be predicted exactly once (validation ratings of the holdout are "
+            "optional, all or none). Missing, repeated, unknown or training-participant "
+            "ratings, predictions that are not finite or off the rating scale, unknown "
+            "schemes or seeds, missing columns and a model named like one of ours are "
+            "refused with exit code 2 before anything is fitted, all in one report naming "
+            "file, row (the header is row 1) and rating; nothing is written."
         ),
-        epilog="example:\n  longitudinal evaluate my-study --out my-study/evaluate --seeds 5",
+        epilog=(
+            "examples:\n"
+            "  longitudinal evaluate my-study --out my-study/evaluate --seeds 5\n"
+            "  longitudinal splits my-study --seeds 5 --kfold 5 --out splits.csv\n"
+            "  (train your model on the train participants of each scheme x seed, predict the "
+            "test ratings)\n"
+            "  longitudinal evaluate my-study --seeds 5 --kfold 5 --predictions pred.csv "
+            "--out my-study/evaluate"
+        ),
         formatter_class=_Formatter,
     )
     parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")
@@ -889,6 +909,13 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=5,
         metavar="K",
         help="folds of the grouped K-fold (5; 0: holdout only)",
+    )
+    parser.add_argument(
+        "--predictions",
+        type=Path,
+        action="append",
+        metavar="PRED.csv",
+        help="your model's predictions (repeat for more files)",
     )
     parser.add_argument(
         "--bayes",
@@ -919,6 +946,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         seeds=args.seeds,
         k=args.kfold,
         include_bayes=args.bayes,
+        predictions=args.predictions,
         overwrite=args.overwrite,
     )
     print(f"wrote the prediction benchmark to {path} (metrics.csv, summary.csv)")
@@ -938,12 +966,18 @@ def _splits_parser(subparsers: Any) -> argparse.ArgumentParser:
             "columns scheme (holdout_70_20_10, or kfold_K), seed, the study's participant "
             "column (under its own name) and split (train, valid or test for the holdout; "
             "the participant's test fold, 0 to K-1, for the K-fold). The same seed always "
-            "gives the same splits. Train on the train participants and predict the ratings "
-            "of the test participants. The participants split are those with a "
+            "gives the same splits. Train on the train participants, predict the ratings of "
+            "the test participants (and, if you like, the valid ones) and score them with "
+            "`longitudinal evaluate --predictions`. The participants split are those with a "
             "rating the benchmark can use (every predictor of its models present). The file "
             "names participants: keep it with the study."
         ),
-        epilog="example:\n  longitudinal splits my-study --seeds 5 --kfold 5 --out splits.csv",
+        epilog=(
+            "example:\n"
+            "  longitudinal splits my-study --seeds 5 --kfold 5 --out splits.csv\n"
+            "  longitudinal evaluate my-study --seeds 5 --kfold 5 --predictions pred.csv "
+            "--out my-study/evaluate"
+        ),
         formatter_class=_Formatter,
     )
     parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")

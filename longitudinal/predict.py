@@ -18,9 +18,10 @@ rated, :meth:`longitudinal.study.Study.story_frame`):
     :func:`evaluate_predictions` runs the EmpathicStories++ benchmark (Shen et al., ACL
     Findings 2024) on participant-grouped splits (70/20/10 per seed, and grouped K-fold;
     drawn by :func:`longitudinal.splits.draw_splits`, which ``longitudinal splits`` exports)
-    with the metrics of :mod:`models.evaluation`; :func:`run_evaluation` writes
-    ``metrics.csv``, ``summary.csv``, the table in the paper's layout and a figure (the
-    ``longitudinal evaluate`` command).
+    with the metrics of :mod:`models.evaluation`, and scores a researcher's own predictions
+    on the same splits beside the package's models (:mod:`longitudinal.user_predictions`);
+    :func:`run_evaluation` writes ``metrics.csv``, ``summary.csv``, the table in the paper's
+    layout and a figure (the ``longitudinal evaluate`` command).
 
 Predictor construction
 ----------------------
@@ -1946,19 +1947,22 @@ class EvaluationResult:
     metrics : pandas.DataFrame
         ``model, split, seed, r, rho, acc, f1, mse`` (x 100), one row per model x split x
         seed; ``split`` is ``val`` or ``test`` (70/20/10 participant split) or ``kfold``
-        (grouped K-fold: the metrics of each fold, averaged over the folds).
+        (grouped K-fold: the metrics of each fold, averaged over the folds). The package's
+        models come first, then a researcher's (``predictions``), in order of appearance.
     summary : pandas.DataFrame
         :func:`models.evaluation.summarize_metrics` over seeds: ``model, split, n`` and
         ``{metric}_mean, {metric}_sd, {metric}_n``.
     runs : pandas.DataFrame
         One row per fitted model and test set: ``model, split, seed, fold, n_train, n_test,
         participants_train, participants_test, seconds`` (wall time of the fit and its
-        predictions; the ``val`` and ``test`` rows of one fit repeat the same time).
+        predictions; the ``val`` and ``test`` rows of one fit repeat the same time; NaN for
+        a researcher's model, fitted elsewhere).
     parameters : dict
         Everything needed to reproduce and read the numbers (threshold rule, sizes, seeds,
         k, model descriptions, sampler settings, package version, total seconds).
     notes : tuple of str
-        Warnings of the fits and of the metrics (e.g. r undefined for the grand mean).
+        Warnings of the fits and of the metrics (e.g. r undefined for the grand mean), and
+        predictions of a researcher's model that were not scored.
     splits : pandas.DataFrame
         The participant splits used, ``scheme, seed, {participant column}, split``
         (:func:`longitudinal.splits.splits_table`; what ``longitudinal splits`` exports). Not
@@ -2111,6 +2115,12 @@ def evaluate_predictions(
     tune: int = 500,
     chains: int = 2,
     sampler: str | None = None,
+    predictions: pd.DataFrame
+    | Mapping[str, pd.DataFrame]
+    | str
+    | os.PathLike[str]
+    | Sequence[str | os.PathLike[str]]
+    | None = None,
 ) -> EvaluationResult:
     """Run the out-of-person empathy prediction benchmark on a study.
 
@@ -2146,6 +2156,13 @@ def evaluate_predictions(
         takes about 25 s on 2 cores); failed diagnostics are recorded in ``notes``.
     sampler : str, optional
         Default nutpie when installed, else PyMC.
+    predictions : CSV path(s), DataFrame or mapping of str to DataFrame, optional
+        A researcher's own models' predictions on the splits of
+        :func:`longitudinal.splits.participant_splits` (same ``seeds``, ``k`` and ``sizes``):
+        files, one table, or source name -> table, with the columns ``model, scheme, seed``,
+        the study's participant, session and position columns and ``prediction``
+        (:mod:`longitudinal.user_predictions`). Each model is scored beside the package's
+        models.
 
     Returns
     -------
@@ -2157,6 +2174,9 @@ def evaluate_predictions(
     ------
     longitudinal.InvalidParameterError
         For invalid options, unknown models, or too few participants for the splits.
+    surveys.InputValidationError
+        For ``predictions`` that cannot be scored, listing every problem (file, row, rating);
+        raised before any model is fitted.
 
     Notes
     -----
@@ -2180,7 +2200,10 @@ def evaluate_predictions(
 
     Metrics (x 100, :func:`models.evaluation.prediction_metrics`): Pearson r, Spearman rho,
     accuracy and binary F1 after binarising at ``threshold``, and MSE on the rating scale.
-    The grand mean predicts a constant, so its r and rho are undefined (NaN, noted).
+    The grand mean predicts a constant, so its r and rho are undefined (NaN, noted). A
+    researcher's model is scored by the same code on the same ratings: per seed, its
+    predictions of the test (and, when given, validation) ratings of the holdout split, and
+    per fold of the K-fold, averaged over the folds.
 
     Examples
     --------
@@ -2242,11 +2265,21 @@ def evaluate_predictions(
     except ModelsInvalidParameterError as err:
         raise InvalidParameterError(f"{func}: {err}") from err
     plan = draw_splits(groups, seeds=seed_list_, k=k, sizes=sizes)
+    user = None
+    if predictions is not None:  # every problem of the user's predictions, before any fit
+        from longitudinal.user_predictions import check_predictions
+
+        user = check_predictions(
+            predictions, study=study, frame=full.data, splits=plan, reserved=known
+        )
     notes: list[str] = []
     if fractional_note:
         notes.append(fractional_note)
+    if user is not None:
+        notes += user.notes()
     rows: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []
+    y_all = full.data[full.response_col].to_numpy(dtype=float)
 
     def run(model: str, split: str, seed: int, fold: int | None, train_idx, tests) -> dict:
         leaked = overlapping_groups(groups, [train_idx, *tests.values()])
@@ -2255,16 +2288,25 @@ def evaluate_predictions(
         train_ids = sorted(set(groups[train_idx].tolist()))
         test_ids = {name: sorted(set(groups[idx].tolist())) for name, idx in tests.items()}
         t0 = time.perf_counter()
-        pred = _fit_predict(
-            model,
-            raw,
-            train_ids,
-            test_ids,
-            seed=seed,
-            bayes=bayes_opts,
-            notes=notes,
-            random_slope=random_slope,
-        )
+        if user is not None and model in user.models:
+            scheme = plan_scheme[(split, seed)]
+            given = user.values[(model, scheme, seed)]
+            pred = {
+                name: (y_all[idx], given[idx])
+                for name, idx in tests.items()
+                if name == "test" or not np.isnan(given[idx]).all()
+            }
+        else:
+            pred = _fit_predict(
+                model,
+                raw,
+                train_ids,
+                test_ids,
+                seed=seed,
+                bayes=bayes_opts,
+                notes=notes,
+                random_slope=random_slope,
+            )
         seconds = time.perf_counter() - t0
         for name, (y, _) in pred.items():
             runs.append(
@@ -2277,15 +2319,19 @@ def evaluate_predictions(
                     "n_test": int(len(y)),
                     "participants_train": len(train_ids),
                     "participants_test": len(test_ids[name]),
-                    "seconds": seconds,
+                    "seconds": float("nan") if user and model in user.models else seconds,
                 }
             )
         return pred
 
+    plan_scheme = {("holdout" if s.fold is None else "kfold", s.seed): s.scheme for s in plan}
+    user_models = list(user.models) if user is not None else []
     for seed in seed_list_:
         holdout = next(s for s in plan if s.seed == seed and s.fold is None)
         folds = [s for s in plan if s.seed == seed and s.fold is not None]
-        for model in chosen:
+        for model in chosen + user_models:
+            if model in user_models and holdout.scheme not in user.schemes[model]:
+                continue
             pred = run(model, "holdout", seed, None, holdout.train, holdout.parts)
             for name, (y, yhat) in pred.items():
                 rows.append(
@@ -2293,8 +2339,10 @@ def evaluate_predictions(
                 )
         if not folds:
             continue
-        for model in chosen:
+        for model in chosen + user_models:
             if model == "bayes_ordinal" and not bayes_kfold:
+                continue
+            if model in user_models and folds[0].scheme not in user.schemes[model]:
                 continue
             per_fold = []
             for f in folds:
@@ -2306,7 +2354,7 @@ def evaluate_predictions(
             rows.append(_fold_mean(model, seed, per_fold))
     metrics = pd.DataFrame(rows, columns=["model", "split", "seed", *METRIC_NAMES])
     split_order = {"val": 0, "test": 1, "kfold": 2}
-    model_order = {m: i for i, m in enumerate(known)}
+    model_order = {m: i for i, m in enumerate(known + user_models)}
     metrics = metrics.sort_values(
         ["split", "model", "seed"],
         key=lambda s: (
@@ -2318,13 +2366,33 @@ def evaluate_predictions(
     ).reset_index(drop=True)
     summary = summarize_metrics(metrics)
     seconds = time.perf_counter() - start
+    descriptions = {m: MODEL_DESCRIPTIONS[m] for m in chosen}
+    if user is not None:
+        for m in user_models:
+            descriptions[m] = (
+                f"your predictions ({', '.join(user.files[m])}; {', '.join(user.schemes[m])})"
+            )
     parameters = {
         "package_version": _package_version(),
         "seeds": seed_list_,
         "sizes": list(sizes),
         "k": k,
         "schemes": list(dict.fromkeys(s.scheme for s in plan)),
-        "models": {m: MODEL_DESCRIPTIONS[m] for m in chosen},
+        "models": descriptions,
+        "baselines": chosen,
+        "user_models": user_models,
+        "predictions": None
+        if user is None
+        else {
+            "sources": sorted({f for m in user_models for f in user.files[m]}),
+            "rows": user.n_rows,
+            "not_scored": user.n_ignored,
+            "rule": (
+                "each model x scheme x seed predicts every test rating once (validation "
+                "ratings optional, all or none); the same metric code, threshold and ratings "
+                "as the package's models"
+            ),
+        },
         "bayes": {**bayes_opts, "in_kfold": bool(bayes_kfold)}
         if "bayes_ordinal" in chosen
         else None,
@@ -2437,7 +2505,8 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
     -------
     matplotlib.figure.Figure
         One panel per metric (r, rho, Acc, F1, MSE; all x 100), one bar per model with the
-        SD over seeds as an error bar.
+        SD over seeds as an error bar; the bars of models that are not the package's (a
+        researcher's predictions) are hatched.
 
     Raises
     ------
@@ -2467,25 +2536,38 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
     fig = Figure(figsize=(13.0, 3.4), layout="constrained")
     x = np.arange(len(block))
     colors = ["#8c8c8c", "#9ecae1", "#4292c6", "#1f4e79", "#b5541c"]
+    theirs = [m not in MODEL_DESCRIPTIONS for m in block["model"]]
+    own_colors = ["#238b45", "#6a51a3", "#c9a227", "#d94801"]
+    palette = [
+        own_colors[sum(theirs[:i]) % len(own_colors)] if theirs[i] else colors[i % len(colors)]
+        for i in range(len(block))
+    ]
     for j, m in enumerate(METRIC_NAMES):
         ax = fig.add_subplot(1, len(METRIC_NAMES), j + 1)
         mean = block[f"{m}_mean"].to_numpy(dtype=float)
         sd = np.nan_to_num(block[f"{m}_sd"].to_numpy(dtype=float))
-        ax.bar(
+        bars = ax.bar(
             x,
             np.nan_to_num(mean),
             yerr=sd,
-            color=[colors[i % len(colors)] for i in x],
+            color=palette,
             capsize=3,
             width=0.7,
         )
+        for bar, own in zip(bars, theirs, strict=True):
+            if own:  # a researcher's model, beside the package's
+                bar.set_hatch("///")
+                bar.set_edgecolor("white")
         for i, v in enumerate(mean):
             if not np.isfinite(v):
                 ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7)
         ax.set_xticks(x, block["model"].tolist(), rotation=45, ha="right", fontsize=7)
         ax.set_title(f"{titles[m]} (x100)")
         ax.axhline(0, color="0.4", linewidth=0.6)
-    fig.suptitle(f"Out-of-person prediction, {split} participants (mean ± SD over seeds)")
+    title = f"Out-of-person prediction, {split} participants (mean ± SD over seeds)"
+    if any(theirs):
+        title += "; hatched: your models"
+    fig.suptitle(title)
     return fig
 
 
@@ -2495,6 +2577,7 @@ def run_evaluation(
     *,
     seeds: int | Sequence[int] = 5,
     include_bayes: bool = True,
+    predictions: Sequence[str | os.PathLike[str]] | None = None,
     overwrite: bool = False,
     **options: Any,
 ) -> Path:
@@ -2511,6 +2594,10 @@ def run_evaluation(
         Split seeds (an int ``n`` means ``0, ..., n - 1``).
     include_bayes : bool, default True
         Include the Bayesian ordinal model.
+    predictions : sequence of path-like, optional
+        CSV files of a researcher's own models' predictions
+        (:mod:`longitudinal.user_predictions`); each model is scored beside the package's and
+        appears in every output. Checked before any model is fitted.
     overwrite : bool, default False
         Replace a non-empty ``out_dir`` once the new results are complete.
     **options
@@ -2523,7 +2610,8 @@ def run_evaluation(
     pathlib.Path
         ``out_dir``, holding::
 
-            metrics.csv       model, split, seed, r, rho, acc, f1, mse (x 100)
+            metrics.csv       model, split, seed, r, rho, acc, f1, mse (x 100), the
+                              package's models first, then the researcher's
             summary.csv       mean, SD and count per model x split over seeds
             table.md          the summary in the paper's layout
             metrics.png       bar chart of the test-participant metrics
@@ -2535,7 +2623,8 @@ def run_evaluation(
     Raises
     ------
     surveys.InputValidationError
-        The study directory is not usable.
+        The study directory is not usable, or the predictions cannot be scored (every
+        problem listed; nothing is written).
     longitudinal.InvalidParameterError
         For invalid options or an ``out_dir`` that is a file or non-empty.
 
@@ -2558,12 +2647,23 @@ def run_evaluation(
         )
     from longitudinal.study import load_study, study_inputs
 
+    files = [] if predictions is None else [Path(p) for p in predictions]
     out = check_out_dir(
-        out_dir, overwrite=overwrite, func=func, command="evaluate", inputs=study_inputs(study_dir)
+        out_dir,
+        overwrite=overwrite,
+        func=func,
+        command="evaluate",
+        inputs=[*study_inputs(study_dir), *files],
     )
 
     study = load_study(study_dir)
-    result = evaluate_predictions(study, seeds=seeds, include_bayes=include_bayes, **options)
+    result = evaluate_predictions(
+        study,
+        seeds=seeds,
+        include_bayes=include_bayes,
+        predictions=[str(p) for p in files] or None,
+        **options,
+    )
 
     def write(folder: Path) -> None:
         result.metrics.to_csv(folder / METRICS_FILE, index=False, float_format="%.17g")
