@@ -875,6 +875,14 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
             "grouped K-fold). Writes metrics.csv (model, split, seed, r, rho, acc, f1, mse; "
             "x100 as in the paper), a summary table and a figure. Write it to "
             "STUDY_DIR/evaluate for `longitudinal report` to link it.\n\n"
+            "Uncertainty: a seed's 70/20/10 test set holds few people (4 of 41), so its mean "
+            "± SD over seeds is the spread of the splits, not an interval, and the table says "
+            "that a test set of fewer than 10 people supports no inference. For the grouped "
+            "K-fold (every participant predicted once by a model that did not see them), "
+            "metrics_ci.csv gives each model's metrics a participant-cluster bootstrap "
+            "interval (--n-boot replicates, --bootstrap-seed) and comparisons.csv the paired "
+            "differences between models with their intervals; a difference is called better "
+            "or worse only when its interval excludes 0.\n\n"
             "Your own model: train it on the splits of `longitudinal splits` (same --seeds "
             "and --kfold), then pass its predictions with --predictions. A predictions file "
             "has the columns model, scheme (holdout_70_20_10 or kfold_K), seed, the "
@@ -918,6 +926,16 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="your model's predictions (repeat for more files)",
     )
     parser.add_argument(
+        "--n-boot",
+        type=int,
+        default=2000,
+        metavar="B",
+        help="participant-cluster bootstrap replicates for the K-fold intervals (2000; 0: none)",
+    )
+    parser.add_argument(
+        "--bootstrap-seed", type=int, default=0, help="seed of the bootstrap draws (0)"
+    )
+    parser.add_argument(
         "--bayes",
         action=argparse.BooleanOptionalAction,
         default=False,
@@ -940,12 +958,20 @@ def _evaluate(args: argparse.Namespace) -> int:
     from longitudinal.predict import run_evaluation
 
     _check_seeds_kfold(args)
+    if args.n_boot < 0:
+        raise InvalidParameterError(f"--n-boot must be 0 or more; got {args.n_boot}")
+    if args.bootstrap_seed < 0:
+        raise InvalidParameterError(
+            f"--bootstrap-seed must be a non-negative number; got {args.bootstrap_seed}"
+        )
     path = run_evaluation(
         args.study_dir,
         args.out,
         seeds=args.seeds,
         k=args.kfold,
         include_bayes=args.bayes,
+        n_boot=args.n_boot,
+        bootstrap_seed=args.bootstrap_seed,
         predictions=args.predictions,
         overwrite=args.overwrite,
     )

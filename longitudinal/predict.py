@@ -79,10 +79,13 @@ from longitudinal.splits import draw_splits, seed_list, splits_table
 from models._errors import DataQualityWarning, ModelsError
 from models._errors import InvalidParameterError as ModelsInvalidParameterError
 from models.evaluation import (
+    BOOTSTRAP_COLUMNS,
+    COMPARISON_COLUMNS,
     DEFAULT_THRESHOLD,
     METRIC_NAMES,
     SPLIT_SIZES,
     binarize,
+    kfold_bootstrap,
     overlapping_groups,
     prediction_metrics,
     summarize_metrics,
@@ -179,6 +182,8 @@ SUMMARY_FILE = "summary.csv"
 TABLE_FILE = "table.md"
 FIGURE_FILE = "metrics.png"
 RUNS_FILE = "runs.csv"
+INTERVALS_FILE = "metrics_ci.csv"
+COMPARISONS_FILE = "comparisons.csv"
 PARAMETERS_FILE = "evaluation.json"
 
 _PAPER_BESTS = (
@@ -191,6 +196,10 @@ _GENERIC_SCALES = ("raw", "percentage", "total", "sum", "mean", "score")
 
 # ---------------------------------------------------------------------------------------------
 # small helpers
+
+
+def _empty(columns: Sequence[str]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
 
 
 def _check_study(study: Any, *, func: str) -> None:
@@ -1967,6 +1976,13 @@ class EvaluationResult:
         The participant splits used, ``scheme, seed, {participant column}, split``
         (:func:`longitudinal.splits.splits_table`; what ``longitudinal splits`` exports). Not
         written by :func:`run_evaluation` (its files name no participant).
+    intervals : pandas.DataFrame
+        Participant-cluster bootstrap intervals of the grouped K-fold metrics, one row per
+        model x metric (:attr:`models.evaluation.KFoldBootstrap.intervals`: ``model, metric,
+        estimate, ci_low, ci_high, ci_level, n_boot, n_groups``); empty without a K-fold.
+    comparisons : pandas.DataFrame
+        Paired differences between models on the same bootstrap draws, one row per pair x
+        metric (:attr:`models.evaluation.KFoldBootstrap.comparisons`).
     """
 
     metrics: pd.DataFrame
@@ -1975,6 +1991,8 @@ class EvaluationResult:
     parameters: dict[str, Any]
     notes: tuple[str, ...]
     splits: pd.DataFrame = field(default_factory=pd.DataFrame)
+    intervals: pd.DataFrame = field(default_factory=lambda: _empty(BOOTSTRAP_COLUMNS))
+    comparisons: pd.DataFrame = field(default_factory=lambda: _empty(COMPARISON_COLUMNS))
 
 
 def _fit_predict(
@@ -2115,6 +2133,9 @@ def evaluate_predictions(
     tune: int = 500,
     chains: int = 2,
     sampler: str | None = None,
+    n_boot: int = 2000,
+    ci_level: float = 0.95,
+    bootstrap_seed: int = 0,
     predictions: pd.DataFrame
     | Mapping[str, pd.DataFrame]
     | str
@@ -2156,6 +2177,12 @@ def evaluate_predictions(
         takes about 25 s on 2 cores); failed diagnostics are recorded in ``notes``.
     sampler : str, optional
         Default nutpie when installed, else PyMC.
+    n_boot : int, default 2000
+        Replicates B of the participant-cluster bootstrap of the K-fold metrics (0: none).
+    ci_level : float, default 0.95
+        Level of the bootstrap intervals.
+    bootstrap_seed : int, default 0
+        Seed of the bootstrap draws.
     predictions : CSV path(s), DataFrame or mapping of str to DataFrame, optional
         A researcher's own models' predictions on the splits of
         :func:`longitudinal.splits.participant_splits` (same ``seeds``, ``k`` and ``sizes``):
@@ -2168,7 +2195,8 @@ def evaluate_predictions(
     -------
     EvaluationResult
         Metrics per model x split x seed, their summary over seeds, per-fit details,
-        the splits, parameters and notes.
+        the splits, the K-fold bootstrap intervals and paired comparisons, parameters and
+        notes.
 
     Raises
     ------
@@ -2204,6 +2232,16 @@ def evaluate_predictions(
     researcher's model is scored by the same code on the same ratings: per seed, its
     predictions of the test (and, when given, validation) ratings of the holdout split, and
     per fold of the K-fold, averaged over the folds.
+
+    Uncertainty. The holdout test set of a seed holds few people (4 of 41 participants): its
+    mean ± SD over seeds is the spread of the splits, not a sampling interval, and a test
+    set of fewer than 10 people supports no inference (``parameters["holdout_caveat"]``).
+    For the grouped K-fold, where every participant is predicted once per seed by a model
+    that did not see them, :func:`models.evaluation.kfold_bootstrap` gives each model's
+    metrics a participant-cluster bootstrap interval (``intervals``; B = ``n_boot``
+    replicates drawn with ``bootstrap_seed``, percentile interval, predictions held fixed)
+    and every pair of models a paired difference with its interval (``comparisons``), which
+    calls a difference better or worse only when its interval excludes 0.
 
     Examples
     --------
@@ -2245,6 +2283,9 @@ def evaluate_predictions(
         "chains": _check_int(chains, name="chains", func=func, minimum=1),
         "sampler": sampler or _default_sampler(),
     }
+    n_boot = _check_int(n_boot, name="n_boot", func=func, minimum=0)
+    ci_level = _check_ci(ci_level, func=func)
+    bootstrap_seed = _check_int(bootstrap_seed, name="bootstrap_seed", func=func, minimum=0)
     start = time.perf_counter()
     raw, full = _benchmark_data(study, session_features=session_features, func=func)
     ordinal = [m for m in chosen if m in ("clmm_full", "bayes_ordinal")]
@@ -2326,7 +2367,10 @@ def evaluate_predictions(
 
     plan_scheme = {("holdout" if s.fold is None else "kfold", s.seed): s.scheme for s in plan}
     user_models = list(user.models) if user is not None else []
-    for seed in seed_list_:
+    n_rows = len(full.data)
+    out_of_fold: dict[str, np.ndarray] = {}  # model -> (seed, rating): K-fold prediction
+    fold_of = np.full((len(seed_list_), n_rows), -1, dtype=np.int64)
+    for seed_index, seed in enumerate(seed_list_):
         holdout = next(s for s in plan if s.seed == seed and s.fold is None)
         folds = [s for s in plan if s.seed == seed and s.fold is not None]
         for model in chosen + user_models:
@@ -2345,9 +2389,12 @@ def evaluate_predictions(
             if model in user_models and folds[0].scheme not in user.schemes[model]:
                 continue
             per_fold = []
+            oof = out_of_fold.setdefault(model, np.full((len(seed_list_), n_rows), np.nan))
             for f in folds:
                 pred = run(model, "kfold", seed, f.fold, f.train, f.parts)
                 y, yhat = pred["test"]
+                oof[seed_index, f.parts["test"]] = yhat
+                fold_of[seed_index, f.parts["test"]] = f.fold
                 per_fold.append(
                     _metric_row(model, "kfold", seed, y, yhat, threshold=threshold, notes=notes)
                 )
@@ -2365,6 +2412,21 @@ def evaluate_predictions(
         kind="mergesort",
     ).reset_index(drop=True)
     summary = summarize_metrics(metrics)
+    boot = None
+    complete = {m: v for m, v in out_of_fold.items() if np.isfinite(v).all()}
+    if complete and n_boot > 0:
+        boot = kfold_bootstrap(
+            y_all,
+            complete,
+            groups=groups,
+            folds=fold_of,
+            n_boot=n_boot,
+            ci_level=ci_level,
+            threshold=threshold,
+            seed=bootstrap_seed,
+        )
+    # participants in each seed's holdout test set (the same count for every seed)
+    n_test = sorted({len(set(groups[s.parts["test"]])) for s in plan if s.fold is None})
     seconds = time.perf_counter() - start
     descriptions = {m: MODEL_DESCRIPTIONS[m] for m in chosen}
     if user is not None:
@@ -2423,6 +2485,17 @@ def evaluate_predictions(
         "n_ratings": int(len(full.data)),
         "n_participants": int(full.data[full.id_col].nunique()),
         "n_dropped": full.n_dropped,
+        "holdout_test_participants": n_test,
+        "holdout_caveat": (
+            f"each seed's test set holds {', '.join(map(str, n_test))} participant(s); "
+            + (
+                "a test set of fewer than 10 people supports no inference: the ± over seeds "
+                "is the spread of the splits, not sampling uncertainty"
+                if min(n_test) < 10
+                else "the ± over seeds is the spread of the splits, not sampling uncertainty"
+            )
+        ),
+        "bootstrap": None if boot is None else {**boot.meta, "models": list(complete)},
         "seconds": seconds,
         "paper": {
             "citation": "Shen et al. (2024), EmpathicStories++, Findings of ACL 2024",
@@ -2436,6 +2509,8 @@ def evaluate_predictions(
         parameters=parameters,
         notes=tuple(notes),
         splits=splits_table(groups, plan, id_col=study.config.id_col),
+        intervals=boot.intervals if boot is not None else _empty(BOOTSTRAP_COLUMNS),
+        comparisons=boot.comparisons if boot is not None else _empty(COMPARISON_COLUMNS),
     )
 
 
@@ -2445,6 +2520,81 @@ def _cell(mean: float, sd: float) -> str:
     if not np.isfinite(sd):
         return f"{mean:.1f}"
     return f"{mean:.1f} ± {sd:.1f}"
+
+
+def _interval(estimate: float, low: float, high: float, *, signed: bool = False) -> str:
+    if not np.isfinite(estimate):
+        return "–"
+    fmt = "{:+.1f}" if signed else "{:.1f}"
+
+    def show(value: float) -> str:
+        return fmt.format(0.0 if abs(value) < 0.05 else value)  # no "-0.0"
+
+    text = show(estimate)
+    if np.isfinite(low) and np.isfinite(high):
+        text += f" [{show(low)}, {show(high)}]"
+    return text
+
+
+BASELINES_TO_BEAT = ("grand_mean", "lmm_traits")
+"""The package's models every other model is compared with in ``table.md``."""
+
+
+def _interval_lines(result: EvaluationResult) -> list[str]:
+    """Render the K-fold intervals and the differences from the baselines as Markdown."""
+    boot = result.parameters.get("bootstrap")
+    ci = result.intervals
+    if not boot or ci.empty:
+        return []
+    pct = f"{100 * boot['ci_level']:g}%"
+    lines = [
+        f"### Grouped {result.parameters['k']}-fold with {pct} intervals",
+        "",
+        f"Estimate [{pct} interval]: every participant is predicted once per seed by a model "
+        f"that did not see them. Interval: participant-cluster bootstrap, B = "
+        f"{boot['n_boot']} replicates, seed {boot['seed']}; each replicate draws the "
+        f"{boot['n_groups']} participants with replacement and recomputes the K-fold metric "
+        "(mean over folds, then over seeds) with the predictions held fixed; percentile "
+        "interval.",
+        "",
+        "| Model | r | ρ | Acc | F1 | MSE |",
+        "|---|---|---|---|---|---|",
+    ]
+    for model, block in ci.groupby("model", sort=False):
+        rows = block.set_index("metric")
+        cells = [
+            _interval(*(float(rows.loc[m, c]) for c in ("estimate", "ci_low", "ci_high")))
+            for m in METRIC_NAMES
+        ]
+        lines.append(f"| {model} | " + " | ".join(cells) + " |")
+    lines.append("")
+    comp = result.comparisons
+    versus = [b for b in BASELINES_TO_BEAT if b in set(comp["versus"])]
+    block = comp[comp["versus"].isin(versus)]
+    if block.empty:
+        return lines
+    lines += [
+        f"### Differences from the baselines to beat ({', '.join(versus)})",
+        "",
+        f"Model minus baseline [{pct} interval of the paired differences, same bootstrap "
+        "draws]. A difference is called better or worse only when its interval excludes 0 "
+        "(for MSE, lower is better); otherwise it is not shown to differ.",
+        "",
+        "| Model | versus | r | ρ | Acc | F1 | MSE |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (model, other), rows in block.groupby(["model", "versus"], sort=False):
+        rows = rows.set_index("metric")
+        cells = []
+        for m in METRIC_NAMES:
+            rec = rows.loc[m]
+            text = _interval(rec["estimate"], rec["ci_low"], rec["ci_high"], signed=True)
+            if rec["verdict"] in ("better", "worse"):
+                text += f" ({rec['verdict']})"
+            cells.append(text)
+        lines.append(f"| {model} | {other} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
 
 
 def _paper_table(result: EvaluationResult) -> str:
@@ -2475,6 +2625,10 @@ def _paper_table(result: EvaluationResult) -> str:
             ]
             lines.append(f"| {rec.model} | " + " | ".join(cells) + " |")
         lines.append("")
+        if split == "test" and p.get("holdout_caveat"):
+            lines += [f"Caveat: {p['holdout_caveat']}.", ""]
+        if split == "kfold":
+            lines += _interval_lines(result)
     lines += ["## Models", ""]
     lines += [f"- `{m}`: {d}" for m, d in p["models"].items()]
     lines += [
@@ -2603,7 +2757,7 @@ def run_evaluation(
     **options
         Further keyword arguments of :func:`evaluate_predictions` (``k``, ``models``,
         ``threshold``, ``sizes``, ``session_features``, ``draws``, ``tune``, ``chains``,
-        ``sampler``, ``bayes_kfold``).
+        ``sampler``, ``bayes_kfold``, ``n_boot``, ``ci_level``, ``bootstrap_seed``).
 
     Returns
     -------
@@ -2616,6 +2770,9 @@ def run_evaluation(
             table.md          the summary in the paper's layout
             metrics.png       bar chart of the test-participant metrics
             runs.csv          one row per fit: sizes and seconds
+            metrics_ci.csv    grouped K-fold: estimate and participant-cluster bootstrap
+                              interval per model x metric (header only without K-fold)
+            comparisons.csv   paired differences between models with their intervals
             evaluation.json   parameters (threshold rule, seeds, sizes, models), notes, time
 
         No file names a participant.
@@ -2669,6 +2826,8 @@ def run_evaluation(
         result.metrics.to_csv(folder / METRICS_FILE, index=False, float_format="%.17g")
         result.summary.to_csv(folder / SUMMARY_FILE, index=False, float_format="%.17g")
         result.runs.to_csv(folder / RUNS_FILE, index=False, float_format="%.17g")
+        result.intervals.to_csv(folder / INTERVALS_FILE, index=False, float_format="%.17g")
+        result.comparisons.to_csv(folder / COMPARISONS_FILE, index=False, float_format="%.17g")
         (folder / TABLE_FILE).write_text(_paper_table(result), encoding="utf-8")
         from longitudinal.plotting import save_figure
 

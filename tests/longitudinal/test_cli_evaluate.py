@@ -46,6 +46,8 @@ def test_evaluate_kfold_option(study, tmp_path, capsys):
     args = ["evaluate", str(study), "--seeds", "1", "--no-bayes", "--out", str(out)]
     assert main([*args, "--kfold", "1"]) == 2
     assert "--kfold" in capsys.readouterr().err
+    assert main([*args, "--n-boot", "-1"]) == 2
+    assert "--n-boot" in capsys.readouterr().err
     assert not out.exists()
     assert main([*args, "--kfold", "0"]) == 0
     assert "kfold" not in set(pd.read_csv(out / "metrics.csv")["split"])
@@ -143,6 +145,7 @@ def test_round_trip_scores_a_users_model_beside_the_baselines(own_names, tmp_pat
     pred.iloc[len(scored) :].to_csv(more_csv, index=False, float_format="%.17g")
     out = tmp_path / "evaluate"
     args = ["evaluate", str(own_names), "--seeds", "1", "--kfold", "3", "--no-bayes"]
+    args += ["--n-boot", "300", "--bootstrap-seed", "4"]
     args += ["--predictions", str(pred_csv), "--predictions", str(more_csv), "--out", str(out)]
     assert main(args) == 0, capsys.readouterr().err
 
@@ -182,6 +185,20 @@ def test_round_trip_scores_a_users_model_beside_the_baselines(own_names, tmp_pat
     table = (out / "table.md").read_text()
     assert "| noisy |" in table and "| ratings_themselves | 100.0 |" in table
     assert (out / "metrics.png").is_file()
+    # 20 people: 2 in the test set of a seed, which supports no inference
+    assert "test set holds 2 participant(s); a test set of fewer than 10 people" in table
+    # the K-fold intervals: the ratings themselves sit at 100 with no width; every model
+    # is compared on the same bootstrap draws
+    ci = pd.read_csv(out / "metrics_ci.csv").set_index(["model", "metric"])
+    assert params["bootstrap"]["n_boot"] == 300 and params["bootstrap"]["seed"] == 4
+    exact = ci.loc[("ratings_themselves", "r"), ["estimate", "ci_low", "ci_high"]]
+    assert_allclose(exact.to_numpy(dtype=float), 100, atol=1e-10)
+    assert ci.loc[("ratings_themselves", "mse"), "ci_high"] == 0
+    assert_allclose(ci.loc[("noisy", "r"), "estimate"], got.loc["kfold", "r"], atol=1e-10)
+    comparisons = pd.read_csv(out / "comparisons.csv").set_index(["model", "versus", "metric"])
+    worse = comparisons.loc[("noisy", "ratings_themselves", "mse")]
+    assert worse["verdict"] == "worse" and worse["ci_low"] > 0
+    assert "| noisy | lmm_traits |" in table
 
 
 @pytest.fixture(scope="module")
