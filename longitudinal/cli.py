@@ -933,7 +933,7 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="participant-cluster bootstrap replicates for the K-fold intervals (2000; 0: none)",
     )
     parser.add_argument(
-        "--bootstrap-seed", type=int, default=0, help="seed of the bootstrap draws (0)"
+        "--bootstrap-seed", type=int, default=0, metavar="N", help="seed of the bootstrap draws (0)"
     )
     parser.add_argument(
         "--bayes",
