@@ -41,10 +41,13 @@ from longitudinal.predict import (
 )
 from longitudinal.report import build_report, pseudonyms, run_demo
 from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
+from longitudinal.splits import BenchmarkSplit, draw_splits, participant_splits
 from longitudinal.study import Study, StudyConfig, load_study, read_study_config
+from longitudinal.user_predictions import read_predictions
 from surveys import __version__
 
 __all__ = [
+    "BenchmarkSplit",
     "ChangeResult",
     "DataQualityWarning",
     "EffectsSection",
@@ -64,6 +67,7 @@ __all__ = [
     "change_analysis",
     "describe_effects",
     "describe_waves",
+    "draw_splits",
     "empathy_data",
     "empathy_effects_section",
     "empathy_formula",
@@ -74,9 +78,11 @@ __all__ = [
     "holm_adjust",
     "load_study",
     "pairwise_changes",
+    "participant_splits",
     "plot_effects",
     "plot_metrics",
     "pseudonyms",
+    "read_predictions",
     "read_study_config",
     "reliable_change",
     "rm_anova",

@@ -16,10 +16,12 @@ rated, :meth:`longitudinal.study.Study.story_frame`):
 
 *How well can a person's ratings be predicted when the model has never seen that person?*
     :func:`evaluate_predictions` runs the EmpathicStories++ benchmark (Shen et al., ACL
-    Findings 2024) on participant-grouped splits (70/20/10 per seed, and grouped K-fold) with
-    the metrics of :mod:`models.evaluation`; :func:`run_evaluation` writes ``metrics.csv``,
-    ``summary.csv``, the table in the paper's layout and a figure (the ``longitudinal
-    evaluate`` command).
+    Findings 2024) on participant-grouped splits (70/20/10 per seed, and grouped K-fold;
+    drawn by :func:`longitudinal.splits.draw_splits`, which ``longitudinal splits`` exports)
+    with the metrics of :mod:`models.evaluation`, and scores a researcher's own predictions
+    on the same splits beside the package's models (:mod:`longitudinal.user_predictions`);
+    :func:`run_evaluation` writes ``metrics.csv``, ``summary.csv``, the table in the paper's
+    layout and a figure (the ``longitudinal evaluate`` command).
 
 Predictor construction
 ----------------------
@@ -73,15 +75,17 @@ import pandas as pd
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import atomic_write, check_out_dir
 from longitudinal.frames import scale_column
+from longitudinal.splits import draw_splits, seed_list, splits_table
 from models._errors import DataQualityWarning, ModelsError
 from models._errors import InvalidParameterError as ModelsInvalidParameterError
 from models.evaluation import (
+    BOOTSTRAP_COLUMNS,
+    COMPARISON_COLUMNS,
     DEFAULT_THRESHOLD,
     METRIC_NAMES,
     SPLIT_SIZES,
     binarize,
-    grouped_kfold,
-    grouped_split,
+    kfold_bootstrap,
     overlapping_groups,
     prediction_metrics,
     summarize_metrics,
@@ -178,6 +182,8 @@ SUMMARY_FILE = "summary.csv"
 TABLE_FILE = "table.md"
 FIGURE_FILE = "metrics.png"
 RUNS_FILE = "runs.csv"
+INTERVALS_FILE = "metrics_ci.csv"
+COMPARISONS_FILE = "comparisons.csv"
 PARAMETERS_FILE = "evaluation.json"
 
 _PAPER_BESTS = (
@@ -190,6 +196,10 @@ _GENERIC_SCALES = ("raw", "percentage", "total", "sum", "mean", "score")
 
 # ---------------------------------------------------------------------------------------------
 # small helpers
+
+
+def _empty(columns: Sequence[str]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
 
 
 def _check_study(study: Any, *, func: str) -> None:
@@ -250,12 +260,9 @@ def _short(message: str, limit: int = 300) -> str:
 
 
 def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from surveys import __version__
 
-    try:
-        return version("empathic-longitudinal")
-    except PackageNotFoundError:  # pragma: no cover - source tree not installed
-        return "0+unknown"
+    return __version__
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1946,19 +1953,33 @@ class EvaluationResult:
     metrics : pandas.DataFrame
         ``model, split, seed, r, rho, acc, f1, mse`` (x 100), one row per model x split x
         seed; ``split`` is ``val`` or ``test`` (70/20/10 participant split) or ``kfold``
-        (grouped K-fold: the metrics of each fold, averaged over the folds).
+        (grouped K-fold: the metrics of each fold, averaged over the folds). The package's
+        models come first, then a researcher's (``predictions``), in order of appearance.
     summary : pandas.DataFrame
         :func:`models.evaluation.summarize_metrics` over seeds: ``model, split, n`` and
         ``{metric}_mean, {metric}_sd, {metric}_n``.
     runs : pandas.DataFrame
         One row per fitted model and test set: ``model, split, seed, fold, n_train, n_test,
         participants_train, participants_test, seconds`` (wall time of the fit and its
-        predictions; the ``val`` and ``test`` rows of one fit repeat the same time).
+        predictions; the ``val`` and ``test`` rows of one fit repeat the same time; NaN for
+        a researcher's model, fitted elsewhere).
     parameters : dict
         Everything needed to reproduce and read the numbers (threshold rule, sizes, seeds,
         k, model descriptions, sampler settings, package version, total seconds).
     notes : tuple of str
-        Warnings of the fits and of the metrics (e.g. r undefined for the grand mean).
+        Warnings of the fits and of the metrics (e.g. r undefined for the grand mean), and
+        predictions of a researcher's model that were not scored.
+    splits : pandas.DataFrame
+        The participant splits used, ``scheme, seed, {participant column}, split``
+        (:func:`longitudinal.splits.splits_table`; what ``longitudinal splits`` exports). Not
+        written by :func:`run_evaluation` (its files name no participant).
+    intervals : pandas.DataFrame
+        Participant-cluster bootstrap intervals of the grouped K-fold metrics, one row per
+        model x metric (:attr:`models.evaluation.KFoldBootstrap.intervals`: ``model, metric,
+        estimate, ci_low, ci_high, ci_level, n_boot, n_groups``); empty without a K-fold.
+    comparisons : pandas.DataFrame
+        Paired differences between models on the same bootstrap draws, one row per pair x
+        metric (:attr:`models.evaluation.KFoldBootstrap.comparisons`).
     """
 
     metrics: pd.DataFrame
@@ -1966,6 +1987,9 @@ class EvaluationResult:
     runs: pd.DataFrame
     parameters: dict[str, Any]
     notes: tuple[str, ...]
+    splits: pd.DataFrame = field(default_factory=pd.DataFrame)
+    intervals: pd.DataFrame = field(default_factory=lambda: _empty(BOOTSTRAP_COLUMNS))
+    comparisons: pd.DataFrame = field(default_factory=lambda: _empty(COMPARISON_COLUMNS))
 
 
 def _fit_predict(
@@ -2066,6 +2090,30 @@ def _metric_row(
     }
 
 
+def _benchmark_data(
+    study: Study, *, session_features: Sequence[str] | None, func: str
+) -> tuple[_Raw, EmpathyData]:
+    """Build the benchmark's ratings: raw predictors, and the frame standardized over all.
+
+    Its rows are the ratings the benchmark scores and its participants the ones that
+    :func:`longitudinal.splits.draw_splits` splits (for ``evaluate`` and ``splits`` alike).
+    """
+    raw = _raw_predictors(
+        study, traits=None, states=None, session_features=session_features, func=func
+    )
+    return raw, _standardize(raw, None, func=func)
+
+
+def _fold_mean(model: str, seed: int, per_fold: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Average each metric of a model and seed over the folds where it is defined."""
+    row: dict[str, Any] = {"model": model, "split": "kfold", "seed": seed}
+    for m in METRIC_NAMES:
+        values = np.array([r[m] for r in per_fold], dtype=float)
+        values = values[np.isfinite(values)]
+        row[m] = float(values.mean()) if values.size else float("nan")
+    return row
+
+
 def evaluate_predictions(
     study: Study,
     *,
@@ -2082,6 +2130,15 @@ def evaluate_predictions(
     tune: int = 500,
     chains: int = 2,
     sampler: str | None = None,
+    n_boot: int = 2000,
+    ci_level: float = 0.95,
+    bootstrap_seed: int = 0,
+    predictions: pd.DataFrame
+    | Mapping[str, pd.DataFrame]
+    | str
+    | os.PathLike[str]
+    | Sequence[str | os.PathLike[str]]
+    | None = None,
 ) -> EvaluationResult:
     """Run the out-of-person empathy prediction benchmark on a study.
 
@@ -2117,17 +2174,34 @@ def evaluate_predictions(
         takes about 25 s on 2 cores); failed diagnostics are recorded in ``notes``.
     sampler : str, optional
         Default nutpie when installed, else PyMC.
+    n_boot : int, default 2000
+        Replicates B of the participant-cluster bootstrap of the K-fold metrics (0: none).
+    ci_level : float, default 0.95
+        Level of the bootstrap intervals.
+    bootstrap_seed : int, default 0
+        Seed of the bootstrap draws.
+    predictions : CSV path(s), DataFrame or mapping of str to DataFrame, optional
+        A researcher's own models' predictions on the splits of
+        :func:`longitudinal.splits.participant_splits` (same ``seeds``, ``k`` and ``sizes``):
+        files, one table, or source name -> table, with the columns ``model, scheme, seed``,
+        the study's participant, session and position columns and ``prediction``
+        (:mod:`longitudinal.user_predictions`). Each model is scored beside the package's
+        models.
 
     Returns
     -------
     EvaluationResult
         Metrics per model x split x seed, their summary over seeds, per-fit details,
-        parameters and notes.
+        the splits, the K-fold bootstrap intervals and paired comparisons, parameters and
+        notes.
 
     Raises
     ------
     longitudinal.InvalidParameterError
         For invalid options, unknown models, or too few participants for the splits.
+    surveys.InputValidationError
+        For ``predictions`` that cannot be scored, listing every problem (file, row, rating);
+        raised before any model is fitted.
 
     Notes
     -----
@@ -2136,10 +2210,12 @@ def evaluate_predictions(
     validation and test participants; then, with ``k > 0``, on grouped K-folds
     (:func:`models.evaluation.grouped_kfold`), whose per-fold metrics are averaged over the
     folds (pooling out-of-fold predictions instead would bias r: each fold's predictions
-    are shifted away from that fold's own mean). The predictors are standardized with the training
-    participants' means and SDs. No participant is in two parts of a split (checked before
-    fitting, :func:`models.evaluation.overlapping_groups`). A test participant's
-    between-person parts come from their own surveys and sessions (never their ratings).
+    are shifted away from that fold's own mean). Both are drawn by
+    :func:`longitudinal.splits.draw_splits`, which also gives ``longitudinal splits`` its
+    splits. The predictors are standardized with the training participants' means and SDs.
+    No participant is in two parts of a split (checked before fitting,
+    :func:`models.evaluation.overlapping_groups`). A test participant's between-person parts
+    come from their own surveys and sessions (never their ratings).
 
     Predictions for the unseen participants use population-level effects only: ``X beta``
     for the LMMs (``re_form="~0"``); for the Bayesian model, the expected rating ``sum_k k
@@ -2149,7 +2225,20 @@ def evaluate_predictions(
 
     Metrics (x 100, :func:`models.evaluation.prediction_metrics`): Pearson r, Spearman rho,
     accuracy and binary F1 after binarising at ``threshold``, and MSE on the rating scale.
-    The grand mean predicts a constant, so its r and rho are undefined (NaN, noted).
+    The grand mean predicts a constant, so its r and rho are undefined (NaN, noted). A
+    researcher's model is scored by the same code on the same ratings: per seed, its
+    predictions of the test (and, when given, validation) ratings of the holdout split, and
+    per fold of the K-fold, averaged over the folds.
+
+    Uncertainty. The holdout test set of a seed holds few people (4 of 41 participants): its
+    mean ± SD over seeds is the spread of the splits, not a sampling interval, and a test
+    set of fewer than 10 people supports no inference (``parameters["holdout_caveat"]``).
+    For the grouped K-fold, where every participant is predicted once per seed by a model
+    that did not see them, :func:`models.evaluation.kfold_bootstrap` gives each model's
+    metrics a participant-cluster bootstrap interval (``intervals``; B = ``n_boot``
+    replicates drawn with ``bootstrap_seed``, percentile interval, predictions held fixed)
+    and every pair of models a paired difference with its interval (``comparisons``), which
+    calls a difference better or worse only when its interval excludes 0.
 
     Examples
     --------
@@ -2159,19 +2248,7 @@ def evaluate_predictions(
     """
     func = "evaluate_predictions"
     _check_study(study, func=func)
-    if isinstance(seeds, bool):
-        raise InvalidParameterError(
-            f"the `seeds` parameter of {func} must be an int or a sequence of ints; got {seeds!r}"
-        )
-    if isinstance(seeds, int | np.integer):
-        seed_list = list(range(_check_int(seeds, name="seeds", func=func, minimum=1)))
-    else:
-        seed_list = [_check_int(s, name="seeds", func=func, minimum=0) for s in seeds]
-        if not seed_list or len(set(seed_list)) != len(seed_list):
-            raise InvalidParameterError(
-                f"the `seeds` parameter of {func} must hold distinct non-negative ints; "
-                f"got {seeds!r}"
-            )
+    seed_list_ = seed_list(seeds, func=func)
     k = _check_int(k, name="k", func=func, minimum=0)
     if k == 1:
         raise InvalidParameterError(f"the `k` parameter of {func} must be 0 (no K-fold) or >= 2")
@@ -2203,11 +2280,11 @@ def evaluate_predictions(
         "chains": _check_int(chains, name="chains", func=func, minimum=1),
         "sampler": sampler or _default_sampler(),
     }
+    n_boot = _check_int(n_boot, name="n_boot", func=func, minimum=0)
+    ci_level = _check_ci(ci_level, func=func)
+    bootstrap_seed = _check_int(bootstrap_seed, name="bootstrap_seed", func=func, minimum=0)
     start = time.perf_counter()
-    raw = _raw_predictors(
-        study, traits=None, states=None, session_features=session_features, func=func
-    )
-    full = _standardize(raw, None, func=func)
+    raw, full = _benchmark_data(study, session_features=session_features, func=func)
     ordinal = [m for m in chosen if m in ("clmm_full", "bayes_ordinal")]
     fractional_note = None
     if ordinal:
@@ -2221,18 +2298,26 @@ def evaluate_predictions(
         else:
             _check_whole(full.data[full.response_col], func=func)
     groups = full.data[full.id_col].to_numpy(dtype=object)
-    try:  # the splitters' and metrics' own checks, before anything is fitted
+    try:  # the metrics' own check of the threshold, before anything is fitted
         binarize([0.0], threshold=threshold)
-        grouped_split(groups, sizes=sizes, seed=0)
-        if k >= 2:
-            grouped_kfold(groups, k=k, seed=0)
     except ModelsInvalidParameterError as err:
         raise InvalidParameterError(f"{func}: {err}") from err
+    plan = draw_splits(groups, seeds=seed_list_, k=k, sizes=sizes)
+    user = None
+    if predictions is not None:  # every problem of the user's predictions, before any fit
+        from longitudinal.user_predictions import check_predictions
+
+        user = check_predictions(
+            predictions, study=study, frame=full.data, splits=plan, reserved=known
+        )
     notes: list[str] = []
     if fractional_note:
         notes.append(fractional_note)
+    if user is not None:
+        notes += user.notes()
     rows: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []
+    y_all = full.data[full.response_col].to_numpy(dtype=float)
 
     def run(model: str, split: str, seed: int, fold: int | None, train_idx, tests) -> dict:
         leaked = overlapping_groups(groups, [train_idx, *tests.values()])
@@ -2241,16 +2326,25 @@ def evaluate_predictions(
         train_ids = sorted(set(groups[train_idx].tolist()))
         test_ids = {name: sorted(set(groups[idx].tolist())) for name, idx in tests.items()}
         t0 = time.perf_counter()
-        pred = _fit_predict(
-            model,
-            raw,
-            train_ids,
-            test_ids,
-            seed=seed,
-            bayes=bayes_opts,
-            notes=notes,
-            random_slope=random_slope,
-        )
+        if user is not None and model in user.models:
+            scheme = plan_scheme[(split, seed)]
+            given = user.values[(model, scheme, seed)]
+            pred = {
+                name: (y_all[idx], given[idx])
+                for name, idx in tests.items()
+                if name == "test" or not np.isnan(given[idx]).all()
+            }
+        else:
+            pred = _fit_predict(
+                model,
+                raw,
+                train_ids,
+                test_ids,
+                seed=seed,
+                bayes=bayes_opts,
+                notes=notes,
+                random_slope=random_slope,
+            )
         seconds = time.perf_counter() - t0
         for name, (y, _) in pred.items():
             runs.append(
@@ -2263,41 +2357,48 @@ def evaluate_predictions(
                     "n_test": int(len(y)),
                     "participants_train": len(train_ids),
                     "participants_test": len(test_ids[name]),
-                    "seconds": seconds,
+                    "seconds": float("nan") if user and model in user.models else seconds,
                 }
             )
         return pred
 
-    for seed in seed_list:
-        split = grouped_split(groups, sizes=sizes, seed=seed)
-        tests = {"val": split.val, "test": split.test} if split.val.size else {"test": split.test}
-        for model in chosen:
-            pred = run(model, "holdout", seed, None, split.train, tests)
+    plan_scheme = {("holdout" if s.fold is None else "kfold", s.seed): s.scheme for s in plan}
+    user_models = list(user.models) if user is not None else []
+    n_rows = len(full.data)
+    out_of_fold: dict[str, np.ndarray] = {}  # model -> (seed, rating): K-fold prediction
+    fold_of = np.full((len(seed_list_), n_rows), -1, dtype=np.int64)
+    for seed_index, seed in enumerate(seed_list_):
+        holdout = next(s for s in plan if s.seed == seed and s.fold is None)
+        folds = [s for s in plan if s.seed == seed and s.fold is not None]
+        for model in chosen + user_models:
+            if model in user_models and holdout.scheme not in user.schemes[model]:
+                continue
+            pred = run(model, "holdout", seed, None, holdout.train, holdout.parts)
             for name, (y, yhat) in pred.items():
                 rows.append(
                     _metric_row(model, name, seed, y, yhat, threshold=threshold, notes=notes)
                 )
-        if k >= 2:
-            folds = grouped_kfold(groups, k=k, seed=seed)
-            for model in chosen:
-                if model == "bayes_ordinal" and not bayes_kfold:
-                    continue
-                per_fold = []
-                for f in folds:
-                    pred = run(model, "kfold", seed, f.fold, f.train, {"test": f.test})
-                    y, yhat = pred["test"]
-                    per_fold.append(
-                        _metric_row(model, "kfold", seed, y, yhat, threshold=threshold, notes=notes)
-                    )
-                row = {"model": model, "split": "kfold", "seed": seed}
-                for m in METRIC_NAMES:
-                    values = np.array([r[m] for r in per_fold], dtype=float)
-                    values = values[np.isfinite(values)]
-                    row[m] = float(values.mean()) if values.size else float("nan")
-                rows.append(row)
+        if not folds:
+            continue
+        for model in chosen + user_models:
+            if model == "bayes_ordinal" and not bayes_kfold:
+                continue
+            if model in user_models and folds[0].scheme not in user.schemes[model]:
+                continue
+            per_fold = []
+            oof = out_of_fold.setdefault(model, np.full((len(seed_list_), n_rows), np.nan))
+            for f in folds:
+                pred = run(model, "kfold", seed, f.fold, f.train, f.parts)
+                y, yhat = pred["test"]
+                oof[seed_index, f.parts["test"]] = yhat
+                fold_of[seed_index, f.parts["test"]] = f.fold
+                per_fold.append(
+                    _metric_row(model, "kfold", seed, y, yhat, threshold=threshold, notes=notes)
+                )
+            rows.append(_fold_mean(model, seed, per_fold))
     metrics = pd.DataFrame(rows, columns=["model", "split", "seed", *METRIC_NAMES])
     split_order = {"val": 0, "test": 1, "kfold": 2}
-    model_order = {m: i for i, m in enumerate(known)}
+    model_order = {m: i for i, m in enumerate(known + user_models)}
     metrics = metrics.sort_values(
         ["split", "model", "seed"],
         key=lambda s: (
@@ -2308,13 +2409,49 @@ def evaluate_predictions(
         kind="mergesort",
     ).reset_index(drop=True)
     summary = summarize_metrics(metrics)
+    boot = None
+    complete = {m: v for m, v in out_of_fold.items() if np.isfinite(v).all()}
+    if complete and n_boot > 0:
+        boot = kfold_bootstrap(
+            y_all,
+            complete,
+            groups=groups,
+            folds=fold_of,
+            n_boot=n_boot,
+            ci_level=ci_level,
+            threshold=threshold,
+            seed=bootstrap_seed,
+        )
+    # participants in each seed's holdout test set (the same count for every seed)
+    n_test = sorted({len(set(groups[s.parts["test"]])) for s in plan if s.fold is None})
     seconds = time.perf_counter() - start
+    descriptions = {m: MODEL_DESCRIPTIONS[m] for m in chosen}
+    if user is not None:
+        for m in user_models:
+            descriptions[m] = (
+                f"your predictions ({', '.join(user.files[m])}; {', '.join(user.schemes[m])})"
+            )
     parameters = {
         "package_version": _package_version(),
-        "seeds": seed_list,
+        "seeds": seed_list_,
         "sizes": list(sizes),
         "k": k,
-        "models": {m: MODEL_DESCRIPTIONS[m] for m in chosen},
+        "schemes": list(dict.fromkeys(s.scheme for s in plan)),
+        "models": descriptions,
+        "baselines": chosen,
+        "user_models": user_models,
+        "predictions": None
+        if user is None
+        else {
+            "sources": sorted({f for m in user_models for f in user.files[m]}),
+            "rows": user.n_rows,
+            "not_scored": user.n_ignored,
+            "rule": (
+                "each model x scheme x seed predicts every test rating once (validation "
+                "ratings optional, all or none); the same metric code, threshold and ratings "
+                "as the package's models"
+            ),
+        },
         "bayes": {**bayes_opts, "in_kfold": bool(bayes_kfold)}
         if "bayes_ordinal" in chosen
         else None,
@@ -2345,6 +2482,17 @@ def evaluate_predictions(
         "n_ratings": int(len(full.data)),
         "n_participants": int(full.data[full.id_col].nunique()),
         "n_dropped": full.n_dropped,
+        "holdout_test_participants": n_test,
+        "holdout_caveat": (
+            f"each seed's test set holds {', '.join(map(str, n_test))} participant(s); "
+            + (
+                "a test set of fewer than 10 people supports no inference: the ± over seeds "
+                "is the spread of the splits, not sampling uncertainty"
+                if min(n_test) < 10
+                else "the ± over seeds is the spread of the splits, not sampling uncertainty"
+            )
+        ),
+        "bootstrap": None if boot is None else {**boot.meta, "models": list(complete)},
         "seconds": seconds,
         "paper": {
             "citation": "Shen et al. (2024), EmpathicStories++, Findings of ACL 2024",
@@ -2357,6 +2505,9 @@ def evaluate_predictions(
         runs=pd.DataFrame(runs),
         parameters=parameters,
         notes=tuple(notes),
+        splits=splits_table(groups, plan, id_col=study.config.id_col),
+        intervals=boot.intervals if boot is not None else _empty(BOOTSTRAP_COLUMNS),
+        comparisons=boot.comparisons if boot is not None else _empty(COMPARISON_COLUMNS),
     )
 
 
@@ -2366,6 +2517,81 @@ def _cell(mean: float, sd: float) -> str:
     if not np.isfinite(sd):
         return f"{mean:.1f}"
     return f"{mean:.1f} ± {sd:.1f}"
+
+
+def _interval(estimate: float, low: float, high: float, *, signed: bool = False) -> str:
+    if not np.isfinite(estimate):
+        return "–"
+    fmt = "{:+.1f}" if signed else "{:.1f}"
+
+    def show(value: float) -> str:
+        return fmt.format(0.0 if abs(value) < 0.05 else value)  # no "-0.0"
+
+    text = show(estimate)
+    if np.isfinite(low) and np.isfinite(high):
+        text += f" [{show(low)}, {show(high)}]"
+    return text
+
+
+BASELINES_TO_BEAT = ("grand_mean", "lmm_traits")
+"""The package's models every other model is compared with in ``table.md``."""
+
+
+def _interval_lines(result: EvaluationResult) -> list[str]:
+    """Render the K-fold intervals and the differences from the baselines as Markdown."""
+    boot = result.parameters.get("bootstrap")
+    ci = result.intervals
+    if not boot or ci.empty:
+        return []
+    pct = f"{100 * boot['ci_level']:g}%"
+    lines = [
+        f"### Grouped {result.parameters['k']}-fold with {pct} intervals",
+        "",
+        f"Estimate [{pct} interval]: every participant is predicted once per seed by a model "
+        f"that did not see them. Interval: participant-cluster bootstrap, B = "
+        f"{boot['n_boot']} replicates, seed {boot['seed']}; each replicate draws the "
+        f"{boot['n_groups']} participants with replacement and recomputes the K-fold metric "
+        "(mean over folds, then over seeds) with the predictions held fixed; percentile "
+        "interval.",
+        "",
+        "| Model | r | ρ | Acc | F1 | MSE |",
+        "|---|---|---|---|---|---|",
+    ]
+    for model, block in ci.groupby("model", sort=False):
+        rows = block.set_index("metric")
+        cells = [
+            _interval(*(float(rows.loc[m, c]) for c in ("estimate", "ci_low", "ci_high")))
+            for m in METRIC_NAMES
+        ]
+        lines.append(f"| {model} | " + " | ".join(cells) + " |")
+    lines.append("")
+    comp = result.comparisons
+    versus = [b for b in BASELINES_TO_BEAT if b in set(comp["versus"])]
+    block = comp[comp["versus"].isin(versus)]
+    if block.empty:
+        return lines
+    lines += [
+        f"### Differences from the baselines to beat ({', '.join(versus)})",
+        "",
+        f"Model minus baseline [{pct} interval of the paired differences, same bootstrap "
+        "draws]. A difference is called better or worse only when its interval excludes 0 "
+        "(for MSE, lower is better); otherwise it is not shown to differ.",
+        "",
+        "| Model | versus | r | ρ | Acc | F1 | MSE |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (model, other), rows in block.groupby(["model", "versus"], sort=False):
+        rows = rows.set_index("metric")
+        cells = []
+        for m in METRIC_NAMES:
+            rec = rows.loc[m]
+            text = _interval(rec["estimate"], rec["ci_low"], rec["ci_high"], signed=True)
+            if rec["verdict"] in ("better", "worse"):
+                text += f" ({rec['verdict']})"
+            cells.append(text)
+        lines.append(f"| {model} | {other} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
 
 
 def _paper_table(result: EvaluationResult) -> str:
@@ -2396,6 +2622,10 @@ def _paper_table(result: EvaluationResult) -> str:
             ]
             lines.append(f"| {rec.model} | " + " | ".join(cells) + " |")
         lines.append("")
+        if split == "test" and p.get("holdout_caveat"):
+            lines += [f"Caveat: {p['holdout_caveat']}.", ""]
+        if split == "kfold":
+            lines += _interval_lines(result)
     lines += ["## Models", ""]
     lines += [f"- `{m}`: {d}" for m, d in p["models"].items()]
     lines += [
@@ -2426,7 +2656,8 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
     -------
     matplotlib.figure.Figure
         One panel per metric (r, rho, Acc, F1, MSE; all x 100), one bar per model with the
-        SD over seeds as an error bar.
+        SD over seeds as an error bar; the bars of models that are not the package's (a
+        researcher's predictions) are hatched.
 
     Raises
     ------
@@ -2456,25 +2687,38 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
     fig = Figure(figsize=(13.0, 3.4), layout="constrained")
     x = np.arange(len(block))
     colors = ["#8c8c8c", "#9ecae1", "#4292c6", "#1f4e79", "#b5541c"]
+    theirs = [m not in MODEL_DESCRIPTIONS for m in block["model"]]
+    own_colors = ["#238b45", "#6a51a3", "#c9a227", "#d94801"]
+    palette = [
+        own_colors[sum(theirs[:i]) % len(own_colors)] if theirs[i] else colors[i % len(colors)]
+        for i in range(len(block))
+    ]
     for j, m in enumerate(METRIC_NAMES):
         ax = fig.add_subplot(1, len(METRIC_NAMES), j + 1)
         mean = block[f"{m}_mean"].to_numpy(dtype=float)
         sd = np.nan_to_num(block[f"{m}_sd"].to_numpy(dtype=float))
-        ax.bar(
+        bars = ax.bar(
             x,
             np.nan_to_num(mean),
             yerr=sd,
-            color=[colors[i % len(colors)] for i in x],
+            color=palette,
             capsize=3,
             width=0.7,
         )
+        for bar, own in zip(bars, theirs, strict=True):
+            if own:  # a researcher's model, beside the package's
+                bar.set_hatch("///")
+                bar.set_edgecolor("white")
         for i, v in enumerate(mean):
             if not np.isfinite(v):
                 ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7)
         ax.set_xticks(x, block["model"].tolist(), rotation=45, ha="right", fontsize=7)
         ax.set_title(f"{titles[m]} (x100)")
         ax.axhline(0, color="0.4", linewidth=0.6)
-    fig.suptitle(f"Out-of-person prediction, {split} participants (mean ± SD over seeds)")
+    title = f"Out-of-person prediction, {split} participants (mean ± SD over seeds)"
+    if any(theirs):
+        title += "; hatched: your models"
+    fig.suptitle(title)
     return fig
 
 
@@ -2484,6 +2728,7 @@ def run_evaluation(
     *,
     seeds: int | Sequence[int] = 5,
     include_bayes: bool = True,
+    predictions: Sequence[str | os.PathLike[str]] | None = None,
     overwrite: bool = False,
     **options: Any,
 ) -> Path:
@@ -2500,23 +2745,31 @@ def run_evaluation(
         Split seeds (an int ``n`` means ``0, ..., n - 1``).
     include_bayes : bool, default True
         Include the Bayesian ordinal model.
+    predictions : sequence of path-like, optional
+        CSV files of a researcher's own models' predictions
+        (:mod:`longitudinal.user_predictions`); each model is scored beside the package's and
+        appears in every output. Checked before any model is fitted.
     overwrite : bool, default False
         Replace a non-empty ``out_dir`` once the new results are complete.
     **options
         Further keyword arguments of :func:`evaluate_predictions` (``k``, ``models``,
         ``threshold``, ``sizes``, ``session_features``, ``draws``, ``tune``, ``chains``,
-        ``sampler``, ``bayes_kfold``).
+        ``sampler``, ``bayes_kfold``, ``n_boot``, ``ci_level``, ``bootstrap_seed``).
 
     Returns
     -------
     pathlib.Path
         ``out_dir``, holding::
 
-            metrics.csv       model, split, seed, r, rho, acc, f1, mse (x 100)
+            metrics.csv       model, split, seed, r, rho, acc, f1, mse (x 100), the
+                              package's models first, then the researcher's
             summary.csv       mean, SD and count per model x split over seeds
             table.md          the summary in the paper's layout
             metrics.png       bar chart of the test-participant metrics
             runs.csv          one row per fit: sizes and seconds
+            metrics_ci.csv    grouped K-fold: estimate and participant-cluster bootstrap
+                              interval per model x metric (header only without K-fold)
+            comparisons.csv   paired differences between models with their intervals
             evaluation.json   parameters (threshold rule, seeds, sizes, models), notes, time
 
         No file names a participant.
@@ -2524,7 +2777,8 @@ def run_evaluation(
     Raises
     ------
     surveys.InputValidationError
-        The study directory is not usable.
+        The study directory is not usable, or the predictions cannot be scored (every
+        problem listed; nothing is written).
     longitudinal.InvalidParameterError
         For invalid options or an ``out_dir`` that is a file or non-empty.
 
@@ -2547,17 +2801,30 @@ def run_evaluation(
         )
     from longitudinal.study import load_study, study_inputs
 
+    files = [] if predictions is None else [Path(p) for p in predictions]
     out = check_out_dir(
-        out_dir, overwrite=overwrite, func=func, command="evaluate", inputs=study_inputs(study_dir)
+        out_dir,
+        overwrite=overwrite,
+        func=func,
+        command="evaluate",
+        inputs=[*study_inputs(study_dir), *files],
     )
 
     study = load_study(study_dir)
-    result = evaluate_predictions(study, seeds=seeds, include_bayes=include_bayes, **options)
+    result = evaluate_predictions(
+        study,
+        seeds=seeds,
+        include_bayes=include_bayes,
+        predictions=[str(p) for p in files] or None,
+        **options,
+    )
 
     def write(folder: Path) -> None:
         result.metrics.to_csv(folder / METRICS_FILE, index=False, float_format="%.17g")
         result.summary.to_csv(folder / SUMMARY_FILE, index=False, float_format="%.17g")
         result.runs.to_csv(folder / RUNS_FILE, index=False, float_format="%.17g")
+        result.intervals.to_csv(folder / INTERVALS_FILE, index=False, float_format="%.17g")
+        result.comparisons.to_csv(folder / COMPARISONS_FILE, index=False, float_format="%.17g")
         (folder / TABLE_FILE).write_text(_paper_table(result), encoding="utf-8")
         from longitudinal.plotting import save_figure
 

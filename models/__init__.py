@@ -35,17 +35,20 @@ from models.bayes import (
 from models.evaluation import (
     GroupedFold,
     GroupedSplit,
+    KFoldBootstrap,
     PredictionMetrics,
     binary_accuracy,
     binary_f1,
     grouped_kfold,
     grouped_split,
+    kfold_bootstrap,
     mean_squared_error,
     overlapping_groups,
     pearson_r,
     prediction_metrics,
     spearman_rho,
     summarize_metrics,
+    weighted_metrics,
 )
 from models.formula import Design, FormulaSpec, RandomBlock, RandomTerm, build_design, parse_formula
 from models.lmm import LikelihoodRatioTest, LinearMixedModel, MixedModelSummary, lrt
@@ -73,6 +76,7 @@ __all__ = [
     "GroupedSplit",
     "HausmanTest",
     "InvalidParameterError",
+    "KFoldBootstrap",
     "LikelihoodRatioTest",
     "LinearMixedModel",
     "MixedModelSummary",
@@ -99,6 +103,7 @@ __all__ = [
     "grouped_kfold",
     "grouped_split",
     "hausman_test",
+    "kfold_bootstrap",
     "leave_one_group_out",
     "lrt",
     "mean_squared_error",
@@ -109,5 +114,6 @@ __all__ = [
     "sampling_diagnostics",
     "spearman_rho",
     "summarize_metrics",
+    "weighted_metrics",
     "within_between",
 ]

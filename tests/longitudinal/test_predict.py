@@ -481,7 +481,7 @@ def test_row_level_split_is_caught_by_the_runner(demo_study, monkeypatch):
         parts = [np.sort(perm[:a]), np.sort(perm[a:b]), np.sort(perm[b:])]
         return GroupedSplit(*parts, (), (), (), tuple(sizes), seed)
 
-    monkeypatch.setattr("longitudinal.predict.grouped_split", row_level_split)
+    monkeypatch.setattr("longitudinal.splits.grouped_split", row_level_split)
     with pytest.raises(AssertionError, match="participants in train and test"):
         evaluate_predictions(demo_study, seeds=1, k=0, models=["grand_mean"])
 
@@ -497,6 +497,10 @@ def test_row_level_split_is_caught_by_the_runner(demo_study, monkeypatch):
         ({"include_bayes": "yes"}, "include_bayes"),
         ({"threshold": "3"}, "threshold"),
         ({"sizes": (0.5, 0.5, 0.5)}, "sizes"),
+        ({"n_boot": -1}, "n_boot"),
+        ({"ci_level": 95}, "ci_level"),
+        ({"bootstrap_seed": -2}, "bootstrap_seed"),
+        ({"predictions": 42}, "predictions"),
     ],
 )
 def test_evaluation_bad_options(demo_study, kwargs, match):
@@ -510,9 +514,11 @@ def test_run_evaluation_writes_outputs(demo_study, tmp_path):
     names = sorted(p.name for p in out.iterdir())
     assert names == [
         ".empathic-longitudinal",  # marks the folder as this command's output
+        "comparisons.csv",
         "evaluation.json",
         "metrics.csv",
         "metrics.png",
+        "metrics_ci.csv",
         "runs.csv",
         "summary.csv",
         "table.md",
@@ -523,6 +529,22 @@ def test_run_evaluation_writes_outputs(demo_study, tmp_path):
     assert params["threshold"] == 3.0 and params["seeds"] == [0, 1]
     table = (out / "table.md").read_text()
     assert "| Model | r | ρ | Acc | F1 | MSE |" in table and "lmm_full" in table
+    # 41 people: 4 in each seed's test set, too few for any inference; the K-fold intervals
+    assert "test set holds 4 participant(s); a test set of fewer than 10 people" in table
+    assert "participant-cluster bootstrap, B = 2000 replicates, seed 0" in table
+    assert "Differences from the baselines to beat (grand_mean, lmm_traits)" in table
+    ci = pd.read_csv(out / "metrics_ci.csv")
+    assert list(ci.columns) == [
+        "model", "metric", "estimate", "ci_low", "ci_high", "ci_level", "n_boot", "n_groups"
+    ]  # fmt: skip
+    summary = pd.read_csv(out / "summary.csv")
+    kfold = summary[summary["split"] == "kfold"].set_index("model")
+    for rec in ci.dropna(subset=["estimate"]).itertuples():
+        assert_allclose(rec.estimate, kfold.loc[rec.model, f"{rec.metric}_mean"], atol=1e-9)
+        assert rec.ci_low <= rec.estimate <= rec.ci_high
+    comparisons = pd.read_csv(out / "comparisons.csv")
+    assert set(comparisons["verdict"]) <= {"better", "worse", "interval includes 0", "undefined"}
+    assert params["bootstrap"]["n_boot"] == 2000 and params["holdout_test_participants"] == [4]
     # no file names a participant (the report copies this folder)
     ids = set(demo_study.participants["participant_id"].astype(str))
     for path in out.iterdir():

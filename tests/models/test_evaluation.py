@@ -2,10 +2,14 @@
 
 Reference values: Pearson and Spearman correlations come from scipy.stats (an independent
 implementation: ``pearsonr`` normalises the vectors before the dot product, ``spearmanr``
-ranks internally); accuracy, F1 and MSE are counted by hand in the comments.
+ranks internally); accuracy, F1 and MSE are counted by hand in the comments. The bootstrap's
+weighted metrics are checked against prediction_metrics of the sample with every pair
+repeated as often as it is drawn.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -17,17 +21,20 @@ from scipy import stats
 
 from models._errors import DataQualityWarning, InvalidParameterError
 from models.evaluation import (
+    METRIC_NAMES,
     binarize,
     binary_accuracy,
     binary_f1,
     grouped_kfold,
     grouped_split,
+    kfold_bootstrap,
     mean_squared_error,
     overlapping_groups,
     pearson_r,
     prediction_metrics,
     spearman_rho,
     summarize_metrics,
+    weighted_metrics,
 )
 
 # Fixed vectors: ratings on 1-5 with ties, and continuous predictions.
@@ -366,3 +373,143 @@ def test_overlapping_groups_rejects_bad_positions():
         overlapping_groups(["a", "b"], [[0, 2]])
     with pytest.raises(InvalidParameterError, match="row positions"):
         overlapping_groups(["a", "b"], [[0.5]])
+
+
+# ---------------------------------------------------------------------------------------------
+# the participant-cluster bootstrap of the K-fold metrics
+
+
+def _expanded(y, p, counts):
+    idx = np.repeat(np.arange(y.size), counts.astype(int))
+    return y[idx], p[idx]
+
+
+def test_weighted_metrics_equal_the_metrics_of_the_repeated_sample():
+    rng = np.random.default_rng(11)
+    y = rng.integers(1, 6, 60).astype(float)
+    p = np.clip(y + rng.normal(0, 1.2, 60), 1, 5)
+    p[:6] = 3.0  # ties at the threshold
+    w = rng.multinomial(60, np.full(60, 1 / 60), size=150).astype(float)
+    got = weighted_metrics(y, p, w)
+    for b in range(w.shape[0]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataQualityWarning)
+            expected = prediction_metrics(*_expanded(y, p, w[b]))
+        for name in METRIC_NAMES:
+            assert_allclose(got[name][b], getattr(expected, name), rtol=0, atol=1e-10)
+
+
+def test_weighted_metrics_undefined_cases():
+    y = np.array([1.0, 2.0, 4.0, 5.0])
+    p = np.array([2.0, 2.0, 4.5, 3.5])
+    m = weighted_metrics(y, p, [[0, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 0]])
+    assert np.isnan(m["mse"][0]) and np.isnan(m["r"][0])  # nothing drawn
+    assert np.isnan(m["r"][1]) and np.isnan(m["rho"][1])  # p constant among the drawn
+    assert np.isnan(m["f1"][1]) and m["acc"][1] == 100.0  # no positive at all
+    assert np.isfinite(m["r"][2]) and np.isnan(m["r"][3])  # one pair: no correlation
+    with pytest.raises(InvalidParameterError, match="weights"):
+        weighted_metrics(y, p, [[1, 1, -1, 1]])
+    with pytest.raises(InvalidParameterError, match="weights"):
+        weighted_metrics(y, p, [[1, 1, 1]])
+
+
+def _kfold_data(seed=0, n_people=24, per=6, k=4, n_seeds=2):
+    rng = np.random.default_rng(seed)
+    groups = np.repeat([f"P{i:02d}" for i in range(n_people)], per)
+    latent = np.repeat(rng.normal(0, 1, n_people), per) + rng.normal(0, 0.7, groups.size)
+    y = np.clip(np.round(3 + latent), 1, 5)
+    folds = np.empty((n_seeds, groups.size), dtype=int)
+    for s in range(n_seeds):
+        for f in grouped_kfold(groups, k=k, seed=s):
+            folds[s, f.test] = f.fold
+    good = np.clip(3 + latent + rng.normal(0, 0.5, groups.size), 1, 5)
+    noise = np.clip(3 + rng.normal(0, 1, (n_seeds, groups.size)), 1, 5)
+    preds = {"copy": np.tile(y, (n_seeds, 1)), "good": np.tile(good, (n_seeds, 1)), "noise": noise}
+    return y, groups, folds, preds
+
+
+def test_kfold_bootstrap_estimate_is_the_kfold_metric():
+    y, groups, folds, preds = _kfold_data()
+    boot = kfold_bootstrap(y, preds, groups=groups, folds=folds, n_boot=50, seed=3)
+    ci = boot.intervals.set_index(["model", "metric"])
+    for model, p in preds.items():
+        per_seed = []
+        for s in range(folds.shape[0]):
+            per_fold = [
+                prediction_metrics(y[folds[s] == f], p[s, folds[s] == f])
+                for f in np.unique(folds[s])
+            ]
+            per_seed.append({m: np.mean([getattr(x, m) for x in per_fold]) for m in METRIC_NAMES})
+        for m in METRIC_NAMES:
+            expected = np.mean([d[m] for d in per_seed])
+            assert_allclose(ci.loc[(model, m), "estimate"], expected, rtol=0, atol=1e-10)
+    copy = ci.loc["copy"]
+    assert_allclose(copy.loc["r", ["estimate", "ci_low", "ci_high"]].astype(float), 100, atol=1e-10)
+    assert copy.loc["mse", "ci_high"] == 0
+    assert (ci["ci_low"] <= ci["estimate"] + 1e-9).all() and (
+        ci["estimate"] <= ci["ci_high"] + 1e-9
+    ).all()
+    assert set(ci["n_groups"]) == {24} and set(ci["ci_level"]) == {0.95}
+    assert boot.meta["n_boot"] == 50 and "cluster bootstrap" in boot.meta["method"]
+
+
+def test_kfold_bootstrap_is_seeded_and_paired():
+    y, groups, folds, preds = _kfold_data()
+    a = kfold_bootstrap(y, preds, groups=groups, folds=folds, n_boot=200, seed=5)
+    b = kfold_bootstrap(y, preds, groups=groups, folds=folds, n_boot=200, seed=5)
+    c = kfold_bootstrap(y, preds, groups=groups, folds=folds, n_boot=200, seed=6)
+    pd.testing.assert_frame_equal(a.intervals, b.intervals)
+    pd.testing.assert_frame_equal(a.comparisons, b.comparisons)
+    assert not np.allclose(a.intervals["ci_low"].dropna(), c.intervals["ci_low"].dropna())
+    comp = a.comparisons.set_index(["model", "versus", "metric"])
+    assert list(comp.index.unique(level="model")) == ["good", "noise"]
+    # copying the ratings beats noise on every metric (MSE: lower is better)
+    for m in METRIC_NAMES:
+        rec = comp.loc[("noise", "copy", m)]
+        assert rec["verdict"] == "worse", m
+        assert rec["estimate"] < 0 if m != "mse" else rec["estimate"] > 0
+    # a model compared with itself is never called better or worse
+    same = kfold_bootstrap(
+        y, {"a": preds["good"], "b": preds["good"]}, groups=groups, folds=folds, n_boot=50, seed=1
+    )
+    assert set(same.comparisons["verdict"]) == {"interval includes 0"}
+    assert (same.comparisons["estimate"] == 0).all()
+
+
+def test_kfold_bootstrap_resamples_participants_not_ratings():
+    """Ratings of one person move together: duplicating every rating of every person (more
+    ratings, the same people) must not narrow the interval, as a rating bootstrap would."""
+    y, groups, folds, preds = _kfold_data(n_seeds=1)
+    one = kfold_bootstrap(
+        y, {"good": preds["good"]}, groups=groups, folds=folds, n_boot=400, seed=2
+    )
+    twice = kfold_bootstrap(
+        np.r_[y, y],
+        {"good": np.c_[preds["good"], preds["good"]]},
+        groups=np.r_[groups, groups],
+        folds=np.c_[folds, folds],
+        n_boot=400,
+        seed=2,
+    )
+    width = lambda b: (b.intervals["ci_high"] - b.intervals["ci_low"]).to_numpy()  # noqa: E731
+    assert_allclose(width(twice), width(one), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_boot": 0}, "n_boot"),
+        ({"ci_level": 95}, "ci_level"),
+        ({"seed": -1}, "seed"),
+        ({"folds": np.zeros((1, 3), dtype=int)}, "folds"),
+        ({"predictions": {"m": np.zeros((1, 5))}}, "predictions"),
+        ({"predictions": {}}, "predictions"),
+        ({"groups": ["a", "b"]}, "groups"),
+    ],
+)
+def test_kfold_bootstrap_bad_input(kwargs, match):
+    y, groups, folds, preds = _kfold_data(n_seeds=1)
+    params = {"groups": groups, "folds": folds, "n_boot": 10, "seed": 0, **kwargs}
+    p = params.pop("predictions", {"good": preds["good"]})
+    with pytest.raises(InvalidParameterError, match=match):
+        kfold_bootstrap(y, p, **params)
