@@ -2552,7 +2552,11 @@ def _interval_lines(result: EvaluationResult) -> list[str]:
         f"{boot['n_boot']} replicates, seed {boot['seed']}; each replicate draws the "
         f"{boot['n_groups']} participants with replacement and recomputes the K-fold metric "
         "(mean over folds, then over seeds) with the predictions held fixed; percentile "
-        "interval.",
+        "interval. It is an interval for this fold-averaged metric, not for the correlation "
+        "in the population: r and ρ computed within folds of a few people are pulled towards "
+        "0 (in a simulation with 41 people and 5 folds the fold-averaged r was 72.0 where the "
+        "population r was 74.5, and the intervals covered the population value in 55% of "
+        "400 runs).",
         "",
         "| Model | r | ρ | Acc | F1 | MSE |",
         "|---|---|---|---|---|---|",
