@@ -975,7 +975,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         predictions=args.predictions,
         overwrite=args.overwrite,
     )
-    print(f"wrote the prediction benchmark to {path} (metrics.csv, summary.csv)")
+    files = ", ".join(sorted(f.name for f in Path(path).iterdir() if f.is_file()))
+    print(f"wrote the prediction benchmark to {path} ({files})")
     return 0
 
 
