@@ -188,7 +188,7 @@ def _panel_frame(
 
 
 def _package_version() -> str:
-    from surveys import __version__
+    from models._version import __version__
 
     return __version__
 

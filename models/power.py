@@ -106,7 +106,7 @@ class PowerResult:
 
 @functools.cache
 def _package_version() -> str:
-    from surveys import __version__
+    from models._version import __version__
 
     return __version__
 

@@ -1,7 +1,8 @@
-"""The installed version of empathic-longitudinal, looked up once for its three packages.
+"""The installed version of empathic-longitudinal, looked up once for surveys and longitudinal.
 
-``surveys``, ``models`` and ``longitudinal`` ship as one distribution; each exposes this value
-(``surveys.__version__``, ``longitudinal.__version__``) and records it in its results' metadata.
+``surveys``, ``models`` and ``longitudinal`` ship as one distribution. ``longitudinal`` reads
+this value (``surveys.__version__``, ``longitudinal.__version__``); ``models``, a leaf package
+that does not import ``surveys``, has the same lookup in ``models/_version.py``.
 """
 
 from importlib.metadata import PackageNotFoundError, version
