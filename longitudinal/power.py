@@ -251,34 +251,27 @@ def run_power(
                 f"tables/empathy_effects.csv: {', '.join(fitted.terms)}"
             )
         notes = fitted.notes
-        result = simulate_power(
-            fitted.model,
-            data=fitted.data,
-            participant_col=fitted.participant_col,
-            session_col=fitted.session_col,
-            effect=effect,
-            n_participants=list(n_participants),
-            n_sessions=n_sessions,
-            n_sims=n_sims,
-            alpha=alpha,
-            test=test,  # type: ignore[arg-type]
-            seed=seed,
-            scheduler=scheduler,
-            progress=progress,
-        )
+        source: Any = fitted.model
+        pilot_options = {
+            "data": fitted.data,
+            "participant_col": fitted.participant_col,
+            "session_col": fitted.session_col,
+        }
     else:
-        result = simulate_power(
-            spec,
-            effect=effect,
-            n_participants=list(n_participants),
-            n_sessions=n_sessions,
-            n_sims=n_sims,
-            alpha=alpha,
-            test=test,  # type: ignore[arg-type]
-            seed=seed,
-            scheduler=scheduler,
-            progress=progress,
-        )
+        source, pilot_options = spec, {}
+    result = simulate_power(
+        source,
+        effect=effect,
+        n_participants=list(n_participants),
+        n_sessions=n_sessions,
+        n_sims=n_sims,
+        alpha=alpha,
+        test=test,  # type: ignore[arg-type]
+        seed=seed,
+        scheduler=scheduler,
+        progress=progress,
+        **pilot_options,
+    )
     from longitudinal.plotting import plot_power_curve, save_figure
     from surveys import __version__
 
