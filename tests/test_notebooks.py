@@ -19,6 +19,7 @@ NOTEBOOKS = [
     "01_scoring_questionnaires.ipynb",
     "02_participant_models.ipynb",
     "03_change_report.ipynb",
+    "04_prediction_benchmark.ipynb",
 ]
 CELL_TIMEOUT_S = 600
 

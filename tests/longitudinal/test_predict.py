@@ -413,7 +413,7 @@ def test_population_predictions_ignore_test_ratings(demo_study):
     is_test = shifted_rows["participant_id"].isin(test)
     shifted_rows.loc[is_test, "empathy"] = 6 - shifted_rows.loc[is_test, "empathy"]
     shifted = type(raw)(**{**raw.__dict__, "rows": shifted_rows})
-    for model in ("grand_mean", "lmm_traits", "lmm_full"):
+    for model in ("majority_vote", "grand_mean", "lmm_traits", "lmm_full"):
         a = _fit_predict(model, raw, train, {"test": test}, seed=0, bayes={}, notes=[])
         b = _fit_predict(model, shifted, train, {"test": test}, seed=0, bayes={}, notes=[])
         assert_allclose(a["test"][1], b["test"][1], rtol=0, atol=0, err_msg=model)
@@ -428,10 +428,10 @@ def test_evaluation_without_bayes(demo_study):
     assert sorted(set(m["model"])) == sorted(models)
     assert m.groupby(["model", "split"]).size().eq(2).all()
     assert set(m["split"]) == {"val", "test", "kfold"}
-    mean = m[m["model"] == "grand_mean"]
-    assert mean["r"].isna().all() and mean["rho"].isna().all()
-    assert mean["mse"].notna().all()
-    lmm = m[m["model"] != "grand_mean"]
+    constant = m[m["model"].isin(["majority_vote", "grand_mean"])]
+    assert constant["r"].isna().all() and constant["rho"].isna().all()
+    assert constant["mse"].notna().all()
+    lmm = m[~m["model"].isin(["majority_vote", "grand_mean"])]
     assert lmm[["r", "rho", "acc", "f1", "mse"]].notna().all().all()
     # sizes of the 70/20/10 split of 41 participants
     runs = result.runs[result.runs["fold"].isna()]
@@ -443,7 +443,8 @@ def test_evaluation_without_bayes(demo_study):
     assert (per_fold == 41).all()
     assert result.parameters["threshold"] == 3.0
     assert "> 3" in result.parameters["threshold_rule"]
-    assert not any("grand_mean" in n for n in result.notes)  # expected NaN, not a warning
+    # expected NaN, not a warning
+    assert not any("grand_mean" in n or "majority_vote" in n for n in result.notes)
     s = result.summary
     assert_allclose(
         s.set_index(["model", "split"]).loc[("lmm_traits", "test"), "mse_mean"],
@@ -469,6 +470,42 @@ def test_evaluation_grand_mean_metrics_by_hand(demo_study):
     assert row["seed"] == 3
     for name in ("acc", "f1", "mse"):
         assert_allclose(row[name], getattr(expected, name), rtol=0, atol=1e-12)
+
+
+def test_evaluation_majority_vote_metrics_by_hand(demo_study):
+    """majority_vote predicts the most frequent training rating for everyone (holdout and
+    K-fold), scored like any model; its r and rho are undefined by design."""
+    from collections import Counter
+
+    from models.evaluation import grouped_kfold, grouped_split
+
+    data = empathy_data(demo_study)
+    groups = data.data["participant_id"].to_numpy(dtype=object)
+    y = data.data["empathy"].to_numpy(dtype=float)
+
+    def mode(values):
+        counts = Counter(values.tolist())
+        top = max(counts.values())
+        tied = sorted(v for v, c in counts.items() if c == top)
+        return min(tied, key=lambda v: (abs(v - values.mean()), v))
+
+    split = grouped_split(groups, seed=2)
+    oof = np.empty_like(y)
+    for f in grouped_kfold(groups, k=3, seed=2):
+        oof[f.test] = mode(y[f.train])
+    result = evaluate_predictions(demo_study, seeds=[2], k=3, models=["majority_vote"])
+    m = result.metrics.set_index("split")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        holdout = prediction_metrics(y[split.test], np.full(split.test.size, mode(y[split.train])))
+        kfold = prediction_metrics(y, oof)
+    for name in ("acc", "f1", "mse"):
+        assert_allclose(m.loc["test", name], getattr(holdout, name), rtol=0, atol=1e-12)
+        assert_allclose(m.loc["kfold", name], getattr(kfold, name), rtol=0, atol=1e-12)
+    assert m[["r", "rho"]].isna().all().all()
+    ci = result.intervals.set_index("metric")
+    assert ci.loc[["r", "rho"], "interval"].eq("undefined").all()
+    assert ci.loc["mse", "ci_low"] <= ci.loc["mse", "estimate"] <= ci.loc["mse", "ci_high"]
 
 
 def test_row_level_split_is_caught_by_the_runner(demo_study, monkeypatch):
@@ -532,11 +569,13 @@ def test_run_evaluation_writes_outputs(demo_study, tmp_path):
     # 41 people: 4 in each seed's test set, too few for any inference; the K-fold intervals
     assert "test set holds 4 participant(s); a test set of fewer than 10 people" in table
     assert "participant-cluster bootstrap, B = 2000 replicates, seed 0" in table
-    assert "Differences from the baselines to beat (grand_mean, lmm_traits)" in table
+    assert "Differences from the baselines to beat (majority_vote, grand_mean, lmm_traits)" in table
     ci = pd.read_csv(out / "metrics_ci.csv")
     assert list(ci.columns) == [
-        "model", "metric", "estimate", "ci_low", "ci_high", "ci_level", "n_boot", "n_groups"
+        "model", "metric", "estimate", "ci_low", "ci_high", "ci_level", "interval", "n_boot",
+        "n_groups",
     ]  # fmt: skip
+    assert set(ci["interval"]) <= {"fisher_z", "logit", "log", "percentile", "undefined"}
     summary = pd.read_csv(out / "summary.csv")
     kfold = summary[summary["split"] == "kfold"].set_index("model")
     for rec in ci.dropna(subset=["estimate"]).itertuples():

@@ -413,51 +413,83 @@ def test_weighted_metrics_undefined_cases():
         weighted_metrics(y, p, [[1, 1, 1]])
 
 
-def _kfold_data(seed=0, n_people=24, per=6, k=4, n_seeds=2):
+def _kfold_data(seed=0, n_people=24, per=6, n_seeds=2):
     rng = np.random.default_rng(seed)
     groups = np.repeat([f"P{i:02d}" for i in range(n_people)], per)
     latent = np.repeat(rng.normal(0, 1, n_people), per) + rng.normal(0, 0.7, groups.size)
     y = np.clip(np.round(3 + latent), 1, 5)
-    folds = np.empty((n_seeds, groups.size), dtype=int)
-    for s in range(n_seeds):
-        for f in grouped_kfold(groups, k=k, seed=s):
-            folds[s, f.test] = f.fold
     good = np.clip(3 + latent + rng.normal(0, 0.5, groups.size), 1, 5)
     noise = np.clip(3 + rng.normal(0, 1, (n_seeds, groups.size)), 1, 5)
     preds = {"copy": np.tile(y, (n_seeds, 1)), "good": np.tile(good, (n_seeds, 1)), "noise": noise}
-    return y, groups, folds, preds
+    return y, groups, preds
 
 
-def test_kfold_bootstrap_estimate_is_the_kfold_metric():
-    y, groups, folds, preds = _kfold_data()
-    boot = kfold_bootstrap(y, preds, groups=groups, folds=folds, n_boot=50, seed=3)
+def test_kfold_bootstrap_estimate_is_the_pooled_out_of_fold_metric():
+    y, groups, preds = _kfold_data()
+    boot = kfold_bootstrap(y, preds, groups=groups, n_boot=50, seed=3)
     ci = boot.intervals.set_index(["model", "metric"])
     for model, p in preds.items():
-        per_seed = []
-        for s in range(folds.shape[0]):
-            per_fold = [
-                prediction_metrics(y[folds[s] == f], p[s, folds[s] == f])
-                for f in np.unique(folds[s])
-            ]
-            per_seed.append({m: np.mean([getattr(x, m) for x in per_fold]) for m in METRIC_NAMES})
+        per_seed = [prediction_metrics(y, p[s]) for s in range(p.shape[0])]
         for m in METRIC_NAMES:
-            expected = np.mean([d[m] for d in per_seed])
+            expected = np.mean([getattr(x, m) for x in per_seed])
             assert_allclose(ci.loc[(model, m), "estimate"], expected, rtol=0, atol=1e-10)
     copy = ci.loc["copy"]
     assert_allclose(copy.loc["r", ["estimate", "ci_low", "ci_high"]].astype(float), 100, atol=1e-10)
+    assert copy.loc["r", "interval"] == "percentile"  # Fisher's z is infinite at r = 100
     assert copy.loc["mse", "ci_high"] == 0
     assert (ci["ci_low"] <= ci["estimate"] + 1e-9).all() and (
         ci["estimate"] <= ci["ci_high"] + 1e-9
     ).all()
     assert set(ci["n_groups"]) == {24} and set(ci["ci_level"]) == {0.95}
+    assert ci.loc[("good", "r"), "interval"] == "fisher_z"
+    assert ci.loc[("good", "acc"), "interval"] == "logit"
+    assert ci.loc[("good", "mse"), "interval"] == "log"
     assert boot.meta["n_boot"] == 50 and "cluster bootstrap" in boot.meta["method"]
+    assert boot.meta["t_df"] == 23
+
+
+def test_kfold_bootstrap_interval_equals_an_independent_computation():
+    """Replicates recomputed by repeating each drawn participant's rows; the interval is
+    estimate ± t(G - 1) SE on Fisher's z / the logit / the log, mapped back."""
+    from scipy import special, stats
+
+    y, groups, preds = _kfold_data(n_seeds=1)
+    p = preds["good"][0]
+    boot = kfold_bootstrap(y, {"good": p}, groups=groups, n_boot=40, seed=11)
+    people = np.unique(groups)
+    counts = np.random.default_rng(11).multinomial(people.size, np.full(people.size, 1 / 24), 40)
+    reps = {m: [] for m in METRIC_NAMES}
+    for c in counts:
+        rows = np.concatenate(
+            [np.repeat(np.flatnonzero(groups == g), n) for g, n in zip(people, c, strict=True)]
+        )
+        m = prediction_metrics(y[rows], p[rows])
+        for k in METRIC_NAMES:
+            reps[k].append(getattr(m, k))
+    full = prediction_metrics(y, p)
+    q = stats.t.ppf(0.975, 23)
+    to = {
+        "r": (lambda v: np.arctanh(v / 100), lambda z: 100 * np.tanh(z)),
+        "rho": (lambda v: np.arctanh(v / 100), lambda z: 100 * np.tanh(z)),
+        "acc": (lambda v: special.logit(v / 100), lambda z: 100 * special.expit(z)),
+        "f1": (lambda v: special.logit(v / 100), lambda z: 100 * special.expit(z)),
+        "mse": (np.log, np.exp),
+    }
+    ci = boot.intervals.set_index("metric")
+    for k, (fwd, back) in to.items():
+        centre, se = fwd(getattr(full, k)), np.std(fwd(np.array(reps[k])), ddof=1)
+        assert_allclose(
+            ci.loc[k, ["ci_low", "ci_high"]].astype(float),
+            [back(centre - q * se), back(centre + q * se)],
+            rtol=1e-9,
+        )
 
 
 def test_kfold_bootstrap_is_seeded_and_paired():
-    y, groups, folds, preds = _kfold_data()
-    a = kfold_bootstrap(y, preds, groups=groups, folds=folds, n_boot=200, seed=5)
-    b = kfold_bootstrap(y, preds, groups=groups, folds=folds, n_boot=200, seed=5)
-    c = kfold_bootstrap(y, preds, groups=groups, folds=folds, n_boot=200, seed=6)
+    y, groups, preds = _kfold_data()
+    a = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=5)
+    b = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=5)
+    c = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=6)
     pd.testing.assert_frame_equal(a.intervals, b.intervals)
     pd.testing.assert_frame_equal(a.comparisons, b.comparisons)
     assert not np.allclose(a.intervals["ci_low"].dropna(), c.intervals["ci_low"].dropna())
@@ -470,7 +502,7 @@ def test_kfold_bootstrap_is_seeded_and_paired():
         assert rec["estimate"] < 0 if m != "mse" else rec["estimate"] > 0
     # a model compared with itself is never called better or worse
     same = kfold_bootstrap(
-        y, {"a": preds["good"], "b": preds["good"]}, groups=groups, folds=folds, n_boot=50, seed=1
+        y, {"a": preds["good"], "b": preds["good"]}, groups=groups, n_boot=50, seed=1
     )
     assert set(same.comparisons["verdict"]) == {"interval includes 0"}
     assert (same.comparisons["estimate"] == 0).all()
@@ -479,15 +511,12 @@ def test_kfold_bootstrap_is_seeded_and_paired():
 def test_kfold_bootstrap_resamples_participants_not_ratings():
     """Ratings of one person move together: duplicating every rating of every person (more
     ratings, the same people) must not narrow the interval, as a rating bootstrap would."""
-    y, groups, folds, preds = _kfold_data(n_seeds=1)
-    one = kfold_bootstrap(
-        y, {"good": preds["good"]}, groups=groups, folds=folds, n_boot=400, seed=2
-    )
+    y, groups, preds = _kfold_data(n_seeds=1)
+    one = kfold_bootstrap(y, {"good": preds["good"]}, groups=groups, n_boot=400, seed=2)
     twice = kfold_bootstrap(
         np.r_[y, y],
         {"good": np.c_[preds["good"], preds["good"]]},
         groups=np.r_[groups, groups],
-        folds=np.c_[folds, folds],
         n_boot=400,
         seed=2,
     )
@@ -498,18 +527,18 @@ def test_kfold_bootstrap_resamples_participants_not_ratings():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"n_boot": 0}, "n_boot"),
+        ({"n_boot": 1}, "n_boot"),
         ({"ci_level": 95}, "ci_level"),
         ({"seed": -1}, "seed"),
-        ({"folds": np.zeros((1, 3), dtype=int)}, "folds"),
         ({"predictions": {"m": np.zeros((1, 5))}}, "predictions"),
+        ({"predictions": {"a": np.zeros((1, 144)), "b": np.zeros((2, 144))}}, "predictions"),
         ({"predictions": {}}, "predictions"),
         ({"groups": ["a", "b"]}, "groups"),
     ],
 )
 def test_kfold_bootstrap_bad_input(kwargs, match):
-    y, groups, folds, preds = _kfold_data(n_seeds=1)
-    params = {"groups": groups, "folds": folds, "n_boot": 10, "seed": 0, **kwargs}
+    y, groups, preds = _kfold_data(n_seeds=1)
+    params = {"groups": groups, "n_boot": 10, "seed": 0, **kwargs}
     p = params.pop("predictions", {"good": preds["good"]})
     with pytest.raises(InvalidParameterError, match=match):
         kfold_bootstrap(y, p, **params)

@@ -339,9 +339,12 @@ def test_refit_leaves_a_zero_variance_of_the_fit_it_starts_from():
         warnings.simplefilter("ignore")
         base = OrdinalMixedModel("y ~ x + (1 | g)").fit(data)
     assert base.theta_[0] < 1e-4  # no group effect in the data: singular
-    clustered = np.digitize(
-        0.5 * x + rng.normal(0, 1.5, 30)[g] + rng.logistic(size=g.size), [-1.0, 0.0, 1.0]
-    ) + 1
+    clustered = (
+        np.digitize(
+            0.5 * x + rng.normal(0, 1.5, 30)[g] + rng.logistic(size=g.size), [-1.0, 0.0, 1.0]
+        )
+        + 1
+    )
     refit = base.refit(clustered)
     fresh = OrdinalMixedModel("y ~ x + (1 | g)").fit(data.assign(y=clustered))
     assert not refit.singular_
