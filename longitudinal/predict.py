@@ -2578,16 +2578,73 @@ BASELINES_TO_BEAT = ("majority_vote", "grand_mean", "lmm_traits")
 """The package's models every other model is compared with in ``table.md``."""
 
 
-def _interval_lines(result: EvaluationResult) -> list[str]:
-    """Render the K-fold intervals and the differences from the baselines as Markdown."""
-    boot = result.parameters.get("bootstrap")
-    ci = result.intervals
-    if not boot or ci.empty:
-        return []
+METRIC_HEADERS = {"r": "r", "rho": "ρ", "acc": "Acc", "f1": "F1", "mse": "MSE"}
+"""Display names of the benchmark metrics, in the paper's order."""
+
+
+def interval_table(intervals: pd.DataFrame) -> pd.DataFrame:
+    """One row per model: ``model`` and each metric as ``estimate [ci_low, ci_high]`` text.
+
+    ``intervals`` is :attr:`EvaluationResult.intervals` (or ``metrics_ci.csv``); models keep
+    their order.
+    """
+    rows = []
+    for model, block in intervals.groupby("model", sort=False):
+        by = block.set_index("metric")
+        rows.append(
+            {
+                "model": model,
+                **{
+                    m: _interval(*(float(by.loc[m, c]) for c in ("estimate", "ci_low", "ci_high")))
+                    for m in METRIC_NAMES
+                },
+            }
+        )
+    return pd.DataFrame(rows, columns=["model", *METRIC_NAMES])
+
+
+def difference_table(
+    comparisons: pd.DataFrame, baselines: Sequence[str] = BASELINES_TO_BEAT
+) -> pd.DataFrame:
+    """Differences of every model from the baselines to beat, as display text.
+
+    One row per model x baseline: ``model, versus`` and each metric as ``+d [low, high]``,
+    followed by ``(better)`` or ``(worse)`` only when the interval excludes 0.
+    """
+    versus = [b for b in baselines if b in set(comparisons["versus"])]
+    block = comparisons[comparisons["versus"].isin(versus)]
+    rows = []
+    for (model, other), part in block.groupby(["model", "versus"], sort=False):
+        by = part.set_index("metric")
+        row = {"model": model, "versus": other}
+        for m in METRIC_NAMES:
+            rec = by.loc[m]
+            text = _interval(rec["estimate"], rec["ci_low"], rec["ci_high"], signed=True)
+            if rec["verdict"] in ("better", "worse"):
+                text += f" ({rec['verdict']})"
+            row[m] = text
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["model", "versus", *METRIC_NAMES])
+
+
+def spread_table(summary: pd.DataFrame, split: str) -> pd.DataFrame:
+    """One row per model of ``split``: each metric as ``mean ± SD`` over seeds (text)."""
+    block = summary[summary["split"] == split]
+    rows = [
+        {
+            "model": rec["model"],
+            **{m: _cell(float(rec[f"{m}_mean"]), float(rec[f"{m}_sd"])) for m in METRIC_NAMES},
+        }
+        for _, rec in block.iterrows()
+    ]
+    return pd.DataFrame(rows, columns=["model", *METRIC_NAMES])
+
+
+def interval_note(parameters: Mapping[str, Any]) -> str:
+    """Describe the K-fold intervals for the table's reader (from the run's parameters)."""
+    boot = parameters["bootstrap"]
     pct = f"{100 * boot['ci_level']:g}%"
-    lines = [
-        f"### Grouped {result.parameters['k']}-fold with {pct} intervals",
-        "",
+    return (
         f"Estimate [{pct} interval]: every participant is predicted once per seed by a model "
         "that did not see them; the metric of these predictions pooled, averaged over seeds. "
         f"Interval: participant-cluster bootstrap, B = {boot['n_boot']} replicates, seed "
@@ -2598,47 +2655,53 @@ def _interval_lines(result: EvaluationResult) -> list[str]:
         "of 41 people these intervals covered the population value in 94-95% of studies. A "
         "model refitted on every fold and without signal scores a negative pooled r (each "
         "fold model is centred on its own training participants): read r near or below 0 as "
-        "no signal.",
-        "",
-        "| Model | r | ρ | Acc | F1 | MSE |",
-        "|---|---|---|---|---|---|",
-    ]
-    for model, block in ci.groupby("model", sort=False):
-        rows = block.set_index("metric")
-        cells = [
-            _interval(*(float(rows.loc[m, c]) for c in ("estimate", "ci_low", "ci_high")))
-            for m in METRIC_NAMES
-        ]
-        lines.append(f"| {model} | " + " | ".join(cells) + " |")
-    lines.append("")
-    comp = result.comparisons
-    versus = [b for b in BASELINES_TO_BEAT if b in set(comp["versus"])]
-    block = comp[comp["versus"].isin(versus)]
-    if block.empty:
-        return lines
-    lines += [
-        f"### Differences from the baselines to beat ({', '.join(versus)})",
-        "",
+        "no signal."
+    )
+
+
+def difference_note(parameters: Mapping[str, Any]) -> str:
+    """Say how the differences from the baselines are read."""
+    pct = f"{100 * parameters['bootstrap']['ci_level']:g}%"
+    return (
         f"Model minus baseline [{pct} interval of the paired differences, same bootstrap "
         "draws, estimate ± t SE]. A difference is called better or worse only when its "
         "interval excludes 0 (for MSE, lower is better); otherwise it is not shown to "
-        "differ. r and ρ of a model that predicts one value for everyone are undefined (–).",
+        "differ. r and ρ of a model that predicts one value for everyone are undefined (–)."
+    )
+
+
+def _markdown(frame: pd.DataFrame) -> list[str]:
+    headers = [{**METRIC_HEADERS, "model": "Model"}.get(c, c) for c in frame.columns]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in frame.itertuples(index=False)]
+    return [*lines, ""]
+
+
+def _interval_lines(result: EvaluationResult) -> list[str]:
+    """Render the K-fold intervals and the differences from the baselines as Markdown."""
+    boot = result.parameters.get("bootstrap")
+    if not boot or result.intervals.empty:
+        return []
+    pct = f"{100 * boot['ci_level']:g}%"
+    lines = [
+        f"### Grouped {result.parameters['k']}-fold with {pct} intervals",
         "",
-        "| Model | versus | r | ρ | Acc | F1 | MSE |",
-        "|---|---|---|---|---|---|---|",
+        interval_note(result.parameters),
+        "",
+        *_markdown(interval_table(result.intervals)),
     ]
-    for (model, other), rows in block.groupby(["model", "versus"], sort=False):
-        rows = rows.set_index("metric")
-        cells = []
-        for m in METRIC_NAMES:
-            rec = rows.loc[m]
-            text = _interval(rec["estimate"], rec["ci_low"], rec["ci_high"], signed=True)
-            if rec["verdict"] in ("better", "worse"):
-                text += f" ({rec['verdict']})"
-            cells.append(text)
-        lines.append(f"| {model} | {other} | " + " | ".join(cells) + " |")
-    lines.append("")
-    return lines
+    differences = difference_table(result.comparisons)
+    if differences.empty:
+        return lines
+    versus = list(dict.fromkeys(differences["versus"]))
+    return [
+        *lines,
+        f"### Differences from the baselines to beat ({', '.join(versus)})",
+        "",
+        difference_note(result.parameters),
+        "",
+        *_markdown(differences),
+    ]
 
 
 def _paper_table(result: EvaluationResult) -> str:
@@ -2654,21 +2717,10 @@ def _paper_table(result: EvaluationResult) -> str:
     ]
     names = {"val": "Validation", "test": "Test", "kfold": f"Grouped {p['k']}-fold"}
     for split in ("test", "val", "kfold"):
-        block = result.summary[result.summary["split"] == split]
+        block = spread_table(result.summary, split)
         if block.empty:
             continue
-        lines += [
-            f"## {names[split]}",
-            "",
-            "| Model | r | ρ | Acc | F1 | MSE |",
-            "|---|---|---|---|---|---|",
-        ]
-        for rec in block.itertuples(index=False):
-            cells = [
-                _cell(getattr(rec, f"{m}_mean"), getattr(rec, f"{m}_sd")) for m in METRIC_NAMES
-            ]
-            lines.append(f"| {rec.model} | " + " | ".join(cells) + " |")
-        lines.append("")
+        lines += [f"## {names[split]}", "", *_markdown(block)]
         if split == "test" and p.get("holdout_caveat"):
             lines += [f"Caveat: {p['holdout_caveat']}.", ""]
         if split == "kfold":

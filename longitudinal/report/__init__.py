@@ -10,7 +10,9 @@ figures (:mod:`longitudinal.plotting`) and writes one folder::
     exclusions.csv     the exclusion log (file, row, reason, scope)
     notes.csv          every warning and note of the analyses, in full
     provenance.json    package version, SHA-256 of every input file, options, seed
-    evaluate/          copied when the study (or a previous report) holds evaluate/metrics.csv
+    evaluate/          copied when the study (or a previous report) holds evaluate/metrics.csv;
+                       the Evaluation section then shows each model's K-fold estimate with its
+                       interval, the differences from the baselines and the holdout mean ± SD
 
 The folder is written atomically: everything goes to a temporary sibling folder that is
 renamed at the end, so a failed run leaves no half report. Participant ids are replaced by

@@ -358,6 +358,54 @@ def test_evaluation_metrics_are_copied_and_linked(study_dir, tmp_path):
     assert 'href="evaluate/metrics.csv"' in page and "0.232" in page
 
 
+def test_evaluation_section_shows_the_models_with_their_intervals(study_dir, tmp_path):
+    """With `longitudinal evaluate` output in STUDY_DIR/evaluate, the report shows every model
+    with its K-fold interval, the differences from the baselines to beat, the holdout mean ±
+    SD with its caveat, and what each model is; the numbers are those of metrics_ci.csv."""
+    from longitudinal.predict import run_evaluation
+
+    study = Path(shutil.copytree(study_dir, tmp_path / "study"))
+    run_evaluation(
+        study,
+        study / "evaluate",
+        seeds=2,
+        k=3,
+        models=["majority_vote", "grand_mean", "lmm_traits"],
+        include_bayes=False,
+        n_boot=200,
+    )
+    out = build_report(study, tmp_path / "out", bayes=False)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    section = page[page.index('id="evaluation"') :]
+    section = section[: section.index("</section>")]
+    assert "Grouped 3-fold: estimate [95% interval]" in section
+    assert "participant-cluster bootstrap, B = 200 replicates" in section
+    assert "Differences from the baselines to beat" in section
+    assert "70/20/10 test participants: mean ± SD over split seeds" in section
+    assert "a test set of fewer than 10 people supports no inference" in section
+    assert "the paper does not state its threshold" in section
+    assert "<code>majority_vote</code>: the most frequent rating" in section
+    assert "data:image/png;base64," in section  # the metrics figure, embedded
+    ci = pd.read_csv(study / "evaluate" / "metrics_ci.csv").set_index(["model", "metric"])
+    rec = ci.loc[("lmm_traits", "r")]
+    cell = f"{rec['estimate']:.1f} [{rec['ci_low']:.1f}, {rec['ci_high']:.1f}]"
+    assert cell in section, cell
+    assert "Evaluation metrics" not in section  # the raw table only for other metrics files
+
+
+def test_evaluation_files_of_another_layout_fall_back_to_the_metrics_table(study_dir, tmp_path):
+    study = Path(shutil.copytree(study_dir, tmp_path / "study"))
+    folder = study / "evaluate"
+    folder.mkdir()
+    (folder / "metrics.csv").write_text("model,split,seed,r\nmine,test,0,0.3\n")
+    (folder / "evaluation.json").write_text('{"k": 5, "bootstrap": {"ci_level": 0.95}}')
+    (folder / "metrics_ci.csv").write_text("name,value\nmine,0.3\n")
+    out = build_report(study, tmp_path / "out", bayes=False)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "could not be read as this version writes them" in page
+    assert "Evaluation metrics" in page and "0.300" in page
+
+
 def test_evaluation_naming_participants_is_not_copied(study_dir, tmp_path):
     study = Path(shutil.copytree(study_dir, tmp_path / "study"))
     (study / "evaluate").mkdir()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +16,7 @@ from longitudinal.report.context import (
     REPORT_FILE,
     ReportContext,
 )
-from longitudinal.report.html import render
+from longitudinal.report.html import figure, render
 from longitudinal.report.sections.base import Section, SectionUnavailable
 
 PEOPLE_PER_PREDICTOR = 10
@@ -123,19 +125,85 @@ class EvaluationSection(Section):
         ctx.results["evaluation"] = _copy_evaluation(ctx)
 
     def _body(self, ctx: ReportContext) -> Markup | None:
-        evaluation = ctx.results["evaluation"]
-        if evaluation is None:
+        found = ctx.results["evaluation"]
+        if found is None:
             return None
+        from longitudinal.predict import (
+            METRIC_HEADERS,
+            difference_note,
+            difference_table,
+            interval_note,
+            interval_table,
+            spread_table,
+        )
+
+        params, tables = found.parameters, found.tables
+        kfold = differences = holdout = None
+        notes: dict[str, str] = {}
+        if params is not None:
+            try:
+                if "metrics_ci" in tables and params.get("bootstrap"):
+                    kfold = interval_table(tables["metrics_ci"])
+                    notes["kfold"] = interval_note(params)
+                    if "comparisons" in tables:
+                        differences = difference_table(tables["comparisons"])
+                        notes["differences"] = difference_note(params)
+                if "summary" in tables:
+                    holdout = spread_table(tables["summary"], "test")
+            except (KeyError, TypeError, ValueError) as err:
+                ctx.note(
+                    f"the evaluate/ files could not be read as this version writes them ({err})"
+                )
+                kfold = differences = holdout = None
+        headers = {"model": "Model", "versus": "versus", **METRIC_HEADERS}
+        described = (params or {}).get("models") or {}
+        shown = [] if kfold is None else list(kfold["model"])
+        shown += [] if holdout is None else list(holdout["model"])
+        order = list(dict.fromkeys([m for m in shown if m in described] + list(described)))
+        figures = {}
+        if (ctx.out / "evaluate" / "metrics.png").is_file():
+            figures["metrics"] = (
+                "evaluate/metrics.png",
+                "Prediction metrics of each model (x 100) on the 70/20/10 test participants, "
+                "mean ± SD over split seeds.",
+            )
         return render(
             "evaluation.html.j2",
             file=EVALUATION_FILE.as_posix(),
-            metrics=evaluation,
-            show=not evaluation.empty and len(evaluation) <= 50,
-            digits={c: 3 for c in evaluation.columns},
+            metrics=found.metrics,
+            show=(kfold is None and holdout is None)
+            and not found.metrics.empty
+            and len(found.metrics) <= 50,
+            digits={c: 3 for c in found.metrics.columns},
+            params=params or {},
+            kfold=None if kfold is None or kfold.empty else kfold,
+            differences=None if differences is None or differences.empty else differences,
+            holdout=None if holdout is None or holdout.empty else holdout,
+            notes=notes,
+            models=[(m, described[m]) for m in order],
+            headers={
+                name: {c: headers[c] for c in frame.columns}
+                for name, frame in (
+                    ("kfold", kfold),
+                    ("differences", differences),
+                    ("holdout", holdout),
+                )
+                if frame is not None
+            },
+            figure=figure(figures, ctx.out, "metrics"),
         )
 
 
-def _copy_evaluation(ctx: ReportContext) -> pd.DataFrame | None:
+@dataclass(frozen=True)
+class _EvaluationFiles:
+    """What ``longitudinal evaluate`` wrote, as copied into the report folder."""
+
+    metrics: pd.DataFrame
+    parameters: dict | None
+    tables: dict[str, pd.DataFrame]
+
+
+def _copy_evaluation(ctx: ReportContext) -> _EvaluationFiles | None:
     sources = [ctx.study.root / "evaluate"]
     if ctx.previous_evaluate is not None:
         sources.append(ctx.previous_evaluate)
@@ -154,10 +222,25 @@ def _copy_evaluation(ctx: ReportContext) -> pd.DataFrame | None:
             shutil.rmtree(target)
         shutil.copytree(source, target)
         try:
-            return pd.read_csv(target / "metrics.csv")
+            table = pd.read_csv(target / "metrics.csv")
         except (ValueError, pd.errors.ParserError) as err:
             ctx.note(f"evaluate/metrics.csv could not be read as a table ({err})")
-            return pd.DataFrame()
+            return _EvaluationFiles(pd.DataFrame(), None, {})
+        parameters = None
+        if (target / "evaluation.json").is_file():
+            try:
+                parameters = json.loads((target / "evaluation.json").read_text(encoding="utf-8"))
+            except (ValueError, UnicodeDecodeError) as err:
+                ctx.note(f"evaluate/evaluation.json could not be read ({err})")
+        tables = {}
+        for name in ("summary", "metrics_ci", "comparisons"):
+            path = target / f"{name}.csv"
+            if path.is_file():
+                try:
+                    tables[name] = pd.read_csv(path)
+                except (ValueError, pd.errors.ParserError) as err:
+                    ctx.note(f"evaluate/{path.name} could not be read as a table ({err})")
+        return _EvaluationFiles(table, parameters if isinstance(parameters, dict) else None, tables)
     return None
 
 
