@@ -145,7 +145,8 @@ def _read_files(
     paths: Sequence[str | os.PathLike[str]], study: Study, failures: list[dict[str, Any]]
 ) -> dict[str, pd.DataFrame]:
     """Read predictions files as text; problems go to ``failures``. Index = file row."""
-    from longitudinal.study import _Failures, _read_table
+    from longitudinal.study_config import _Failures
+    from longitudinal.study_tables import _read_table
 
     required = prediction_columns(study)
     out: dict[str, pd.DataFrame] = {}
@@ -245,7 +246,8 @@ def _number(value: Any) -> float | None:
 
 def _ratings_keys(study: Study) -> set[tuple[str, str, int]]:
     """Every (participant, session, position) of the ratings file, kept or excluded."""
-    from longitudinal.study import _Failures, _read_table
+    from longitudinal.study_config import _Failures
+    from longitudinal.study_tables import _read_table
 
     cfg = study.config
     table = _read_table(

@@ -1,10 +1,16 @@
-"""Column lists and result classes of the change analysis."""
+"""Column lists and result classes of the change analysis.
+
+Every result prints briefly (``repr``), gives a compact text table with ``summary()`` and
+renders its main tables in a notebook (``_repr_html_``); the full tables are its fields.
+"""
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 DESCRIBE_COLUMNS = [
@@ -87,8 +93,59 @@ GAV_CI_METHOD = "delta method, normal theory (Bonett 2015 approach for the avera
 _SINGULAR_TOL = 1e-4
 
 
-@dataclass(frozen=True, eq=False)
-class RMAnovaResult:
+_ANOVA_SHOWN = ["correction", "epsilon", "df1", "df2", "statistic", "p_value",
+                "eta_sq_generalized", "n"]  # fmt: skip
+_PAIRWISE_SHOWN = ["wave_from", "wave_to", "estimate", "se", "df", "statistic", "p_value",
+                   "p_holm", "n"]  # fmt: skip
+
+
+def _shown(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Keep the columns worth printing; round numbers to 3 significant digits."""
+    out = frame[[c for c in columns if c in frame.columns]].copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            out[c] = [("–" if not np.isfinite(v) else f"{v:.3g}") for v in out[c]]
+    return out
+
+
+class _Shown:
+    """Text and notebook display of a result from its main tables (see ``_parts``)."""
+
+    def _title(self) -> str:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:  # pragma: no cover
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        """Return a compact text summary: the title and each main table (3 significant digits).
+
+        The full-precision tables are the result's fields.
+        """
+        blocks = [self._title()]
+        for caption, table in self._parts():
+            text = table.to_string(index=False) if not table.empty else "(none)"
+            blocks.append(f"{caption}\n{text}")
+        return "\n\n".join(blocks)
+
+    def __repr__(self) -> str:
+        return self._title()
+
+    def _repr_html_(self) -> str:
+        pieces = [f"<p><strong>{html.escape(self._title())}</strong></p>"]
+        for caption, table in self._parts():
+            if table.empty:
+                continue
+            markup = table.to_html(index=False, border=0)
+            head = markup.index(">") + 1  # after the opening <table ...>
+            pieces.append(
+                f"{markup[:head]}<caption>{html.escape(caption)}</caption>{markup[head:]}"
+            )
+        return "".join(pieces)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RMAnovaResult(_Shown):
     """Result of :func:`rm_anova`.
 
     Attributes
@@ -100,7 +157,7 @@ class RMAnovaResult:
     sphericity : pandas.DataFrame
         Mauchly's test: ``term, statistic (W), chi2, df, p_value, gg_epsilon, hf_epsilon, n``.
     excluded : pandas.DataFrame
-        Subjects left out because a wave is missing: ``subject, n_observed, missing_waves``.
+        Subjects left out because a wave is missing: ``id, n_observed, missing_waves``.
     meta : dict
         ``n_used``, ``n_excluded``, ``excluded_ids``, ``waves`` and the call's parameters.
     """
@@ -110,9 +167,33 @@ class RMAnovaResult:
     excluded: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def _title(self) -> str:
+        n = self.meta.get("n_used", "?")
+        rows = self.table[self.table["correction"] == "none"] if not self.table.empty else None
+        if rows is None or rows.empty:
+            return f"RMAnovaResult(not computed; {n} complete subjects)"
+        rec = rows.iloc[0]
+        return (
+            f"RMAnovaResult(F({rec['df1']:.3g}, {rec['df2']:.3g}) = {rec['statistic']:.3g}, "
+            f"p = {rec['p_value']:.3g}; {n} complete cases, {self.meta.get('n_excluded', 0)} "
+            "left out)"
+        )
 
-@dataclass(frozen=True, eq=False)
-class PairwiseChanges:
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [
+            (
+                "Repeated-measures ANOVA",
+                _shown(
+                    self.table,
+                    _ANOVA_SHOWN,
+                ),
+            ),
+            ("Mauchly's test of sphericity", _shown(self.sphericity, SPHERICITY_COLUMNS[1:])),
+        ]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class PairwiseChanges(_Shown):
     """Result of :func:`pairwise_changes`.
 
     Attributes
@@ -131,9 +212,30 @@ class PairwiseChanges:
     effect_sizes: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def _title(self) -> str:
+        return f"PairwiseChanges({len(self.tests)} pairs of waves, Holm-adjusted)"
 
-@dataclass(frozen=True, eq=False)
-class GrowthModelResult:
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [
+            (
+                "Paired t tests",
+                _shown(
+                    self.tests,
+                    _PAIRWISE_SHOWN,
+                ),
+            ),
+            (
+                "Effect sizes",
+                _shown(
+                    self.effect_sizes,
+                    ["wave_from", "wave_to", "measure", "estimate", "ci_low", "ci_high"],
+                ),
+            ),
+        ]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class GrowthModelResult(_Shown):
     """Result of :func:`growth_model`.
 
     Attributes
@@ -157,15 +259,32 @@ class GrowthModelResult:
     random: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def _title(self) -> str:
+        slope = self.fixed[self.fixed["term"] != "Intercept"] if not self.fixed.empty else None
+        if slope is None or slope.empty:
+            return "GrowthModelResult(not computed)"
+        rec = slope.iloc[0]
+        return (
+            f"GrowthModelResult({rec['term']} {rec['estimate']:+.3g} per unit, "
+            f"p = {rec['p_value']:.3g}; random {self.meta.get('random_effects', '?')}; "
+            f"{self.meta.get('n_subjects', '?')} subjects)"
+        )
 
-@dataclass(frozen=True, eq=False)
-class ReliableChangeResult:
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [
+            ("Fixed effects", _shown(self.fixed, FIXED_COLUMNS)),
+            ("Random effects", _shown(self.random, RANDOM_COLUMNS)),
+        ]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ReliableChangeResult(_Shown):
     """Result of :func:`reliable_change`.
 
     Attributes
     ----------
     people : pandas.DataFrame
-        One row per subject observed at both waves: ``subject, baseline, followup, change, rci,
+        One row per subject observed at both waves: ``id, baseline, followup, change, rci,
         category``.
     counts : pandas.DataFrame
         ``category, n, proportion`` for ``improved``, ``unchanged`` and ``deteriorated``.
@@ -178,9 +297,20 @@ class ReliableChangeResult:
     counts: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def _title(self) -> str:
+        if self.counts.empty:
+            return "ReliableChangeResult(not computed)"
+        counts = ", ".join(f"{r.n} {r.category}" for r in self.counts.itertuples(index=False))
+        return f"ReliableChangeResult({counts})"
 
-@dataclass(frozen=True, eq=False)
-class ChangeResult:
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [
+            ("Reliable change index (Jacobson & Truax)", _shown(self.counts, RCI_COUNT_COLUMNS))
+        ]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ChangeResult(_Shown):
     """Everything :func:`change_analysis` computes for one scale.
 
     Every field is always present; a part that could not be computed is an empty DataFrame
@@ -229,7 +359,7 @@ class ChangeResult:
     reliable_change_counts: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def __repr__(self) -> str:
+    def _title(self) -> str:
         meta = self.meta
         outcome = meta.get("parameters", {}).get("outcome_col", meta.get("outcome", "?"))
         waves = meta.get("waves") or meta.get("parameters", {}).get("waves", [])
@@ -243,3 +373,26 @@ class ChangeResult:
             rec = slope[slope["term"] != "Intercept"].iloc[0]
             parts.append(f"growth {rec['term']} {rec['estimate']:+.3g} per unit")
         return "; ".join(parts) + ")"
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        anova = self.rm_anova
+        return [
+            ("Descriptives per wave", _shown(self.descriptives, DESCRIBE_COLUMNS)),
+            (
+                "Repeated-measures ANOVA",
+                _shown(
+                    anova,
+                    _ANOVA_SHOWN,
+                ),
+            ),
+            (
+                "Pairwise changes (paired t, Holm)",
+                _shown(
+                    self.pairwise,
+                    _PAIRWISE_SHOWN,
+                ),
+            ),
+            ("Friedman test", _shown(self.friedman, FRIEDMAN_COLUMNS[1:])),
+            ("Growth model: fixed effects", _shown(self.growth_fixed, FIXED_COLUMNS)),
+            ("Reliable change", _shown(self.reliable_change_counts, RCI_COUNT_COLUMNS)),
+        ]

@@ -218,6 +218,33 @@ def test_change_analysis_reports_the_exclusions(sim_missing):
     assert desc.loc["pre", "n"] == 60 and desc.loc["pre", "n_missing"] == 0
 
 
+def test_results_print_briefly_and_show_their_tables(sim_missing):
+    """A one-line repr, a compact text summary (no None cells) and notebook HTML per result."""
+    res = change_analysis(sim_missing, **COLS, reliability=0.8)
+    parts = {
+        "ChangeResult": res,
+        "RMAnovaResult": rm_anova(sim_missing, **COLS),
+        "PairwiseChanges": pairwise_changes(sim_missing, **COLS),
+        "GrowthModelResult": growth_model(sim_missing, **COLS),
+    }
+    for name, result in parts.items():
+        line = repr(result)
+        assert line.startswith(f"{name}(") and "\n" not in line and len(line) < 200, line
+        text = result.summary()
+        assert text.startswith(line) and "None" not in text and "DataFrame" not in text
+        page = result._repr_html_()
+        assert page.count("<caption>") >= 1 and "<table" in page
+    anova = rm_anova(sim_missing, **COLS)
+    rec = anova.table.iloc[0]
+    assert f"F({rec['df1']:.3g}, {rec['df2']:.3g}) = {rec['statistic']:.3g}" in repr(anova)
+    assert "59 complete cases, 1 left out" in repr(anova)
+    summary = res.summary()
+    for caption in ("Descriptives per wave", "Repeated-measures ANOVA", "Friedman test",
+                    "Growth model: fixed effects", "Reliable change"):  # fmt: skip
+        assert caption in summary
+    assert "greenhouse-geisser" in summary
+
+
 # ---------------------------------------------------------------------------------------------
 # Simulation: recovery of known wave effects and slope
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Tests of longitudinal/study.py: study.toml, loading, validation and the exclusion log.
+"""Tests of longitudinal/study.py: loading, validation and the exclusion log.
 
 Hand-made study directories live in tests/data/studies/ (see tests/data/README.md):
 ``tiny`` loads (with rows to exclude), ``defects`` holds one of each rejecting defect and
@@ -15,7 +15,7 @@ import pytest
 from conftest import package_warnings
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal.study import EXCLUSION_COLUMNS, Study, load_study, read_study_config
+from longitudinal.study import EXCLUSION_COLUMNS, Study, load_study
 from surveys._errors import DataQualityWarning, InputValidationError
 
 STUDIES = Path(__file__).parents[1] / "data" / "studies"
@@ -61,39 +61,6 @@ def _edit(path, old, new):
 
 
 # -- study.toml ---------------------------------------------------------------------------------
-
-
-def test_config_defaults(tiny):
-    cfg = tiny.config
-    assert cfg.waves == ("pre", "mid", "post")
-    assert cfg.id_col == "participant_id"
-    assert (cfg.ratings.scale_min, cfg.ratings.scale_max, cfg.rating_col) == (1.0, 5.0, "empathy")
-    assert cfg.sessions_file == "sessions.csv"
-    assert cfg.surveys[0].id_col == "participant_id"  # inherited from [study]
-    assert (cfg.min_valid, cfg.prorate) == (0.8, False)
-    assert cfg.traits == ("tas4",) and cfg.states == ("who5",)
-
-
-def test_bad_config_reports_every_problem_at_once():
-    with pytest.raises(InputValidationError) as info:
-        read_study_config(STUDIES / "bad_config")
-    cases = info.value.failure_cases
-    assert set(cases["file"]) == {"study.toml"}
-    assert set(cases["column"]) == {
-        "study.colour",  # unknown key
-        "ratings.scale_max",  # not a number
-        "surveys[1].format",  # not a known format
-        "surveys[2].wave",  # wave not declared
-        "surveys[2].date_col",  # missing
-        "roles.states",  # cls9_humanity is in no survey
-    }
-    assert cases.loc[cases["column"] == "roles.states", "value"].tolist() == ["cls9_humanity"]
-
-
-def test_config_toml_syntax_error(tmp_path):
-    (tmp_path / "study.toml").write_text("[study\nname = 1\n")
-    with pytest.raises(InputValidationError, match="not valid TOML"):
-        read_study_config(tmp_path)
 
 
 def test_trait_must_be_measured_at_first_wave(tiny_copy):
@@ -519,3 +486,12 @@ def test_a_survey_sheet_is_read_from_a_workbook(tiny_copy):
         study = load_study(tiny_copy)
     assert any("'notes' also hold data" in str(w.message) for w in caught)
     assert study.meta["files"]["surveys/pre.xlsx"]["rows"] == len(lines) - 1
+
+
+def test_study_prints_briefly(tiny):
+    line = repr(tiny)
+    assert line.startswith("Study(") and "\n" not in line
+    assert f"{len(tiny.participants)} participants" in line
+    page = tiny._repr_html_()
+    assert page.startswith("<table><caption>Study ") and "<th>ratings</th>" in page
+    assert f"<td>{len(tiny.ratings)}</td>" in page

@@ -1,0 +1,670 @@
+"""``study.toml``: what is where in a study directory, read and checked as data.
+
+:func:`read_study_config` parses the file (keys, column roles, survey blocks, paths kept
+inside the study directory) and collects every problem in one report; :class:`StudyConfig`
+is the result. :class:`_Failures` collects problems over every file of a study; the loader
+(:mod:`longitudinal.study`) uses it too.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from longitudinal._errors import InvalidParameterError
+from surveys._errors import FAILURE_COLUMNS, InputValidationError
+
+__all__ = [
+    "CONFIG_FILE",
+    "DEFAULT_DEMOGRAPHICS",
+    "SURVEY_FORMATS",
+    "RatingsSpec",
+    "StudyConfig",
+    "SurveySpec",
+    "read_study_config",
+    "study_inputs",
+]
+
+SURVEY_FORMATS = ("csv", "xlsx", "qualtrics", "sav")
+CONFIG_FILE = "study.toml"
+DEFAULT_DEMOGRAPHICS = ("age", "gender", "sex", "education", "ethnicity", "race")
+
+
+@dataclass(frozen=True)
+class SurveySpec:
+    """One ``[[surveys]]`` block of ``study.toml``: a raw export and what it holds.
+
+    Attributes
+    ----------
+    file : str
+        Path of the export relative to the study directory.
+    format : str
+        ``csv``, ``xlsx``, ``qualtrics`` or ``sav``.
+    instruments : tuple of str
+        Instrument names (library names, or ``.toml`` paths relative to the study directory).
+    id_col : str
+        Participant id column in the export.
+    date_col : str
+        Column with the completion time (ISO 8601).
+    wave : str or None
+        The wave of every row (one file per wave) ...
+    wave_col : str or None
+        ... or the column holding the wave label (one long file).
+    item_map : str or None
+        Optional ``column,item`` CSV (relative path) renaming export columns to item ids.
+    missing_codes : tuple
+        Values that mean "no answer".
+    sheet : str or None
+        Worksheet of an Excel export (required when several sheets hold data).
+    """
+
+    file: str
+    format: str
+    instruments: tuple[str, ...]
+    id_col: str
+    date_col: str
+    wave: str | None = None
+    wave_col: str | None = None
+    item_map: str | None = None
+    missing_codes: tuple[float | str, ...] = ()
+    sheet: str | None = None
+
+
+@dataclass(frozen=True)
+class RatingsSpec:
+    """The ``[ratings]`` table of ``study.toml``.
+
+    Attributes
+    ----------
+    file : str
+        Path of the ratings file relative to the study directory.
+    scale_min, scale_max : float
+        Declared range of the rating scale (inclusive).
+    column : str
+        Name of the rating column (default ``empathy``).
+    """
+
+    file: str
+    scale_min: float
+    scale_max: float
+    column: str = "empathy"
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """Parsed ``study.toml``.
+
+    Attributes
+    ----------
+    name : str
+        Study name.
+    waves : tuple of str
+        Wave labels in study order; the first is the trait wave (``pre``).
+    id_col : str
+        Participant id column of ``participants.csv``, ``sessions.csv`` and ``ratings.csv``.
+    participants_file, sessions_file : str
+        Relative paths.
+    ratings : RatingsSpec
+        Ratings file and scale.
+    surveys : tuple of SurveySpec
+        The survey exports.
+    traits, states : tuple of str
+        Instrument names measured at the first wave only / repeated at every wave.
+    demographics : tuple of str
+        Participant columns summarised in the report (default: those of ``age, gender, sex,
+        education, ethnicity, race`` that exist).
+    min_valid : float
+        Passed to :func:`surveys.scoring.score`.
+    prorate : bool
+        Passed to :func:`surveys.scoring.score`.
+    session_features : tuple of str or None
+        ``[roles] session_features``: the behaviour columns of ``sessions.csv`` the analyses use;
+        ``None`` (not given) means every numeric column other than ids and time.
+    columns : tuple of (str, str)
+        ``[columns]``: internal name -> the study's own column name, for the session, story,
+        position and time columns (see :attr:`column_names`).
+    """
+
+    name: str
+    waves: tuple[str, ...]
+    id_col: str
+    participants_file: str
+    sessions_file: str
+    ratings: RatingsSpec
+    surveys: tuple[SurveySpec, ...]
+    traits: tuple[str, ...]
+    states: tuple[str, ...]
+    demographics: tuple[str, ...] | None = None
+    min_valid: float = 0.8
+    prorate: bool = False
+    session_features: tuple[str, ...] | None = None
+    columns: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def column_names(self) -> dict[str, str]:
+        """The study's own names of the session, story, position and time columns.
+
+        Keys are the names used inside the package (``session_id``, ``story_id``,
+        ``position``, ``started_at``); values are the names in ``sessions.csv`` and
+        ``ratings.csv`` (set in ``[columns]``; the same by default).
+        """
+        names = {internal: internal for internal in _COLUMN_ROLES.values()}
+        names.update(dict(self.columns))
+        return names
+
+    @property
+    def rating_col(self) -> str:
+        """Name of the rating column."""
+        return self.ratings.column
+
+
+class _Failures:
+    """Failure rows collected over every file; raised together."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.aliases: dict[str, dict[str, str]] = {}  # file -> internal column -> user's name
+
+    def add(
+        self,
+        file: str,
+        reason: str,
+        *,
+        row: int | None = None,
+        column: str | None = None,
+        value: Any = None,
+    ) -> None:
+        column = self.aliases.get(file, {}).get(column, column) if column else column
+        self.rows.append(
+            {"file": file, "row": row, "column": column, "value": value, "reason": reason}
+        )
+
+    def extend(self, cases: pd.DataFrame, *, root: Path) -> None:
+        for rec in cases.reindex(columns=FAILURE_COLUMNS).itertuples(index=False):
+            row = None if pd.isna(rec.row) else int(rec.row)
+            value = None if _is_missing(rec.value) else rec.value
+            column = None if _is_missing(rec.column) else rec.column
+            self.add(_relative(rec.file, root), rec.reason, row=row, column=column, value=value)
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+    def frame(self) -> pd.DataFrame:
+        """Failures grouped by file (in the order files were read), then by row."""
+        cases = pd.DataFrame(self.rows, columns=FAILURE_COLUMNS)
+        cases["row"] = cases["row"].astype("Int64")
+        order = {f: i for i, f in enumerate(dict.fromkeys(cases["file"]))}
+        keys = pd.DataFrame(
+            {"f": cases["file"].map(order), "r": cases["row"].fillna(0).astype("int64")}
+        )
+        ranked = keys.sort_values(["f", "r"], kind="mergesort").index
+        return cases.loc[ranked].reset_index(drop=True)
+
+    def raise_if_any(self, summary: str) -> None:
+        if self.rows:
+            raise InputValidationError(self.frame(), summary)
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
+
+
+def _relative(file: Any, root: Path) -> str:
+    if _is_missing(file):
+        return ""
+    text = str(file)
+    try:
+        return Path(text).resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return text
+
+
+_TOP_KEYS = {
+    "study",
+    "ratings",
+    "sessions",
+    "participants",
+    "surveys",
+    "roles",
+    "scoring",
+    "columns",
+}
+_SECTION_KEYS = {
+    "study": {"name", "waves", "id_col"},
+    "ratings": {"file", "scale_min", "scale_max", "column"},
+    "sessions": {"file"},
+    "participants": {"file", "demographics"},
+    "roles": {"traits", "states", "session_features"},
+    "scoring": {"min_valid", "prorate"},
+    "columns": {"person", "session", "story", "position", "rating", "timestamp"},
+}
+# [columns] keys for the fixed columns of sessions.csv and ratings.csv -> their internal names
+_COLUMN_ROLES = {
+    "session": "session_id",
+    "story": "story_id",
+    "position": "position",
+    "timestamp": "started_at",
+}
+_SURVEY_KEYS = {
+    "file",
+    "format",
+    "wave",
+    "wave_col",
+    "id_col",
+    "date_col",
+    "instruments",
+    "item_map",
+    "missing_codes",
+    "sheet",
+}
+
+
+def _str_list(value: Any) -> list[str] | None:
+    if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
+        return [v.strip() for v in value]
+    return None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def read_study_config(path: str | Path) -> StudyConfig:
+    """Read and check ``study.toml``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The study directory or its ``study.toml``.
+
+    Returns
+    -------
+    StudyConfig
+        The parsed configuration with defaults filled in.
+
+    Raises
+    ------
+    surveys.InputValidationError
+        Every problem of the file at once (``file`` = ``study.toml``, ``column`` = the key,
+        e.g. ``surveys[2].wave``): TOML syntax, unknown keys, missing or mistyped values,
+        waves not declared, a survey without ``wave`` or ``wave_col``, an unknown format,
+        a role instrument that no survey measures, a trait not measured at the first wave.
+    longitudinal.InvalidParameterError
+        If ``path`` does not exist.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from longitudinal.study import read_study_config
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "study.toml").write_text('''
+    ... [study]
+    ... waves = ["pre", "post"]
+    ... [ratings]
+    ... scale_min = 1
+    ... scale_max = 5
+    ... [[surveys]]
+    ... file = "surveys/all.csv"
+    ... format = "csv"
+    ... wave_col = "wave"
+    ... date_col = "completed_at"
+    ... instruments = ["who5"]
+    ... [roles]
+    ... traits = []
+    ... states = ["who5"]
+    ... ''')
+    >>> cfg = read_study_config(d)
+    >>> cfg.waves, cfg.ratings.scale_max, cfg.surveys[0].id_col
+    (('pre', 'post'), 5.0, 'participant_id')
+    >>> import shutil; shutil.rmtree(d)
+    """
+    path = Path(path)
+    toml_path = path / CONFIG_FILE if path.is_dir() else path
+    if not toml_path.exists():
+        if not path.exists():
+            raise InvalidParameterError(
+                f"the `path` parameter of read_study_config must be a study directory or its "
+                f"{CONFIG_FILE}; {str(path)!r} does not exist"
+            )
+        _fail_once(CONFIG_FILE, f"the study directory has no {CONFIG_FILE}")
+    failures = _Failures()
+    try:
+        raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        failures.add(CONFIG_FILE, f"not valid TOML: {err}")
+        failures.raise_if_any(f"cannot read {CONFIG_FILE}")
+        raise AssertionError("unreachable") from err  # pragma: no cover
+    cfg = _parse_config(raw, failures, default_name=toml_path.parent.name)
+    if cfg is not None:
+        _check_contained(cfg, toml_path.parent, failures)
+    failures.raise_if_any(f"{CONFIG_FILE} is not usable")
+    assert cfg is not None  # internal invariant: no failures means a config was built
+    return cfg
+
+
+def _check_contained(cfg: StudyConfig, root: Path, failures: _Failures) -> None:
+    """Every path of study.toml must resolve, after symbolic links, inside the study directory.
+
+    A study is self-contained: a path outside it (absolute, with ``..``, or through a link) is
+    refused naming the key and the path as written, and the file is never opened.
+    """
+    keys = [
+        ("ratings.file", cfg.ratings.file),
+        ("sessions.file", cfg.sessions_file),
+        ("participants.file", cfg.participants_file),
+    ]
+    for i, spec in enumerate(cfg.surveys, start=1):
+        keys.append((f"surveys[{i}].file", spec.file))
+        if spec.item_map:
+            keys.append((f"surveys[{i}].item_map", spec.item_map))
+        keys.extend(
+            (f"surveys[{i}].instruments", name)
+            for name in spec.instruments
+            if name.endswith(".toml")
+        )
+    inside = Path(os.path.realpath(root))
+    for key, name in keys:
+        target = Path(os.path.realpath(inside / name))
+        if target != inside and inside not in target.parents:
+            failures.add(
+                CONFIG_FILE,
+                "the path leads outside the study directory (a study is self-contained: "
+                "copy the file into it); the file was not read",
+                column=key,
+                value=name,
+            )
+
+
+def study_inputs(path: str | Path) -> list[Path]:
+    """List the files a study directory's analyses read: study.toml and every file it names.
+
+    Used to refuse, before any work, an output that would replace one of them. When
+    ``study.toml`` cannot be read the study directory itself is returned (loading it will
+    fail with the reasons).
+    """
+    root = Path(path)
+    try:
+        cfg = read_study_config(root)
+    except (InputValidationError, InvalidParameterError):
+        return [root]
+    names = [CONFIG_FILE, cfg.ratings.file, cfg.sessions_file, cfg.participants_file]
+    for spec in cfg.surveys:
+        names.append(spec.file)
+        names.extend(n for n in (spec.item_map,) if n)
+        names.extend(i for i in spec.instruments if i.endswith(".toml"))
+    return [root / name for name in dict.fromkeys(names)]
+
+
+def _fail_once(file: str, reason: str, **kwargs: Any) -> None:
+    failures = _Failures()
+    failures.add(file, reason, **kwargs)
+    failures.raise_if_any(f"cannot read {file}")
+
+
+def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str):
+    f = CONFIG_FILE
+
+    def bad(key: str, value: Any, reason: str) -> None:
+        failures.add(f, reason, column=key, value=None if isinstance(value, dict) else value)
+
+    for key in sorted(set(raw) - _TOP_KEYS):
+        bad(key, None, f"unknown table; allowed: {', '.join(sorted(_TOP_KEYS))}")
+    sections: dict[str, dict[str, Any]] = {}
+    for name, allowed in _SECTION_KEYS.items():
+        section = raw.get(name, {})
+        if not isinstance(section, dict):
+            bad(name, None, f"[{name}] must be a table")
+            section = {}
+        for key in sorted(set(section) - allowed):
+            allowed_text = ", ".join(sorted(allowed))
+            bad(f"{name}.{key}", section[key], f"unknown key; allowed: {allowed_text}")
+        sections[name] = section
+
+    study = sections["study"]
+    name = study.get("name", default_name)
+    if not isinstance(name, str):
+        bad("study.name", name, "must be a string")
+        name = default_name
+    waves = _str_list(study.get("waves", ["pre", "mid", "post"]))
+    if not waves:
+        bad("study.waves", study.get("waves"), "must be a non-empty list of wave labels")
+        waves = []
+    elif len(set(waves)) != len(waves):
+        bad("study.waves", ", ".join(waves), "wave labels must be unique")
+    id_col = study.get("id_col", "participant_id")
+    if not isinstance(id_col, str) or not id_col.strip():
+        bad("study.id_col", id_col, "must be a column name")
+        id_col = "participant_id"
+
+    ratings = sections["ratings"]
+    if "ratings" not in raw:
+        bad("ratings", None, "the [ratings] table is required (file, scale_min, scale_max)")
+    r_file = ratings.get("file", "ratings.csv")
+    if not isinstance(r_file, str) or not r_file:
+        bad("ratings.file", r_file, "must be a relative path")
+        r_file = "ratings.csv"
+    lo, hi = _number(ratings.get("scale_min")), _number(ratings.get("scale_max"))
+    if "ratings" in raw:
+        if lo is None:
+            bad("ratings.scale_min", ratings.get("scale_min"), "must be a number")
+        if hi is None:
+            bad("ratings.scale_max", ratings.get("scale_max"), "must be a number")
+    if lo is not None and hi is not None and not lo < hi:
+        bad("ratings.scale_max", hi, f"must be greater than scale_min ({lo:g})")
+    r_col = ratings.get("column", "empathy")
+    if not isinstance(r_col, str) or not r_col:
+        bad("ratings.column", r_col, "must be a column name")
+        r_col = "empathy"
+
+    columns_section = sections["columns"]
+    mapped: dict[str, str] = {}
+    for key in ("person", "session", "story", "position", "rating", "timestamp"):
+        if key not in columns_section:
+            continue
+        value = columns_section[key]
+        if not isinstance(value, str) or not value.strip():
+            bad(f"columns.{key}", value, "must be a column name")
+            continue
+        mapped[key] = value.strip()
+    if "person" in mapped:
+        if "id_col" in study and study.get("id_col") != mapped["person"]:
+            bad("columns.person", mapped["person"], f"differs from study.id_col ({id_col!r})")
+        id_col = mapped["person"]
+    if "rating" in mapped:
+        if "column" in ratings and ratings.get("column") != mapped["rating"]:
+            bad("columns.rating", mapped["rating"], f"differs from ratings.column ({r_col!r})")
+        r_col = mapped["rating"]
+    renamed = tuple((_COLUMN_ROLES[k], v) for k, v in mapped.items() if k in _COLUMN_ROLES)
+    names = [id_col, r_col, *(v for _, v in renamed)]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        bad("columns", name, "one column cannot play two roles")
+
+    s_file = sections["sessions"].get("file", "sessions.csv")
+    if not isinstance(s_file, str) or not s_file:
+        bad("sessions.file", s_file, "must be a relative path")
+        s_file = "sessions.csv"
+    p_section = sections["participants"]
+    p_file = p_section.get("file", "participants.csv")
+    if not isinstance(p_file, str) or not p_file:
+        bad("participants.file", p_file, "must be a relative path")
+        p_file = "participants.csv"
+    demographics = None
+    if "demographics" in p_section:
+        demographics = _str_list(p_section["demographics"])
+        if demographics is None and p_section["demographics"] != []:
+            bad("participants.demographics", None, "must be a list of column names")
+        demographics = tuple(demographics or ())
+
+    surveys_raw = raw.get("surveys", [])
+    if not isinstance(surveys_raw, list) or not surveys_raw:
+        bad("surveys", None, "at least one [[surveys]] block is required")
+        surveys_raw = []
+    surveys: list[SurveySpec] = []
+    for i, block in enumerate(surveys_raw, start=1):
+        spec = _parse_survey(block, i, bad, waves=waves, id_col=id_col)
+        if spec is not None:
+            surveys.append(spec)
+
+    roles = sections["roles"]
+    if "roles" not in raw:
+        bad("roles", None, "the [roles] table is required (traits = [...], states = [...])")
+    traits = _str_list(roles.get("traits", []))
+    states = _str_list(roles.get("states", []))
+    if traits is None:
+        if roles.get("traits") != []:
+            bad("roles.traits", None, "must be a list of instrument names")
+        traits = []
+    if states is None:
+        if roles.get("states") != []:
+            bad("roles.states", None, "must be a list of instrument names")
+        states = []
+    for inst in sorted(set(traits) & set(states)):
+        bad("roles", inst, "an instrument cannot be both a trait and a state")
+    surveyed = {
+        inst
+        for block in surveys_raw
+        if isinstance(block, dict)
+        for inst in (_str_list(block.get("instruments")) or [])
+    }
+    for key, listed in (("roles.traits", traits), ("roles.states", states)):
+        for inst in listed:
+            if inst not in surveyed:
+                bad(key, inst, "no [[surveys]] block lists this instrument")
+    if waves:
+        first = waves[0]
+        at_first = {
+            inst
+            for block in surveys_raw
+            if isinstance(block, dict)
+            and (block.get("wave") == first or block.get("wave_col") is not None)
+            for inst in (_str_list(block.get("instruments")) or [])
+        }
+        for inst in traits:
+            if inst in surveyed and inst not in at_first:
+                bad(
+                    "roles.traits",
+                    inst,
+                    f"traits are read from the first wave ({first!r}), "
+                    "but no survey of that wave lists this instrument",
+                )
+
+    session_features = None
+    if "session_features" in roles:
+        session_features = _str_list(roles["session_features"])
+        if session_features is None and roles["session_features"] != []:
+            bad("roles.session_features", None, "must be a list of sessions.csv column names")
+        session_features = tuple(session_features or ())
+
+    scoring = sections["scoring"]
+    min_valid = scoring.get("min_valid", 0.8)
+    if _number(min_valid) is None or not 0 < float(min_valid) <= 1:
+        bad("scoring.min_valid", min_valid, "must be a number in (0, 1]")
+        min_valid = 0.8
+    prorate = scoring.get("prorate", False)
+    if not isinstance(prorate, bool):
+        bad("scoring.prorate", prorate, "must be true or false")
+        prorate = False
+
+    if failures:
+        return None
+    return StudyConfig(
+        name=name,
+        waves=tuple(waves),
+        id_col=id_col.strip(),
+        participants_file=p_file,
+        sessions_file=s_file,
+        ratings=RatingsSpec(file=r_file, scale_min=lo, scale_max=hi, column=r_col),
+        surveys=tuple(surveys),
+        traits=tuple(traits),
+        states=tuple(states),
+        demographics=demographics,
+        min_valid=float(min_valid),
+        prorate=prorate,
+        session_features=session_features,
+        columns=renamed,
+    )
+
+
+def _parse_survey(block: Any, i: int, bad, *, waves: list[str], id_col: str):
+    key = f"surveys[{i}]"
+    if not isinstance(block, dict):
+        bad(key, None, "must be a table")
+        return None
+    ok = True
+    for k in sorted(set(block) - _SURVEY_KEYS):
+        bad(f"{key}.{k}", block[k], f"unknown key; allowed: {', '.join(sorted(_SURVEY_KEYS))}")
+        ok = False
+    file = block.get("file")
+    if not isinstance(file, str) or not file:
+        bad(f"{key}.file", file, "required: path of the export relative to the study directory")
+        ok = False
+    fmt = block.get("format")
+    if fmt not in SURVEY_FORMATS:
+        bad(f"{key}.format", fmt, f"required: one of {', '.join(SURVEY_FORMATS)}")
+        ok = False
+    wave, wave_col = block.get("wave"), block.get("wave_col")
+    if (wave is None) == (wave_col is None):
+        bad(f"{key}.wave", wave, "give exactly one of wave (one file per wave) or wave_col")
+        ok = False
+    elif wave is not None and (not isinstance(wave, str) or wave not in waves):
+        bad(f"{key}.wave", wave, f"must be one of the study waves {waves}")
+        ok = False
+    elif wave_col is not None and (not isinstance(wave_col, str) or not wave_col):
+        bad(f"{key}.wave_col", wave_col, "must be a column name")
+        ok = False
+    s_id = block.get("id_col", id_col)
+    if not isinstance(s_id, str) or not s_id:
+        bad(f"{key}.id_col", s_id, "must be a column name")
+        ok = False
+    date_col = block.get("date_col")
+    if not isinstance(date_col, str) or not date_col:
+        bad(
+            f"{key}.date_col",
+            date_col,
+            "required: the column with the completion date (needed to match sessions to the "
+            "preceding survey)",
+        )
+        ok = False
+    instruments = _str_list(block.get("instruments"))
+    if not instruments:
+        bad(f"{key}.instruments", None, "required: a non-empty list of instrument names")
+        ok = False
+    elif len(set(instruments)) != len(instruments):
+        bad(f"{key}.instruments", None, "an instrument is listed twice")
+        ok = False
+    item_map = block.get("item_map")
+    if item_map is not None and (not isinstance(item_map, str) or not item_map):
+        bad(f"{key}.item_map", item_map, "must be a relative path to a column,item CSV")
+        ok = False
+    codes = block.get("missing_codes", [])
+    if not isinstance(codes, list) or not all(
+        isinstance(c, int | float | str) and not isinstance(c, bool) for c in codes
+    ):
+        bad(f"{key}.missing_codes", None, "must be a list of numbers or strings")
+        ok = False
+    sheet = block.get("sheet")
+    if sheet is not None and (not isinstance(sheet, str) or not sheet):
+        bad(f"{key}.sheet", sheet, "must be the name of a worksheet")
+        ok = False
+    if not ok:
+        return None
+    return SurveySpec(
+        file=file,
+        format=fmt,
+        instruments=tuple(instruments),
+        id_col=s_id,
+        date_col=date_col,
+        wave=wave,
+        wave_col=wave_col,
+        item_map=item_map,
+        missing_codes=tuple(codes),
+        sheet=sheet,
+    )
