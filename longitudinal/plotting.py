@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from longitudinal._checks import check_frame, check_unit
 from longitudinal._errors import InvalidParameterError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -129,27 +130,6 @@ def _person_lines(
     if marker_size:
         ax.scatter(xy[:, 0], xy[:, 1], s=marker_size**2, color=_PERSON_COLOR, alpha=alpha, lw=0)
     ax.autoscale_view()
-
-
-def _check_frame(data: Any, columns: Sequence[str], *, func: str, param: str = "data") -> None:
-    if not isinstance(data, pd.DataFrame):
-        raise InvalidParameterError(
-            f"the `{param}` parameter of {func} must be a pandas DataFrame; "
-            f"got {type(data).__name__}"
-        )
-    missing = [c for c in columns if c not in data.columns]
-    if missing:
-        raise InvalidParameterError(
-            f"the `{param}` parameter of {func} lacks the columns {missing}; "
-            f"it has {list(data.columns)}"
-        )
-
-
-def _check_ci(ci_level: float, func: str) -> None:
-    if not isinstance(ci_level, float | int) or not 0 < ci_level < 1:
-        raise InvalidParameterError(
-            f"the `ci_level` parameter of {func} must be a float in (0, 1); got {ci_level!r}"
-        )
 
 
 def _as_list(columns: str | Sequence[str], *, func: str, param: str) -> list[str]:
@@ -257,8 +237,8 @@ def within_subject_ci(
     1  post  3       3.0
     """
     func = "within_subject_ci"
-    _check_frame(data, [value_col, id_col, wave_col], func=func)
-    _check_ci(ci_level, func)
+    check_frame(data, [value_col, id_col, wave_col], where=func)
+    check_unit(ci_level, name="ci_level", where=func)
     order = _wave_order(data, wave_col, waves)
     sub = data[[id_col, wave_col, value_col]].dropna()
     sub = sub.assign(**{wave_col: sub[wave_col].astype(str)})
@@ -328,8 +308,8 @@ def plot_trajectories(
     """
     func = "plot_trajectories"
     scales = _as_list(scales, func=func, param="scales")
-    _check_frame(data, [id_col, wave_col, *scales], func=func)
-    _check_ci(ci_level, func)
+    check_frame(data, [id_col, wave_col, *scales], where=func)
+    check_unit(ci_level, name="ci_level", where=func)
     order = _wave_order(data, wave_col, waves)
     pos = {w: i for i, w in enumerate(order)}
     labels = dict(labels or {})
@@ -405,7 +385,7 @@ def plot_wave_distributions(
     """
     func = "plot_wave_distributions"
     scales = _as_list(scales, func=func, param="scales")
-    _check_frame(data, [wave_col, *scales], func=func)
+    check_frame(data, [wave_col, *scales], where=func)
     order = _wave_order(data, wave_col, waves)
     labels = dict(labels or {})
     with figure_style() as sns:
@@ -473,7 +453,7 @@ def plot_reliable_change(
         If a column is missing or a scale has more than one threshold.
     """
     func = "plot_reliable_change"
-    _check_frame(data, [pre_col, post_col, threshold_col, scale_col], func=func)
+    check_frame(data, [pre_col, post_col, threshold_col, scale_col], where=func)
     scales = list(pd.unique(data[scale_col]))
     labels = dict(labels or {})
     with figure_style() as sns:
@@ -571,7 +551,7 @@ def plot_rating_distribution(
         If the column is missing.
     """
     func = "plot_rating_distribution"
-    _check_frame(data, [rating_col], func=func)
+    check_frame(data, [rating_col], where=func)
     values = data[rating_col].dropna().astype(float)
     with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
@@ -639,7 +619,7 @@ def plot_big_five_radar(
     """
     func = "plot_big_five_radar"
     columns = _as_list(columns, func=func, param="columns")
-    _check_frame(data, columns, func=func)
+    check_frame(data, columns, where=func)
     if len(columns) < 3:
         raise InvalidParameterError(
             f"the `columns` parameter of {func} needs at least 3 columns; got {len(columns)}"
@@ -711,7 +691,7 @@ def plot_demographics(data: pd.DataFrame, *, columns: Sequence[str]) -> Figure:
 
     func = "plot_demographics"
     columns = _as_list(columns, func=func, param="columns")
-    _check_frame(data, columns, func=func)
+    check_frame(data, columns, where=func)
     with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
         fig, axes = _new_figure(len(columns))
@@ -790,8 +770,8 @@ def plot_state_course(
     """
     func = "plot_state_course"
     scales = _as_list(scales, func=func, param="scales")
-    _check_frame(data, [id_col, day_col, wave_col, *scales], func=func)
-    _check_ci(ci_level, func)
+    check_frame(data, [id_col, day_col, wave_col, *scales], where=func)
+    check_unit(ci_level, name="ci_level", where=func)
     order = _wave_order(data, wave_col, waves)
     labels = dict(labels or {})
     with figure_style() as sns:
@@ -880,8 +860,8 @@ def plot_empathy_course(
         If a column is missing or ``min_participants`` is not a positive int.
     """
     func = "plot_empathy_course"
-    _check_frame(data, [rating_col, id_col, time_col], func=func)
-    _check_ci(ci_level, func)
+    check_frame(data, [rating_col, id_col, time_col], where=func)
+    check_unit(ci_level, name="ci_level", where=func)
     if (
         isinstance(min_participants, bool)
         or not isinstance(min_participants, int)
@@ -983,8 +963,8 @@ def empathy_course_table(
     1     1  2       4.0
     """
     func = "empathy_course_table"
-    _check_frame(data, [rating_col, id_col, time_col], func=func)
-    _check_ci(ci_level, func)
+    check_frame(data, [rating_col, id_col, time_col], where=func)
+    check_unit(ci_level, name="ci_level", where=func)
     sub = data[[id_col, time_col, rating_col]].dropna()
     person = sub.groupby([id_col, time_col], sort=True)[rating_col].agg(["mean", "size"])
     person = person.reset_index()
@@ -1035,12 +1015,9 @@ def plot_power_curve(
     """
     func = "plot_power_curve"
     needed = ["n_participants", "n_sessions", "power", "ci_low", "ci_high"]
-    _check_frame(table, needed, func=func, param="table")
-    _check_ci(ci_level, func)
-    if isinstance(target, bool) or not isinstance(target, float | int) or not 0 < target < 1:
-        raise InvalidParameterError(
-            f"the `target` parameter of {func} must be a float in (0, 1); got {target!r}"
-        )
+    check_frame(table, needed, where=func, name="table")
+    check_unit(ci_level, name="ci_level", where=func)
+    check_unit(target, name="target", where=func)
     with figure_style() as sns:
         palette = sns.color_palette("colorblind")
         fig, (ax,) = _new_figure(1, figsize=(5.6, 3.6))

@@ -162,6 +162,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
+from longitudinal._checks import check_bool, check_int
 from longitudinal._errors import InvalidParameterError
 from surveys import ScaleKey, SurveysWarning, load_instrument, score
 
@@ -441,27 +442,6 @@ class SimulatedStudy:
 # helpers
 
 
-def _check_int(value: object, name: str, func: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise InvalidParameterError(
-            f"The `{name}` parameter of `{func}` must be an int in [{low}, {high}]; "
-            f"got {value!r} of type {type(value).__name__}."
-        )
-    if not low <= int(value) <= high:
-        raise InvalidParameterError(
-            f"The `{name}` parameter of `{func}` must be an int in [{low}, {high}]; got {value}."
-        )
-    return int(value)
-
-
-def _check_bool(value: object, name: str, func: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise InvalidParameterError(
-            f"The `{name}` parameter of `{func}` must be True or False; got {value!r}."
-        )
-    return bool(value)
-
-
 def _num(x: float) -> float:
     """Round to 12 significant digits for a stable JSON text."""
     return float(f"{float(x):.12g}")
@@ -633,9 +613,9 @@ def simulate_frames(
     [1, 2, 3, 4, 5]
     """
     func = "simulate_frames"
-    seed = _check_int(seed, "seed", func, 0, 2**63 - 1)
-    n = _check_int(n_participants, "n_participants", func, 3, 9999)
-    defects = _check_bool(defects, "defects", func)
+    seed = check_int(seed, name="seed", where=func, minimum=0, maximum=2**63 - 1)
+    n = check_int(n_participants, name="n_participants", where=func, minimum=3, maximum=9999)
+    defects = check_bool(defects, name="defects", where=func)
 
     names = ("people", "latent", "items", "calendar", "sessions", "stories", "ratings", "defects")
     children = np.random.SeedSequence(seed).spawn(len(names))
@@ -1379,7 +1359,7 @@ def simulate_study(
             f"The `out_dir` parameter of `{func}` must be a str or pathlib.Path; "
             f"got {type(out_dir).__name__}."
         )
-    overwrite = _check_bool(overwrite, "overwrite", func)
+    overwrite = check_bool(overwrite, name="overwrite", where=func)
     from longitudinal._output import MARKER, check_out_dir
 
     out = check_out_dir(out_dir, overwrite=overwrite, func=func, command="simulate")

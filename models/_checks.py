@@ -22,6 +22,14 @@ def check_choice(value: Any, allowed: Sequence[str], *, name: str, where: str) -
     return value
 
 
+def check_bool(value: Any, *, name: str, where: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidParameterError(
+            f"the `{name}` parameter of {where} must be True or False; got {value!r}"
+        )
+    return bool(value)
+
+
 def check_int(value: Any, *, name: str, where: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise InvalidParameterError(
@@ -38,12 +46,13 @@ def check_unit(value: Any, *, name: str, where: str) -> float:
     return float(value)
 
 
-def check_seed(value: Any, *, where: str) -> int | None:
-    if value is None:
+def check_seed(value: Any, *, where: str, optional: bool = True) -> int | None:
+    if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        wanted = "a non-negative integer or None" if optional else "a non-negative integer"
         raise InvalidParameterError(
-            f"the `seed` parameter of {where} must be a non-negative integer or None; got {value!r}"
+            f"the `seed` parameter of {where} must be {wanted}; got {value!r}"
         )
     return int(value)
 

@@ -56,6 +56,7 @@ import pandas as pd
 from scipy.stats import rankdata
 from scipy.stats import t as student_t
 
+from models._checks import check_int, check_seed, check_unit
 from models._errors import DataQualityWarning, InvalidParameterError
 
 __all__ = [
@@ -98,14 +99,6 @@ NanPolicy = Literal["raise", "omit"]
 
 # ---------------------------------------------------------------------------------------------
 # validation helpers
-
-
-def _check_seed(seed: Any, *, func: str) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise InvalidParameterError(
-            f"the `seed` parameter of {func} must be a non-negative int; got {seed!r}"
-        )
-    return int(seed)
 
 
 def _as_groups(groups: Any, *, func: str) -> np.ndarray:
@@ -254,7 +247,7 @@ def grouped_split(
     """
     func = "grouped_split"
     arr = _as_groups(groups, func=func)
-    seed = _check_seed(seed, func=func)
+    seed = check_seed(seed, where=func, optional=False)
     try:
         shares = tuple(float(s) for s in sizes)
     except (TypeError, ValueError) as err:
@@ -344,7 +337,7 @@ def grouped_kfold(
     """
     func = "grouped_kfold"
     arr = _as_groups(groups, func=func)
-    seed = _check_seed(seed, func=func)
+    seed = check_seed(seed, where=func, optional=False)
     labels, codes = _unique_groups(arr)
     n = len(labels)
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 2 <= k <= n:
@@ -1302,20 +1295,10 @@ def kfold_bootstrap(
             )
         n_seeds = arr.shape[0]
         preds[str(name)] = arr
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 2:
-        raise InvalidParameterError(
-            f"the `n_boot` parameter of {func} must be an int >= 2; got {n_boot!r}"
-        )
-    if (
-        isinstance(ci_level, bool)
-        or not isinstance(ci_level, float | int)
-        or not 0 < float(ci_level) < 1
-    ):
-        raise InvalidParameterError(
-            f"the `ci_level` parameter of {func} must be a float in (0, 1); got {ci_level!r}"
-        )
+    n_boot = check_int(n_boot, name="n_boot", where=func, minimum=2)
+    ci_level = check_unit(ci_level, name="ci_level", where=func)
     thr = _check_threshold(threshold, func=func)
-    seed = _check_seed(seed, func=func)
+    seed = check_seed(seed, where=func, optional=False)
     _, codes = _unique_groups(labels)
     n_groups = int(codes.max()) + 1
     if n_groups < 2:

@@ -23,7 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from models._backends import mixedlm_lmm as engine
-from models._checks import check_design
+from models._checks import check_design, check_unit
 from models._columns import FIXED_COLUMNS
 from models._errors import (
     ConvergenceError,
@@ -168,23 +168,8 @@ def _check_params(model: LinearMixedModel) -> None:
             "the `max_evals` parameter of LinearMixedModel must be a positive int; "
             f"got {model.max_evals!r}"
         )
-    if (
-        isinstance(model.tol, bool)
-        or not isinstance(model.tol, float | int)
-        or not 0 < model.tol < 1
-    ):
-        raise InvalidParameterError(
-            f"the `tol` parameter of LinearMixedModel must be a float in (0, 1); got {model.tol!r}"
-        )
-    if (
-        isinstance(model.ci_level, bool)
-        or not isinstance(model.ci_level, float | int)
-        or not 0 < model.ci_level < 1
-    ):
-        raise InvalidParameterError(
-            "the `ci_level` parameter of LinearMixedModel must be a float in (0, 1); "
-            f"got {model.ci_level!r}"
-        )
+    check_unit(model.tol, name="tol", where="LinearMixedModel")
+    check_unit(model.ci_level, name="ci_level", where="LinearMixedModel")
 
 
 class LinearMixedModel:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from models._checks import check_choice, check_unit
 from models._columns import FIXED_COLUMNS
 from models._errors import DataQualityWarning, InvalidParameterError
 from models._optional import require
@@ -131,15 +132,8 @@ def _as_list(x_cols: Any, func: str) -> list[str]:
 
 
 def _check_options(cov_type: Any, ci_level: Any, func: str) -> None:
-    if cov_type not in _COV_TYPES:
-        raise InvalidParameterError(
-            f"the `cov_type` parameter of {func} must be one of {list(_COV_TYPES)}; "
-            f"got {cov_type!r}"
-        )
-    if isinstance(ci_level, bool) or not isinstance(ci_level, float | int) or not 0 < ci_level < 1:
-        raise InvalidParameterError(
-            f"the `ci_level` parameter of {func} must be a float in (0, 1); got {ci_level!r}"
-        )
+    check_choice(cov_type, list(_COV_TYPES), name="cov_type", where=func)
+    check_unit(ci_level, name="ci_level", where=func)
 
 
 def _panel_frame(

@@ -30,6 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from models._backends import power_lmm, power_ordinal, power_runners
+from models._checks import check_bool, check_int, check_unit
 from models._errors import ConvergenceError, InvalidParameterError, ModelsError
 from models._power_design import (
     PowerDesign,
@@ -125,22 +126,6 @@ def clopper_pearson(k: int, n: int, ci_level: float = 0.95) -> tuple[float, floa
 # checks
 
 _WHERE = "simulate_power"
-
-
-def _check_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise InvalidParameterError(
-            f"the `{name}` parameter of {_WHERE} must be an integer >= {minimum}; got {value!r}"
-        )
-    return int(value)
-
-
-def _check_unit(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, float | int) or not 0 < value < 1:
-        raise InvalidParameterError(
-            f"the `{name}` parameter of {_WHERE} must be a float in (0, 1); got {value!r}"
-        )
-    return float(value)
 
 
 def _check_effect(effect: Any) -> tuple[str, float]:
@@ -467,18 +452,15 @@ def simulate_power(
 
     start_time = time.perf_counter()
     term, value = _check_effect(effect)
-    n_sims = _check_int(n_sims, "n_sims", 1)
-    alpha = _check_unit(alpha, "alpha")
-    ci_level = _check_unit(ci_level, "ci_level")
+    n_sims = check_int(n_sims, name="n_sims", where=_WHERE, minimum=1)
+    alpha = check_unit(alpha, name="alpha", where=_WHERE)
+    ci_level = check_unit(ci_level, name="ci_level", where=_WHERE)
     if seed is not None:
-        seed = _check_int(seed, "seed", 0)
-    if not isinstance(progress, bool):
-        raise InvalidParameterError(
-            f"the `progress` parameter of {_WHERE} must be True or False; got {progress!r}"
-        )
+        seed = check_int(seed, name="seed", where=_WHERE, minimum=0)
+    check_bool(progress, name="progress", where=_WHERE)
     sched = power_runners.parse_scheduler(scheduler, where=_WHERE)
     if batch_size is not None:
-        batch_size = _check_int(batch_size, "batch_size", 1)
+        batch_size = check_int(batch_size, name="batch_size", where=_WHERE, minimum=1)
     entropy = int(np.random.SeedSequence(seed).entropy)  # type: ignore[arg-type]
 
     pilot = isinstance(model_or_design, LinearMixedModel | OrdinalMixedModel)

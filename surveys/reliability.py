@@ -20,6 +20,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from surveys import _columns as col
+from surveys._checks import check_unit
 from surveys._errors import DataQualityWarning, InvalidParameterError, UndefinedStatisticWarning
 
 __all__ = ["scale_reliability"]
@@ -397,14 +398,7 @@ def _check_arguments(
         raise InvalidParameterError(
             f"the `item_names` parameter of {where} must be unique; repeated: {dupes}"
         )
-    if (
-        isinstance(ci_level, bool)
-        or not isinstance(ci_level, int | float | np.floating)
-        or not 0.0 < float(ci_level) < 1.0
-    ):
-        raise InvalidParameterError(
-            f"the `ci_level` parameter of {where} must be a float in (0, 1); got {ci_level!r}"
-        )
+    check_unit(ci_level, name="ci_level", where=where)
     if missing not in ("pairwise", "complete"):
         raise InvalidParameterError(
             f"the `missing` parameter of {where} must be 'pairwise' or 'complete'; got {missing!r}"

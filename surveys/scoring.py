@@ -22,6 +22,7 @@ import pandas as pd
 from pandas.api import types as ptypes
 
 from surveys import _columns as col
+from surveys._checks import check_bool, check_unit
 from surveys._errors import FAILURE_COLUMNS, InputValidationError, InvalidParameterError
 from surveys.instruments import Instrument, ScaleKey, load_instrument
 from surveys.reliability import scale_reliability
@@ -660,23 +661,13 @@ def _check_parameters(
             f"the `min_valid` parameter of {where} must be a fraction in (0, 1] (or an int "
             f"count such as 3); got {min_valid!r}"
         )
-    if not isinstance(prorate, bool | np.bool_):
-        raise InvalidParameterError(
-            f"the `prorate` parameter of {where} must be True or False; got {prorate!r}"
-        )
+    check_bool(prorate, name="prorate", where=where)
     if impute not in _IMPUTE:
         raise InvalidParameterError(
             f"the `impute` parameter of {where} must be None, 'item_mean' or 'item_median'; "
             f"got {impute!r}"
         )
-    if (
-        isinstance(ci_level, bool)
-        or not isinstance(ci_level, Real)
-        or not 0.0 < float(ci_level) < 1.0
-    ):
-        raise InvalidParameterError(
-            f"the `ci_level` parameter of {where} must be a float in (0, 1); got {ci_level!r}"
-        )
+    check_unit(ci_level, name="ci_level", where=where)
     if row_numbers is not None:
         if not isinstance(row_numbers, pd.Series):
             raise InvalidParameterError(

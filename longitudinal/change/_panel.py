@@ -24,23 +24,6 @@ class _Panel:
     waves: tuple[Hashable, ...]
 
 
-def _check_ci_level(ci_level: float, func: str) -> float:
-    ok = isinstance(ci_level, float | int) and not isinstance(ci_level, bool)
-    if not ok or not 0.0 < float(ci_level) < 1.0:
-        raise InvalidParameterError(
-            f"the `ci_level` parameter of {func} must be a float in (0, 1); got {ci_level!r}"
-        )
-    return float(ci_level)
-
-
-def _check_bool(value: object, name: str, func: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise InvalidParameterError(
-            f"the `{name}` parameter of {func} must be True or False; got {value!r}"
-        )
-    return bool(value)
-
-
 def _check_waves(waves: object, func: str) -> tuple[Hashable, ...]:
     if isinstance(waves, str) or not isinstance(waves, Sequence):
         raise InvalidParameterError(

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from longitudinal.change._panel import _check_ci_level, _package_version
+from longitudinal._checks import check_unit
+from longitudinal.change._panel import _package_version
 from longitudinal.change.anova import friedman_test, rm_anova
 from longitudinal.change.describe import describe_waves
 from longitudinal.change.growth import growth_model
@@ -115,7 +116,7 @@ def change_analysis(
     40
     """
     func = "change_analysis"
-    level = _check_ci_level(ci_level, func)
+    level = check_unit(ci_level, name="ci_level", where=func)
     common = {
         "id_col": id_col,
         "wave_col": wave_col,

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from longitudinal.change._panel import _check_ci_level, _panel
+from longitudinal._checks import check_unit
+from longitudinal.change._panel import _panel
 from longitudinal.change.results import DESCRIBE_COLUMNS
 
 
@@ -77,7 +78,7 @@ def describe_waves(
     1  post  3  3.666667  0.763763
     """
     func = "describe_waves"
-    level = _check_ci_level(ci_level, func)
+    level = check_unit(ci_level, name="ci_level", where=func)
     panel = _panel(
         data,
         id_col=id_col,

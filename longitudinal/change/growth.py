@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from longitudinal._checks import check_bool, check_unit
 from longitudinal._errors import DataQualityWarning, InvalidParameterError
-from longitudinal.change._panel import _check_bool, _check_ci_level, _package_version, _panel
+from longitudinal.change._panel import _package_version, _panel
 from longitudinal.change.results import (
     _SINGULAR_TOL,
     FIXED_COLUMNS,
@@ -211,8 +212,8 @@ def growth_model(
     (['Intercept', 'time'], 'intercept')
     """
     func = "growth_model"
-    level = _check_ci_level(ci_level, func)
-    slope_wanted = _check_bool(random_slope, "random_slope", func)
+    level = check_unit(ci_level, name="ci_level", where=func)
+    slope_wanted = check_bool(random_slope, name="random_slope", where=func)
     slope_requested = slope_wanted
     if backend not in _GROWTH_BACKENDS:
         raise InvalidParameterError(

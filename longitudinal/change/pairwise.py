@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
+from longitudinal._checks import check_unit
 from longitudinal._errors import DataQualityWarning
-from longitudinal.change._panel import _check_ci_level, _package_version, _panel
+from longitudinal.change._panel import _package_version, _panel
 from longitudinal.change.results import (
     DZ_CI_METHOD,
     EFFECT_SIZE_COLUMNS,
@@ -207,7 +208,7 @@ def pairwise_changes(
     2 post - pre     1.125  4
     """
     func = "pairwise_changes"
-    level = _check_ci_level(ci_level, func)
+    level = check_unit(ci_level, name="ci_level", where=func)
     panel = _panel(
         data,
         id_col=id_col,

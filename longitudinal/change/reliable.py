@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from longitudinal._checks import check_bool, check_unit
 from longitudinal._errors import DataQualityWarning, InvalidParameterError
-from longitudinal.change._panel import _check_bool, _check_ci_level, _package_version, _panel
+from longitudinal.change._panel import _package_version, _panel
 from longitudinal.change.results import (
     RCI_CATEGORIES,
     RCI_COLUMNS,
@@ -138,8 +139,8 @@ def reliable_change(
     ['improved', 'unchanged', 'deteriorated', 'unchanged']
     """
     func = "reliable_change"
-    level = _check_ci_level(ci_level, func)
-    better_up = _check_bool(higher_is_better, "higher_is_better", func)
+    level = check_unit(ci_level, name="ci_level", where=func)
+    better_up = check_bool(higher_is_better, name="higher_is_better", where=func)
     panel = _panel(
         data,
         id_col=id_col,

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from longitudinal._checks import check_bool, check_unit
 from longitudinal._errors import InvalidParameterError
 
 
@@ -54,18 +55,8 @@ def check_options(
         ("bayes", bayes),
         ("overwrite", overwrite),
     ):
-        if not isinstance(value, bool):
-            raise InvalidParameterError(
-                f"the `{name}` parameter of {func} must be True or False; got {value!r}"
-            )
-    if (
-        isinstance(ci_level, bool)
-        or not isinstance(ci_level, float | int)
-        or not (0 < ci_level < 1)
-    ):
-        raise InvalidParameterError(
-            f"the `ci_level` parameter of {func} must be a float in (0, 1); got {ci_level!r}"
-        )
+        check_bool(value, name=name, where=func)
+    check_unit(ci_level, name="ci_level", where=func)
     sampling = {k: v for k, v in (sampling or {}).items() if v is not None}
     for key, value in sampling.items():
         kind = _SAMPLING.get(key)

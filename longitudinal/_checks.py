@@ -1,0 +1,63 @@
+"""Parameter checks of the longitudinal package: one wording for every function.
+
+Each check names the parameter and the function and says what was expected and what was
+given, in the words of :mod:`models._checks`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from longitudinal._errors import InvalidParameterError
+
+
+def check_int(
+    value: Any, *, name: str, where: str, minimum: int, maximum: int | None = None
+) -> int:
+    """Return ``value`` as an int if it is a whole number in ``[minimum, maximum]``."""
+    ok = not isinstance(value, bool | np.bool_) and isinstance(value, numbers.Integral)
+    if not ok or value < minimum or (maximum is not None and value > maximum):
+        wanted = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise InvalidParameterError(
+            f"the `{name}` parameter of {where} must be an integer {wanted}; got {value!r}"
+        )
+    return int(value)
+
+
+def check_bool(value: Any, *, name: str, where: str) -> bool:
+    """Return ``value`` if it is True or False (NumPy booleans included)."""
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidParameterError(
+            f"the `{name}` parameter of {where} must be True or False; got {value!r}"
+        )
+    return bool(value)
+
+
+def check_unit(value: Any, *, name: str, where: str) -> float:
+    """Return ``value`` as a float if it lies strictly between 0 and 1 (a level, a share)."""
+    ok = not isinstance(value, bool | np.bool_) and isinstance(value, numbers.Real)
+    if not ok or not 0 < value < 1:
+        raise InvalidParameterError(
+            f"the `{name}` parameter of {where} must be a float in (0, 1); got {value!r}"
+        )
+    return float(value)
+
+
+def check_frame(data: Any, columns: Sequence[str], *, where: str, name: str = "data") -> None:
+    """Check that ``data`` is a DataFrame holding ``columns``; name the missing ones."""
+    if not isinstance(data, pd.DataFrame):
+        raise InvalidParameterError(
+            f"the `{name}` parameter of {where} must be a pandas DataFrame; "
+            f"got {type(data).__name__}"
+        )
+    missing = [c for c in columns if c not in data.columns]
+    if missing:
+        raise InvalidParameterError(
+            f"the `{name}` parameter of {where} lacks the columns {missing}; "
+            f"it has {list(data.columns)}"
+        )
