@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from longitudinal._checks import check_frame
 from longitudinal._errors import InvalidParameterError
 from models.panel import within_between
 
@@ -66,20 +67,6 @@ def scale_column(instrument: str, scale: str) -> str:
     'sites'
     """
     return instrument if scale == instrument else f"{instrument}_{scale}"
-
-
-def _require_columns(data: pd.DataFrame, columns: Sequence[str], *, param: str, func: str) -> None:
-    if not isinstance(data, pd.DataFrame):
-        raise InvalidParameterError(
-            f"the `{param}` parameter of {func} must be a pandas DataFrame; "
-            f"got {type(data).__name__}"
-        )
-    missing = [c for c in columns if c not in data.columns]
-    if missing:
-        raise InvalidParameterError(
-            f"the `{param}` parameter of {func} must have the columns {list(columns)}; "
-            f"missing {missing}"
-        )
 
 
 def time_coding(
@@ -138,7 +125,7 @@ def time_coding(
     2         s3    3  0.428571              2
     """
     func = "time_coding"
-    _require_columns(sessions, [id_col, time_col, session_col], param="sessions", func=func)
+    check_frame(sessions, [id_col, time_col, session_col], where=func, name="sessions")
     if not pd.api.types.is_datetime64_any_dtype(sessions[time_col]):
         raise InvalidParameterError(
             f"the `{time_col}` column passed to {func} must be datetime64; "
@@ -208,8 +195,8 @@ def nearest_preceding_wave(
     ['pre', 'mid']
     """
     func = "nearest_preceding_wave"
-    _require_columns(sessions, [id_col, time_col], param="sessions", func=func)
-    _require_columns(survey_dates, [id_col, wave_col, date_col], param="survey_dates", func=func)
+    check_frame(sessions, [id_col, time_col], where=func, name="sessions")
+    check_frame(survey_dates, [id_col, wave_col, date_col], where=func, name="survey_dates")
     waves = list(waves)
     unknown = sorted(set(survey_dates[wave_col].dropna().astype(str)) - set(waves))
     if unknown:
