@@ -30,8 +30,8 @@ import pandas as pd
 from longitudinal._errors import InvalidParameterError, LongitudinalError
 from longitudinal._output import check_writable, refuse_overlap, remove_stale_staging
 from longitudinal.report.context import NOTES_FILE
-from models._errors import ModelsError
-from surveys._errors import InputValidationError, SurveysError
+from models import ModelsError
+from surveys import InputValidationError, SurveysError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

@@ -59,7 +59,7 @@ from longitudinal.study_tables import (
     _times,
     _to_float,
 )
-from surveys._errors import InputValidationError, SurveysError
+from surveys import InputValidationError, SurveysError
 
 __all__ = [
     "EXCLUSION_COLUMNS",
@@ -852,7 +852,7 @@ class _Loader:
     # -- scoring -------------------------------------------------------------------------------
 
     def score(self, surveys: list, instruments: dict[str, Any]) -> dict[str, pd.DataFrame]:
-        from surveys._errors import UndefinedStatisticWarning
+        from surveys import UndefinedStatisticWarning
         from surveys.scoring import score
 
         cfg = self.cfg

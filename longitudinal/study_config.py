@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
-from surveys._errors import FAILURE_COLUMNS, InputValidationError
+from surveys import FAILURE_COLUMNS, InputValidationError
 
 __all__ = [
     "CONFIG_FILE",

@@ -8,6 +8,7 @@ once (:func:`validate_responses`), exact scoring from the declared response rang
 """
 
 from surveys._errors import (
+    FAILURE_COLUMNS,
     DataQualityWarning,
     InputValidationError,
     InvalidParameterError,
@@ -30,6 +31,7 @@ from surveys.scoring import ScaleScores, reverse_score, score
 from surveys.validation import FailureCollector, validate_responses
 
 __all__ = [
+    "FAILURE_COLUMNS",
     "__version__",
     "DataQualityWarning",
     "FailureCollector",
