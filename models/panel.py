@@ -139,17 +139,17 @@ def _check_options(cov_type: Any, ci_level: Any, func: str) -> None:
 def _panel_frame(
     data: pd.DataFrame,
     *,
-    y_col: str,
+    outcome_col: str,
     x_cols: list[str],
-    entity_col: str,
+    id_col: str,
     time_col: str | None,
     func: str,
 ) -> tuple[pd.DataFrame, int]:
-    used = [y_col, *x_cols, entity_col] + ([time_col] if time_col else [])
+    used = [outcome_col, *x_cols, id_col] + ([time_col] if time_col else [])
     _check_columns(data, used, func)
     bad = [
         c
-        for c in [y_col, *x_cols]
+        for c in [outcome_col, *x_cols]
         if not (pd.api.types.is_numeric_dtype(data[c]) or pd.api.types.is_bool_dtype(data[c]))
     ]
     if bad:
@@ -161,11 +161,11 @@ def _panel_frame(
     frame = frame.loc[keep].copy()
     n_dropped = int((~keep).sum())
     if time_col is None:
-        time = frame.groupby(entity_col, sort=False).cumcount()
+        time = frame.groupby(id_col, sort=False).cumcount()
     else:
         time = frame[time_col]
     index = pd.MultiIndex.from_arrays(
-        [frame[entity_col].to_numpy(), time.to_numpy()], names=["entity", "time"]
+        [frame[id_col].to_numpy(), time.to_numpy()], names=["entity", "time"]
     )
     if index.duplicated().any():
         dups = index[index.duplicated(keep=False)].unique()
@@ -174,7 +174,9 @@ def _panel_frame(
             f"{func}: {len(dups)} entity/time pair(s) occur more than once, e.g. {shown}; "
             "each entity may have one row per time point (aggregate explicitly if intended)"
         )
-    out = pd.DataFrame({c: frame[c].to_numpy(dtype=float) for c in [y_col, *x_cols]}, index=index)
+    out = pd.DataFrame(
+        {c: frame[c].to_numpy(dtype=float) for c in [outcome_col, *x_cols]}, index=index
+    )
     out = out.sort_index()
     if out.index.get_level_values(0).nunique() < 2:
         raise InvalidParameterError(f"{func}: the data have fewer than two entities")
@@ -258,9 +260,9 @@ def _result(
 def fit_within(
     data: pd.DataFrame,
     *,
-    y_col: str,
+    outcome_col: str,
     x_cols: list[str],
-    entity_col: str,
+    id_col: str,
     time_col: str | None = None,
     cov_type: CovType = "clustered",
     ci_level: float = 0.95,
@@ -271,11 +273,11 @@ def fit_within(
     ----------
     data : pandas.DataFrame
         Long data, one row per entity and time point.
-    y_col : str
+    outcome_col : str
         Outcome column.
     x_cols : list of str
         Time-varying regressors (time-invariant ones are absorbed by the entity effects).
-    entity_col : str
+    id_col : str
         Entity (person) identifier.
     time_col : str, optional
         Time identifier; default the row order within each entity.
@@ -316,7 +318,8 @@ def fit_within(
     >>> x = rng.normal(size=120) + np.repeat(rng.normal(size=30), 4)
     >>> y = 2 * x + np.repeat(rng.normal(size=30), 4) + rng.normal(size=120)
     >>> df = pd.DataFrame({"id": ids, "x": x, "y": y})
-    >>> fit_within(df, y_col="y", x_cols=["x"], entity_col="id").coefficients[["term", "estimate"]]
+    >>> fit = fit_within(df, outcome_col="y", x_cols=["x"], id_col="id")
+    >>> fit.coefficients[["term", "estimate"]]
       term  estimate
     0    x   2.24...
     """
@@ -324,10 +327,12 @@ def fit_within(
     x_cols = _as_list(x_cols, func)
     _check_options(cov_type, ci_level, func)
     frame, n_dropped = _panel_frame(
-        data, y_col=y_col, x_cols=x_cols, entity_col=entity_col, time_col=time_col, func=func
+        data, outcome_col=outcome_col, x_cols=x_cols, id_col=id_col, time_col=time_col, func=func
     )
     lm = require("linearmodels.panel", feature=func)
-    res = lm.PanelOLS(frame[y_col], frame[x_cols], entity_effects=True).fit(**_fit_kwargs(cov_type))
+    res = lm.PanelOLS(frame[outcome_col], frame[x_cols], entity_effects=True).fit(
+        **_fit_kwargs(cov_type)
+    )
     return _result(
         res,
         estimator="within",
@@ -336,9 +341,9 @@ def fit_within(
         n_entities=frame.index.get_level_values(0).nunique(),
         n_dropped=n_dropped,
         params={
-            "y_col": y_col,
+            "outcome_col": outcome_col,
             "x_cols": x_cols,
-            "entity_col": entity_col,
+            "id_col": id_col,
             "time_col": time_col,
             "cov_type": cov_type,
             "ci_level": ci_level,
@@ -349,9 +354,9 @@ def fit_within(
 def fit_random_effects(
     data: pd.DataFrame,
     *,
-    y_col: str,
+    outcome_col: str,
     x_cols: list[str],
-    entity_col: str,
+    id_col: str,
     time_col: str | None = None,
     cov_type: CovType = "unadjusted",
     ci_level: float = 0.95,
@@ -362,11 +367,11 @@ def fit_random_effects(
     ----------
     data : pandas.DataFrame
         Long data, one row per entity and time point.
-    y_col : str
+    outcome_col : str
         Outcome column.
     x_cols : list of str
         Regressors (time-varying and time-invariant).
-    entity_col : str
+    id_col : str
         Entity identifier.
     time_col : str, optional
         Time identifier; default the row order within each entity.
@@ -400,12 +405,12 @@ def fit_random_effects(
     x_cols = _as_list(x_cols, func)
     _check_options(cov_type, ci_level, func)
     frame, n_dropped = _panel_frame(
-        data, y_col=y_col, x_cols=x_cols, entity_col=entity_col, time_col=time_col, func=func
+        data, outcome_col=outcome_col, x_cols=x_cols, id_col=id_col, time_col=time_col, func=func
     )
     lm = require("linearmodels.panel", feature=func)
     exog = frame[x_cols].copy()
     exog.insert(0, "const", 1.0)
-    res = lm.RandomEffects(frame[y_col], exog).fit(**_fit_kwargs(cov_type))
+    res = lm.RandomEffects(frame[outcome_col], exog).fit(**_fit_kwargs(cov_type))
     vd = res.variance_decomposition
     components = pd.DataFrame(
         {
@@ -421,9 +426,9 @@ def fit_random_effects(
         n_entities=frame.index.get_level_values(0).nunique(),
         n_dropped=n_dropped,
         params={
-            "y_col": y_col,
+            "outcome_col": outcome_col,
             "x_cols": x_cols,
-            "entity_col": entity_col,
+            "id_col": id_col,
             "time_col": time_col,
             "cov_type": cov_type,
             "ci_level": ci_level,
@@ -435,9 +440,9 @@ def fit_random_effects(
 def fit_between(
     data: pd.DataFrame,
     *,
-    y_col: str,
+    outcome_col: str,
     x_cols: list[str],
-    entity_col: str,
+    id_col: str,
     time_col: str | None = None,
     cov_type: Literal["unadjusted", "robust"] = "unadjusted",
     ci_level: float = 0.95,
@@ -448,11 +453,11 @@ def fit_between(
     ----------
     data : pandas.DataFrame
         Long data, one row per entity and time point.
-    y_col : str
+    outcome_col : str
         Outcome column.
     x_cols : list of str
         Regressors.
-    entity_col : str
+    id_col : str
         Entity identifier.
     time_col : str, optional
         Time identifier; default the row order within each entity.
@@ -489,12 +494,12 @@ def fit_between(
             "(the between regression has one row per entity); got 'clustered'"
         )
     frame, n_dropped = _panel_frame(
-        data, y_col=y_col, x_cols=x_cols, entity_col=entity_col, time_col=time_col, func=func
+        data, outcome_col=outcome_col, x_cols=x_cols, id_col=id_col, time_col=time_col, func=func
     )
     lm = require("linearmodels.panel", feature=func)
     exog = frame[x_cols].copy()
     exog.insert(0, "const", 1.0)
-    res = lm.BetweenOLS(frame[y_col], exog).fit(**_fit_kwargs(cov_type))
+    res = lm.BetweenOLS(frame[outcome_col], exog).fit(**_fit_kwargs(cov_type))
     return _result(
         res,
         estimator="between",
@@ -503,9 +508,9 @@ def fit_between(
         n_entities=frame.index.get_level_values(0).nunique(),
         n_dropped=n_dropped,
         params={
-            "y_col": y_col,
+            "outcome_col": outcome_col,
             "x_cols": x_cols,
-            "entity_col": entity_col,
+            "id_col": id_col,
             "time_col": time_col,
             "cov_type": cov_type,
             "ci_level": ci_level,

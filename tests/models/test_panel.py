@@ -66,9 +66,9 @@ def ols(X, y):
 def test_within_riesby_classical(riesby):
     fit = fit_within(
         riesby,
-        y_col="hamdep",
+        outcome_col="hamdep",
         x_cols=["week"],
-        entity_col="id",
+        id_col="id",
         time_col="week",
         cov_type="unadjusted",
     )
@@ -79,7 +79,7 @@ def test_within_riesby_classical(riesby):
 
 
 def test_within_riesby_clustered(riesby):
-    fit = fit_within(riesby, y_col="hamdep", x_cols=["week"], entity_col="id", time_col="week")
+    fit = fit_within(riesby, outcome_col="hamdep", x_cols=["week"], id_col="id", time_col="week")
     assert fit.cov_type == "clustered"
     ref = REF["riesby"]["within_cluster_hc1"]
     np.testing.assert_allclose(fit.coefficients["se"], ref["se"], rtol=1e-7)
@@ -87,7 +87,7 @@ def test_within_riesby_clustered(riesby):
 
 def test_between_riesby(riesby):
     fit = fit_between(
-        riesby, y_col="hamdep", x_cols=["week", "endog"], entity_col="id", time_col="week"
+        riesby, outcome_col="hamdep", x_cols=["week", "endog"], id_col="id", time_col="week"
     )
     check_against(fit, REF["riesby"]["between"])
     assert fit.df_resid == REF["riesby"]["between_df"]
@@ -95,7 +95,7 @@ def test_between_riesby(riesby):
 
 def test_random_effects_riesby_unbalanced(riesby):
     fit = fit_random_effects(
-        riesby, y_col="hamdep", x_cols=["week", "endog"], entity_col="id", time_col="week"
+        riesby, outcome_col="hamdep", x_cols=["week", "endog"], id_col="id", time_col="week"
     )
     ref = REF["riesby"]["random"]
     # unbalanced panel: linearmodels and plm estimate the entity variance with different
@@ -110,7 +110,7 @@ def test_random_effects_riesby_unbalanced(riesby):
 
 def test_simulated_balanced_panel_all_estimators(sim):
     ref = REF["simulated"]
-    kw = {"y_col": "y", "x_cols": ["x1", "x2"], "entity_col": "id", "time_col": "t"}
+    kw = {"outcome_col": "y", "x_cols": ["x1", "x2"], "id_col": "id", "time_col": "t"}
     check_against(fit_within(sim, cov_type="unadjusted", **kw), ref["within"])
     check_against(fit_within(sim, **kw), ref["within_cluster_hc1"])
     check_against(fit_between(sim, **kw), ref["between"])
@@ -123,7 +123,7 @@ def test_simulated_balanced_panel_all_estimators(sim):
 
 
 def test_hausman_against_plm(sim):
-    kw = {"y_col": "y", "x_cols": ["x1", "x2"], "entity_col": "id", "time_col": "t"}
+    kw = {"outcome_col": "y", "x_cols": ["x1", "x2"], "id_col": "id", "time_col": "t"}
     fe = fit_within(sim, cov_type="unadjusted", **kw)
     re = fit_random_effects(sim, **kw)
     # V_within - V_random is indefinite here (x2's variance difference is negative), as is
@@ -143,7 +143,7 @@ def test_hausman_against_plm(sim):
 
 def test_within_equals_demeaned_ols(sim):
     fit = fit_within(
-        sim, y_col="y", x_cols=["x1", "x2"], entity_col="id", time_col="t", cov_type="unadjusted"
+        sim, outcome_col="y", x_cols=["x1", "x2"], id_col="id", time_col="t", cov_type="unadjusted"
     )
     X = demean(sim, ["x1", "x2"], "id").to_numpy()
     y = demean(sim, ["y"], "id").to_numpy()[:, 0]
@@ -156,7 +156,7 @@ def test_within_equals_demeaned_ols(sim):
 
 
 def test_within_clustered_equals_sandwich(sim):
-    fit = fit_within(sim, y_col="y", x_cols=["x1", "x2"], entity_col="id", time_col="t")
+    fit = fit_within(sim, outcome_col="y", x_cols=["x1", "x2"], id_col="id", time_col="t")
     X = demean(sim, ["x1", "x2"], "id").to_numpy()
     y = demean(sim, ["y"], "id").to_numpy()[:, 0]
     b, XtX_inv, e = ols(X, y)
@@ -170,7 +170,7 @@ def test_within_clustered_equals_sandwich(sim):
 
 
 def test_between_equals_ols_of_means(riesby):
-    fit = fit_between(riesby, y_col="hamdep", x_cols=["week", "endog"], entity_col="id")
+    fit = fit_between(riesby, outcome_col="hamdep", x_cols=["week", "endog"], id_col="id")
     means = riesby.groupby("id")[["hamdep", "week", "endog"]].mean()
     X = np.column_stack([np.ones(len(means)), means[["week", "endog"]].to_numpy()])
     b, XtX_inv, e = ols(X, means["hamdep"].to_numpy())
@@ -180,7 +180,7 @@ def test_between_equals_ols_of_means(riesby):
 
 
 def test_random_effects_equals_quasi_demeaned_gls(sim):
-    fit = fit_random_effects(sim, y_col="y", x_cols=["x1", "x2"], entity_col="id", time_col="t")
+    fit = fit_random_effects(sim, outcome_col="y", x_cols=["x1", "x2"], id_col="id", time_col="t")
     vc = fit.variance_components.set_index("component")["variance"]
     T = sim.groupby("id")["y"].transform("size").to_numpy()
     theta = 1 - np.sqrt(vc["residual"] / (T * vc["entity"] + vc["residual"]))
@@ -195,7 +195,7 @@ def test_random_effects_equals_quasi_demeaned_gls(sim):
 
 
 def test_hausman_statistic_formula(sim):
-    kw = {"y_col": "y", "x_cols": ["x1", "x2"], "entity_col": "id", "time_col": "t"}
+    kw = {"outcome_col": "y", "x_cols": ["x1", "x2"], "id_col": "id", "time_col": "t"}
     fe = fit_within(sim, cov_type="unadjusted", **kw)
     re = fit_random_effects(sim, **kw)
     with pytest.warns(DataQualityWarning):
@@ -214,7 +214,7 @@ def test_hausman_statistic_formula(sim):
 
 
 def test_ci_level_and_t_distribution(sim):
-    fit = fit_between(sim, y_col="y", x_cols=["x1"], entity_col="id", ci_level=0.9)
+    fit = fit_between(sim, outcome_col="y", x_cols=["x1"], id_col="id", ci_level=0.9)
     co = fit.coefficients
     q = stats.t.ppf(0.95, fit.df_resid)
     np.testing.assert_allclose(co["ci_high"], co["estimate"] + q * co["se"], rtol=1e-12)
@@ -222,17 +222,17 @@ def test_ci_level_and_t_distribution(sim):
 
 
 def test_time_col_optional_uses_row_order(sim):
-    a = fit_within(sim, y_col="y", x_cols=["x1"], entity_col="id", time_col="t")
-    b = fit_within(sim, y_col="y", x_cols=["x1"], entity_col="id")
+    a = fit_within(sim, outcome_col="y", x_cols=["x1"], id_col="id", time_col="t")
+    b = fit_within(sim, outcome_col="y", x_cols=["x1"], id_col="id")
     np.testing.assert_allclose(a.coefficients["se"], b.coefficients["se"], rtol=1e-12)
 
 
 def test_missing_rows_dropped_and_counted(sim):
     df = sim.copy()
     df.loc[[3, 50], "x1"] = np.nan
-    fit = fit_within(df, y_col="y", x_cols=["x1"], entity_col="id", time_col="t")
+    fit = fit_within(df, outcome_col="y", x_cols=["x1"], id_col="id", time_col="t")
     assert fit.n_obs == 198 and fit.meta["n_excluded"] == 2
-    ref = fit_within(df.dropna(), y_col="y", x_cols=["x1"], entity_col="id", time_col="t")
+    ref = fit_within(df.dropna(), outcome_col="y", x_cols=["x1"], id_col="id", time_col="t")
     np.testing.assert_allclose(
         fit.coefficients["estimate"], ref.coefficients["estimate"], rtol=1e-12
     )
@@ -269,7 +269,7 @@ def test_mundlak_within_coefficient_equals_fixed_effects(sim):
     # within estimator exactly
     df = within_between(sim, ["x1", "x2"], group_col="id")
     m = LinearMixedModel("y ~ x1_within + x1_between + x2_within + x2_between + (1 | id)").fit(df)
-    fe = fit_within(sim, y_col="y", x_cols=["x1", "x2"], entity_col="id", cov_type="unadjusted")
+    fe = fit_within(sim, outcome_col="y", x_cols=["x1", "x2"], id_col="id", cov_type="unadjusted")
     est = m.fixed_.set_index("term")["estimate"]
     np.testing.assert_allclose(
         est[["x1_within", "x2_within"]], fe.coefficients["estimate"], rtol=1e-8
@@ -283,7 +283,7 @@ def test_mundlak_within_coefficient_equals_fixed_effects(sim):
 def test_duplicate_entity_time_rejected(sim):
     df = pd.concat([sim, sim.iloc[[0, 7]]])
     with pytest.raises(InvalidParameterError, match="2 entity/time pair"):
-        fit_within(df, y_col="y", x_cols=["x1"], entity_col="id", time_col="t")
+        fit_within(df, outcome_col="y", x_cols=["x1"], id_col="id", time_col="t")
 
 
 @pytest.mark.parametrize(
@@ -296,23 +296,23 @@ def test_duplicate_entity_time_rejected(sim):
     ],
 )
 def test_invalid_arguments(sim, kwargs, match):
-    args = {"y_col": "y", "x_cols": ["x1"], "entity_col": "id"} | kwargs
+    args = {"outcome_col": "y", "x_cols": ["x1"], "id_col": "id"} | kwargs
     with pytest.raises(InvalidParameterError, match=match):
         fit_within(sim, **args)
 
 
 def test_non_numeric_regressor(sim):
     with pytest.raises(InvalidParameterError, match="must be numeric"):
-        fit_within(sim.assign(s="a"), y_col="y", x_cols=["s"], entity_col="id")
+        fit_within(sim.assign(s="a"), outcome_col="y", x_cols=["s"], id_col="id")
 
 
 def test_between_refuses_clustered(sim):
     with pytest.raises(InvalidParameterError, match="`cov_type` parameter of fit_between"):
-        fit_between(sim, y_col="y", x_cols=["x1"], entity_col="id", cov_type="clustered")
+        fit_between(sim, outcome_col="y", x_cols=["x1"], id_col="id", cov_type="clustered")
 
 
 def test_hausman_refuses_robust_and_wrong_kinds(sim):
-    kw = {"y_col": "y", "x_cols": ["x1"], "entity_col": "id"}
+    kw = {"outcome_col": "y", "x_cols": ["x1"], "id_col": "id"}
     fe_cl = fit_within(sim, **kw)
     fe = fit_within(sim, cov_type="unadjusted", **kw)
     re = fit_random_effects(sim, **kw)
@@ -336,8 +336,10 @@ def test_within_between_errors(sim):
 
 
 def test_hausman_unbalanced_positive_definite_no_warning(riesby):
-    fe = fit_within(riesby, y_col="hamdep", x_cols=["week"], entity_col="id", cov_type="unadjusted")
-    re = fit_random_effects(riesby, y_col="hamdep", x_cols=["week", "endog"], entity_col="id")
+    fe = fit_within(
+        riesby, outcome_col="hamdep", x_cols=["week"], id_col="id", cov_type="unadjusted"
+    )
+    re = fit_random_effects(riesby, outcome_col="hamdep", x_cols=["week", "endog"], id_col="id")
     h = hausman_test(fe, re)  # warnings are errors in the test run
     d = h.table["difference"].iloc[0]
     v = fe.cov.loc["week", "week"] - re.cov.loc["week", "week"]
