@@ -11,28 +11,57 @@ from models.formula import RandomBlock
 
 
 def random_tables(
-    blocks: list[RandomBlock], Ts: list[np.ndarray], scale: float = 1.0
+    blocks: list[RandomBlock],
+    Ts: list[np.ndarray],
+    scale: float = 1.0,
+    *,
+    residual: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``group, term, variance, sd`` and ``group, term1, term2, covariance, corr`` tables.
 
     ``Ts`` are the blocks' Cholesky factors; each block's covariance is ``scale**2 T T'``.
+    With ``residual``, a last row ``Residual`` (no term) holds the residual variance
+    ``scale**2`` of a linear mixed model.
     """
-    rows, corr_rows = [], []
+    groups, terms, variances = [], [], []
+    pairs: dict[str, list[Any]] = {k: [] for k in ("group", "term1", "term2", "covariance")}
+    corrs: list[float] = []
     for block, T in zip(blocks, Ts, strict=True):
         cov = scale**2 * (T @ T.T)
         sd = np.sqrt(np.diag(cov))
-        for i, term in enumerate(block.terms):
-            rows.append((block.group, term, cov[i, i], sd[i]))
+        groups += [block.group] * len(block.terms)
+        terms += list(block.terms)
+        variances += np.diag(cov).tolist()
         for j in range(len(block.terms)):
             for i in range(j + 1, len(block.terms)):
                 denom = sd[i] * sd[j]
-                corr = cov[i, j] / denom if denom > 0 else np.nan
-                corr_rows.append((block.group, block.terms[j], block.terms[i], cov[i, j], corr))
-    random = pd.DataFrame(rows, columns=["group", "term", "variance", "sd"])
-    random = random.astype({"variance": float, "sd": float})
-    corr = pd.DataFrame(corr_rows, columns=["group", "term1", "term2", "covariance", "corr"])
-    corr = corr.astype({"group": object, "term1": object, "term2": object})
-    corr = corr.astype({"covariance": float, "corr": float})
+                pairs["group"].append(block.group)
+                pairs["term1"].append(block.terms[j])
+                pairs["term2"].append(block.terms[i])
+                pairs["covariance"].append(float(cov[i, j]))
+                corrs.append(float(cov[i, j] / denom) if denom > 0 else np.nan)
+    if residual:
+        groups.append("Residual")
+        terms.append(None)
+        variances.append(scale**2)
+    var = np.asarray(variances, dtype=float)
+    random = pd.DataFrame(
+        {
+            "group": pd.Series(groups, dtype=object),
+            "term": pd.Series(terms, dtype=object),
+            "variance": var,
+            "sd": np.sqrt(var),
+        }
+    )
+    corr = pd.DataFrame(
+        {
+            "group": pd.Series(pairs["group"], dtype=object),
+            "term1": pd.Series(pairs["term1"], dtype=object),
+            "term2": pd.Series(pairs["term2"], dtype=object),
+            "covariance": np.asarray(pairs["covariance"], dtype=float),
+            "corr": np.asarray(corrs, dtype=float),
+        }
+    )
     return random, corr
 
 

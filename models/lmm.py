@@ -681,11 +681,7 @@ class LinearMixedModel:
         )
 
     def _random_tables(self, Ts: list[np.ndarray], sigma: float):
-        random, corr = random_tables(self.design_.random, Ts, sigma)
-        residual = pd.DataFrame(
-            {"group": ["Residual"], "term": [None], "variance": [sigma**2], "sd": [sigma]}
-        )
-        return pd.concat([random, residual], ignore_index=True), corr
+        return random_tables(self.design_.random, Ts, sigma, residual=True)
 
     def _singular_description(self) -> str:
         return singular_description(self.design_.random, self._Ts, SINGULAR_TOL)
