@@ -386,3 +386,35 @@ def test_a_refused_formula_runs_nothing(tmp_path, monkeypatch):
     design = build_design(parse_formula("y ~ `open('PWNED2', 'w')`"), data)
     assert design.X.shape == (3, 2)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "expr", ["1 + a", "a", "a + b", "0 + a", "0 + a + b", "1", "b + a", "a + 1", "1 + b + a"]
+)
+def test_plain_numeric_expressions_equal_formulaic(expr):
+    """The matrix of an intercept and numeric columns is built without formulaic: the same
+    column names, order and values as formulaic's, and a model spec that evaluates new data."""
+    from formulaic import model_matrix
+
+    from models.formula import _matrix, _PlainSpec
+
+    rng = np.random.default_rng(3)
+    data = pd.DataFrame({"a": rng.normal(size=7), "b": np.arange(7), "g": list("xyzxyzx")})
+    fast = _matrix(expr, data, "fixed part", f"y ~ {expr}")
+    assert isinstance(fast.model_spec, _PlainSpec)
+    slow = model_matrix(expr, data, na_action="raise")
+    assert [str(c) for c in fast.columns] == [str(c) for c in slow.columns]
+    np.testing.assert_array_equal(np.asarray(fast, dtype=float), np.asarray(slow, dtype=float))
+    new = data.iloc[:3].assign(a=[1.0, 2.0, 3.0])
+    again = _matrix(fast.model_spec, new, "fixed part", f"y ~ {expr}")
+    np.testing.assert_array_equal(
+        np.asarray(again, dtype=float), np.asarray(slow.model_spec.get_model_matrix(new), float)
+    )
+
+
+@pytest.mark.parametrize("expr", ["g", "a:b", "a * b", "log(b + 1)", "a + a", "-1 + a", "c"])
+def test_other_expressions_go_to_formulaic(expr):
+    from models.formula import _plain_spec
+
+    data = pd.DataFrame({"a": [1.0, 2.0], "b": [1, 2], "g": ["x", "y"], "c": [True, False]})
+    assert _plain_spec(expr, data) is None
