@@ -25,13 +25,11 @@ from longitudinal.change import (
 )
 from longitudinal.frames import within_between
 from longitudinal.predict import (
-    EffectsSection,
     EmpathyData,
     EmpathyEffects,
     EvaluationResult,
     describe_effects,
     empathy_data,
-    empathy_effects_section,
     empathy_formula,
     evaluate_predictions,
     fit_empathy_models,
@@ -40,6 +38,7 @@ from longitudinal.predict import (
     run_evaluation,
 )
 from longitudinal.report import build_report, pseudonyms, run_demo
+from longitudinal.report.sections.effects import EffectsSection, empathy_effects_section
 from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
 from longitudinal.splits import BenchmarkSplit, draw_splits, participant_splits
 from longitudinal.study import Study, StudyConfig, load_study, read_study_config

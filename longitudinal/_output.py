@@ -1,4 +1,4 @@
-"""Output folders written whole or not at all (reports, evaluation results)."""
+"""What the package writes: folders whole or not at all, and one way to write a CSV or JSON file."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
 
@@ -173,3 +176,71 @@ def atomic_write(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Write a table as UTF-8 CSV with Unix line ends, no index, floats at full precision.
+
+    Categorical columns are written as their labels; floats as the shortest text that reads
+    back to the same number.
+    """
+    out = frame
+    categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    if categorical:
+        out = frame.copy()
+        for col in categorical:
+            out[col] = out[col].astype(str).where(out[col].notna(), None)
+    out.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
+
+
+def json_safe(value: Any) -> Any:
+    """Return ``value`` with NumPy scalars as Python numbers and NaN or infinities as ``None``.
+
+    Dicts, lists and tuples are converted item by item; for JSON written with
+    ``allow_nan=False``, where a missing number must be ``null``.
+    """
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return float(value) if np.isfinite(value) else None
+    return value
+
+
+def json_default(value: Any) -> Any:
+    """Turn NumPy numbers and arrays into JSON values (``json.dumps(default=...)``)."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def json_text(value: Any, *, sort_keys: bool = True, allow_nan: bool = True) -> str:
+    """Return ``value`` as indented ASCII JSON ending in a newline (NumPy values converted)."""
+    text = json.dumps(
+        value,
+        indent=2,
+        sort_keys=sort_keys,
+        ensure_ascii=True,
+        allow_nan=allow_nan,
+        default=json_default,
+    )
+    return text + "\n"
+
+
+def write_json(
+    value: Any, path: str | os.PathLike[str], *, sort_keys: bool = True, allow_nan: bool = True
+) -> None:
+    """Write :func:`json_text` of ``value`` to ``path`` (UTF-8)."""
+    text = json_text(value, sort_keys=sort_keys, allow_nan=allow_nan)
+    Path(path).write_text(text, encoding="utf-8")

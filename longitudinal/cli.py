@@ -14,6 +14,7 @@ rename), so a failed run leaves no partial output behind.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -28,7 +29,13 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError, LongitudinalError
-from longitudinal._output import check_writable, refuse_overlap, remove_stale_staging
+from longitudinal._output import (
+    check_writable,
+    refuse_overlap,
+    remove_stale_staging,
+    write_csv,
+    write_json,
+)
 from longitudinal.report.context import NOTES_FILE
 from models import ModelsError
 from surveys import InputValidationError, SurveysError
@@ -97,10 +104,7 @@ def _check_outputs(outputs: dict[str, Path | None]) -> None:
 
 
 def _csv_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
-    def write(path: Path) -> None:
-        frame.to_csv(path, index=False, encoding="utf-8")
-
-    return write
+    return functools.partial(write_csv, frame)
 
 
 def _scores_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
@@ -845,7 +849,6 @@ def _read_model_data(path: Path) -> pd.DataFrame:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    import json
 
     from longitudinal.fit_record import fit_record, summary_text
 
@@ -855,9 +858,7 @@ def _fit(args: argparse.Namespace) -> int:
     model = _fit_model(args, data)
     result = fit_record(model)
 
-    def write(path: Path) -> None:
-        path.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-
+    write = functools.partial(write_json, result, sort_keys=False, allow_nan=False)
     _write_atomically({args.out: write})
     print(summary_text(model, result))
     print()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from models._varcorr import json_number
+from longitudinal._output import json_safe
 
 __all__ = ["COMMON_KEYS", "FIXED_KEYS", "fit_record", "summary_text"]
 
@@ -40,7 +40,7 @@ FIXED_KEYS = ("term", "estimate", "se", "df", "statistic", "p_value", "ci_low", 
 def _rows(frame: pd.DataFrame, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     out = []
     for rec in frame.to_dict(orient="records"):
-        out.append({k: (str(rec[k]) if k == "term" else json_number(rec.get(k))) for k in keys})
+        out.append({k: (str(rec[k]) if k == "term" else json_safe(rec.get(k))) for k in keys})
     return out
 
 

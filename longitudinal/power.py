@@ -10,7 +10,6 @@ stepping down of the random effects) to a study directory, so a term is named as
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 import warnings
@@ -23,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal._output import atomic_write, check_out_dir
+from longitudinal._output import atomic_write, check_out_dir, write_csv, write_json
 
 __all__ = ["PilotModel", "effect_text", "pilot_empathy_model", "run_power"]
 
@@ -149,16 +148,6 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 16), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 def run_power(
@@ -300,14 +289,11 @@ def run_power(
     }
 
     def write(folder: Path) -> None:
-        result.table.to_csv(folder / POWER_FILE, index=False, float_format="%.17g")
-        result.failures.to_csv(folder / FAILURES_FILE, index=False, float_format="%.17g")
+        write_csv(result.table, folder / POWER_FILE)
+        write_csv(result.failures, folder / FAILURES_FILE)
         fig = plot_power_curve(result.table, target=TARGET, ci_level=meta["ci_level"], title=title)
         save_figure(fig, folder / FIGURE_FILE, vector=True)
-        (folder / PROVENANCE_FILE).write_text(
-            json.dumps(provenance, indent=2, sort_keys=True, default=_json_default) + "\n",
-            encoding="utf-8",
-        )
+        write_json(provenance, folder / PROVENANCE_FILE)
 
     atomic_write(out, write, overwrite=overwrite, what="the power analysis", command="power")
     return out, result

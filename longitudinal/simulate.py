@@ -150,7 +150,6 @@ fixed number of decimals per column, so the same seed gives byte-identical files
 from __future__ import annotations
 
 import functools
-import json
 import math
 import warnings
 from dataclasses import dataclass
@@ -164,6 +163,7 @@ from scipy.special import ndtr, ndtri
 
 from longitudinal._checks import check_bool, check_int
 from longitudinal._errors import InvalidParameterError
+from longitudinal._output import write_csv, write_json
 from surveys import ScaleKey, SurveysWarning, load_instrument, score
 
 __all__ = ["SimulatedStudy", "simulate_frames", "simulate_study"]
@@ -1290,10 +1290,6 @@ def _item_strings(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _write_csv(frame: pd.DataFrame, path: Path) -> None:
-    frame.to_csv(path, index=False, lineterminator="\n")
-
-
 def simulate_study(
     out_dir: str | Path,
     *,
@@ -1367,24 +1363,23 @@ def simulate_study(
 
     (out / "surveys").mkdir(parents=True, exist_ok=True)
     (out / "study.toml").write_text(_study_toml(sim.truth["seed"]), encoding="utf-8")
-    _write_csv(sim.participants, out / "participants.csv")
+    write_csv(sim.participants, out / "participants.csv")
 
     sessions = sim.sessions.copy()
     sessions["duration_min"] = _fmt(sessions["duration_min"].to_numpy(), 2)
     for name, (decimals, _) in _FEATURES.items():
         sessions[name] = _fmt(sessions[name].to_numpy(), decimals)
-    _write_csv(sessions, out / "sessions.csv")
-    _write_csv(sim.ratings, out / "ratings.csv")
+    write_csv(sessions, out / "sessions.csv")
+    write_csv(sim.ratings, out / "ratings.csv")
 
-    _write_csv(_item_strings(sim.surveys["pre"]), out / "surveys" / "pre.csv")
-    _write_csv(_item_strings(sim.surveys["mid"]), out / "surveys" / "mid.csv")
+    write_csv(_item_strings(sim.surveys["pre"]), out / "surveys" / "pre.csv")
+    write_csv(_item_strings(sim.surveys["mid"]), out / "surveys" / "mid.csv")
     _write_qualtrics(sim.post_qualtrics, out / "surveys" / "post_qualtrics.csv")
     items = [item for scale in _STATES for item in scale.items]
     item_map = pd.DataFrame({"column": [_qualtrics_column(i) for i in items], "item": items})
-    _write_csv(item_map, out / "surveys" / "post_map.csv")
+    write_csv(item_map, out / "surveys" / "post_map.csv")
 
-    text = json.dumps(sim.truth, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
-    (out / "truth.json").write_text(text, encoding="utf-8")
+    write_json(sim.truth, out / "truth.json")
     (out / MARKER).write_text("simulate\n", encoding="utf-8")
     return out
 
@@ -1403,4 +1398,4 @@ def _write_qualtrics(rows: pd.DataFrame, path: Path) -> None:
             text_row[col] = f"{_POST_LABELS[instrument]} - item {number}"
             import_row[col] = f'{{"ImportId":"QID{block}_{number}"}}'
     header = pd.DataFrame([text_row, import_row], columns=rows.columns)
-    _write_csv(pd.concat([header, rows], ignore_index=True), path)
+    write_csv(pd.concat([header, rows], ignore_index=True), path)

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
-from models._errors import InvalidParameterError as ModelsInvalidParameterError
+from models import InvalidParameterError as ModelsInvalidParameterError
 from models.evaluation import SPLIT_SIZES, grouped_kfold, grouped_split
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -352,7 +352,8 @@ def participant_splits(
     >>> from longitudinal.study import load_study
     >>> table = participant_splits(load_study("my-study"), seeds=2)  # doctest: +SKIP
     """
-    from longitudinal.predict import _benchmark_data, _check_study
+    from longitudinal.predict._common import _check_study
+    from longitudinal.predict.benchmark import _benchmark_data
 
     func = "participant_splits"
     _check_study(study, func=func)

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
-from surveys._errors import FAILURE_COLUMNS, InputValidationError
+from surveys import FAILURE_COLUMNS, InputValidationError
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from longitudinal.splits import BenchmarkSplit

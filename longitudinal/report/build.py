@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal._output import atomic_write, check_out_dir
+from longitudinal._output import atomic_write, check_out_dir, write_csv, write_json
 from longitudinal.report.context import (
     EVALUATION_FILE,
     EXCLUSIONS_FILE,
@@ -22,7 +21,6 @@ from longitudinal.report.context import (
     ReportContext,
     choose_states,
     rename_ids,
-    write_csv,
 )
 from longitudinal.report.html import render
 from longitudinal.report.options import ReportOptions, check_options
@@ -294,10 +292,7 @@ def write_report(
     ctx.results["provenance"]["sections_not_computed"] = [
         s.heading for s in sections if s.unavailable is not None
     ]
-    (out / PROVENANCE_FILE).write_text(
-        json.dumps(ctx.results["provenance"], indent=2, sort_keys=True, ensure_ascii=True) + "\n",
-        encoding="utf-8",
-    )
+    write_json(ctx.results["provenance"], out / PROVENANCE_FILE)
     (out / REPORT_FILE).write_text(_page(ctx, sections), encoding="utf-8", newline="\n")
 
 

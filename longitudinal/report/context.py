@@ -80,15 +80,6 @@ def rename_ids(frame: pd.DataFrame, id_col: str, id_map: dict[str, str]) -> pd.D
     return out
 
 
-def write_csv(frame: pd.DataFrame, path: Path) -> None:
-    """Write a table at full precision, categories as their labels."""
-    out = frame.copy()
-    for col in out.columns:
-        if isinstance(out[col].dtype, pd.CategoricalDtype):
-            out[col] = out[col].astype(str).where(out[col].notna(), None)
-    out.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
-
-
 def label(instrument: Any, scale: str) -> str:
     """Readable name of a scale: the instrument's title, with the scale when it has several."""
     title = instrument.title.split(",")[0].strip() or instrument.name

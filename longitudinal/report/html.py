@@ -1,8 +1,9 @@
-"""HTML of the report: one Jinja2 environment, the number formats, tables and figures.
+"""HTML of the report: one Jinja2 environment, its tables and figures.
 
 Templates live in ``longitudinal/report/templates`` (shipped as package data); every piece of
 the page, the tables included, is rendered from them with autoescaping, so text from a study
-(labels, notes, file names) can never become markup.
+(labels, notes, file names) can never become markup. Numbers are
+written by :mod:`longitudinal._format`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from markupsafe import Markup
+
+from longitudinal._format import num, p_value
 
 
 @cache
@@ -39,28 +42,6 @@ def environment() -> Any:
 def render(template: str, **variables: Any) -> Markup:
     """Render one template of the report."""
     return Markup(environment().get_template(template).render(**variables))
-
-
-def num(value: Any, digits: int = 2) -> str:
-    """Format a number: fixed decimals, a true minus sign, a dash for NaN."""
-    if value is None or (isinstance(value, float | np.floating) and not np.isfinite(value)):
-        return "–" if value is None or np.isnan(value) else ("∞" if value > 0 else "−∞")
-    if isinstance(value, bool | np.bool_):
-        return "yes" if value else "no"
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, float | np.floating):
-        return f"{float(value):.{digits}f}".replace("-", "−")
-    return str(value)
-
-
-def p_value(value: Any) -> str:
-    """Format a p value in APA style: three decimals without the leading zero, ``< .001``."""
-    if value is None or not np.isfinite(value):
-        return "–"
-    if value < 0.001:
-        return "< .001"
-    return f"{value:.3f}".lstrip("0")
 
 
 def _is_text(series: pd.Series) -> bool:

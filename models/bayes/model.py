@@ -886,6 +886,24 @@ class BayesianMixedModel:
             cor = np.broadcast_to(np.eye(sd.shape[1]), (*sd.shape, sd.shape[1]))
         return sd[:, :, None] * cor * sd[:, None, :]
 
+    def linear_predictor(self) -> np.ndarray:
+        """Posterior draws of the linear predictor of every fitted row.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(chains x draws) x rows``, chains stacked in order as in ``idata_.posterior``;
+            on the data's scale: the fixed part plus each row's group effects (for the
+            ordinal family, the latent location before the cutpoints).
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
+        self._check_fitted("linear_predictor")
+        return self._eta_train()
+
     def predict_proba(
         self,
         data: pd.DataFrame,

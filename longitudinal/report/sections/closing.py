@@ -50,7 +50,8 @@ class PredictorsSection(Section):
 
     def _compute(self, ctx: ReportContext) -> None:
         from longitudinal._errors import LongitudinalError
-        from longitudinal.predict import default_predictors, empathy_effects_section
+        from longitudinal.predict import default_predictors
+        from longitudinal.report.sections.effects import empathy_effects_section
         from models import ModelsError
 
         story = ctx.frames["story"]

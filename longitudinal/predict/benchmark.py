@@ -1,0 +1,730 @@
+"""The out-of-person prediction benchmark (EmpathicStories++; Shen et al., ACL Findings 2024).
+
+:func:`evaluate_predictions` fits the package's models on the training participants of each
+split (:func:`longitudinal.splits.draw_splits`) and scores them, and a researcher's own
+predictions (:mod:`longitudinal.user_predictions`), with the metrics of
+:mod:`models.evaluation` on the participants no model saw.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from longitudinal._checks import check_bool, check_int, check_unit
+from longitudinal._errors import InvalidParameterError
+from longitudinal.predict._common import _check_study, _default_sampler, _empty, _recording
+from longitudinal.predict.effects import _check_whole
+from longitudinal.predict.predictors import (
+    _KINDS,
+    EmpathyData,
+    _Raw,
+    _raw_predictors,
+    _standardize,
+    empathy_formula,
+)
+from longitudinal.splits import draw_splits, seed_list, splits_table
+from models import DataQualityWarning
+from models import InvalidParameterError as ModelsInvalidParameterError
+from models.evaluation import (
+    BOOTSTRAP_COLUMNS,
+    COMPARISON_COLUMNS,
+    DEFAULT_THRESHOLD,
+    METRIC_NAMES,
+    SPLIT_SIZES,
+    KFoldBootstrap,
+    binarize,
+    kfold_bootstrap,
+    overlapping_groups,
+    prediction_metrics,
+    summarize_metrics,
+)
+from surveys import __version__
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from longitudinal.study import Study
+
+
+MODEL_DESCRIPTIONS = {
+    "majority_vote": (
+        "the most frequent rating of the training participants (ties: the one nearest their "
+        "mean, then the lower), the same for everyone"
+    ),
+    "grand_mean": "mean rating of the training participants",
+    "lmm_traits": "linear mixed model: traits; random intercept per participant",
+    "lmm_traits_session": (
+        "linear mixed model: traits + session features (between/within) + week; random "
+        "intercept and week slope per participant"
+    ),
+    "lmm_full": (
+        "linear mixed model: traits + states (between/within) + session features "
+        "(between/within) + week; random intercept and week slope per participant"
+    ),
+    "clmm_full": (
+        "cumulative link (ordinal) mixed model with the predictors of lmm_full, by maximum "
+        "likelihood; random intercept and week slope per participant; prediction = expected "
+        "rating averaged over the participant effects"
+    ),
+    "bayes_ordinal": (
+        "Bayesian cumulative-logit model with the predictors of lmm_full; random intercept "
+        "and week slope per participant; prediction = posterior expected rating"
+    ),
+}
+"""The benchmark's models, in table order."""
+
+BASELINES_TO_BEAT = ("majority_vote", "grand_mean", "lmm_traits")
+"""The package's models every other model is compared with in ``table.md``."""
+
+_PAPER_BESTS = (
+    ("story share, best model (GPT-4)", 23.2, 17.6),
+    ("reflection, best model (LF-LSTM, video + text)", 56.0, None),
+)
+"""The paper's best test-set r and ρ (x 100), shown for orientation in ``table.md``."""
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Metrics of the out-of-person prediction benchmark.
+
+    Attributes
+    ----------
+    metrics : pandas.DataFrame
+        ``model, split, seed, r, rho, acc, f1, mse`` (x 100), one row per model x split x
+        seed; ``split`` is ``val`` or ``test`` (70/20/10 participant split) or ``kfold``
+        (grouped K-fold: the metrics of every participant's out-of-fold prediction, pooled;
+        see :func:`evaluate_predictions`). The package's
+        models come first, then a researcher's (``predictions``), in order of appearance.
+    summary : pandas.DataFrame
+        :func:`models.evaluation.summarize_metrics` over seeds: ``model, split, n`` and
+        ``{metric}_mean, {metric}_sd, {metric}_n``.
+    runs : pandas.DataFrame
+        One row per fitted model and test set: ``model, split, seed, fold, n_train, n_test,
+        participants_train, participants_test, seconds`` (wall time of the fit and its
+        predictions; the ``val`` and ``test`` rows of one fit repeat the same time; NaN for
+        a researcher's model, fitted elsewhere).
+    parameters : dict
+        Everything needed to reproduce and read the numbers (threshold rule, sizes, seeds,
+        k, model descriptions, sampler settings, package version, total seconds).
+    notes : tuple of str
+        Warnings of the fits and of the metrics (e.g. r undefined for the grand mean), and
+        predictions of a researcher's model that were not scored.
+    splits : pandas.DataFrame
+        The participant splits used, ``scheme, seed, {participant column}, split``
+        (:func:`longitudinal.splits.splits_table`; what ``longitudinal splits`` exports). Not
+        written by :func:`run_evaluation` (its files name no participant).
+    intervals : pandas.DataFrame
+        Participant-cluster bootstrap intervals of the grouped K-fold metrics, one row per
+        model x metric (:attr:`models.evaluation.KFoldBootstrap.intervals`: ``model, metric,
+        estimate, ci_low, ci_high, ci_level, n_boot, n_groups``); empty without a K-fold.
+    comparisons : pandas.DataFrame
+        Paired differences between models on the same bootstrap draws, one row per pair x
+        metric (:attr:`models.evaluation.KFoldBootstrap.comparisons`).
+    """
+
+    metrics: pd.DataFrame
+    summary: pd.DataFrame
+    runs: pd.DataFrame
+    parameters: dict[str, Any]
+    notes: tuple[str, ...]
+    splits: pd.DataFrame = field(default_factory=pd.DataFrame)
+    intervals: pd.DataFrame = field(default_factory=lambda: _empty(BOOTSTRAP_COLUMNS))
+    comparisons: pd.DataFrame = field(default_factory=lambda: _empty(COMPARISON_COLUMNS))
+
+
+def _fit_predict(
+    model: str,
+    raw: _Raw,
+    train_ids: Sequence[str],
+    tests: Mapping[str, Sequence[str]],
+    *,
+    seed: int,
+    bayes: Mapping[str, Any],
+    notes: list[str],
+    random_slope: bool = True,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Fit ``model`` on the training participants; predict each test set (y, yhat)."""
+    data = _standardize(raw, train_ids, func="evaluate_predictions")
+    frame = data.data
+    id_col = data.id_col
+    response = data.response_col
+    train = frame[frame[id_col].isin(list(train_ids))]
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    prefix = f"{model} (seed {seed})"
+    if model in CONSTANT_MODELS:
+        value = (
+            majority_rating(train[response].to_numpy(dtype=float))
+            if model == "majority_vote"
+            else float(train[response].mean())
+        )
+
+        def predict(test: pd.DataFrame) -> np.ndarray:
+            return np.full(len(test), value)
+
+    elif model.startswith("lmm_"):
+        from models.lmm import LinearMixedModel
+
+        kinds = {
+            "lmm_traits": ("trait",),
+            "lmm_traits_session": ("trait", "session", "time"),
+            "lmm_full": _KINDS,
+        }[model]
+        formula = empathy_formula(data, kinds=kinds, random_slope=random_slope, story_effects=False)
+        with _recording(notes, prefix=prefix):
+            fitted = LinearMixedModel(formula, reml=True).fit(train)
+
+        def predict(test: pd.DataFrame) -> np.ndarray:
+            return fitted.predict(test, re_form="~0").to_numpy(dtype=float)
+
+    elif model == "clmm_full":
+        from models.ordinal import OrdinalMixedModel
+
+        formula = empathy_formula(data, random_slope=random_slope, story_effects=False)
+        with _recording(notes, prefix=prefix):
+            fitted_o = OrdinalMixedModel(formula).fit(train)
+
+        def predict(test: pd.DataFrame) -> np.ndarray:
+            return fitted_o.predict_expected(test, re_form="marginal").to_numpy(dtype=float)
+
+    elif model == "bayes_ordinal":
+        from models.bayes import BayesianMixedModel
+
+        formula = empathy_formula(data, random_slope=random_slope, story_effects=False)
+        with _recording(notes, prefix=prefix):
+            fitted_b = BayesianMixedModel(formula, family="ordinal", seed=seed, **bayes).fit(train)
+
+        def predict(test: pd.DataFrame) -> np.ndarray:
+            proba = fitted_b.predict_proba(test, new_groups="population")
+            values = np.asarray(proba.columns, dtype=float)
+            return proba.to_numpy(dtype=float) @ values
+
+    else:  # pragma: no cover - names are checked by the caller
+        raise AssertionError(model)
+    for name, ids in tests.items():
+        test = frame[frame[id_col].isin(list(ids))]
+        out[name] = (test[response].to_numpy(dtype=float), predict(test))
+    return out
+
+
+def _metric_row(
+    model: str,
+    split: str,
+    seed: int,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    *,
+    threshold: float,
+    notes: list[str],
+) -> dict[str, Any]:
+    def expected(w: Any) -> bool:
+        # a constant predictor: r and rho are undefined by design
+        return (
+            model in CONSTANT_MODELS
+            and issubclass(w.category, DataQualityWarning)
+            and "constant" in str(w.message)
+        )
+
+    with _recording(notes, prefix=f"{model} {split} (seed {seed})", expected=expected):
+        m = prediction_metrics(y, yhat, threshold=threshold)
+    row = {"model": model, "split": split, "seed": seed, **{k: getattr(m, k) for k in METRIC_NAMES}}
+    if model in CONSTANT_MODELS:
+        # pooled over K-fold folds, a constant predictor varies with the fold's training
+        # participants; its correlation says nothing about prediction, so it stays undefined
+        row["r"] = row["rho"] = float("nan")
+    return row
+
+
+CONSTANT_MODELS = ("majority_vote", "grand_mean")
+"""The package's models that predict one value for everyone (r and rho undefined)."""
+
+
+def majority_rating(ratings: np.ndarray) -> float:
+    """Return the most frequent rating; ties broken by the distance to the mean, then lower.
+
+    >>> majority_rating(np.array([1.0, 4.0, 4.0, 5.0, 5.0, 2.0]))
+    4.0
+    """
+    values, counts = np.unique(ratings, return_counts=True)
+    tied = values[counts == counts.max()]
+    distance = np.abs(tied - ratings.mean())
+    return float(tied[np.flatnonzero(distance == distance.min())[0]])
+
+
+def _benchmark_data(
+    study: Study, *, session_features: Sequence[str] | None, func: str
+) -> tuple[_Raw, EmpathyData]:
+    """Build the benchmark's ratings: raw predictors, and the frame standardized over all.
+
+    Its rows are the ratings the benchmark scores and its participants the ones that
+    :func:`longitudinal.splits.draw_splits` splits (for ``evaluate`` and ``splits`` alike).
+    """
+    raw = _raw_predictors(
+        study, traits=None, states=None, session_features=session_features, func=func
+    )
+    return raw, _standardize(raw, None, func=func)
+
+
+def evaluate_predictions(
+    study: Study,
+    *,
+    seeds: int | Sequence[int] = 5,
+    k: int = 5,
+    models: Sequence[str] | None = None,
+    include_bayes: bool = True,
+    bayes_kfold: bool = False,
+    threshold: float = DEFAULT_THRESHOLD,
+    sizes: tuple[float, float, float] = SPLIT_SIZES,
+    session_features: Sequence[str] | None = None,
+    random_slope: bool = True,
+    draws: int = 500,
+    tune: int = 500,
+    chains: int = 2,
+    sampler: str | None = None,
+    n_boot: int = 2000,
+    ci_level: float = 0.95,
+    bootstrap_seed: int = 0,
+    predictions: pd.DataFrame
+    | Mapping[str, pd.DataFrame]
+    | str
+    | os.PathLike[str]
+    | Sequence[str | os.PathLike[str]]
+    | None = None,
+) -> EvaluationResult:
+    """Run the out-of-person empathy prediction benchmark on a study.
+
+    Parameters
+    ----------
+    study : longitudinal.study.Study
+        A loaded study.
+    seeds : int or sequence of int, default 5
+        Split seeds; an int ``n`` means ``0, ..., n - 1``.
+    k : int, default 5
+        Folds of the grouped K-fold, repeated for every seed; 0 skips the K-fold.
+    models : sequence of str, optional
+        Subset of :data:`MODEL_DESCRIPTIONS` (default all, ``bayes_ordinal`` only with
+        ``include_bayes``).
+    include_bayes : bool, default True
+        Include the Bayesian ordinal model.
+    bayes_kfold : bool, default False
+        Also fit the Bayesian model in every K-fold fold (``k`` times more sampling).
+    threshold : float, default 3.0
+        Binarisation cut for accuracy and F1: positive ("empathic") when rating or prediction
+        > ``threshold``; 3.0, the midpoint of the 1-5 scale, makes whole-number ratings 4 and
+        5 positive. The paper does not state its threshold; this one is recorded in the output.
+    sizes : tuple of float, default (0.7, 0.2, 0.1)
+        Train, validation and test shares of the participants.
+    session_features : sequence of str, optional
+        Session features used by the session and full models; by default the study's (see
+        :func:`empathy_data`).
+    random_slope : bool, default True
+        Random week slope per participant in the models that have the week term
+        (``lmm_traits`` has a random intercept only).
+    draws, tune, chains : int, default 500, 500, 2
+        Sampler settings of the Bayesian model, kept modest for run time (one fit per seed
+        takes about 25 s on 2 cores); failed diagnostics are recorded in ``notes``.
+    sampler : str, optional
+        Default nutpie when installed, else PyMC.
+    n_boot : int, default 2000
+        Replicates B of the participant-cluster bootstrap of the K-fold metrics (0: none).
+    ci_level : float, default 0.95
+        Level of the bootstrap intervals.
+    bootstrap_seed : int, default 0
+        Seed of the bootstrap draws.
+    predictions : CSV path(s), DataFrame or mapping of str to DataFrame, optional
+        A researcher's own models' predictions on the splits of
+        :func:`longitudinal.splits.participant_splits` (same ``seeds``, ``k`` and ``sizes``):
+        files, one table, or source name -> table, with the columns ``model, scheme, seed``,
+        the study's participant, session and position columns and ``prediction``
+        (:mod:`longitudinal.user_predictions`). Each model is scored beside the package's
+        models.
+
+    Returns
+    -------
+    EvaluationResult
+        Metrics per model x split x seed, their summary over seeds, per-fit details,
+        the splits, the K-fold bootstrap intervals and paired comparisons, parameters and
+        notes.
+
+    Raises
+    ------
+    longitudinal.InvalidParameterError
+        For invalid options, unknown models, or too few participants for the splits.
+    surveys.InputValidationError
+        For ``predictions`` that cannot be scored, listing every problem (file, row, rating);
+        raised before any model is fitted.
+
+    Notes
+    -----
+    Per seed, the participants are split 70/20/10 (:func:`models.evaluation.grouped_split`)
+    and every model is fitted on the training participants only and evaluated on the
+    validation and test participants; then, with ``k > 0``, on grouped K-folds
+    (:func:`models.evaluation.grouped_kfold`): every participant is predicted by the model
+    fitted without their fold, and a seed's K-fold metric is that of all these out-of-fold
+    predictions pooled. (The mean of per-fold metrics would not estimate the population
+    value: a correlation within a fold of a few people is centred on that fold's own mean.)
+    Both are drawn by
+    :func:`longitudinal.splits.draw_splits`, which also gives ``longitudinal splits`` its
+    splits. The predictors are standardized with the training participants' means and SDs.
+    No participant is in two parts of a split (checked before fitting,
+    :func:`models.evaluation.overlapping_groups`). A test participant's between-person parts
+    come from their own surveys and sessions (never their ratings).
+
+    Predictions for the unseen participants use population-level effects only: ``X beta``
+    for the LMMs (``re_form="~0"``); for the Bayesian model, the expected rating ``sum_k k
+    P(y = k)`` with the participant effects integrated over their fitted distribution
+    (``predict_proba(new_groups="population")``). The prediction models have no story
+    effect (stories add nothing to a population-level prediction and cost run time).
+
+    Metrics (x 100, :func:`models.evaluation.prediction_metrics`): Pearson r, Spearman rho,
+    accuracy and binary F1 after binarising at ``threshold``, and MSE on the rating scale.
+    The baselines to beat are ``majority_vote`` (the most frequent training rating for
+    everyone), ``grand_mean`` (the training mean) and ``lmm_traits``; the first two predict
+    one value for everyone, so their r and rho are undefined (NaN) by design. A researcher's
+    model is scored by the same code on the same ratings: per seed, its predictions of the
+    test (and, when given, validation) ratings of the holdout split, and its out-of-fold
+    predictions of the K-fold, pooled.
+
+    Uncertainty. The holdout test set of a seed holds few people (4 of 41 participants): its
+    mean ± SD over seeds is the spread of the splits, not a sampling interval, and a test
+    set of fewer than 10 people supports no inference (``parameters["holdout_caveat"]``).
+    For the grouped K-fold, where every participant is predicted once per seed by a model
+    that did not see them, :func:`models.evaluation.kfold_bootstrap` gives each model's
+    metrics a participant-cluster bootstrap interval (``intervals``; B = ``n_boot``
+    replicates drawn with ``bootstrap_seed``, predictions held fixed; estimate ± t SE on
+    Fisher's z, the logit or the log, which covered the population value in 94-95% of
+    simulated 41-person studies) and every pair of models a paired difference with its
+    interval (``comparisons``), which calls a difference better or worse only when its
+    interval excludes 0.
+
+    Examples
+    --------
+    >>> from longitudinal.predict import evaluate_predictions
+    >>> result = evaluate_predictions(study, seeds=2, include_bayes=False)  # doctest: +SKIP
+    >>> result.summary[["model", "split", "r_mean", "r_sd"]]  # doctest: +SKIP
+    """
+    func = "evaluate_predictions"
+    _check_study(study, func=func)
+    seed_list_ = seed_list(seeds, func=func)
+    k = check_int(k, name="k", where=func, minimum=0)
+    if k == 1:
+        raise InvalidParameterError(f"the `k` parameter of {func} must be 0 (no K-fold) or >= 2")
+    for name, value in (
+        ("include_bayes", include_bayes),
+        ("bayes_kfold", bayes_kfold),
+        ("random_slope", random_slope),
+    ):
+        check_bool(value, name=name, where=func)
+    known = list(MODEL_DESCRIPTIONS)
+    chosen = _chosen_models(models, include_bayes, func=func)
+    bayes_opts = {
+        "draws": check_int(draws, name="draws", where=func, minimum=1),
+        "tune": check_int(tune, name="tune", where=func, minimum=0),
+        "chains": check_int(chains, name="chains", where=func, minimum=1),
+        "sampler": sampler or _default_sampler(),
+    }
+    n_boot = check_int(n_boot, name="n_boot", where=func, minimum=0)
+    ci_level = check_unit(ci_level, name="ci_level", where=func)
+    bootstrap_seed = check_int(bootstrap_seed, name="bootstrap_seed", where=func, minimum=0)
+    start = time.perf_counter()
+    raw, full = _benchmark_data(study, session_features=session_features, func=func)
+    ordinal = [m for m in chosen if m in ("clmm_full", "bayes_ordinal")]
+    fractional_note = None
+    if ordinal:
+        values = full.data[full.response_col].to_numpy(dtype=float)
+        if models is None and not np.all(np.equal(np.round(values), values)):
+            chosen = [m for m in chosen if m not in ordinal]
+            fractional_note = (
+                f"{', '.join(ordinal)} not run: the ratings are not whole numbers (an ordinal "
+                "model needs ordered categories)"
+            )
+        else:
+            _check_whole(full.data[full.response_col], func=func)
+    groups = full.data[full.id_col].to_numpy(dtype=object)
+    try:  # the metrics' own check of the threshold, before anything is fitted
+        binarize([0.0], threshold=threshold)
+    except ModelsInvalidParameterError as err:
+        raise InvalidParameterError(f"{func}: {err}") from err
+    plan = draw_splits(groups, seeds=seed_list_, k=k, sizes=sizes)
+    user = None
+    if predictions is not None:  # every problem of the user's predictions, before any fit
+        from longitudinal.user_predictions import check_predictions
+
+        user = check_predictions(
+            predictions, study=study, frame=full.data, splits=plan, reserved=known
+        )
+    notes: list[str] = []
+    if fractional_note:
+        notes.append(fractional_note)
+    if user is not None:
+        notes += user.notes()
+    rows: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []
+    y_all = full.data[full.response_col].to_numpy(dtype=float)
+
+    def run(model: str, split: str, seed: int, fold: int | None, train_idx, tests) -> dict:
+        leaked = overlapping_groups(groups, [train_idx, *tests.values()])
+        if leaked:  # pragma: no cover - guarded by the splitters' own tests
+            raise AssertionError(f"participants in train and test: {leaked}")
+        train_ids = sorted(set(groups[train_idx].tolist()))
+        test_ids = {name: sorted(set(groups[idx].tolist())) for name, idx in tests.items()}
+        t0 = time.perf_counter()
+        if user is not None and model in user.models:
+            scheme = plan_scheme[(split, seed)]
+            given = user.values[(model, scheme, seed)]
+            pred = {
+                name: (y_all[idx], given[idx])
+                for name, idx in tests.items()
+                if name == "test" or not np.isnan(given[idx]).all()
+            }
+        else:
+            pred = _fit_predict(
+                model,
+                raw,
+                train_ids,
+                test_ids,
+                seed=seed,
+                bayes=bayes_opts,
+                notes=notes,
+                random_slope=random_slope,
+            )
+        seconds = time.perf_counter() - t0
+        for name, (y, _) in pred.items():
+            runs.append(
+                {
+                    "model": model,
+                    "split": split if split == "kfold" else name,
+                    "seed": seed,
+                    "fold": fold,
+                    "n_train": int(len(train_idx)),
+                    "n_test": int(len(y)),
+                    "participants_train": len(train_ids),
+                    "participants_test": len(test_ids[name]),
+                    "seconds": float("nan") if user and model in user.models else seconds,
+                }
+            )
+        return pred
+
+    plan_scheme = {("holdout" if s.fold is None else "kfold", s.seed): s.scheme for s in plan}
+    user_models = list(user.models) if user is not None else []
+    n_rows = len(full.data)
+    out_of_fold: dict[str, np.ndarray] = {}  # model -> (seed, rating): K-fold prediction
+    for seed_index, seed in enumerate(seed_list_):
+        holdout = next(s for s in plan if s.seed == seed and s.fold is None)
+        folds = [s for s in plan if s.seed == seed and s.fold is not None]
+        for model in chosen + user_models:
+            if model in user_models and holdout.scheme not in user.schemes[model]:
+                continue
+            pred = run(model, "holdout", seed, None, holdout.train, holdout.parts)
+            for name, (y, yhat) in pred.items():
+                rows.append(
+                    _metric_row(model, name, seed, y, yhat, threshold=threshold, notes=notes)
+                )
+        if not folds:
+            continue
+        for model in chosen + user_models:
+            if model == "bayes_ordinal" and not bayes_kfold:
+                continue
+            if model in user_models and folds[0].scheme not in user.schemes[model]:
+                continue
+            oof = out_of_fold.setdefault(model, np.full((len(seed_list_), n_rows), np.nan))
+            for f in folds:
+                pred = run(model, "kfold", seed, f.fold, f.train, f.parts)
+                oof[seed_index, f.parts["test"]] = pred["test"][1]
+            rows.append(
+                _metric_row(
+                    model, "kfold", seed, y_all, oof[seed_index], threshold=threshold, notes=notes
+                )
+            )
+    metrics = _sorted_metrics(rows, [*known, *user_models])
+    summary = summarize_metrics(metrics)
+    boot = None
+    complete = {m: v for m, v in out_of_fold.items() if np.isfinite(v).all()}
+    if complete and n_boot > 0:
+        boot = _undefined_for_constants(
+            kfold_bootstrap(
+                y_all,
+                complete,
+                groups=groups,
+                n_boot=n_boot,
+                ci_level=ci_level,
+                threshold=threshold,
+                seed=bootstrap_seed,
+            )
+        )
+    # participants in each seed's holdout test set (the same count for every seed)
+    n_test = sorted({len(set(groups[s.parts["test"]])) for s in plan if s.fold is None})
+    parameters = _parameters(
+        seeds=seed_list_,
+        sizes=sizes,
+        k=k,
+        plan=plan,
+        chosen=chosen,
+        user=user,
+        bayes=(
+            {**bayes_opts, "in_kfold": bool(bayes_kfold)} if "bayes_ordinal" in chosen else None
+        ),
+        threshold=threshold,
+        random_slope=random_slope,
+        full=full,
+        n_test=n_test,
+        bootstrap=None if boot is None else {**boot.meta, "models": list(complete)},
+        seconds=time.perf_counter() - start,
+    )
+    return EvaluationResult(
+        metrics=metrics,
+        summary=summary,
+        runs=pd.DataFrame(runs),
+        parameters=parameters,
+        notes=tuple(notes),
+        splits=splits_table(groups, plan, id_col=study.config.id_col),
+        intervals=boot.intervals if boot is not None else _empty(BOOTSTRAP_COLUMNS),
+        comparisons=boot.comparisons if boot is not None else _empty(COMPARISON_COLUMNS),
+    )
+
+
+def _undefined_for_constants(boot: KFoldBootstrap) -> KFoldBootstrap:
+    """Blank r and rho of the constant predictors (and differences from them)."""
+    ci = boot.intervals.copy()
+    mask = ci["model"].isin(CONSTANT_MODELS) & ci["metric"].isin(["r", "rho"])
+    ci.loc[mask, ["estimate", "ci_low", "ci_high"]] = float("nan")
+    ci.loc[mask, "interval"] = "undefined"
+    ci.loc[mask, "n_boot"] = 0
+    comp = boot.comparisons.copy()
+    mask = (comp["model"].isin(CONSTANT_MODELS) | comp["versus"].isin(CONSTANT_MODELS)) & comp[
+        "metric"
+    ].isin(["r", "rho"])
+    comp.loc[mask, ["estimate", "ci_low", "ci_high"]] = float("nan")
+    comp.loc[mask, "n_boot"] = 0
+    comp.loc[mask, "verdict"] = "undefined"
+    return KFoldBootstrap(intervals=ci, comparisons=comp, meta=boot.meta)
+
+
+def _chosen_models(models: str | Sequence[str] | None, include_bayes: bool, *, func: str) -> list:
+    """Return the package's models to run, in table order."""
+    known = list(MODEL_DESCRIPTIONS)
+    if models is None:
+        return [m for m in known if include_bayes or m != "bayes_ordinal"]
+    chosen = [models] if isinstance(models, str) else list(models)
+    unknown = [m for m in chosen if m not in known]
+    if unknown or not chosen:
+        raise InvalidParameterError(
+            f"the `models` parameter of {func} must name models from {known}; got {models!r}"
+        )
+    if not include_bayes:
+        chosen = [m for m in chosen if m != "bayes_ordinal"]
+    return [m for m in known if m in chosen]
+
+
+def _sorted_metrics(rows: list[dict[str, Any]], models: Sequence[str]) -> pd.DataFrame:
+    """Sort the metric rows by split (val, test, kfold), then model in table order, then seed."""
+    metrics = pd.DataFrame(rows, columns=["model", "split", "seed", *METRIC_NAMES])
+    split_order = {"val": 0, "test": 1, "kfold": 2}
+    model_order = {m: i for i, m in enumerate(models)}
+
+    def key(column: pd.Series) -> pd.Series:
+        if column.name == "split":
+            return column.map(split_order)
+        return column.map(model_order) if column.name == "model" else column
+
+    metrics = metrics.sort_values(["split", "model", "seed"], key=key, kind="mergesort")
+    return metrics.reset_index(drop=True)
+
+
+def _parameters(
+    *,
+    seeds: list[int],
+    sizes: Sequence[float],
+    k: int,
+    plan: Sequence[Any],
+    chosen: list[str],
+    user: Any,
+    bayes: dict[str, Any] | None,
+    threshold: float,
+    random_slope: bool,
+    full: EmpathyData,
+    n_test: list[int],
+    bootstrap: dict[str, Any] | None,
+    seconds: float,
+) -> dict[str, Any]:
+    """Collect what is needed to reproduce and read the numbers (``evaluation.json``)."""
+    user_models = list(user.models) if user is not None else []
+    descriptions = {m: MODEL_DESCRIPTIONS[m] for m in chosen}
+    for m in user_models:
+        descriptions[m] = (
+            f"your predictions ({', '.join(user.files[m])}; {', '.join(user.schemes[m])})"
+        )
+    return {
+        "package_version": __version__,
+        "seeds": seeds,
+        "sizes": list(sizes),
+        "k": k,
+        "schemes": list(dict.fromkeys(s.scheme for s in plan)),
+        "models": descriptions,
+        "baselines": chosen,
+        "user_models": user_models,
+        "predictions": None
+        if user is None
+        else {
+            "sources": sorted({f for m in user_models for f in user.files[m]}),
+            "rows": user.n_rows,
+            "not_scored": user.n_ignored,
+            "rule": (
+                "each model x scheme x seed predicts every test rating once (validation "
+                "ratings optional, all or none); the same metric code, threshold and ratings "
+                "as the package's models"
+            ),
+        },
+        "bayes": bayes,
+        "threshold": float(threshold),
+        "threshold_rule": (
+            f"positive ('empathic') when the rating or the prediction is > {float(threshold):g} "
+            "(chosen here; the paper does not state its threshold)"
+        ),
+        "metrics": {
+            "r": "Pearson correlation x 100",
+            "rho": "Spearman rank correlation (average ranks for ties) x 100",
+            "acc": "accuracy after binarising both vectors x 100",
+            "f1": "binary F1 of the positive class, 2TP / (2TP + FP + FN), x 100",
+            "mse": "mean squared error on the rating scale x 100",
+        },
+        "splits": {
+            "val": "validation participants of the 70/20/10 split (models are not tuned on it)",
+            "test": "test participants of the 70/20/10 split",
+            "kfold": (
+                f"grouped {k}-fold: every participant predicted by the model fitted without "
+                "their fold; metrics of these out-of-fold predictions pooled, per seed"
+            ),
+        },
+        "summary": "mean and sample SD (ddof=1) over seeds; undefined metrics left out",
+        "undefined": (
+            "majority_vote and grand_mean predict one value for everyone, so their r and rho "
+            "are undefined (NaN) by design"
+        ),
+        "prediction": "population-level effects only for unseen participants",
+        "random_slope": random_slope,
+        "session_features": list(full.meta["session_features"]),
+        "n_ratings": int(len(full.data)),
+        "n_participants": int(full.data[full.id_col].nunique()),
+        "n_dropped": full.n_dropped,
+        "holdout_test_participants": n_test,
+        "holdout_caveat": (
+            f"each seed's test set holds {', '.join(map(str, n_test))} participant(s); "
+            + (
+                "a test set of fewer than 10 people supports no inference: the ± over seeds "
+                "is the spread of the splits, not sampling uncertainty"
+                if min(n_test) < 10
+                else "the ± over seeds is the spread of the splits, not sampling uncertainty"
+            )
+        ),
+        "bootstrap": bootstrap,
+        "seconds": seconds,
+        "paper": {
+            "citation": "Shen et al. (2024), EmpathicStories++, Findings of ACL 2024",
+            "reported_bests": [{"context": c, "r": r, "rho": rho} for c, r, rho in _PAPER_BESTS],
+        },
+    }

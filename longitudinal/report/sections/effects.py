@@ -1,0 +1,359 @@
+"""The "What predicts empathy" section: the empathy models fitted, read and shown.
+
+The models and their tables come from :mod:`longitudinal.predict`; this module turns them into
+the section's HTML (``templates/effects.html.j2``), its tables and its figure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+
+from longitudinal.predict._common import _check_study, _recording
+from longitudinal.predict.effects import EmpathyEffects, fit_empathy_models
+from longitudinal.predict.plots import plot_effects
+from longitudinal.predict.predictors import EmpathyData, empathy_data
+from longitudinal.predict.reading import _term_label, describe_effects
+from longitudinal.report.html import figure, render, table
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from longitudinal.study import Study
+
+__all__ = ["EffectsSection", "empathy_effects_section"]
+
+
+@dataclass(frozen=True)
+class EffectsSection:
+    """The "What predicts empathy" section of a report.
+
+    Attributes
+    ----------
+    anchor : str
+        HTML id of the section (``"predictors"``).
+    heading : str
+        ``"What predicts empathy"``.
+    html : str
+        Section body: the reading of each effect, the effects table, the forest plot (PNG
+        embedded as a data URI, with a link to the file), the variance table and a note on
+        the scales. Every text is escaped.
+    tables : dict of str to pandas.DataFrame
+        ``empathy_effects``, ``empathy_variance``, ``empathy_predictors``,
+        ``empathy_reading`` at full precision, for ``tables/*.csv``.
+    figures : dict of str to tuple of (str, str)
+        ``{"empathy_effects": (file relative to the report folder, caption)}``.
+    notes : tuple of str
+        Warnings raised while fitting (recorded, not re-issued).
+    """
+
+    anchor: str
+    heading: str
+    html: str
+    tables: dict[str, pd.DataFrame]
+    figures: dict[str, tuple[str, str]]
+    notes: tuple[str, ...]
+
+
+def _lmm_problem(lmm: Any) -> str | None:
+    """Why the mixed model's effects must not be read, or None."""
+    if not lmm.converged_:
+        return "its fit did not converge"
+    if lmm.singular_:
+        return "its fit is singular (a variance estimated at zero or a correlation at ±1)"
+    return None
+
+
+def _bayes_problem(bayes: Any) -> str | None:
+    """Why the Bayesian model's effects must not be read (failed diagnostics), or None."""
+    if bayes is None:
+        return None
+    diagnostics = getattr(bayes, "diagnostics_", None) or {}
+    if diagnostics.get("passed", True):
+        return None
+    return "; ".join(diagnostics.get("messages", [])) or "its sampling diagnostics failed"
+
+
+def _bayes_remedy(problem: str) -> str:
+    return (
+        f"The Bayesian ordinal model did not pass its sampling diagnostics ({problem}), so "
+        "none of its estimates is read here. Longer sampling usually fixes it: "
+        "longitudinal report STUDY --out DIR --bayes --draws 2000 --tune 2000 --chains 4 "
+        "--target-accept 0.95 (and --sampler nutpie when it is installed)."
+    )
+
+
+def empathy_effects_section(
+    study: Study,
+    out_dir: str | os.PathLike[str],
+    *,
+    include_bayes: bool = True,
+    traits: Sequence[str] | None = None,
+    states: Sequence[str] | None = None,
+    session_features: Sequence[str] | None = None,
+    story_effects: bool = True,
+    draws: int = 500,
+    tune: int = 500,
+    chains: int = 2,
+    sampler: str | None = None,
+    seed: int = 2024,
+    ci_level: float = 0.95,
+    figure_dir: str = "figures",
+    target_accept: float = 0.9,
+) -> EffectsSection:
+    """Fit the empathy models and build the "What predicts empathy" report section.
+
+    Parameters
+    ----------
+    study : longitudinal.study.Study
+        A loaded study.
+    out_dir : str or path-like
+        The report folder; the forest plot is written to ``out_dir / figure_dir /
+        "empathy_effects.png"``.
+    include_bayes : bool, default True
+        Fit the Bayesian ordinal model too (skipped, with a note, when the ratings are not
+        whole numbers).
+    traits, states, session_features : sequence of str, optional
+        Predictors (score columns, session feature names); by default the study's (see
+        :func:`empathy_data`).
+    story_effects : bool, default True
+        Random intercept per story (left out, with a note, when no story was rated twice).
+    draws, tune, chains : int, default 500, 500, 2
+        Sampler settings.
+    sampler : str, optional
+        Default nutpie when installed, else PyMC.
+    seed : int, default 2024
+        Sampler seed.
+    ci_level : float, default 0.95
+        Level of the intervals.
+    figure_dir : str, default "figures"
+        Folder of the figure, relative to ``out_dir``.
+    target_accept : float, default 0.9
+        NUTS target acceptance of the Bayesian model (raise it after divergent transitions).
+
+    Returns
+    -------
+    EffectsSection
+        HTML body, full-precision tables, the figure and the notes.
+
+    Raises
+    ------
+    longitudinal.InvalidParameterError
+        As :func:`empathy_data` and :func:`fit_empathy_models`.
+
+    Notes
+    -----
+    Warnings of the fits are caught and returned in ``notes`` (a report records them rather
+    than re-issuing them). No participant id appears in the tables, text or figure.
+
+    Examples
+    --------
+    >>> from longitudinal.predict import empathy_effects_section
+    >>> section = empathy_effects_section(study, "report")  # doctest: +SKIP
+    >>> sorted(section.tables)  # doctest: +SKIP
+    ['empathy_effects', 'empathy_predictors', 'empathy_reading', 'empathy_variance']
+    """
+    func = "empathy_effects_section"
+    _check_study(study, func=func)
+    notes: list[str] = []
+    data = empathy_data(study, traits=traits, states=states, session_features=session_features)
+    bayes_ok = include_bayes
+    v = data.data[data.response_col].to_numpy(dtype=float)
+    clmm_ok = bool(np.all(np.equal(np.round(v), v)))
+    if not clmm_ok:
+        bayes_ok = False
+        notes.append("the ordinal models were not fitted: the ratings are not whole numbers")
+    if story_effects and data.data["story_id"].nunique() >= len(data.data):
+        # One rating per story: a story intercept cannot be told apart from the residual.
+        story_effects = False
+        notes.append("no story was rated more than once, so the models have no story random effect")
+    with _recording(notes, prefix="empathy models"):
+        fitted = fit_empathy_models(
+            data,
+            include_bayes=bayes_ok,
+            include_clmm=clmm_ok,
+            story_effects=story_effects,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            sampler=sampler,
+            seed=seed,
+            ci_level=ci_level,
+            target_accept=target_accept,
+        )
+    reading = describe_effects(
+        fitted.effects,
+        ci_level=ci_level,
+        n_people=int(fitted.meta["n_participants"]),
+        lmm_problem=_lmm_problem(fitted.lmm),
+        bayes_problem=_bayes_problem(fitted.bayes),
+    )
+    folder = Path(out_dir) / figure_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    from longitudinal.plotting import save_figure
+
+    save_figure(plot_effects(fitted.effects, ci_level=ci_level), folder / "empathy_effects.png")
+    figures = {"empathy_effects": (f"{figure_dir}/empathy_effects.png", _caption(fitted))}
+    body = render(
+        "effects.html.j2",
+        lead=_lead(fitted, data),
+        gates=_gates(fitted),
+        reading=list(reading["text"]),
+        effects=_effects_table(fitted.effects, ci_level),
+        figure=figure(figures, Path(out_dir), "empathy_effects"),
+        variance=_variance_table(fitted.variance),
+        notes=notes,
+    )
+    return EffectsSection(
+        anchor="predictors",
+        heading="What predicts empathy",
+        html=str(body),
+        tables={
+            "empathy_effects": fitted.effects,
+            "empathy_variance": fitted.variance,
+            "empathy_predictors": fitted.predictors,
+            "empathy_reading": reading,
+        },
+        figures=figures,
+        notes=tuple(notes),
+    )
+
+
+def _effects_table(effects: pd.DataFrame, ci_level: float) -> Markup:
+    """Tabulate the effects: one row per predictor, the engines side by side."""
+    lmm = effects[(effects["scale"] == "rating") & (effects["engine"] == "lmm")]
+    wide = lmm[["term", "label", "part", "estimate", "ci_low", "ci_high", "p_value"]].copy()
+    wide["label"] = [_term_label(r) for r in lmm.itertuples()]
+    columns = {
+        "label": "predictor",
+        "estimate": "LMM b",
+        "ci_low": "low",
+        "ci_high": "high",
+        "p_value": "p",
+    }
+    engines = (
+        ("clmm", "Ordinal", "Ordinal AME", "Ordinal logit"),
+        ("bayes_ordinal", "Bayes", "Bayes AME", "Bayes logit"),
+    )
+    for engine, tag, ame, logit in engines:
+        rows = effects[effects["engine"] == engine]
+        if rows.empty:
+            continue
+        for scale, name in (("rating", ame), ("logit", logit)):
+            part = rows[rows["scale"] == scale].set_index("term")
+            for column, header in (("estimate", name), ("ci_low", "low"), ("ci_high", "high")):
+                wide[f"{tag}_{scale}_{column}"] = wide["term"].map(part[column])
+                columns[f"{tag}_{scale}_{column}"] = header
+        if engine == "clmm":
+            logits = rows[rows["scale"] == "logit"].set_index("term")
+            wide["p_clmm"] = wide["term"].map(logits["p_value"])
+            columns["p_clmm"] = "p (z)"
+    with_clmm = (effects["engine"] == "clmm").any()
+    with_bayes = (effects["engine"] == "bayes_ordinal").any()
+    caption = (
+        "Effects on the empathy rating per SD of each predictor (week: per week), "
+        f"{100 * ci_level:g}% intervals. LMM b: rating points (Satterthwaite t tests)"
+        + (
+            "; Ordinal AME: the cumulative link mixed model's average marginal effect on "
+            "the expected rating (Wald intervals, z tests); Ordinal logit: its coefficient "
+            "in latent logit units (a different scale)"
+            if with_clmm
+            else ""
+        )
+        + (
+            "; Bayes AME and Bayes logit: the same two quantities from the Bayesian "
+            "ordinal model (highest-density intervals)"
+            if with_bayes
+            else ""
+        )
+        + "."
+    )
+    return table(wide, columns=columns, caption=caption)
+
+
+def _variance_table(variance: pd.DataFrame) -> Markup:
+    icc_ci = {"icc_ci_low": "low", "icc_ci_high": "high"}
+    if variance[list(icc_ci)].isna().all().all():  # no interval was computed: no empty columns
+        icc_ci = {}
+    columns = {
+        "engine": "engine",
+        "model": "model",
+        "scale": "scale",
+        "component": "component",
+        "variance": "variance",
+        "icc": "share (ICC)",
+        **icc_ci,
+        "at_boundary": "at 0",
+    }
+    digits = {"icc": 3, "icc_ci_low": 3, "icc_ci_high": 3}
+    caption = "Variance decomposition and intraclass correlations"
+    return table(variance, columns=columns, digits=digits, caption=caption)
+
+
+def _lead(fitted: EmpathyEffects, data: EmpathyData) -> str:
+    """Say what was fitted, to how many ratings, and how to read the scales."""
+    with_bayes = bool((fitted.effects["engine"] == "bayes_ordinal").any())
+    return (
+        f"Model: {fitted.formula} on {fitted.meta['n_obs']} ratings of "
+        f"{fitted.meta['n_participants']} participants ({data.n_dropped} left out for a "
+        "missing rating or predictor). Traits are standardized across participants; states "
+        "(nearest preceding survey) and session features are split into a between-person part "
+        "(the person's average) and a within-person part (the deviation from it). The linear "
+        "mixed model is fitted to the 1–5 rating"
+        + (
+            "; the cumulative link (ordinal) mixed model treats the ratings as ordered "
+            "categories (maximum likelihood, Laplace approximation, as R's ordinal::clmm): its "
+            "coefficients are on the latent logit scale and are shown converted to average "
+            "marginal effects on the expected rating"
+            if fitted.clmm is not None
+            else ""
+        )
+        + (
+            "; the Bayesian model is a cumulative-logit (ordinal) model whose coefficients are "
+            "on the latent logit scale, shown converted to average marginal effects on the "
+            "expected rating next to the LMM."
+            if with_bayes
+            else ". The Bayesian ordinal model was not fitted for this report (`--bayes` adds "
+            "it, about a minute more)."
+        )
+    )
+
+
+def _caption(fitted: EmpathyEffects) -> str:
+    with_bayes = bool((fitted.effects["engine"] == "bayes_ordinal").any())
+    ordinal = " and ".join(
+        name
+        for name, present in (
+            ("ordinal mixed model", fitted.clmm is not None),
+            ("Bayesian", with_bayes),
+        )
+        if present
+    )
+    if not ordinal:
+        return "Standardized effects on empathy ratings: LMM coefficients in rating points."
+    return (
+        f"Standardized effects on empathy ratings: LMM coefficients and {ordinal} average "
+        f"marginal effects in rating points (left); {ordinal} coefficients in latent logit "
+        "units (right)."
+    )
+
+
+def _gates(fitted: EmpathyEffects) -> list[str]:
+    """Why an engine's estimates are shown but not read, one sentence each."""
+    lmm = _lmm_problem(fitted.lmm)
+    clmm = _lmm_problem(fitted.clmm) if fitted.clmm is not None else None
+    bayes = _bayes_problem(fitted.bayes)
+    return [
+        text
+        for text in (
+            lmm and f"The mixed model is not interpreted: {lmm}.",
+            clmm and f"The ordinal mixed model is shown, not interpreted: {clmm}.",
+            bayes and _bayes_remedy(bayes),
+        )
+        if text
+    ]

@@ -1,0 +1,51 @@
+"""Tests of longitudinal/report/sections/effects.py: the "What predicts empathy" section."""
+
+from __future__ import annotations
+
+import pytest
+from numpy.testing import assert_allclose
+
+from longitudinal.report.sections.effects import empathy_effects_section
+
+
+def test_effects_section_without_bayes(demo_study, tmp_path):
+    section = empathy_effects_section(demo_study, tmp_path, include_bayes=False)
+    assert section.heading == "What predicts empathy" and section.anchor == "predictors"
+    assert set(section.tables) == {
+        "empathy_effects",
+        "empathy_variance",
+        "empathy_predictors",
+        "empathy_reading",
+    }
+    file, caption = section.figures["empathy_effects"]
+    assert (tmp_path / file).is_file() and caption
+    assert "data:image/png;base64," in section.html
+    assert "rating points" in section.html
+    # every effect gets a sentence, and no participant id leaks into the section
+    assert section.html.count("<li>") >= len(section.tables["empathy_reading"])
+    ids = demo_study.participants["participant_id"].astype(str)
+    assert not any(f">{i}<" in section.html or f" {i} " in section.html for i in ids)
+    assert any("SingularFitWarning" in n for n in section.notes)
+
+
+@pytest.mark.slow
+def test_effects_section_with_bayes(demo_study, tmp_path):
+    section = empathy_effects_section(
+        demo_study, tmp_path, draws=100, tune=100, story_effects=False, seed=3
+    )
+    assert "Bayes AME" in section.html and "Bayes logit" in section.html
+    effects = section.tables["empathy_effects"]
+    assert set(effects["engine"]) == {"lmm", "clmm", "bayes_ordinal"}
+    assert set(effects.loc[effects["engine"] == "bayes_ordinal", "scale"]) == {"rating", "logit"}
+    reading = section.tables["empathy_reading"]
+    # 100 draws fail the diagnostics gate: the Bayesian model is shown, never narrated, and
+    # the section says how to sample longer
+    assert reading["agree"].isna().all()
+    assert not reading["text"].str.contains("Bayesian").any()
+    assert "did not pass its sampling diagnostics" in section.html
+    assert "--draws 2000 --tune 2000 --chains 4" in section.html
+    variance = section.tables["empathy_variance"]
+    bayes = variance[variance["engine"] == "bayes_ordinal"]
+    assert_allclose(bayes["icc"].sum(), 1.0, atol=1e-12)
+    # 100 draws cannot pass the diagnostics gate: recorded, not raised
+    assert any("SamplingWarning" in n for n in section.notes)
