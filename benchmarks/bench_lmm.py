@@ -99,19 +99,16 @@ def load(case: str) -> pd.DataFrame:
 # engines
 
 
-def timed_pair(
-    a: Callable[[], object], b: Callable[[], object], runs: int
-) -> tuple[float, object, float, object]:
-    """Median seconds of ``a`` and ``b``, run alternately so both see the same machine load."""
-    ta, tb, out_a, out_b = [], [], None, None
+def timed_round(calls: list[Callable[[], object]], runs: int) -> list[tuple[float, object]]:
+    """Median seconds and last output of each call, run in turn so all see the same load."""
+    times: list[list[float]] = [[] for _ in calls]
+    outs: list[object] = [None for _ in calls]
     for _ in range(runs):
-        start = time.perf_counter()
-        out_a = a()
-        ta.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        out_b = b()
-        tb.append(time.perf_counter() - start)
-    return float(np.median(ta)), out_a, float(np.median(tb)), out_b
+        for i, call in enumerate(calls):
+            start = time.perf_counter()
+            outs[i] = call()
+            times[i].append(time.perf_counter() - start)
+    return [(float(np.median(t)), out) for t, out in zip(times, outs, strict=True)]
 
 
 def mixedlm_with_df(data: pd.DataFrame, formula: str):
@@ -236,14 +233,12 @@ def main() -> None:
         data = load(case)
         formula = FORMULAS[case]
         runs = args.runs if len(data) < 10_000 else max(1, min(args.runs, 3))
-        t_lib, lib, t_ours, ours = timed_pair(
-            lambda: mixedlm_direct(data, formula),  # noqa: B023
-            lambda: LinearMixedModel(formula).fit(data),  # noqa: B023
-            runs,
-        )
-        t_libdf, _, t_ours2, _ = timed_pair(
-            lambda: mixedlm_with_df(data, formula),  # noqa: B023
-            lambda: LinearMixedModel(formula).fit(data),  # noqa: B023
+        (t_lib, lib), (t_libdf, _), (t_ours, ours) = timed_round(
+            [
+                lambda: mixedlm_direct(data, formula),  # noqa: B023
+                lambda: mixedlm_with_df(data, formula),  # noqa: B023
+                lambda: LinearMixedModel(formula).fit(data),  # noqa: B023
+            ],
             runs,
         )
         dfix = float(
@@ -260,7 +255,7 @@ def main() -> None:
         lme4_text = f"{lme4.loc[case, 'seconds']:.3f}" if lme4 is not None else "-"
         print(
             f"{case:11s} {len(data):6d} {t_ours:10.4f} {t_lib:10.4f} {t_ours / t_lib:6.2f} "
-            f"{t_libdf:13.4f} {t_ours2 / t_libdf:6.2f} {sm_text:>18s} {lme4_text:>8s} "
+            f"{t_libdf:13.4f} {t_ours / t_libdf:6.2f} {sm_text:>18s} {lme4_text:>8s} "
             f"{dfix:15.1e}"
         )
     if lme4 is not None:

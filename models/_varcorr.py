@@ -47,22 +47,30 @@ def random_tables(
     var = np.asarray(variances, dtype=float)
     random = pd.DataFrame(
         {
-            "group": pd.Series(groups, dtype=object),
-            "term": pd.Series(terms, dtype=object),
+            "group": _objects(groups),
+            "term": _objects(terms),
             "variance": var,
             "sd": np.sqrt(var),
-        }
+        },
+        copy=False,
     )
     corr = pd.DataFrame(
         {
-            "group": pd.Series(pairs["group"], dtype=object),
-            "term1": pd.Series(pairs["term1"], dtype=object),
-            "term2": pd.Series(pairs["term2"], dtype=object),
+            "group": _objects(pairs["group"]),
+            "term1": _objects(pairs["term1"]),
+            "term2": _objects(pairs["term2"]),
             "covariance": np.asarray(pairs["covariance"], dtype=float),
             "corr": np.asarray(corrs, dtype=float),
-        }
+        },
+        copy=False,
     )
     return random, corr
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def singular_description(blocks: list[RandomBlock], Ts: list[np.ndarray], tol: float) -> str:
