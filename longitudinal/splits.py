@@ -39,12 +39,13 @@ import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
 from models import InvalidParameterError as ModelsInvalidParameterError
-from models.evaluation import SPLIT_SIZES, grouped_kfold, grouped_split
+from models.evaluation import grouped_kfold, grouped_split
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from longitudinal.study import Study
 
 __all__ = [
+    "SPLIT_SIZES",
     "SPLIT_LABELS",
     "BenchmarkSplit",
     "draw_splits",
@@ -83,6 +84,10 @@ class BenchmarkSplit:
     fold: int | None
     train: np.ndarray
     parts: dict[str, np.ndarray]
+
+
+SPLIT_SIZES = (0.7, 0.2, 0.1)
+"""Train, validation and test shares of the participants: the paper's 70/20/10."""
 
 
 def holdout_scheme(sizes: Sequence[float] = SPLIT_SIZES) -> str:

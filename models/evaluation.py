@@ -1,31 +1,26 @@
 """Out-of-person evaluation: participant-grouped splits and the prediction metrics.
 
-The EmpathicStories++ benchmark (Shen et al., ACL Findings 2024) predicts a participant's
-empathy rating of a story for people the model has never seen: participants, not rows, are
-split 70/20/10 into train, validation and test sets. This module holds the two ingredients
-that do not depend on any model:
+Predicting a participant's rating for people a model has never seen needs two ingredients
+that do not depend on any model, and this module holds them:
 
 - splitters that take the participant id of every row and a seed and return row positions,
   :func:`grouped_split` (train/validation/test) and :func:`grouped_kfold` (K folds), plus
   :func:`overlapping_groups`, the leakage check (which groups fall in more than one part);
 - the metrics, computed with NumPy/SciPy only: :func:`pearson_r`, :func:`spearman_rho`,
   :func:`binary_accuracy` and :func:`binary_f1` after :func:`binarize`,
-  :func:`mean_squared_error`, the one-call :func:`prediction_metrics` (the paper's table
-  reports them x 100) and :func:`summarize_metrics` (mean and SD over seeds).
+  :func:`mean_squared_error`, the one-call :func:`prediction_metrics` (x 100 by default),
+  :func:`summarize_metrics` (mean and SD over seeds) and :func:`kfold_bootstrap`
+  (participant-cluster intervals of pooled out-of-fold metrics).
 
-What the paper states and what is chosen here
----------------------------------------------
-The paper reports Pearson r, Spearman rho, accuracy and F1 after binarising the ratings, and
-MSE, all multiplied by 100, on a 70/20/10 participant split. It does **not** state (in the
-sources available to us) the binarisation threshold, the rule for ties at the threshold, the
-F1 variant, or how many seeds were averaged. The choices below are this package's and are
-recorded in every output:
-
-- a value is *positive* ("empathic") when it is strictly greater than ``threshold``; the
-  default ``threshold=3.0`` is the midpoint of the 1-5 scale, which for whole-number ratings
-  is the same as "rating >= 4";
+Conventions
+-----------
+- A value is *positive* when it is strictly greater than ``threshold``, which every
+  binarising function requires (no default: it belongs to the study; the EmpathicStories++
+  benchmark's choice, 3 on the 1-5 scale, lives in :mod:`longitudinal.predict.benchmark`);
+- the split shares are required too (the paper's 70/20/10 is
+  :data:`longitudinal.splits.SPLIT_SIZES`);
 - F1 is the binary F1 of the positive class, ``2 TP / (2 TP + FP + FN)``;
-- MSE is computed on the rating scale (1-5), before the x 100;
+- MSE is computed on the rating scale, before the x 100;
 - the mean and SD over seeds use the sample SD (``ddof=1``).
 
 Examples
@@ -33,12 +28,12 @@ Examples
 >>> import numpy as np
 >>> from models.evaluation import grouped_split, overlapping_groups, prediction_metrics
 >>> groups = np.repeat([f"P{i:02d}" for i in range(10)], 3)
->>> split = grouped_split(groups, seed=1)
+>>> split = grouped_split(groups, sizes=(0.7, 0.2, 0.1), seed=1)
 >>> [len(set(groups[p])) for p in (split.train, split.val, split.test)]
 [7, 2, 1]
 >>> overlapping_groups(groups, [split.train, split.val, split.test])
 []
->>> m = prediction_metrics([1, 2, 4, 5, 3], [1.5, 2.5, 3.5, 4.5, 3.2])
+>>> m = prediction_metrics([1, 2, 4, 5, 3], [1.5, 2.5, 3.5, 4.5, 3.2], threshold=3.0)
 >>> round(m.r, 1), m.acc, m.threshold
 (98.7, 80.0, 3.0)
 """
@@ -62,10 +57,8 @@ from models._errors import DataQualityWarning, InvalidParameterError
 __all__ = [
     "BOOTSTRAP_COLUMNS",
     "COMPARISON_COLUMNS",
-    "DEFAULT_THRESHOLD",
     "LOWER_IS_BETTER",
     "METRIC_NAMES",
-    "SPLIT_SIZES",
     "GroupedFold",
     "GroupedSplit",
     "KFoldBootstrap",
@@ -84,12 +77,6 @@ __all__ = [
     "summarize_metrics",
     "weighted_metrics",
 ]
-
-SPLIT_SIZES = (0.7, 0.2, 0.1)
-"""Train, validation and test shares of the participants (the paper's 70/20/10)."""
-
-DEFAULT_THRESHOLD = 3.0
-"""Binarisation threshold: a value is positive when it is greater than 3 (scale midpoint)."""
 
 METRIC_NAMES = ("r", "rho", "acc", "f1", "mse")
 """Metric columns of :func:`prediction_metrics` and of the evaluation tables, in order."""
@@ -203,7 +190,7 @@ def _allocate(n: int, sizes: Sequence[float]) -> list[int]:
 def grouped_split(
     groups: Sequence[Any] | np.ndarray | pd.Series,
     *,
-    sizes: tuple[float, float, float] = SPLIT_SIZES,
+    sizes: tuple[float, float, float],
     seed: int,
 ) -> GroupedSplit:
     """Split rows into train, validation and test sets by group (participant).
@@ -212,7 +199,7 @@ def grouped_split(
     ----------
     groups : array-like
         The group label (participant id) of every row.
-    sizes : tuple of 3 floats, default (0.7, 0.2, 0.1)
+    sizes : tuple of 3 floats
         Shares of the *groups* going to train, validation and test; non-negative, summing
         to 1, with train and test positive (validation may be 0).
     seed : int
@@ -566,16 +553,16 @@ def spearman_rho(y_true: Any, y_pred: Any, *, nan_policy: NanPolicy = "raise") -
     return _correlation(rankdata(a), rankdata(b), func="spearman_rho")
 
 
-def binarize(values: Any, *, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
+def binarize(values: Any, *, threshold: float) -> np.ndarray:
     """Positive ("empathic") when a value is strictly greater than ``threshold``.
 
     Parameters
     ----------
     values : array-like of float
         Ratings or predictions.
-    threshold : float, default 3.0
-        The cut; 3.0 is the midpoint of the 1-5 scale, so whole-number ratings 4 and 5 are
-        positive. This is this package's choice: the paper does not state its threshold.
+    threshold : float
+        The cut (a value is positive when strictly greater). The empathy benchmark uses 3.0,
+        the midpoint of the 1-5 scale, so whole-number ratings 4 and 5 are positive.
 
     Returns
     -------
@@ -590,7 +577,7 @@ def binarize(values: Any, *, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray
     Examples
     --------
     >>> from models.evaluation import binarize
-    >>> binarize([1, 3, 3.2, 4, 5]).tolist()
+    >>> binarize([1, 3, 3.2, 4, 5], threshold=3.0).tolist()
     [False, False, True, True, True]
     """
     thr = _check_threshold(threshold, func="binarize")
@@ -607,7 +594,7 @@ def binary_accuracy(
     y_true: Any,
     y_pred: Any,
     *,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float,
     nan_policy: NanPolicy = "raise",
 ) -> float:
     """Share of rows on the same side of ``threshold`` in observation and prediction.
@@ -616,7 +603,7 @@ def binary_accuracy(
     ----------
     y_true, y_pred : array-like of float
         Observed and predicted values, same length.
-    threshold : float, default 3.0
+    threshold : float
         Binarisation cut (see :func:`binarize`).
     nan_policy : {"raise", "omit"}, default "raise"
         What to do with pairs that have a missing value.
@@ -634,7 +621,7 @@ def binary_accuracy(
     Examples
     --------
     >>> from models.evaluation import binary_accuracy
-    >>> binary_accuracy([1, 4, 5, 2], [3.5, 4.2, 2.0, 1.0])
+    >>> binary_accuracy([1, 4, 5, 2], [3.5, 4.2, 2.0, 1.0], threshold=3.0)
     0.5
     """
     func = "binary_accuracy"
@@ -647,7 +634,7 @@ def binary_f1(
     y_true: Any,
     y_pred: Any,
     *,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float,
     nan_policy: NanPolicy = "raise",
 ) -> float:
     """F1 score of the positive class after binarising at ``threshold``.
@@ -656,7 +643,7 @@ def binary_f1(
     ----------
     y_true, y_pred : array-like of float
         Observed and predicted values, same length.
-    threshold : float, default 3.0
+    threshold : float
         Binarisation cut (see :func:`binarize`).
     nan_policy : {"raise", "omit"}, default "raise"
         What to do with pairs that have a missing value.
@@ -681,7 +668,7 @@ def binary_f1(
     Examples
     --------
     >>> from models.evaluation import binary_f1
-    >>> binary_f1([1, 4, 5, 2], [3.5, 4.2, 2.0, 1.0])
+    >>> binary_f1([1, 4, 5, 2], [3.5, 4.2, 2.0, 1.0], threshold=3.0)
     0.5
     """
     func = "binary_f1"
@@ -768,7 +755,7 @@ def prediction_metrics(
     y_true: Any,
     y_pred: Any,
     *,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float,
     scale: float = 100.0,
     nan_policy: NanPolicy = "raise",
 ) -> PredictionMetrics:
@@ -778,7 +765,7 @@ def prediction_metrics(
     ----------
     y_true, y_pred : array-like of float
         Observed ratings and predictions (point predictions on the rating scale).
-    threshold : float, default 3.0
+    threshold : float
         Binarisation cut for accuracy and F1 (positive: value > threshold).
     scale : float, default 100.0
         Multiplier applied to every metric (the paper reports x 100); 1 gives raw values.
@@ -809,7 +796,7 @@ def prediction_metrics(
     Examples
     --------
     >>> from models.evaluation import prediction_metrics
-    >>> m = prediction_metrics([1, 2, 4, 5], [1.0, 2.0, 4.0, 5.0])
+    >>> m = prediction_metrics([1, 2, 4, 5], [1.0, 2.0, 4.0, 5.0], threshold=3.0)
     >>> m.r, m.acc, m.f1, m.mse
     (100.0, 100.0, 100.0, 0.0)
     """
@@ -1024,7 +1011,7 @@ def weighted_metrics(
     y_pred: Any,
     weights: Any,
     *,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float,
     scale: float = 100.0,
 ) -> dict[str, np.ndarray]:
     """Compute the five benchmark metrics for each row of frequency weights (replicates).
@@ -1035,7 +1022,7 @@ def weighted_metrics(
         Observed ratings and predictions (finite).
     weights : array-like, shape (B, n) or (n,)
         How often each pair is drawn in each replicate (non-negative whole numbers).
-    threshold : float, default 3.0
+    threshold : float
         Binarisation cut (see :func:`binarize`).
     scale : float, default 100.0
         Multiplier of every metric.
@@ -1063,7 +1050,8 @@ def weighted_metrics(
     --------
     >>> import numpy as np
     >>> from models.evaluation import weighted_metrics
-    >>> m = weighted_metrics([1, 2, 4, 5], [1.5, 2.0, 3.5, 4.0], [[1, 1, 1, 1], [2, 0, 1, 1]])
+    >>> weights = [[1, 1, 1, 1], [2, 0, 1, 1]]
+    >>> m = weighted_metrics([1, 2, 4, 5], [1.5, 2.0, 3.5, 4.0], weights, threshold=3.0)
     >>> m["mse"].tolist()
     [37.5, 43.75]
     """
@@ -1187,7 +1175,7 @@ def kfold_bootstrap(
     groups: Any,
     n_boot: int = 2000,
     ci_level: float = 0.95,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float,
     scale: float = 100.0,
     seed: int,
 ) -> KFoldBootstrap:
@@ -1206,7 +1194,7 @@ def kfold_bootstrap(
         Bootstrap replicates B.
     ci_level : float, default 0.95
         Level of the intervals.
-    threshold : float, default 3.0
+    threshold : float
         Binarisation cut for accuracy and F1.
     scale : float, default 100.0
         Multiplier of every metric (the paper's x 100).
@@ -1259,7 +1247,7 @@ def kfold_bootstrap(
     >>> groups = np.repeat(np.arange(20), 5)
     >>> y = rng.integers(1, 6, groups.size).astype(float)
     >>> preds = {"copy": y, "noise": y + rng.normal(0, 1, y.size)}
-    >>> boot = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=1)
+    >>> boot = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=1, threshold=3.0)
     >>> row = boot.intervals.query("model == 'copy' and metric == 'r'").iloc[0]
     >>> float(row["estimate"]), float(row["ci_low"]), row["interval"]
     (100.0, 100.0, 'percentile')

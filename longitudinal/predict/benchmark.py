@@ -29,15 +29,13 @@ from longitudinal.predict.predictors import (
     _standardize,
     empathy_formula,
 )
-from longitudinal.splits import draw_splits, seed_list, splits_table
+from longitudinal.splits import SPLIT_SIZES, draw_splits, seed_list, splits_table
 from models import DataQualityWarning
 from models import InvalidParameterError as ModelsInvalidParameterError
 from models.evaluation import (
     BOOTSTRAP_COLUMNS,
     COMPARISON_COLUMNS,
-    DEFAULT_THRESHOLD,
     METRIC_NAMES,
-    SPLIT_SIZES,
     KFoldBootstrap,
     binarize,
     kfold_bootstrap,
@@ -50,6 +48,10 @@ from surveys import __version__
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from longitudinal.study import Study
 
+
+THRESHOLD = 3.0
+"""The benchmark's binarisation cut: a rating or prediction above 3 (the midpoint of the 1-5
+scale) is "empathic". Chosen here; the paper does not state its threshold."""
 
 MODEL_DESCRIPTIONS = {
     "majority_vote": (
@@ -277,7 +279,7 @@ def evaluate_predictions(
     models: Sequence[str] | None = None,
     include_bayes: bool = True,
     bayes_kfold: bool = False,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float = THRESHOLD,
     sizes: tuple[float, float, float] = SPLIT_SIZES,
     session_features: Sequence[str] | None = None,
     random_slope: bool = True,

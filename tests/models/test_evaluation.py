@@ -9,6 +9,7 @@ repeated as often as it is drawn.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -76,8 +77,10 @@ def test_binary_metrics_hand_counts():
     # y_true > 3: F F F T T T F T F F
     # y_pred > 3: F F T T T F T T F F
     # TP = 3 (rows 3, 4, 7), FP = 2 (rows 2, 6), FN = 1 (row 5), TN = 4 (rows 0, 1, 8, 9)
-    assert binary_accuracy(Y_TRUE, Y_PRED) == pytest.approx(7 / 10, abs=1e-12)
-    assert binary_f1(Y_TRUE, Y_PRED) == pytest.approx(2 * 3 / (2 * 3 + 2 + 1), abs=1e-12)
+    assert binary_accuracy(Y_TRUE, Y_PRED, threshold=3.0) == pytest.approx(7 / 10, abs=1e-12)
+    assert binary_f1(Y_TRUE, Y_PRED, threshold=3.0) == pytest.approx(
+        2 * 3 / (2 * 3 + 2 + 1), abs=1e-12
+    )
     # threshold 4: y_true > 4: rows 4, 7; y_pred > 4: rows 4, 7 -> TP 2, FP 0, FN 0, acc 1
     assert binary_accuracy(Y_TRUE, Y_PRED, threshold=4) == 1.0
     assert binary_f1(Y_TRUE, Y_PRED, threshold=4) == 1.0
@@ -92,7 +95,9 @@ def test_f1_equals_harmonic_mean_of_precision_and_recall():
     t, p = a > 3, b > 3
     precision = np.sum(t & p) / np.sum(p)
     recall = np.sum(t & p) / np.sum(t)
-    assert_allclose(binary_f1(a, b), 2 * precision * recall / (precision + recall), atol=1e-12)
+    assert_allclose(
+        binary_f1(a, b, threshold=3.0), 2 * precision * recall / (precision + recall), atol=1e-12
+    )
 
 
 def test_mse_hand_computed():
@@ -108,7 +113,7 @@ def test_binarize_rule_is_strictly_greater():
 
 
 def test_prediction_metrics_scaled_by_100():
-    m = prediction_metrics(Y_TRUE, Y_PRED)
+    m = prediction_metrics(Y_TRUE, Y_PRED, threshold=3.0)
     assert m.scale == 100.0 and m.threshold == 3.0 and m.n == 10
     assert_allclose(m.r, 100 * stats.pearsonr(Y_TRUE, Y_PRED).statistic, atol=1e-10)
     assert_allclose(m.rho, 100 * stats.spearmanr(Y_TRUE, Y_PRED).statistic, atol=1e-10)
@@ -136,9 +141,9 @@ def test_constant_prediction_gives_nan_correlations_with_warning():
 
 def test_f1_without_positives_is_nan_with_warning():
     with pytest.warns(DataQualityWarning, match="F1 is undefined"):
-        assert np.isnan(binary_f1([1, 2, 3], [1.5, 2.5, 2.9]))
+        assert np.isnan(binary_f1([1, 2, 3], [1.5, 2.5, 2.9], threshold=3.0))
     # positives only in the truth: defined and 0
-    assert binary_f1([1, 4, 3], [1.5, 2.5, 2.9]) == 0.0
+    assert binary_f1([1, 4, 3], [1.5, 2.5, 2.9], threshold=3.0) == 0.0
 
 
 def test_nan_policy():
@@ -171,7 +176,8 @@ def test_nan_policy():
     ],
 )
 def test_bad_vectors_raise(y_true, y_pred, match):
-    for func in (pearson_r, spearman_rho, binary_accuracy, binary_f1, mean_squared_error):
+    binary = [functools.partial(f, threshold=3.0) for f in (binary_accuracy, binary_f1)]
+    for func in (pearson_r, spearman_rho, *binary, mean_squared_error):
         with pytest.raises(InvalidParameterError, match=match):
             func(y_true, y_pred)
 
@@ -185,7 +191,7 @@ def test_bad_threshold_raises(threshold):
 @pytest.mark.parametrize("scale", [0, -100, np.inf, True, "100"])
 def test_bad_scale_raises(scale):
     with pytest.raises(InvalidParameterError, match="scale"):
-        prediction_metrics(Y_TRUE, Y_PRED, scale=scale)
+        prediction_metrics(Y_TRUE, Y_PRED, scale=scale, threshold=3.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,7 +261,7 @@ def _row_level_split(groups, *, sizes=(0.7, 0.2, 0.1), seed):
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
 def test_grouped_split_has_no_leakage(seed):
     groups = _study_groups()
-    split = grouped_split(groups, seed=seed)
+    split = grouped_split(groups, seed=seed, sizes=(0.7, 0.2, 0.1))
     parts = [split.train, split.val, split.test]
     assert_grouped_partition(groups, parts)
     # the participant counts of a 70/20/10 split of 41 people (largest remainder)
@@ -279,12 +285,12 @@ def test_leakage_check_detects_row_level_split(seed):
 
 def test_grouped_split_is_reproducible_and_order_invariant():
     groups = _study_groups()
-    a = grouped_split(groups, seed=11)
-    b = grouped_split(groups, seed=11)
+    a = grouped_split(groups, seed=11, sizes=(0.7, 0.2, 0.1))
+    b = grouped_split(groups, seed=11, sizes=(0.7, 0.2, 0.1))
     assert np.array_equal(a.test, b.test) and a.train_groups == b.train_groups
-    assert grouped_split(groups, seed=12).test_groups != a.test_groups
+    assert grouped_split(groups, seed=12, sizes=(0.7, 0.2, 0.1)).test_groups != a.test_groups
     shuffled = groups[np.random.default_rng(3).permutation(groups.size)]
-    c = grouped_split(shuffled, seed=11)
+    c = grouped_split(shuffled, seed=11, sizes=(0.7, 0.2, 0.1))
     assert (c.train_groups, c.val_groups, c.test_groups) == (
         a.train_groups,
         a.val_groups,
@@ -344,22 +350,22 @@ def test_splits_never_leak_property(labels, seed):
     ],
 )
 def test_grouped_split_bad_parameters(kwargs, match):
-    params = {"seed": 0, **kwargs}
+    params = {"seed": 0, "sizes": (0.7, 0.2, 0.1), **kwargs}
     with pytest.raises(InvalidParameterError, match=match):
         grouped_split(_study_groups(), **params)
 
 
 def test_grouped_split_bad_groups():
     with pytest.raises(InvalidParameterError, match="too few"):
-        grouped_split(["a", "a", "b"], seed=0)
+        grouped_split(["a", "a", "b"], seed=0, sizes=(0.7, 0.2, 0.1))
     with pytest.raises(InvalidParameterError, match="missing label"):
-        grouped_split(["a", None, "b", "c"], seed=0)
+        grouped_split(["a", None, "b", "c"], seed=0, sizes=(0.7, 0.2, 0.1))
     with pytest.raises(InvalidParameterError, match="empty"):
-        grouped_split([], seed=0)
+        grouped_split([], seed=0, sizes=(0.7, 0.2, 0.1))
     with pytest.raises(InvalidParameterError, match="1-d"):
-        grouped_split([["a", "b"], ["c", "d"]], seed=0)
+        grouped_split([["a", "b"], ["c", "d"]], seed=0, sizes=(0.7, 0.2, 0.1))
     with pytest.raises(InvalidParameterError, match="groups"):
-        grouped_split("abc", seed=0)
+        grouped_split("abc", seed=0, sizes=(0.7, 0.2, 0.1))
 
 
 @pytest.mark.parametrize("k", [1, 42, 2.0, True])
@@ -390,11 +396,11 @@ def test_weighted_metrics_equal_the_metrics_of_the_repeated_sample():
     p = np.clip(y + rng.normal(0, 1.2, 60), 1, 5)
     p[:6] = 3.0  # ties at the threshold
     w = rng.multinomial(60, np.full(60, 1 / 60), size=150).astype(float)
-    got = weighted_metrics(y, p, w)
+    got = weighted_metrics(y, p, w, threshold=3.0)
     for b in range(w.shape[0]):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DataQualityWarning)
-            expected = prediction_metrics(*_expanded(y, p, w[b]))
+            expected = prediction_metrics(*_expanded(y, p, w[b]), threshold=3.0)
         for name in METRIC_NAMES:
             assert_allclose(got[name][b], getattr(expected, name), rtol=0, atol=1e-10)
 
@@ -402,15 +408,17 @@ def test_weighted_metrics_equal_the_metrics_of_the_repeated_sample():
 def test_weighted_metrics_undefined_cases():
     y = np.array([1.0, 2.0, 4.0, 5.0])
     p = np.array([2.0, 2.0, 4.5, 3.5])
-    m = weighted_metrics(y, p, [[0, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 0]])
+    m = weighted_metrics(
+        y, p, [[0, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 0]], threshold=3.0
+    )
     assert np.isnan(m["mse"][0]) and np.isnan(m["r"][0])  # nothing drawn
     assert np.isnan(m["r"][1]) and np.isnan(m["rho"][1])  # p constant among the drawn
     assert np.isnan(m["f1"][1]) and m["acc"][1] == 100.0  # no positive at all
     assert np.isfinite(m["r"][2]) and np.isnan(m["r"][3])  # one pair: no correlation
     with pytest.raises(InvalidParameterError, match="weights"):
-        weighted_metrics(y, p, [[1, 1, -1, 1]])
+        weighted_metrics(y, p, [[1, 1, -1, 1]], threshold=3.0)
     with pytest.raises(InvalidParameterError, match="weights"):
-        weighted_metrics(y, p, [[1, 1, 1]])
+        weighted_metrics(y, p, [[1, 1, 1]], threshold=3.0)
 
 
 def _kfold_data(seed=0, n_people=24, per=6, n_seeds=2):
@@ -426,10 +434,10 @@ def _kfold_data(seed=0, n_people=24, per=6, n_seeds=2):
 
 def test_kfold_bootstrap_estimate_is_the_pooled_out_of_fold_metric():
     y, groups, preds = _kfold_data()
-    boot = kfold_bootstrap(y, preds, groups=groups, n_boot=50, seed=3)
+    boot = kfold_bootstrap(y, preds, groups=groups, n_boot=50, seed=3, threshold=3.0)
     ci = boot.intervals.set_index(["model", "metric"])
     for model, p in preds.items():
-        per_seed = [prediction_metrics(y, p[s]) for s in range(p.shape[0])]
+        per_seed = [prediction_metrics(y, p[s], threshold=3.0) for s in range(p.shape[0])]
         for m in METRIC_NAMES:
             expected = np.mean([getattr(x, m) for x in per_seed])
             assert_allclose(ci.loc[(model, m), "estimate"], expected, rtol=0, atol=1e-10)
@@ -455,7 +463,7 @@ def test_kfold_bootstrap_interval_equals_an_independent_computation():
 
     y, groups, preds = _kfold_data(n_seeds=1)
     p = preds["good"][0]
-    boot = kfold_bootstrap(y, {"good": p}, groups=groups, n_boot=40, seed=11)
+    boot = kfold_bootstrap(y, {"good": p}, groups=groups, n_boot=40, seed=11, threshold=3.0)
     people = np.unique(groups)
     counts = np.random.default_rng(11).multinomial(people.size, np.full(people.size, 1 / 24), 40)
     reps = {m: [] for m in METRIC_NAMES}
@@ -463,10 +471,10 @@ def test_kfold_bootstrap_interval_equals_an_independent_computation():
         rows = np.concatenate(
             [np.repeat(np.flatnonzero(groups == g), n) for g, n in zip(people, c, strict=True)]
         )
-        m = prediction_metrics(y[rows], p[rows])
+        m = prediction_metrics(y[rows], p[rows], threshold=3.0)
         for k in METRIC_NAMES:
             reps[k].append(getattr(m, k))
-    full = prediction_metrics(y, p)
+    full = prediction_metrics(y, p, threshold=3.0)
     q = stats.t.ppf(0.975, 23)
     to = {
         "r": (lambda v: np.arctanh(v / 100), lambda z: 100 * np.tanh(z)),
@@ -487,9 +495,9 @@ def test_kfold_bootstrap_interval_equals_an_independent_computation():
 
 def test_kfold_bootstrap_is_seeded_and_paired():
     y, groups, preds = _kfold_data()
-    a = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=5)
-    b = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=5)
-    c = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=6)
+    a = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=5, threshold=3.0)
+    b = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=5, threshold=3.0)
+    c = kfold_bootstrap(y, preds, groups=groups, n_boot=200, seed=6, threshold=3.0)
     pd.testing.assert_frame_equal(a.intervals, b.intervals)
     pd.testing.assert_frame_equal(a.comparisons, b.comparisons)
     assert not np.allclose(a.intervals["ci_low"].dropna(), c.intervals["ci_low"].dropna())
@@ -502,7 +510,7 @@ def test_kfold_bootstrap_is_seeded_and_paired():
         assert rec["estimate"] < 0 if m != "mse" else rec["estimate"] > 0
     # a model compared with itself is never called better or worse
     same = kfold_bootstrap(
-        y, {"a": preds["good"], "b": preds["good"]}, groups=groups, n_boot=50, seed=1
+        y, {"a": preds["good"], "b": preds["good"]}, groups=groups, n_boot=50, seed=1, threshold=3.0
     )
     assert set(same.comparisons["verdict"]) == {"interval includes 0"}
     assert (same.comparisons["estimate"] == 0).all()
@@ -512,13 +520,16 @@ def test_kfold_bootstrap_resamples_participants_not_ratings():
     """Ratings of one person move together: duplicating every rating of every person (more
     ratings, the same people) must not narrow the interval, as a rating bootstrap would."""
     y, groups, preds = _kfold_data(n_seeds=1)
-    one = kfold_bootstrap(y, {"good": preds["good"]}, groups=groups, n_boot=400, seed=2)
+    one = kfold_bootstrap(
+        y, {"good": preds["good"]}, groups=groups, n_boot=400, seed=2, threshold=3.0
+    )
     twice = kfold_bootstrap(
         np.r_[y, y],
         {"good": np.c_[preds["good"], preds["good"]]},
         groups=np.r_[groups, groups],
         n_boot=400,
         seed=2,
+        threshold=3.0,
     )
     width = lambda b: (b.intervals["ci_high"] - b.intervals["ci_low"]).to_numpy()  # noqa: E731
     assert_allclose(width(twice), width(one), rtol=1e-9, atol=1e-9)
@@ -538,7 +549,7 @@ def test_kfold_bootstrap_resamples_participants_not_ratings():
 )
 def test_kfold_bootstrap_bad_input(kwargs, match):
     y, groups, preds = _kfold_data(n_seeds=1)
-    params = {"groups": groups, "n_boot": 10, "seed": 0, **kwargs}
+    params = {"groups": groups, "n_boot": 10, "seed": 0, "threshold": 3.0, **kwargs}
     p = params.pop("predictions", {"good": preds["good"]})
     with pytest.raises(InvalidParameterError, match=match):
         kfold_bootstrap(y, p, **params)

@@ -52,7 +52,9 @@ def test_kfold_intervals_cover_the_population_value():
     groups, rating, prediction = _study(rng, 200_000)
     population = {
         k: float(v[0])
-        for k, v in weighted_metrics(rating, prediction, np.ones((1, rating.size))).items()
+        for k, v in weighted_metrics(
+            rating, prediction, np.ones((1, rating.size)), threshold=3.0
+        ).items()
     }
     truth_r = _population_r()
     assert_allclose(population["r"], truth_r, atol=0.1)  # the simulation agrees with the formula
@@ -61,7 +63,9 @@ def test_kfold_intervals_cover_the_population_value():
     covered = dict.fromkeys(METRIC_NAMES, 0)
     for i in range(n_studies):
         groups, rating, prediction = _study(rng, 41)
-        boot = kfold_bootstrap(rating, {"latent": prediction}, groups=groups, n_boot=1000, seed=i)
+        boot = kfold_bootstrap(
+            rating, {"latent": prediction}, groups=groups, n_boot=1000, seed=i, threshold=3.0
+        )
         ci = boot.intervals.set_index("metric")
         for k in METRIC_NAMES:
             covered[k] += bool(ci.loc[k, "ci_low"] <= population[k] <= ci.loc[k, "ci_high"])

@@ -80,12 +80,12 @@ def test_evaluation_grand_mean_metrics_by_hand(demo_study):
 
     data = empathy_data(demo_study)
     groups = data.data["participant_id"].to_numpy(dtype=object)
-    split = grouped_split(groups, seed=3)
+    split = grouped_split(groups, seed=3, sizes=(0.7, 0.2, 0.1))
     y = data.data["empathy"].to_numpy()
     mean = y[split.train].mean()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        expected = prediction_metrics(y[split.test], np.full(split.test.size, mean))
+        expected = prediction_metrics(y[split.test], np.full(split.test.size, mean), threshold=3.0)
     result = evaluate_predictions(demo_study, seeds=[3], k=0, models=["grand_mean"])
     row = result.metrics[result.metrics["split"] == "test"].iloc[0]
     assert row["seed"] == 3
@@ -110,7 +110,7 @@ def test_evaluation_majority_vote_metrics_by_hand(demo_study):
         tied = sorted(v for v, c in counts.items() if c == top)
         return min(tied, key=lambda v: (abs(v - values.mean()), v))
 
-    split = grouped_split(groups, seed=2)
+    split = grouped_split(groups, seed=2, sizes=(0.7, 0.2, 0.1))
     oof = np.empty_like(y)
     for f in grouped_kfold(groups, k=3, seed=2):
         oof[f.test] = mode(y[f.train])
@@ -118,8 +118,10 @@ def test_evaluation_majority_vote_metrics_by_hand(demo_study):
     m = result.metrics.set_index("split")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        holdout = prediction_metrics(y[split.test], np.full(split.test.size, mode(y[split.train])))
-        kfold = prediction_metrics(y, oof)
+        holdout = prediction_metrics(
+            y[split.test], np.full(split.test.size, mode(y[split.train])), threshold=3.0
+        )
+        kfold = prediction_metrics(y, oof, threshold=3.0)
     for name in ("acc", "f1", "mse"):
         assert_allclose(m.loc["test", name], getattr(holdout, name), rtol=0, atol=1e-12)
         assert_allclose(m.loc["kfold", name], getattr(kfold, name), rtol=0, atol=1e-12)
