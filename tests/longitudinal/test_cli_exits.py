@@ -1,4 +1,4 @@
-"""Interrupted commands (longitudinal/cli.py, longitudinal/_output.py): clean exits, no leftovers.
+"""Interrupted commands (longitudinal/cli/, longitudinal/_output.py): clean exits, no leftovers.
 
 Each test runs `longitudinal report` in a child process on a small simulated study, waits for
 the staging folder to appear (the work has started), then signals the child.

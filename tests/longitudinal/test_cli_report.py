@@ -1,4 +1,4 @@
-"""Tests of the `longitudinal report` command (longitudinal/cli.py): the pseudonym key."""
+"""Tests of the `longitudinal report` command (longitudinal/cli/): the pseudonym key."""
 
 import json
 
@@ -48,7 +48,7 @@ def _caught(*texts):
 
 
 def test_warning_lines_split_group_count_and_shorten():
-    from longitudinal.cli import _warning_lines
+    from longitudinal.cli._common import _warning_lines
 
     long = "omega_total rests on a boundary solution " + "x" * 200
     caught = _caught(

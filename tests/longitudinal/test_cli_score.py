@@ -1,4 +1,4 @@
-"""Tests of the `longitudinal score` and `longitudinal instruments` commands (longitudinal/cli.py).
+"""Tests of the `longitudinal score` and `longitudinal instruments` commands (longitudinal/cli/).
 
 The bad-input corpus is tests/data/bad/: every file there has a case below, and each case
 must end with exit code 2, one error message naming the row and column where there is one,

@@ -1,0 +1,189 @@
+"""What every subcommand shares: exit codes, atomic outputs, failure and warning messages."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import re
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from longitudinal._errors import InvalidParameterError
+from longitudinal._output import (
+    check_writable,
+    remove_stale_staging,
+    write_csv,
+)
+from surveys import InputValidationError
+
+#: Exit code for bad input or bad arguments (argparse uses 2 for usage errors too).
+EXIT_INPUT = 2
+#: How many problems of a failure table are printed before "... and N more".
+MAX_PROBLEMS_SHOWN = 30
+
+_Formatter = argparse.RawDescriptionHelpFormatter
+
+
+def _write_atomically(outputs: dict[Path, Callable[[Path], None]]) -> None:
+    """Write every output to a temporary file beside its target, then rename them all.
+
+    ``outputs`` maps each target path to a function that writes the content to the path it
+    is given. If any writer fails, the temporary files are removed and no target changes.
+    """
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for target, write in outputs.items():
+            folder = target.parent if str(target.parent) else Path(".")
+            remove_stale_staging(folder, target.name)
+            handle, name = tempfile.mkstemp(
+                prefix=f".{target.name}.partial-{os.getpid()}-", suffix=".tmp", dir=folder
+            )
+            os.close(handle)
+            staged.append((Path(name), target))
+            write(Path(name))
+        for temporary, target in staged:
+            os.replace(temporary, target)
+    except BaseException:
+        for temporary, _ in staged:
+            temporary.unlink(missing_ok=True)
+        raise
+
+
+def _check_outputs(outputs: dict[str, Path | None]) -> None:
+    """Refuse, before any work, outputs whose folder is missing or that name one file twice."""
+    seen: dict[Path, str] = {}
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise InvalidParameterError(
+                f"cannot write {option} {path}: the folder {folder} does not exist; create it first"
+            )
+        check_writable(path, option=option)
+        if path.is_dir():
+            raise InvalidParameterError(
+                f"cannot write {option} {path}: it is a folder; name a file (it may be inside "
+                "that folder)"
+            )
+        resolved = path.resolve()
+        if resolved in seen:
+            raise InvalidParameterError(f"{seen[resolved]} and {option} name the same file")
+        seen[resolved] = option
+
+
+def _csv_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
+    return functools.partial(write_csv, frame)
+
+
+def _scores_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
+    """Write a large table column-wise with pyarrow; the pandas writer where that cannot.
+
+    pyarrow writes numbers in their shortest round-trip form (``4`` for 4.0) and empty cells
+    for NaN. It is used only when no text cell needs quoting (a delimiter, quote or line
+    break), so the file reads back the same as the pandas writer's.
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pacsv
+    except ModuleNotFoundError:
+        return _csv_writer(frame)
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return _csv_writer(frame)
+    for column in table.columns:
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            if pc.any(pc.match_substring_regex(column, r'[,"\r\n]')).as_py():
+                return _csv_writer(frame)
+        elif not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+            return _csv_writer(frame)
+    if any(any(ch in name for ch in ',"\r\n') for name in table.column_names):
+        return _csv_writer(frame)
+
+    def write(path: Path) -> None:
+        pacsv.write_csv(table, str(path), pacsv.WriteOptions(quoting_style="none"))
+
+    return write
+
+
+def _format_value(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NA:
+        return ""
+    return f" (value {value!r})"
+
+
+def _format_failures(err: InputValidationError) -> str:
+    """Render a failure table as one readable message."""
+    cases = err.failure_cases
+    n = len(cases)
+    lines = [f"error: {err.summary} ({n} problem{'s' if n != 1 else ''})"]
+    for rec in cases.head(MAX_PROBLEMS_SHOWN).itertuples(index=False):
+        where = [str(rec.file)] if isinstance(rec.file, str) and rec.file else []
+        if pd.notna(rec.row):
+            where.append(f"row {int(rec.row)}")
+        if isinstance(rec.column, str) and rec.column:
+            where.append(f"column {rec.column!r}")
+        lines.append(f"  {', '.join(where) or 'input'}: {rec.reason}{_format_value(rec.value)}")
+    if n > MAX_PROBLEMS_SHOWN:
+        lines.append(f"  ... and {n - MAX_PROBLEMS_SHOWN} more")
+    return "\n".join(lines)
+
+
+def _format_os_error(err: OSError) -> str:
+    if err.strerror and err.filename:
+        return f"error: {err.strerror}: {err.filename}"
+    return f"error: {err}"
+
+
+_WARNING_WIDTH = 120
+_WARNING_SOURCE = re.compile(r"^(?P<source>[^:|]+\.(?:csv|tsv|txt|xlsx|xls|sav)(?:, [\w.-]+)?): ")
+
+
+def _warning_lines(caught: list[warnings.WarningMessage], *, width: int | None) -> list[str]:
+    """Warnings as lines: one per finding, grouped by file and instrument, counted.
+
+    A warning that joins several findings with `` | `` is split into them; a finding repeated
+    is printed once with its count; with ``width``, each line is cut to that many characters
+    (used when a file, the report's ``notes.csv``, keeps every text in full).
+    """
+    groups: dict[str, dict[str, int]] = {}
+    for message in caught:
+        text = " ".join(str(message.message).split())
+        match = _WARNING_SOURCE.match(text)
+        source = match.group("source") if match else ""
+        body = text[match.end() :] if match else text
+        for part in body.split(" | "):
+            counts = groups.setdefault(source, {})
+            counts[part] = counts.get(part, 0) + 1
+    lines = []
+    for source, counts in groups.items():
+        indent = "warning: "
+        if source and len(counts) > 1:
+            lines.append(f"warning: {source}:")
+            indent = "  - "
+        for part, n in counts.items():
+            text = part if not source or indent == "  - " else f"{source}: {part}"
+            suffix = f" (×{n})" if n > 1 else ""
+            room = (width or 0) - len(indent) - len(suffix)
+            if width and len(text) > room:
+                text = text[: room - 1].rstrip() + "…"
+            lines.append(f"{indent}{text}{suffix}")
+    return lines
+
+
+def _print_warnings(caught: list[warnings.WarningMessage], notes: Path | None = None) -> None:
+    """Print the warnings of a command; shortened when ``notes`` holds them in full."""
+    lines = _warning_lines(caught, width=_WARNING_WIDTH if notes else None)
+    for line in lines:
+        print(line, file=sys.stderr)
+    if notes and any(line.endswith("…") or "… (×" in line for line in lines):
+        print(f"(shortened; every note in full: {notes})", file=sys.stderr)

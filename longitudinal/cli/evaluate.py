@@ -1,0 +1,193 @@
+"""``longitudinal evaluate`` and ``longitudinal splits``: the out-of-person benchmark."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from longitudinal._errors import InvalidParameterError
+from longitudinal._output import (
+    refuse_overlap,
+)
+from longitudinal.cli._common import (
+    _check_outputs,
+    _csv_writer,
+    _Formatter,
+    _write_atomically,
+)
+
+
+def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="benchmark empathy prediction for unseen participants (yours beside ours)",
+        description=(
+            "The prediction task of EmpathicStories++: predict each rating of participants "
+            "held out of training (participant-grouped 70/20/10 splits over several seeds, and "
+            "grouped K-fold). Writes metrics.csv (model, split, seed, r, rho, acc, f1, mse; "
+            "x100 as in the paper), a summary table and a figure. Write it to "
+            "STUDY_DIR/evaluate for `longitudinal report` to link it.\n\n"
+            "Uncertainty: a seed's 70/20/10 test set holds few people (4 of 41), so its mean "
+            "± SD over seeds is the spread of the splits, not an interval, and the table says "
+            "that a test set of fewer than 10 people supports no inference. For the grouped "
+            "K-fold (every participant predicted once by a model that did not see them), "
+            "metrics_ci.csv gives each model's metrics a participant-cluster bootstrap "
+            "interval (--n-boot replicates, --bootstrap-seed) and comparisons.csv the paired "
+            "differences between models with their intervals; a difference is called better "
+            "or worse only when its interval excludes 0.\n\n"
+            "Your own model: train it on the splits of `longitudinal splits` (same --seeds "
+            "and --kfold), then pass its predictions with --predictions. A predictions file "
+            "has the columns model, scheme (holdout_70_20_10 or kfold_K), seed, the "
+            "participant, session and position columns of the study's ratings file (under "
+            "its own names), and prediction (on the rating scale). Each model is scored by "
+            "the same code, threshold and ratings as the package's models and appears beside "
+            "them in every output. For each scheme x seed a model appears in, every test "
+            "rating must be predicted exactly once (validation ratings of the holdout are "
+            "optional, all or none). Missing, repeated, unknown or training-participant "
+            "ratings, predictions that are not finite or off the rating scale, unknown "
+            "schemes or seeds, missing columns and a model named like one of ours are "
+            "refused with exit code 2 before anything is fitted, all in one report naming "
+            "file, row (the header is row 1) and rating; nothing is written."
+        ),
+        epilog=(
+            "examples:\n"
+            "  longitudinal evaluate my-study --out my-study/evaluate --seeds 5\n"
+            "  longitudinal splits my-study --seeds 5 --kfold 5 --out splits.csv\n"
+            "  (train your model on the train participants of each scheme x seed, predict the "
+            "test ratings)\n"
+            "  longitudinal evaluate my-study --seeds 5 --kfold 5 --predictions pred.csv "
+            "--out my-study/evaluate"
+        ),
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")
+    parser.add_argument("--out", required=True, type=Path, help="folder to write")
+    parser.add_argument("--seeds", type=int, default=5, help="number of split seeds (5)")
+    parser.add_argument(
+        "--kfold",
+        type=int,
+        default=5,
+        metavar="K",
+        help="folds of the grouped K-fold (5; 0: holdout only)",
+    )
+    parser.add_argument(
+        "--predictions",
+        type=Path,
+        action="append",
+        metavar="PRED.csv",
+        help="your model's predictions (repeat for more files)",
+    )
+    parser.add_argument(
+        "--n-boot",
+        type=int,
+        default=2000,
+        metavar="B",
+        help="participant-cluster bootstrap replicates for the K-fold intervals (2000; 0: none)",
+    )
+    parser.add_argument(
+        "--bootstrap-seed", type=int, default=0, metavar="N", help="seed of the bootstrap draws (0)"
+    )
+    parser.add_argument(
+        "--bayes",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also include the Bayesian ordinal model (default: off; minutes more)",
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    return parser
+
+
+def _check_seeds_kfold(args: argparse.Namespace) -> None:
+    if args.seeds < 1:
+        raise InvalidParameterError(f"--seeds must be a positive number; got {args.seeds}")
+    if args.kfold < 0 or args.kfold == 1:
+        raise InvalidParameterError(
+            f"--kfold must be 0 (no K-fold) or a number of folds >= 2; got {args.kfold}"
+        )
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from longitudinal.predict import run_evaluation
+
+    _check_seeds_kfold(args)
+    if args.n_boot < 0:
+        raise InvalidParameterError(f"--n-boot must be 0 or more; got {args.n_boot}")
+    if args.bootstrap_seed < 0:
+        raise InvalidParameterError(
+            f"--bootstrap-seed must be a non-negative number; got {args.bootstrap_seed}"
+        )
+    path = run_evaluation(
+        args.study_dir,
+        args.out,
+        seeds=args.seeds,
+        k=args.kfold,
+        include_bayes=args.bayes,
+        n_boot=args.n_boot,
+        bootstrap_seed=args.bootstrap_seed,
+        predictions=args.predictions,
+        overwrite=args.overwrite,
+    )
+    files = ", ".join(sorted(f.name for f in Path(path).iterdir() if f.is_file()))
+    print(f"wrote the prediction benchmark to {path} ({files})")
+    return 0
+
+
+def _splits_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "splits",
+        help="export the participant splits of `evaluate`, to train a model elsewhere",
+        description=(
+            "Write the participant-grouped splits that `longitudinal evaluate` uses with the "
+            "same --seeds and --kfold: one row per scheme x seed x participant, with the "
+            "columns scheme (holdout_70_20_10, or kfold_K), seed, the study's participant "
+            "column (under its own name) and split (train, valid or test for the holdout; "
+            "the participant's test fold, 0 to K-1, for the K-fold). The same seed always "
+            "gives the same splits. Train on the train participants, predict the ratings of "
+            "the test participants (and, if you like, the valid ones) and score them with "
+            "`longitudinal evaluate --predictions`. The participants split are those with a "
+            "rating the benchmark can use (every predictor of its models present). The file "
+            "names participants: keep it with the study."
+        ),
+        epilog=(
+            "example:\n"
+            "  longitudinal splits my-study --seeds 5 --kfold 5 --out splits.csv\n"
+            "  longitudinal evaluate my-study --seeds 5 --kfold 5 --predictions pred.csv "
+            "--out my-study/evaluate"
+        ),
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")
+    parser.add_argument(
+        "--seeds", required=True, type=int, help="number of split seeds (evaluate's default: 5)"
+    )
+    parser.add_argument(
+        "--kfold",
+        type=int,
+        default=5,
+        metavar="K",
+        help="folds of the grouped K-fold (5; 0: holdout only)",
+    )
+    parser.add_argument(
+        "--out", required=True, type=Path, metavar="SPLITS.csv", help="file to write"
+    )
+    return parser
+
+
+def _splits(args: argparse.Namespace) -> int:
+    from longitudinal.splits import participant_splits
+    from longitudinal.study import load_study, study_inputs
+
+    _check_seeds_kfold(args)
+    out = Path(args.out)
+    _check_outputs({"--out": out})
+    refuse_overlap(out, study_inputs(args.study_dir), option="--out", func="longitudinal splits")
+    study = load_study(args.study_dir)
+    table = participant_splits(study, seeds=args.seeds, k=args.kfold)
+    _write_atomically({out: _csv_writer(table)})
+    id_col = study.config.id_col
+    people = table[id_col].nunique()
+    schemes = ", ".join(dict.fromkeys(table["scheme"]))
+    seeds = "seed 0" if args.seeds == 1 else f"seeds 0-{args.seeds - 1}"
+    print(f"wrote {len(table)} rows ({schemes}; {seeds}; {people} participants) -> {out}")
+    return 0

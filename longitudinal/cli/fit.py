@@ -1,0 +1,166 @@
+"""``longitudinal fit``: one mixed model, any engine, one JSON record."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from longitudinal._errors import InvalidParameterError
+from longitudinal._output import (
+    refuse_overlap,
+    write_json,
+)
+from longitudinal.cli._common import (
+    _check_outputs,
+    _Formatter,
+    _write_atomically,
+)
+
+
+def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "fit",
+        help="fit a mixed-effects model (linear, ordinal or Bayesian) written in lme4 syntax",
+        description=(
+            "Fit a mixed model and write its results as JSON. Engines: lmm (linear mixed model, "
+            "REML or --ml, Satterthwaite df), clmm (cumulative link mixed model for ordered "
+            "ratings, Laplace or --n-agq quadrature, as ordinal::clmm) and bayes (PyMC, "
+            "--family ordinal or gaussian). Every engine writes the keys engine, family, "
+            "formula, n_obs, groups, converged, fixed (term, estimate, se, df, statistic, "
+            "p_value, ci_low, ci_high; bayes adds r_hat, ess_bulk), random (group, term, sd "
+            "and correlations), thresholds, loglik, divergences, r_hat_max, ess_bulk_min, "
+            "seconds (null where a key does not apply), then its own; a summary is printed."
+        ),
+        epilog=(
+            "examples:\n  longitudinal fit sleepstudy.csv "
+            "--formula 'Reaction ~ Days + (Days | Subject)' --out fit.json\n"
+            "  longitudinal fit ratings.csv --engine clmm "
+            "--formula 'empathy ~ trait + week + (1 + week | pid) + (1 | story)' --out fit.json\n"
+            "  longitudinal fit ratings.csv --engine bayes --family ordinal --draws 1000 "
+            "--seed 1 --formula 'empathy ~ trait + (1 | pid)' --out fit.json"
+        ),
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("data", type=Path, help="CSV file with one row per observation")
+    parser.add_argument("--formula", required=True, help="lme4 formula, e.g. 'y ~ x + (1 | g)'")
+    parser.add_argument(
+        "--engine", choices=["lmm", "clmm", "bayes"], default="lmm", help="model engine (lmm)"
+    )
+    parser.add_argument(
+        "--family",
+        choices=["gaussian", "ordinal"],
+        help="response family (lmm: gaussian; clmm: ordinal; bayes: ordinal or gaussian)",
+    )
+    parser.add_argument("--link", choices=["logit", "probit"], help="ordinal link (logit)")
+    parser.add_argument("--ml", action="store_true", help="lmm: maximum likelihood, not REML")
+    parser.add_argument(
+        "--threshold", choices=["flexible", "equidistant"], help="clmm: thresholds (flexible)"
+    )
+    parser.add_argument(
+        "--n-agq", type=int, help="clmm: quadrature nodes for one (1 | g) term (1 = Laplace)"
+    )
+    parser.add_argument("--draws", type=int, help="bayes: draws per chain (1000)")
+    parser.add_argument("--tune", type=int, help="bayes: tuning steps per chain (1000)")
+    parser.add_argument("--chains", type=int, help="bayes: chains (2)")
+    parser.add_argument(
+        "--sampler", choices=["pymc", "nutpie", "numpyro"], help="bayes: NUTS implementation"
+    )
+    parser.add_argument("--seed", type=int, help="bayes: random seed")
+    parser.add_argument("--ci-level", type=float, default=0.95, help="interval level (0.95)")
+    parser.add_argument("--out", required=True, type=Path, help="JSON file to write")
+    return parser
+
+
+_ENGINE_OPTIONS = {
+    "lmm": {"ml"},
+    "clmm": {"link", "threshold", "n_agq"},
+    "bayes": {"link", "draws", "tune", "chains", "sampler", "seed"},
+}
+_ALL_ENGINE_OPTIONS = set().union(*_ENGINE_OPTIONS.values())
+
+
+def _fit_model(args: argparse.Namespace, data: pd.DataFrame) -> Any:
+    """Check that every option given belongs to the engine, then fit."""
+    engine = args.engine
+    given = {name for name in _ALL_ENGINE_OPTIONS if getattr(args, name) not in (None, False)}
+    stray = sorted(given - _ENGINE_OPTIONS[engine])
+    if stray:
+        flags = ", ".join("--" + s.replace("_", "-") for s in stray)
+        raise InvalidParameterError(
+            f"{flags} do(es) not apply to --engine {engine}; its options are "
+            + (", ".join("--" + s.replace("_", "-") for s in sorted(_ENGINE_OPTIONS[engine])))
+        )
+    family = args.family or ("gaussian" if engine == "lmm" else "ordinal")
+    if engine == "lmm" and family != "gaussian":
+        raise InvalidParameterError(
+            "--engine lmm fits a gaussian model; for ordinal ratings use --engine clmm "
+            "(or --engine bayes --family ordinal)"
+        )
+    if engine == "clmm" and family != "ordinal":
+        raise InvalidParameterError(
+            "--engine clmm fits ordinal models; for a gaussian one use --engine lmm"
+        )
+    if engine == "bayes" and family == "gaussian" and args.link is not None:
+        raise InvalidParameterError("--link applies to --family ordinal only")
+    if engine == "lmm":
+        from models.lmm import LinearMixedModel
+
+        return LinearMixedModel(args.formula, reml=not args.ml, ci_level=args.ci_level).fit(data)
+    if engine == "clmm":
+        from models.ordinal import OrdinalMixedModel
+
+        return OrdinalMixedModel(
+            args.formula,
+            link=args.link or "logit",
+            threshold=args.threshold or "flexible",
+            n_agq=1 if args.n_agq is None else args.n_agq,
+            ci_level=args.ci_level,
+        ).fit(data)
+    from models.bayes import BayesianMixedModel
+
+    options = {
+        k: getattr(args, k)
+        for k in ("draws", "tune", "chains", "sampler", "seed")
+        if getattr(args, k) is not None
+    }
+    return BayesianMixedModel(
+        args.formula,
+        family=family,
+        link=args.link or "logit",
+        ci_level=args.ci_level,
+        progressbar=False,
+        **options,
+    ).fit(data)
+
+
+def _read_model_data(path: Path) -> pd.DataFrame:
+    """Read a model's data table; an unreadable or empty file is bad input."""
+    try:
+        data = pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise InvalidParameterError(f"cannot read {path} as a CSV table: {err}") from err
+    if data.empty:
+        raise InvalidParameterError(f"{path} has no data rows")
+    return data
+
+
+def _fit(args: argparse.Namespace) -> int:
+
+    from longitudinal.fit_record import fit_record, summary_text
+
+    _check_outputs({"--out": args.out})
+    refuse_overlap(Path(args.out), [Path(args.data)], option="--out", func="longitudinal fit")
+    data = _read_model_data(args.data)
+    model = _fit_model(args, data)
+    result = fit_record(model)
+
+    write = functools.partial(write_json, result, sort_keys=False, allow_nan=False)
+    _write_atomically({args.out: write})
+    print(summary_text(model, result))
+    print()
+    print(f"wrote {args.out} ({result['n_obs']} observations, converged: {result['converged']})")
+    return 0

@@ -1,0 +1,176 @@
+"""``longitudinal power``: how many participants and sessions, by simulation."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from longitudinal._errors import InvalidParameterError
+from longitudinal.cli._common import (
+    _Formatter,
+)
+
+
+def _effect_value(text: str) -> tuple[str, float]:
+    """Parse ``--effect TERM=VALUE``."""
+    name, sep, value = text.rpartition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not sep or not name.strip() or not np.isfinite(number):
+        raise argparse.ArgumentTypeError(
+            f"expected TERM=VALUE with a number, e.g. bfi44_agreeableness_z=0.2; got {text!r}"
+        )
+    return name.strip(), number
+
+
+def _participant_list(text: str) -> list[int]:
+    """Parse ``--participants 20,40,60``."""
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values or any(v < 2 for v in values) or len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(
+            f"expected distinct whole numbers >= 2 separated by commas, e.g. 20,40,60; got {text!r}"
+        )
+    return values
+
+
+def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "power",
+        help="simulation-based power for a future study (from a pilot or a design file)",
+        description=(
+            "Estimate by simulation the power to detect a fixed effect of a given size for "
+            "several numbers of participants. With --pilot the model is the report's empathy "
+            "mixed model of that study (TERM as in the term column of the report's "
+            "tables/empathy_effects.csv), its participants (and sessions, with --sessions) "
+            "resampled to each size; with --design a study is generated from a design TOML "
+            "(formula, sessions, stories, predictors, fixed effects, variance components, "
+            "residual SD or, for an ordinal design, thresholds). --engine clmm uses the "
+            "cumulative link (ordinal) mixed model of the ratings: the effect is then a log "
+            "odds ratio. Writes power.csv (n_participants, n_sessions, n_obs, n_sims, "
+            "n_failed, n_singular, n_rejected, power, ci_low, ci_high: exact binomial "
+            "interval), failures.csv (every failed or singular simulation with its reason), "
+            "power.png and power.svg, and provenance.json. The same --seed gives the same "
+            "result whatever --scheduler."
+        ),
+        epilog=(
+            "examples:\n"
+            "  longitudinal power --pilot demo-report/study --effect "
+            "bfi44_agreeableness_z=0.2 --participants 20,40,60,80 --seed 1 --out power\n"
+            "  longitudinal power --design design.toml --effect trait=0.2 --participants "
+            "40,80 --sessions 6-12 --sims 2000 --scheduler local:4 --out power\n"
+            "  longitudinal power --pilot demo-report/study --engine clmm --effect "
+            "bfi44_agreeableness_z=0.4 --participants 40,80 --seed 1 --out power-ordinal\n"
+            "\n"
+            "--scheduler: processes:N (N local processes), local:N (a Dask LocalCluster on "
+            "127.0.0.1; needs pip install 'empathic-longitudinal[dask]') or tcp://host:8786 "
+            "(an existing Dask cluster); default: this process."
+        ),
+        formatter_class=_Formatter,
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--pilot", type=Path, metavar="STUDY_DIR", help="pilot study directory")
+    source.add_argument("--design", type=Path, metavar="DESIGN.toml", help="design file")
+    parser.add_argument(
+        "--effect",
+        required=True,
+        type=_effect_value,
+        metavar="TERM=VALUE",
+        help="the fixed effect to detect and its true value",
+    )
+    parser.add_argument(
+        "--participants",
+        required=True,
+        type=_participant_list,
+        metavar="LIST",
+        help="participants at each grid point, e.g. 20,40,60,80",
+    )
+    parser.add_argument(
+        "--sessions",
+        metavar="N|A-B",
+        help="sessions per participant, e.g. 8 or 6-12 (default: the pilot's or the design's)",
+    )
+    parser.add_argument("--sims", type=int, default=1000, help="simulations per grid point (1000)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="level of the test (0.05)")
+    parser.add_argument(
+        "--engine",
+        choices=["lmm", "clmm"],
+        help=(
+            "linear mixed model, or cumulative link (ordinal) mixed model of the ratings "
+            "(default: lmm for --pilot, the design file's engine for --design)"
+        ),
+    )
+    parser.add_argument(
+        "--test",
+        choices=["satterthwaite", "lrt", "wald"],
+        help=(
+            "t test with Satterthwaite df (lmm default), likelihood-ratio test, or Wald z test "
+            "(clmm default; clmm has no satterthwaite)"
+        ),
+    )
+    parser.add_argument(
+        "--scheduler", metavar="ADDR|local:N|processes:N", help="where the simulations run"
+    )
+    parser.add_argument("--seed", type=int, help="random seed (default: fresh, recorded)")
+    parser.add_argument("--out", required=True, type=Path, help="folder to write")
+    parser.add_argument("--overwrite", action="store_true", help="replace an earlier power run")
+    return parser
+
+
+def _power(args: argparse.Namespace) -> int:
+    from longitudinal.power import effect_text, run_power
+
+    if args.sims < 1:
+        raise InvalidParameterError(f"--sims must be a positive number; got {args.sims}")
+    if not 0 < args.alpha < 1:
+        raise InvalidParameterError(f"--alpha must be in (0, 1); got {args.alpha}")
+    if args.seed is not None and args.seed < 0:
+        raise InvalidParameterError(f"--seed must be a non-negative number; got {args.seed}")
+    term, value = args.effect
+    path, result = run_power(
+        args.out,
+        effect={term: value},
+        n_participants=args.participants,
+        pilot=args.pilot,
+        design=args.design,
+        n_sessions=args.sessions,
+        n_sims=args.sims,
+        alpha=args.alpha,
+        test=args.test,
+        engine=args.engine,
+        scheduler=args.scheduler,
+        seed=args.seed,
+        progress=True,
+        overwrite=args.overwrite,
+    )
+    table = result.table
+    shown = table[["n_participants", "n_sessions", "n_sims", "n_failed", "power"]].copy()
+    shown["95% interval"] = [
+        f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(table["ci_low"], table["ci_high"], strict=True)
+    ]
+    shown["power"] = shown["power"].map(lambda v: f"{v:.3f}")
+    meta = result.meta
+    seed = meta["seed"] if meta["seed"] is not None else meta["entropy"]
+    model = "ordinal mixed model" if meta["engine"] == "clmm" else "linear mixed model"
+    print(
+        f"power to detect {meta['term']} = {effect_text(meta)} ({model}, {meta['test']} test, "
+        f"alpha {meta['alpha']:g}, seed {seed})"
+    )
+    print(shown.to_string(index=False))
+    enough = table[table["power"] >= 0.8]
+    if len(enough):
+        print(f"80% power reached from {int(enough['n_participants'].min())} participants")
+    else:
+        print("80% power is not reached in this grid")
+    print(
+        f"wrote {path} (power.csv, failures.csv, power.png, power.svg, provenance.json; "
+        f"{meta['simulations_per_second']:.0f} simulations/s)"
+    )
+    return 0

@@ -1,0 +1,321 @@
+"""``longitudinal score`` and ``longitudinal instruments``: raw exports to scale scores."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from longitudinal._errors import InvalidParameterError
+from longitudinal._output import (
+    refuse_overlap,
+)
+from longitudinal.cli._common import (
+    _check_outputs,
+    _csv_writer,
+    _Formatter,
+    _scores_writer,
+    _write_atomically,
+)
+from surveys import InputValidationError, SurveysError
+
+
+def _fraction_or_count(text: str) -> float | int:
+    """Parse ``--min-valid``: ``"3"`` is a count of items, ``"0.75"`` or ``"1.0"`` a fraction."""
+    try:
+        return int(text) if text.strip().lstrip("+").isdigit() else float(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(
+            f"expected a fraction such as 0.75 or a count such as 3; got {text!r}"
+        ) from err
+
+
+def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "score",
+        help="score a raw questionnaire export",
+        description=(
+            "Read a raw questionnaire export (CSV, Excel, Qualtrics CSV or SPSS), check every "
+            "item against the instrument's declared range, and write tidy scale scores "
+            "(id, [wave], instrument, scale, score, n_items, n_answered) and, optionally, "
+            "reliability per scale (and wave)."
+        ),
+        epilog=(
+            "examples:\n"
+            "  longitudinal score surveys/pre.csv --instrument tas4 who5 "
+            "--id-col participant_id --out scores.csv\n"
+            "  longitudinal score export.csv --instrument my_key.toml --item-map map.csv "
+            "--missing-code -99 --exclude-flagged --out scores.csv --reliability alpha.csv\n"
+            "\n"
+            "exit status: 0 on success, 2 when the input is not valid (every problem is "
+            "listed; no output is written)."
+        ),
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("raw", metavar="RAW", help="raw export (.csv, .xlsx, .sav)")
+    parser.add_argument(
+        "--instrument",
+        dest="instruments",
+        metavar="NAME|FILE.toml",
+        action="extend",
+        nargs="+",
+        required=True,
+        help="library instrument name (see `longitudinal instruments`) or a key TOML; repeatable",
+    )
+    parser.add_argument("--id-col", default="id", metavar="C", help="id column (default: id)")
+    parser.add_argument("--wave-col", default=None, metavar="C", help="wave column of a long file")
+    parser.add_argument(
+        "--item-map", default=None, metavar="MAP.csv", help="CSV 'column,item' renaming columns"
+    )
+    parser.add_argument(
+        "--missing-code",
+        dest="missing_codes",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="V",
+        help="value meaning 'no answer', e.g. -99 (repeatable)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=["csv", "xlsx", "qualtrics", "sav"],
+        default=None,
+        help="file format (default: from the extension; Qualtrics CSV is recognised)",
+    )
+    parser.add_argument(
+        "--exclude-flagged",
+        action="store_true",
+        help="leave out Qualtrics previews, tests, spam and unfinished responses",
+    )
+    parser.add_argument(
+        "--encoding",
+        default="utf-8",
+        help="CSV text encoding (default: utf-8; a byte-order mark selects UTF-8 or UTF-16)",
+    )
+    parser.add_argument(
+        "--delimiter",
+        default=None,
+        help="CSV field delimiter (default: from the header line: comma, tab or semicolon)",
+    )
+    parser.add_argument(
+        "--decimal",
+        default=".",
+        choices=[".", ","],
+        help="decimal mark of numbers in a CSV file (default: .)",
+    )
+    parser.add_argument(
+        "--sheet", default=None, metavar="NAME", help="worksheet of an Excel workbook to read"
+    )
+    parser.add_argument(
+        "--recode",
+        type=_recode_spec,
+        default=None,
+        metavar="A-B:C-D",
+        help="shift every item answer from the coding A-B to C-D before checking, e.g. 1-6:0-5 "
+        "for Qualtrics' default 1-6 on a 0-5 scale",
+    )
+    parser.add_argument(
+        "--prorate",
+        action="store_true",
+        help="sum scales: scale a respondent's sum of the answered items up to all items",
+    )
+    parser.add_argument(
+        "--min-valid",
+        type=_fraction_or_count,
+        default=None,
+        metavar="P|K",
+        help="items a respondent must answer for a scale to be scored: a fraction such as "
+        "0.75 or a count such as 3 (default: 0.8)",
+    )
+    parser.add_argument("--out", required=True, metavar="SCORES.csv", help="scores to write")
+    parser.add_argument(
+        "--reliability", default=None, metavar="REL.csv", help="reliability table to write"
+    )
+    parser.add_argument(
+        "--exclusions",
+        default=None,
+        metavar="EXCL.csv",
+        help="log of the rows left out (file, row, rule, reason); written even when empty",
+    )
+    return parser
+
+
+def _recode_spec(text: str) -> tuple[float, float, float, float]:
+    """Parse ``--recode A-B:C-D`` (two ranges of the same width)."""
+    match = re.fullmatch(r"\s*(-?\d+)-(-?\d+):(-?\d+)-(-?\d+)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected two ranges such as 1-6:0-5; got {text!r}")
+    a, b, c, d = (float(g) for g in match.groups())
+    if b - a != d - c or b <= a:
+        raise argparse.ArgumentTypeError(
+            f"the two ranges of --recode must have the same width, e.g. 1-6:0-5; got {text!r}"
+        )
+    return a, b, c, d
+
+
+def _recoded(responses: Any, items: list[str], spec: tuple[float, float, float, float]) -> Any:
+    """Shift item answers from ``A-B`` to ``C-D``; answers outside ``A-B`` are refused."""
+    from dataclasses import replace
+
+    a, b, c, _ = spec
+    data = responses.data.copy()
+    export = {item: column for column, item in responses.meta.get("item_map", {}).items()}
+    problems = []
+    for item in items:
+        if item not in data.columns:
+            continue
+        numbers = pd.to_numeric(data[item], errors="coerce").to_numpy(dtype=float)
+        outside = np.isfinite(numbers) & ((numbers < a) | (numbers > b))
+        for pos in np.flatnonzero(outside):
+            problems.append(
+                {
+                    "file": responses.source,
+                    "row": int(responses.row_numbers.iloc[pos]),
+                    "column": f"{export[item]} ({item})" if item in export else item,
+                    "value": numbers[pos],
+                    "reason": f"value outside the --recode range {a:g}-{b:g}",
+                }
+            )
+        text = data[item].to_numpy(dtype=object)
+        shifted = np.where(np.isfinite(numbers), numbers - a + c, np.nan)
+        keep_text = ~np.isfinite(numbers) & pd.notna(data[item]).to_numpy()
+        data[item] = np.where(keep_text, text, shifted) if keep_text.any() else shifted
+    if problems:
+        raise InputValidationError(
+            pd.DataFrame(problems), f"cannot recode {responses.source} with --recode"
+        )
+    return replace(responses, data=data)
+
+
+def _score(args: argparse.Namespace) -> int:
+    from surveys.instruments import load_instrument
+    from surveys.readers import read_responses
+    from surveys.validation import validate_responses
+
+    out = Path(args.out)
+    rel_out = Path(args.reliability) if args.reliability else None
+    excl_out = Path(args.exclusions) if args.exclusions else None
+    for option, path in (("--out", out), ("--reliability", rel_out), ("--exclusions", excl_out)):
+        if path is not None and path.is_dir():
+            raise InvalidParameterError(
+                f"cannot write {option} {path}: it is a folder; name a file, e.g. "
+                f"{path / (option.lstrip('-') + '.csv')}"
+            )
+    _check_outputs({"--out": out, "--reliability": rel_out, "--exclusions": excl_out})
+
+    responses = read_responses(
+        args.raw,
+        format=args.format,
+        id_col=args.id_col,
+        wave_col=args.wave_col,
+        item_map=args.item_map,
+        missing_codes=args.missing_codes,
+        flagged="exclude" if args.exclude_flagged else "raise",
+        encoding=args.encoding,
+        delimiter=args.delimiter,
+        decimal=args.decimal,
+        sheet=args.sheet,
+    )
+    if args.recode is not None:
+        items = []
+        for spec in args.instruments:
+            try:
+                items += list(load_instrument(spec).items)
+            except SurveysError:  # listed by the validation below
+                continue
+        responses = _recoded(responses, items, args.recode)
+    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if i.endswith(".toml"))]
+    inputs += [Path(args.item_map)] if args.item_map else []
+    for option, path in (("--out", out), ("--reliability", rel_out), ("--exclusions", excl_out)):
+        if path is not None:
+            refuse_overlap(path, inputs, option=option, func="longitudinal score")
+    # Validation resolves the instrument names too, so an unknown name is listed together
+    # with the data problems; after it passes every name is known.
+    validate_responses(responses, args.instruments, id_col=args.id_col, wave_col=args.wave_col)
+    instruments = [load_instrument(spec) for spec in args.instruments]
+
+    from surveys.scoring import score
+
+    options: dict[str, Any] = {
+        "id_col": args.id_col,
+        "wave_col": args.wave_col,
+        "row_numbers": responses.row_numbers,
+        "source_file": responses.source,
+    }
+    if args.min_valid is not None:
+        options["min_valid"] = args.min_valid
+    if args.prorate:
+        options["prorate"] = True
+    results = [score(responses.data, instrument, **options) for instrument in instruments]
+    scores = pd.concat([r.scores for r in results], ignore_index=True)
+    outputs: dict[Path, Callable[[Path], None]] = {out: _scores_writer(scores)}
+    if rel_out is not None:
+        reliability = pd.concat([r.reliability for r in results], ignore_index=True)
+        wave = [c for c in ("wave", args.wave_col) if c and c in reliability.columns][:1]
+        columns = ["instrument", "scale", *wave, "n", "alpha", "alpha_ci_low", "alpha_ci_high"]
+        columns.append("omega_total")
+        outputs[rel_out] = _csv_writer(reliability.loc[:, columns])
+    if excl_out is not None:
+        outputs[excl_out] = _csv_writer(responses.excluded)
+    _write_atomically(outputs)
+
+    if len(responses.excluded):
+        print(
+            f"note: left out {len(responses.excluded)} flagged row(s) of {responses.source}:",
+            file=sys.stderr,
+        )
+        for rec in responses.excluded.itertuples(index=False):
+            print(f"  row {rec.row}: {rec.reason}", file=sys.stderr)
+    unscored = int(scores["score"].isna().sum()) if "score" in scores.columns else 0
+    names = ", ".join(i.name for i in instruments)
+    print(
+        f"scored {len(responses.data)} response row(s) on {names}: {len(scores)} scale scores"
+        + (f" ({unscored} not computed: too few items answered)" if unscored else "")
+        + f" -> {out}"
+        + (f"; reliability -> {rel_out}" if rel_out is not None else "")
+    )
+    return 0
+
+
+def _instruments_parser(subparsers: Any) -> argparse.ArgumentParser:
+    return subparsers.add_parser(
+        "instruments",
+        help="list the instrument library",
+        description=(
+            "List the instruments the library can score: name (use it with --instrument), "
+            "number of items, scoring rule, response range and verification grade "
+            "(V2 verified in two sources, V1 one source, S secondary, U unverified)."
+        ),
+        epilog="example:\n  longitudinal instruments",
+        formatter_class=_Formatter,
+    )
+
+
+def _instruments(args: argparse.Namespace) -> int:
+    from surveys.instruments import list_instruments
+
+    library = list_instruments()
+
+    def bound(value: float) -> str:
+        return str(int(value)) if float(value).is_integer() else str(value)
+
+    table = pd.DataFrame(
+        {
+            "name": library["name"],
+            "items": library["n_items"],
+            "scoring": library["scoring"],
+            "range": [
+                f"{bound(lo)}-{bound(hi)}"
+                for lo, hi in zip(library["response_min"], library["response_max"], strict=True)
+            ],
+            "grade": library["grade"],
+        }
+    )
+    print(table.to_string(index=False))
+    return 0

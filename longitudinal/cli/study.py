@@ -1,0 +1,219 @@
+"""``longitudinal simulate``, ``report`` and ``demo``: a study directory and its report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from longitudinal.cli._common import (
+    _Formatter,
+)
+
+
+def _simulate_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "simulate",
+        help="write a synthetic study directory with known truth",
+        description=(
+            "Write a complete synthetic study directory calibrated to EmpathicStories++ "
+            "(41 participants, 6-12 sessions each over a month, three empathy ratings per "
+            "session, questionnaires at pre, mid and post, one wave exported in Qualtrics "
+            "format) and the generating parameters in truth.json."
+        ),
+        epilog="example:\n  longitudinal simulate --out my-study --seed 7 --participants 60",
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("--out", required=True, type=Path, help="study directory to write")
+    parser.add_argument("--seed", type=int, default=2024, help="random seed (default 2024)")
+    parser.add_argument(
+        "--participants", type=int, default=41, help="number of participants (default 41)"
+    )
+    parser.add_argument(
+        "--no-defects",
+        action="store_true",
+        help="leave out the realistic defects (missed wave, skipped item, preview row, ...)",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the study files in a non-empty --out"
+    )
+    return parser
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from longitudinal.simulate import simulate_study
+
+    path = simulate_study(
+        args.out,
+        seed=args.seed,
+        n_participants=args.participants,
+        defects=not args.no_defects,
+        overwrite=args.overwrite,
+    )
+    print(f"wrote a synthetic study to {path} (generating parameters in {path / 'truth.json'})")
+    return 0
+
+
+def _retest_value(text: str) -> tuple[str, float]:
+    """Parse ``--retest SCALE=R`` into a (scale, r) pair."""
+    name, sep, value = text.partition("=")
+    try:
+        r = float(value)
+    except ValueError:
+        r = float("nan")
+    if not sep or not name or not 0.0 < r < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"expected SCALE=R with R a test-retest correlation in (0, 1), e.g. "
+            f"ubc_sscs10_total=0.8; got {text!r}"
+        )
+    return name, r
+
+
+def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "report",
+        help="write the pre/mid/post change report of a study directory",
+        description=(
+            "Load and validate a study directory, score every instrument, analyse the change "
+            "of each state scale from pre to post, and write report.html (figures embedded), "
+            "tables/*.csv, figures/*.png and *.svg, the exclusion log and provenance.json. "
+            "Participant ids are replaced by pseudonyms unless --no-pseudonymize is given; "
+            "their order comes from a secret key kept beside (never inside) the report folder "
+            "(--pseudonym-key, default OUT.pseudonym-key, created on the first run)."
+        ),
+        epilog=(
+            "example:\n  longitudinal report my-study --out my-study-report\n\n"
+            "a study directory written by hand (my-study/study.toml):\n"
+            '  [study]\n  name = "pilot"\n  waves = ["baseline", "followup"]\n'
+            '  [ratings]\n  file = "ratings.csv"\n  scale_min = 1\n  scale_max = 5\n'
+            '  [[surveys]]\n  file = "surveys/all.csv"\n  format = "csv"\n'
+            '  wave_col = "wave"\n  date_col = "completed_at"\n'
+            '  instruments = ["tas4", "who5"]\n'
+            '  [roles]\n  traits = ["tas4"]\n  states = ["who5"]\n'
+            '  session_features = ["duration_min", "gaze_on_robot"]\n'
+            "  [columns]   # only where your files use other names\n"
+            '  person = "pid"\n  session = "visit"\n  story = "item"\n'
+            '  position = "slot"\n  rating = "score"\n  timestamp = "start_time"\n'
+            "with participants.csv, sessions.csv (pid, visit, start_time, features) and\n"
+            "ratings.csv (pid, visit, item, slot, score) beside it; see docs/architecture.md."
+        ),
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")
+    parser.add_argument("--out", required=True, type=Path, help="report folder to write")
+    parser.add_argument(
+        "--pseudonymize",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="replace participant ids by pseudonyms (default: on)",
+    )
+    parser.add_argument(
+        "--pseudonym-key",
+        type=Path,
+        metavar="FILE",
+        help="secret key of the pseudonyms (default: OUT.pseudonym-key beside the report; "
+        "created on the first run, reused afterwards; keep it private)",
+    )
+    parser.add_argument(
+        "--retest",
+        type=_retest_value,
+        action="append",
+        metavar="SCALE=R",
+        help="test-retest r for a scale's reliable change index (default: alpha at pre)",
+    )
+    parser.add_argument("--ci-level", type=float, default=0.95, help="interval level (0.95)")
+    parser.add_argument(
+        "--bayes",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help=(
+            "also fit the Bayesian ordinal empathy model, a third column beside the linear "
+            "and the cumulative link mixed models (default: off; about a minute more)"
+        ),
+    )
+    parser.add_argument("--draws", type=int, help="Bayesian model: draws per chain (500)")
+    parser.add_argument("--tune", type=int, help="Bayesian model: tuning steps per chain (500)")
+    parser.add_argument("--chains", type=int, help="Bayesian model: chains (2)")
+    parser.add_argument(
+        "--sampler",
+        choices=["nutpie", "pymc", "numpyro"],
+        help="Bayesian model: NUTS implementation (default nutpie when installed, else pymc)",
+    )
+    parser.add_argument(
+        "--target-accept", type=float, help="Bayesian model: NUTS target acceptance (0.9)"
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed recorded in provenance")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing report")
+    return parser
+
+
+def _report(args: argparse.Namespace) -> int:
+    from longitudinal.report import build_report
+    from longitudinal.report.pseudonyms import default_key_path
+
+    key = args.pseudonym_key or default_key_path(args.out)
+    had_key = key.exists()
+    path = build_report(
+        args.study_dir,
+        args.out,
+        seed=args.seed,
+        pseudonymize=args.pseudonymize,
+        retest=dict(args.retest) if args.retest else None,
+        ci_level=args.ci_level,
+        bayes=args.bayes,
+        overwrite=args.overwrite,
+        pseudonym_key=key,
+        sampling={
+            "draws": args.draws,
+            "tune": args.tune,
+            "chains": args.chains,
+            "sampler": args.sampler,
+            "target_accept": args.target_accept,
+        },
+    )
+    print(f"wrote the change report to {path / 'report.html'}")
+    provenance = json.loads((path / "provenance.json").read_text(encoding="utf-8"))
+    missing = provenance.get("sections_not_computed", [])
+    if missing:
+        print(
+            f"{len(missing)} section(s) not computed, each with the reason in the report: "
+            + "; ".join(missing)
+        )
+    if args.pseudonymize and not had_key:
+        print(
+            f"created the pseudonym key {key}: keep it private and outside the report; reruns "
+            "with it give the same pseudonyms"
+        )
+    return 0
+
+
+def _demo_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "demo",
+        help="simulate the embedded study and write its change report",
+        description=(
+            "Simulate the embedded synthetic study (41 participants, a month of sessions) "
+            "into OUT/study and write its change report into OUT."
+        ),
+        epilog="example:\n  longitudinal demo --out demo-report --seed 2024",
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("--out", required=True, type=Path, help="folder to write")
+    parser.add_argument("--seed", type=int, default=2024, help="random seed (default 2024)")
+    parser.add_argument(
+        "--bayes",
+        action="store_true",
+        help="also fit the Bayesian ordinal empathy model (about a minute more)",
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing demo")
+    return parser
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from longitudinal.report import run_demo
+
+    path = run_demo(args.out, seed=args.seed, bayes=args.bayes, overwrite=args.overwrite)
+    print(f"wrote the change report to {path / 'report.html'}")
+    print(f"the simulated study and its generating parameters: {path / 'study'}")
+    return 0
