@@ -18,6 +18,17 @@ from longitudinal.cli._common import (
 )
 
 
+def _add_kfold(parser: argparse.ArgumentParser) -> None:
+    """Add the ``--kfold`` option, the same for ``evaluate`` and ``splits``."""
+    parser.add_argument(
+        "--kfold",
+        type=int,
+        default=5,
+        metavar="K",
+        help="folds of the grouped K-fold (5; 0: holdout only)",
+    )
+
+
 def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "evaluate",
@@ -64,13 +75,7 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")
     parser.add_argument("--out", required=True, type=Path, help="folder to write")
     parser.add_argument("--seeds", type=int, default=5, help="number of split seeds (5)")
-    parser.add_argument(
-        "--kfold",
-        type=int,
-        default=5,
-        metavar="K",
-        help="folds of the grouped K-fold (5; 0: holdout only)",
-    )
+    _add_kfold(parser)
     parser.add_argument(
         "--predictions",
         type=Path,
@@ -161,13 +166,7 @@ def _splits_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--seeds", required=True, type=int, help="number of split seeds (evaluate's default: 5)"
     )
-    parser.add_argument(
-        "--kfold",
-        type=int,
-        default=5,
-        metavar="K",
-        help="folds of the grouped K-fold (5; 0: holdout only)",
-    )
+    _add_kfold(parser)
     parser.add_argument(
         "--out", required=True, type=Path, metavar="SPLITS.csv", help="file to write"
     )
