@@ -69,7 +69,7 @@ TRUTH_TERMS = {
 
 
 def study_of(tmp_path_factory, seed, name):
-    """Simulate and load a study (longitudinal/simulate.py) under a fresh folder."""
+    """Simulate and load a study (longitudinal/simulate/) under a fresh folder."""
     from longitudinal.simulate import simulate_study
     from longitudinal.study import load_study
 

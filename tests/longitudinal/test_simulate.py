@@ -1,4 +1,4 @@
-"""Tests of the synthetic EmpathicStories++ study (longitudinal/simulate.py).
+"""Tests of the synthetic EmpathicStories++ study (longitudinal/simulate/).
 
 Calibration targets are the published summaries of the EmpathicStories++ study (Shen et al.,
 ACL Findings 2024): 41 participants, 269 sessions (6-12 each), empathy ratings mean 3.3 and
