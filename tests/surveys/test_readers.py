@@ -1,4 +1,4 @@
-"""Tests of surveys/readers.py: every format, the Qualtrics flags, item maps, missing codes.
+"""Tests of surveys/readers/: every format, the Qualtrics flags, item maps, missing codes.
 
 The expected values are the cells written in the test files (tests/data/raw, tests/data/bad)
 or in the fixtures below.
@@ -539,11 +539,11 @@ def test_column_wise_reader_agrees_with_the_record_reader(tmp_path, monkeypatch,
     path = tmp_path / "export.csv"
     path.write_text(text, encoding="utf-8", newline="")
     fast = read_responses(path, missing_codes=[-99, "n/a"])
-    import surveys.readers as readers
+    import surveys.readers.read as reading  # where read_responses looks the readers up
 
-    monkeypatch.setattr(readers, "_read_csv_fast", lambda *args: None)
+    monkeypatch.setattr(reading, "_read_csv_fast", lambda *args: None)
     records = read_responses(path, missing_codes=[-99, "n/a"])
-    monkeypatch.setattr(readers, "_text_numbers", lambda *args: None)
+    monkeypatch.setattr(reading, "_text_numbers", lambda *args: None)
     cells = read_responses(path, missing_codes=[-99, "n/a"])
     for other in (records, cells):
         pd.testing.assert_frame_equal(fast.data, other.data)
