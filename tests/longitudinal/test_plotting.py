@@ -1,4 +1,4 @@
-"""Tests of longitudinal/plotting.py: figure functions and the intervals they draw."""
+"""Tests of longitudinal/plotting/: figure functions and the intervals they draw."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-# Reference values for longitudinal/plotting.py: within-subject confidence intervals
+# Reference values for longitudinal/plotting/: within-subject confidence intervals
 # (Cousineau 2005 normalisation with the Morey 2008 correction) and the t interval of a mean
 # across participants, computed with base R.
 #
