@@ -10,11 +10,17 @@ Baseline, run in the same script: the same model written directly in PyMC the ob
 (non-centred effects, LKJ Cholesky prior, ``pm.OrderedLogistic``, raw predictors, default
 ``pm.sample``: NUTS, target_accept 0.8, no tuning of the parameterisation).
 
-Each run reports wall seconds including compilation, the minimum bulk ESS over the
-population-level parameters (fixed effects, cutpoints, group sds, correlation) and also over
-every group effect, min bulk ESS per second, divergences and the largest R-hat.
+Each run of ``BayesianMixedModel`` (class defaults unless --draws/--tune/--chains/
+--target-accept are given) reports its compilation and sampling seconds, the minimum bulk ESS
+over the population-level parameters (fixed effects, cutpoints, group sds, correlation) and
+also over every group effect, min bulk ESS per second with and without compilation,
+divergences, the largest R-hat and whether the diagnostics gate passed. Then, in the same
+run: refits of the same structure on newly simulated data (the compiled model is reused:
+seconds per refit, compilation seconds, which must be 0), and a crossed 10,000-row ordinal
+model (400 students x 25 of 40 lecturers, simulated here, seeded) with its wall time and
+diagnostics.
 
-    .venv/bin/python benchmarks/bench_bayes.py                 # baseline + pymc + nutpie (x2)
+    .venv/bin/python benchmarks/bench_bayes.py                 # baseline + every sampler
     .venv/bin/python benchmarks/bench_bayes.py --samplers nutpie --no-baseline
     .venv/bin/python benchmarks/bench_bayes.py --json out.json
 """
@@ -22,7 +28,6 @@ every group effect, min bulk ESS per second, divergences and the largest R-hat.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import time
@@ -33,6 +38,9 @@ import pandas as pd
 from scipy import special
 
 FORMULA = "empathy ~ trait + week + (1 + week | participant) + (1 | story)"
+
+
+CROSSED_FORMULA = "rating ~ prior + (1 | student) + (1 | lecturer)"
 
 
 def simulate(seed: int = 2024) -> pd.DataFrame:
@@ -58,6 +66,31 @@ def simulate(seed: int = 2024) -> pd.DataFrame:
                 pr = np.diff(np.concatenate([[0.0], special.expit(cut - eta), [1.0]]))
                 rows.append((f"P{p:02d}", f"S{st:03d}", trait[p], week, rng.choice(5, p=pr) + 1))
     return pd.DataFrame(rows, columns=["participant", "story", "trait", "week", "empathy"])
+
+
+def simulate_crossed(seed: int = 7, *, n_student: int = 400, n_lecturer: int = 40, per: int = 25):
+    """Students rate ``per`` of the lecturers on 1-5: 10,000 crossed ordinal ratings."""
+    rng = np.random.default_rng(seed)
+    cut = np.array([-2.0, -0.6, 0.6, 2.0])
+    prior = rng.normal(size=n_student)
+    u_student = rng.normal(0.0, 0.7, n_student)
+    u_lecturer = rng.normal(0.0, 0.5, n_lecturer)
+    student = np.repeat(np.arange(n_student), per)
+    lecturer = np.concatenate(
+        [rng.choice(n_lecturer, per, replace=False) for _ in range(n_student)]
+    )
+    eta = 0.4 * prior[student] + u_student[student] + u_lecturer[lecturer]
+    cdf = special.expit(cut[None, :] - eta[:, None])
+    probs = np.diff(np.concatenate([np.zeros((len(eta), 1)), cdf, np.ones((len(eta), 1))], 1), 1)
+    rating = 1 + (rng.random(len(eta))[:, None] > np.cumsum(probs, axis=1)).sum(axis=1)
+    return pd.DataFrame(
+        {
+            "student": [f"st{i:03d}" for i in student],
+            "lecturer": [f"lc{j:02d}" for j in lecturer],
+            "prior": prior[student],
+            "rating": np.minimum(rating, 5),
+        }
+    )
 
 
 def _min_ess(idata, names: list[str]) -> tuple[float, float]:
@@ -127,81 +160,128 @@ def baseline(data: pd.DataFrame, *, draws: int, tune: int, chains: int, seed: in
     }
 
 
-def ours(data: pd.DataFrame, *, sampler: str, draws: int, tune: int, chains: int, seed: int):
+def ours(data: pd.DataFrame, formula: str = FORMULA, *, label: str = "", **settings) -> dict:
+    """One fit with ``BayesianMixedModel``: settings left out take the class defaults."""
     from models.bayes import BayesianMixedModel
 
-    model = BayesianMixedModel(
-        FORMULA, draws=draws, tune=tune, chains=chains, sampler=sampler, seed=seed
-    )
+    model = BayesianMixedModel(formula, **{k: v for k, v in settings.items() if v is not None})
+    start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the gate's warning: its numbers are reported below
         model.fit(data)
+    wall = time.perf_counter() - start
     diag = model.diagnostics_
     effects = model.group_effects()
+    sampling = diag["seconds"] - diag["compile_seconds"]
     return {
-        "run": f"BayesianMixedModel sampler={sampler}",
+        "run": f"{label}sampler={diag['sampler']} {diag['chains']}x{diag['draws']}",
+        "wall_seconds": wall,
         "seconds": diag["seconds"],
+        "compile_seconds": diag["compile_seconds"],
+        "sampling_seconds": sampling,
         "ess_bulk_min": diag["ess_bulk_min"],
+        "ess_tail_min": diag["ess_tail_min"],
+        "ess_per_second": diag["ess_bulk_min"] / diag["seconds"],
+        "ess_per_second_sampling": diag["ess_bulk_min"] / sampling,
         "ess_bulk_min_all": float(min(diag["ess_bulk_min"], effects["ess_bulk"].min())),
         "r_hat_max": float(max(diag["r_hat_max"], effects["r_hat"].max())),
         "divergences": int(diag["divergences"]),
         "failures": diag["failures"],
+        "passed": bool(diag["passed"]),
     }
+
+
+def _row(r: dict, base: float | None) -> str:
+    rate = r["ess_bulk_min"] / r["seconds"]
+    ratio = f"{rate / base:7.1f}" if base else "      -"
+    compile_s = r.get("compile_seconds", float("nan"))
+    return (
+        f"{r['run']:44s} {r['seconds']:7.1f} {compile_s:7.1f} {r['ess_bulk_min']:7.0f} "
+        f"{rate:7.1f} {r.get('ess_per_second_sampling', float('nan')):8.1f} {ratio} "
+        f"{r['ess_bulk_min_all']:8.0f} {r['divergences']:4d} {r['r_hat_max']:6.3f} "
+        f"{'pass' if r.get('passed', not r.get('failures')) else 'FAIL'}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--samplers", nargs="*", default=None)
-    parser.add_argument("--no-baseline", action="store_true")
-    parser.add_argument("--draws", type=int, default=1000)
-    parser.add_argument("--tune", type=int, default=1000)
-    parser.add_argument("--chains", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--long-draws",
-        type=int,
-        default=4000,
-        help="also run nutpie with this many draws per chain (compilation amortised); 0: skip",
+        "--samplers", nargs="*", default=None, help="default: the class default ('auto')"
     )
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--draws", type=int, default=None, help="default: the class default")
+    parser.add_argument("--tune", type=int, default=None, help="default: the class default")
+    parser.add_argument("--chains", type=int, default=None, help="default: the class default")
+    parser.add_argument("--target-accept", type=float, default=None)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--refits", type=int, default=2, help="refits on new data; 0: skip")
+    parser.add_argument("--no-crossed", action="store_true", help="skip the 10,000-row model")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    samplers = args.samplers
-    if samplers is None:
-        samplers = ["pymc"] + [s for s in ("nutpie", "numpyro") if importlib.util.find_spec(s)]
+    samplers = args.samplers or ["auto"]
     data = simulate()
     print(
         f"data: {len(data)} ratings, {data['participant'].nunique()} participants, "
         f"{data['story'].nunique()} stories; {os.cpu_count()} cores, "
         f"load average {os.getloadavg()[0]:.1f}"
     )
-    kw = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}
+    settings = {
+        "draws": args.draws,
+        "tune": args.tune,
+        "chains": args.chains,
+        "target_accept": args.target_accept,
+        "seed": args.seed,
+    }
     results = []
     if not args.no_baseline:
+        kw = {"draws": 1000, "tune": 1000, "chains": 2, "seed": args.seed}
+        kw.update({k: v for k, v in settings.items() if k in kw and v is not None})
         results.append(baseline(data, **kw))
         print(results[-1], flush=True)
     for sampler in samplers:
-        results.append(ours(data, sampler=sampler, **kw))
+        results.append(ours(data, sampler=sampler, label="study ", **settings))
         print(results[-1], flush=True)
-    if args.long_draws and "nutpie" in samplers:
-        results.append(ours(data, sampler="nutpie", **{**kw, "draws": args.long_draws}))
-        results[-1]["run"] += f" draws={args.long_draws}"
-        print(results[-1], flush=True)
+    refits = []
+    for k in range(args.refits):
+        # same structure (41 participants, 600 stories), new ratings: the compiled model is reused
+        refits.append(
+            ours(simulate(seed=3000 + k), sampler=samplers[-1], label="refit ", **settings)
+        )
+        print(refits[-1], flush=True)
+    crossed = None
+    if not args.no_crossed:
+        wide = simulate_crossed()
+        crossed = ours(
+            wide, CROSSED_FORMULA, sampler=samplers[-1], label="crossed 10k ", **settings
+        )
+        print(crossed, flush=True)
     base = results[0]["ess_bulk_min"] / results[0]["seconds"] if not args.no_baseline else None
     print(
-        f"\n{'run':52s} {'seconds':>8s} {'minESS':>7s} {'ESS/s':>7s} {'x base':>7s} "
-        f"{'minESS(all)':>11s} {'div':>4s} {'R-hat':>6s}"
+        f"\n{'run':44s} {'seconds':>7s} {'compile':>7s} {'minESS':>7s} {'ESS/s':>7s} "
+        f"{'ESS/s*':>8s} {'x base':>7s} {'minESS(all)':>8s} {'div':>4s} {'R-hat':>6s} gate"
     )
-    for r in results:
-        rate = r["ess_bulk_min"] / r["seconds"]
-        r["ess_per_second"] = rate
-        ratio = f"{rate / base:7.1f}" if base else "      -"
+    for r in [*results, *refits, *([crossed] if crossed else [])]:
+        print(_row(r, base))
+    print("ESS/s: with compilation; ESS/s*: sampling only")
+    if refits:
+        per_refit = sum(r["wall_seconds"] for r in refits) / len(refits)
+        compiled = sum(r["compile_seconds"] for r in refits)
         print(
-            f"{r['run']:52s} {r['seconds']:8.1f} {r['ess_bulk_min']:7.0f} {rate:7.1f} {ratio} "
-            f"{r['ess_bulk_min_all']:11.0f} {r['divergences']:4d} {r['r_hat_max']:6.3f}"
+            f"refit on new data, same structure: {per_refit:.1f} s per refit (wall, "
+            f"{compiled:.1f} s compiling), gate passed {sum(r['passed'] for r in refits)}"
+            f"/{len(refits)}"
+        )
+    if crossed:
+        print(
+            f"crossed ordinal model, {len(wide):,} ratings: {crossed['wall_seconds']:.1f} s wall "
+            f"({crossed['compile_seconds']:.1f} s compiling), diagnostics "
+            f"{'passed' if crossed['passed'] else 'FAILED ' + ', '.join(crossed['failures'])}"
         )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=2)
+            json.dump(
+                {"study": results, "refits": refits, "crossed": crossed}, fh, indent=2, default=str
+            )
 
 
 if __name__ == "__main__":

@@ -309,13 +309,14 @@ def _rv(prior: Any, name: str, **kwargs: Any) -> Any:
     return getattr(pm, cls_name)(name, **params, **kwargs)
 
 
-def _initial_cutpoints(inputs: ModelInputs) -> np.ndarray:
-    """Cutpoints that reproduce the observed cumulative proportions with no predictors."""
-    K = len(inputs.categories)
-    counts = np.bincount(inputs.y, minlength=K).astype(float) + 0.5
-    cum = np.cumsum(counts)[:-1] / counts.sum()
-    q = special.logit(cum) if inputs.link == "logit" else special.ndtri(cum)
-    return np.maximum.accumulate(q + np.arange(K - 1) * 1e-3)
+def _initial_cutpoints(n_categories: int, link: str) -> np.ndarray:
+    """Cutpoints of equally likely categories: the start of every fit, whatever its data.
+
+    The start does not depend on the data, so a model compiled for one data set starts
+    where a fresh build would when it is refit on another (same seed, same draws).
+    """
+    cum = np.arange(1, n_categories) / n_categories
+    return special.logit(cum) if link == "logit" else special.ndtri(cum)
 
 
 _PAD = 1.0e3  # stands in for +/- infinity beyond the outer cutpoints; exp(-1e3) == 0
@@ -330,15 +331,18 @@ def _padded(cut: Any) -> Any:
 def _ordinal_logp_logit(value: Any, eta: Any, cut: Any) -> Any:
     """``log(F(c_y - eta) - F(c_{y-1} - eta))`` for the logistic ``F``, without cancellation.
 
-    Uses ``s(a) - s(b) = s(a) s(-b) (1 - exp(b - a))`` for the logistic sigmoid ``s``.
+    Uses ``s(a) - s(b) = s(a) s(-b) (1 - exp(b - a))`` for the logistic sigmoid ``s``; the
+    last factor depends on the cutpoints only, so it is computed once per category.
     """
     import pytensor.tensor as pt
 
     padded = _padded(cut)
     y = pt.cast(value, "int64")
-    a = padded[y + 1] - eta
-    b = padded[y] - eta
-    return -pt.softplus(-a) - pt.softplus(b) + pt.log1mexp(b - a)
+    upper = padded[y + 1]
+    lower = padded[y]
+    # log(1 - exp(c_{k-1} - c_k)) per category; 0 for the outer ones (the pad is +/- infinity)
+    gap = pt.concatenate([pt.zeros(1), pt.log1mexp(cut[:-1] - cut[1:]), pt.zeros(1)])
+    return gap[y] - pt.softplus(eta - upper) - pt.softplus(lower - eta)
 
 
 def _ordinal_logp_probit(value: Any, eta: Any, cut: Any) -> Any:
@@ -354,6 +358,76 @@ def _ordinal_logp_probit(value: Any, eta: Any, cut: Any) -> Any:
     lower_tail = pm.math.logdiffexp(log_phi(0.0, 1.0, a), log_phi(0.0, 1.0, b))
     upper_tail = pm.math.logdiffexp(log_phi(0.0, 1.0, -b), log_phi(0.0, 1.0, -a))
     return pt.switch(b > 0, upper_tail, lower_tail)
+
+
+def _prior_key(prior: Any) -> tuple:
+    return (prior.dist, tuple(sorted((str(k), float(v)) for k, v in dict(prior.params).items())))
+
+
+def model_structure(inputs: ModelInputs, priors: dict[str, Any]) -> tuple:
+    """Return what the compiled model depends on besides its data: equal keys, one compile.
+
+    Parameters
+    ----------
+    inputs : ModelInputs
+        From :func:`prepare_inputs`.
+    priors : dict
+        As for :func:`build_pymc_model`.
+
+    Returns
+    -------
+    tuple
+        Hashable: family, link, fixed terms, number of categories, and per random block
+        its terms, number of levels and whether it is correlated, and the priors. The
+        number of rows, the values and the labels of levels and categories are data.
+    """
+    blocks = tuple(
+        (block.group, block.terms, len(block.levels), block.correlated, block.intercept)
+        for block in inputs.random
+    )
+    return (
+        inputs.family,
+        inputs.link,
+        inputs.fixed_terms,
+        inputs.intercept,
+        len(inputs.categories),
+        blocks,
+        tuple(sorted((name, _prior_key(prior)) for name, prior in priors.items())),
+    )
+
+
+def _slope_columns(block: RandomBlock) -> list[int]:
+    """Columns of a block's design that multiply its effects (all but the intercept's ones)."""
+    return [k for k in range(len(block.terms)) if k != block.intercept]
+
+
+def model_data(inputs: ModelInputs) -> dict[str, np.ndarray]:
+    """Return the data containers of :func:`build_pymc_model` by name, for ``pm.set_data``.
+
+    Parameters
+    ----------
+    inputs : ModelInputs
+        From :func:`prepare_inputs`.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``X`` (fixed design, when there are fixed terms), per block ``r`` ``codes_{r}``
+        (level of each row) and ``Z_{r}_{k}`` (each column ``k`` other than the
+        intercept), and ``y_obs`` (response or category codes).
+    """
+    data: dict[str, np.ndarray] = {}
+    if inputs.fixed_terms:
+        data["X"] = np.ascontiguousarray(inputs.X, dtype=float)
+    for r, block in enumerate(inputs.random):
+        data[f"codes_{r}"] = np.ascontiguousarray(block.codes, dtype=np.int64)
+        for k in _slope_columns(block):
+            data[f"Z_{r}_{k}"] = np.ascontiguousarray(block.Z[:, k], dtype=float)
+    if inputs.family == "gaussian":
+        data["y_obs"] = np.ascontiguousarray(inputs.y, dtype=float)
+    else:
+        data["y_obs"] = np.ascontiguousarray(inputs.y, dtype=np.int64)
+    return data
 
 
 def build_pymc_model(inputs: ModelInputs, priors: dict[str, Any]) -> Any:
@@ -374,23 +448,28 @@ def build_pymc_model(inputs: ModelInputs, priors: dict[str, Any]) -> Any:
         ``sd_z_{r}`` or ``chol_z_{r}`` (block ``r``; the packed lower-triangular Cholesky
         factor of the effects' covariance), all on the standardised scale. No deterministics
         are stored: the group effects follow from ``z_{r}`` in :func:`data_scale_draws`.
+        The data are the containers of :func:`model_data`, whose lengths are not fixed:
+        the model serves any data of the same :func:`model_structure` through
+        ``pymc.set_data`` (the level and category labels in its coords are those of
+        ``inputs``).
     """
     import pymc as pm
     import pytensor.tensor as pt
 
-    coords: dict[str, Any] = {"fixed_z": list(inputs.fixed_terms), "obs": np.arange(inputs.n_obs)}
+    coords: dict[str, Any] = {"fixed_z": list(inputs.fixed_terms)}
     for r, block in enumerate(inputs.random):
         coords[f"level_{r}"] = [str(v) for v in block.levels]
         coords[f"effect_{r}"] = list(block.terms)
     if inputs.family == "ordinal":
         cats = [str(c) for c in inputs.categories]
         coords["cutpoint"] = [f"{a}|{b}" for a, b in zip(cats[:-1], cats[1:], strict=True)]
+    data = model_data(inputs)
     with pm.Model(coords=coords) as model:
-        eta = pt.zeros(inputs.n_obs)
+        y = pm.Data("y_obs", data["y_obs"])
+        eta = pt.zeros(y.shape[0])
         if inputs.fixed_terms:
             b = _rv(priors["fixed"], "b_z", dims="fixed_z")
-            X = pm.Data("X", inputs.X, dims=("obs", "fixed_z"))
-            eta = eta + pt.dot(X, b)
+            eta = eta + pt.dot(pm.Data("X", data["X"]), b)
         if inputs.intercept:
             eta = eta + _rv(priors["intercept"], "intercept_z")
         for r, block in enumerate(inputs.random):
@@ -409,34 +488,61 @@ def build_pymc_model(inputs: ModelInputs, priors: dict[str, Any]) -> Any:
             else:
                 sd = _rv(priors["sd"], f"sd_z_{r}", dims=f"effect_{r}")
                 u = z * sd
-            codes = pm.Data(f"codes_{r}", block.codes, dims="obs")
-            rows = u[codes]
-            if q == 1 and np.all(block.Z == 1.0):
-                eta = eta + rows[:, 0]
-            else:
-                Z = pm.Data(f"Z_{r}", block.Z, dims=("obs", f"effect_{r}"))
-                eta = eta + pt.sum(rows * Z, axis=1)
+            codes = pm.Data(f"codes_{r}", data[f"codes_{r}"])
+            # one gather per effect: a vector gather (and its scatter-add gradient) is
+            # cheaper than gathering rows of the levels x effects matrix
+            for k in range(q):
+                effect = u[:, k][codes]
+                if k != block.intercept:
+                    effect = effect * pm.Data(f"Z_{r}_{k}", data[f"Z_{r}_{k}"])
+                eta = eta + effect
         if inputs.family == "gaussian":
             sigma = _rv(priors["sigma"], "sigma_z")
-            y = pm.Data("y_obs", inputs.y, dims="obs")
-            pm.Normal("y", mu=eta, sigma=sigma, observed=y, dims="obs")
+            pm.Normal("y", mu=eta, sigma=sigma, observed=y)
         else:
             cut = _rv(
                 priors["cutpoints"],
                 "cutpoints_z",
                 dims="cutpoint",
                 transform=pm.distributions.transforms.ordered,
-                initval=_initial_cutpoints(inputs),
+                initval=_initial_cutpoints(len(inputs.categories), inputs.link),
             )
             pm.CustomDist(
                 "y",
                 eta,
                 cut,
                 logp=_ordinal_logp_logit if inputs.link == "logit" else _ordinal_logp_probit,
-                observed=pm.Data("y_obs", inputs.y, dims="obs"),
-                dims="obs",
+                observed=y,
             )
     return model
+
+
+def relabel(posterior: Any, inputs: ModelInputs) -> Any:
+    """Posterior draws labelled with the levels and categories of ``inputs``.
+
+    A model compiled for one data set and refit on another keeps the labels of the
+    first in its coords; the draws are positional, so the labels are set here.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        The ``posterior`` group of a fit of :func:`build_pymc_model`.
+    inputs : ModelInputs
+        The inputs of that fit.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``posterior`` with its ``level_{r}`` and ``cutpoint`` coordinates replaced.
+    """
+    coords: dict[str, Any] = {}
+    for r, block in enumerate(inputs.random):
+        if f"level_{r}" in posterior.coords:
+            coords[f"level_{r}"] = [str(v) for v in block.levels]
+    if "cutpoint" in posterior.coords:
+        cats = [str(c) for c in inputs.categories]
+        coords["cutpoint"] = [f"{a}|{b}" for a, b in zip(cats[:-1], cats[1:], strict=True)]
+    return posterior.assign_coords(coords)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,24 +1,29 @@
 """Dispatch a PyMC model to one of the NUTS samplers: PyMC's own, nutpie or numpyro.
 
-Every heavy module is imported inside the function that runs it.
+Models are kept per structure in :data:`MODEL_CACHE`: a refit of the same structure on other
+data (cross-validation folds, a report, a benchmark) swaps the data into the model built,
+and for nutpie compiled, the first time. Every heavy module is imported inside the function
+that runs it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import time
 import warnings
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from models._errors import InvalidParameterError
 from models._optional import require
 
 SAMPLERS = ("pymc", "nutpie", "numpyro")
-"""Names accepted by ``BayesianMixedModel(sampler=...)``."""
+"""The NUTS implementations; ``BayesianMixedModel(sampler=...)`` also takes ``"auto"``."""
 
 _EXTRAS = {"nutpie": ("nutpie", "fast"), "numpyro": ("numpyro", "jax")}
 
@@ -40,6 +45,18 @@ class SamplerRun:
     idata: Any
     seconds: float
     sampler: str
+    compile_seconds: float = 0.0
+
+
+def default_sampler() -> str:
+    """``"nutpie"`` when it is installed, else ``"pymc"``: what ``sampler="auto"`` runs.
+
+    Returns
+    -------
+    str
+        The sampler name.
+    """
+    return "nutpie" if importlib.util.find_spec("nutpie") is not None else "pymc"
 
 
 def check_sampler(sampler: object, *, where: str) -> str:
@@ -149,6 +166,107 @@ def quiet_sampling() -> Iterator[None]:
             logger.setLevel(level)
 
 
+@dataclass(eq=False)
+class CachedModel:
+    """A PyMC model built for one structure, with its data containers and compiled forms.
+
+    Attributes
+    ----------
+    key : tuple
+        The structure (see :func:`models._backends.pymc_model.model_structure`).
+    model : pymc.Model
+        The model; its data containers hold the data of the latest :meth:`set_data`.
+    """
+
+    key: tuple
+    model: Any
+    _data: dict[str, Any] = field(default_factory=dict)
+    _nutpie: Any = None
+    _cache: ModelCache | None = None
+
+    def set_data(self, data: Mapping[str, Any]) -> None:
+        """Put ``data`` (container name -> array, every container) into the model."""
+        import pymc as pm
+
+        pm.set_data(dict(data), model=self.model)
+        self._data = dict(data)
+
+    def nutpie_model(self) -> tuple[Any, float]:
+        """Return the nutpie-compiled model with the current data, and the seconds compiling took.
+
+        The model is compiled on the first call only; later calls swap the data in
+        (``CompiledPyMCModel.with_data``), which takes no compilation.
+        """
+        seconds = 0.0
+        if self._nutpie is None:
+            import nutpie
+
+            start = time.perf_counter()
+            names = [rv.name for rv in self.model.free_RVs]
+            with warnings.catch_warnings():
+                # numba cannot cache the compiled callback; nothing for the caller to act on
+                warnings.filterwarnings("ignore", message="Cannot cache compiled function")
+                self._nutpie = nutpie.compile_pymc_model(self.model, var_names=names)
+            seconds = time.perf_counter() - start
+            if self._cache is not None:
+                self._cache.compilations += 1
+        return self._nutpie.with_data(**self._data), seconds
+
+
+class ModelCache:
+    """Models by structure, the most recently used kept (at most ``maxsize``).
+
+    Parameters
+    ----------
+    maxsize : int, default 8
+        Structures kept; the least recently used one is dropped beyond.
+
+    Attributes
+    ----------
+    builds, hits, compilations : int
+        Models built (cache misses), models found, and nutpie compilations so far.
+    """
+
+    def __init__(self, maxsize: int = 8) -> None:
+        self.maxsize = maxsize
+        self._entries: OrderedDict[tuple, CachedModel] = OrderedDict()
+        self.builds = 0
+        self.hits = 0
+        self.compilations = 0
+
+    def get(self, key: tuple, build: Callable[[], Any]) -> CachedModel:
+        """Return the cached model of structure ``key``, built by ``build()`` when missing."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            self.hits += 1
+            self._entries.move_to_end(key)
+            return entry
+        entry = CachedModel(key=key, model=build(), _cache=self)
+        self.builds += 1
+        self._entries[key] = entry
+        while len(self._entries) > self.maxsize:
+            self._entries.popitem(last=False)
+        return entry
+
+    def clear(self) -> None:
+        """Drop every cached model and reset the counters."""
+        self._entries.clear()
+        self.builds = self.hits = self.compilations = 0
+
+    def info(self) -> dict[str, int]:
+        """``size``, ``builds``, ``hits`` and ``compilations``."""
+        return {
+            "size": len(self._entries),
+            "builds": self.builds,
+            "hits": self.hits,
+            "compilations": self.compilations,
+        }
+
+
+MODEL_CACHE = ModelCache()
+"""The models of :class:`models.bayes.BayesianMixedModel` fits, by structure."""
+
+
 def run_nuts(
     model: Any,
     *,
@@ -160,12 +278,13 @@ def run_nuts(
     seed: int | None,
     progressbar: bool,
 ) -> SamplerRun:
-    """Sample ``model`` with NUTS through ``pm.sample`` and the chosen back end.
+    """Sample ``model`` with NUTS and the chosen back end.
 
     Parameters
     ----------
-    model : pymc.Model
-        The model to sample.
+    model : pymc.Model or CachedModel
+        The model to sample; a :class:`CachedModel` is sampled with the data of its latest
+        ``set_data`` and, for nutpie, compiled only on its first use.
     sampler : str
         ``"pymc"``, ``"nutpie"`` or ``"numpyro"``.
     draws, tune, chains : int
@@ -173,14 +292,16 @@ def run_nuts(
     target_accept : float
         Step-size adaptation target.
     seed : int or None
-        Random seed; the same seed gives the same draws for a given sampler.
+        Random seed; the same seed gives the same draws for a given sampler, whether or
+        not the model was compiled before.
     progressbar : bool
         Show the sampler's progress bar.
 
     Returns
     -------
     SamplerRun
-        The draws, the wall time (compilation included) and the sampler name.
+        The draws, the wall time (compilation included), the sampler name and the
+        seconds spent compiling (nutpie; 0 when the compiled model was reused).
 
     Raises
     ------
@@ -190,6 +311,35 @@ def run_nuts(
     sampler = check_sampler(sampler, where="run_nuts")
     require_sampler(sampler)
     pm = import_pymc()
+    cached = model if isinstance(model, CachedModel) else None
+    pm_model = cached.model if cached is not None else model
+    cores = max(1, min(chains, os.cpu_count() or 1))
+    start = time.perf_counter()
+    compile_seconds = 0.0
+    if sampler == "nutpie":
+        import nutpie
+
+        if cached is None:
+            cached = CachedModel(key=(), model=pm_model)
+        compiled, compile_seconds = cached.nutpie_model()
+        with quiet_sampling():
+            idata = nutpie.sample(
+                compiled,
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                cores=cores,
+                seed=seed,
+                target_accept=target_accept,
+                progress_bar=progressbar,
+                save_warmup=False,
+            )
+        return SamplerRun(
+            idata=idata,
+            seconds=time.perf_counter() - start,
+            sampler=sampler,
+            compile_seconds=compile_seconds,
+        )
     kwargs: dict[str, Any] = {
         "draws": draws,
         "tune": tune,
@@ -197,19 +347,15 @@ def run_nuts(
         "target_accept": target_accept,
         "random_seed": seed,
         "progressbar": progressbar,
-        "model": model,
+        "model": pm_model,
         "compute_convergence_checks": False,
         "nuts_sampler": sampler,
     }
-    cores = max(1, min(chains, os.cpu_count() or 1))
     if sampler == "pymc":
         kwargs["cores"] = cores
         kwargs["idata_kwargs"] = {"log_likelihood": False}
-    elif sampler == "nutpie":
-        kwargs["nuts_sampler_kwargs"] = {"cores": cores, "save_warmup": False}
     else:  # numpyro: one CPU device, so chains run vectorised rather than on parallel devices
         kwargs["nuts_sampler_kwargs"] = {"chain_method": "vectorized"}
-    start = time.perf_counter()
     with quiet_sampling():
         idata = pm.sample(**kwargs)
     seconds = time.perf_counter() - start

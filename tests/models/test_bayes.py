@@ -71,6 +71,7 @@ def fake_run_nuts(model, *, sampler, draws, tune, chains, target_accept, seed, p
     """Stand-in for the NUTS call: independent draws with the model's variable names and shapes."""
     import arviz as az
 
+    model = getattr(model, "model", model)  # a cached model holds the PyMC model
     rng = np.random.default_rng(seed)
     n = chains * draws
     dims = model.named_vars_to_dims
@@ -667,3 +668,68 @@ def test_gate_fires_on_a_centred_funnel_with_few_draws():
     # E-BFMI also fail depends on the seed, so only the certain failures are required
     assert {"r_hat", "ess_bulk", "ess_tail"} <= set(diag["failures"])
     assert len(diag["messages"]) == len(diag["failures"])
+
+
+# ------------------------------------------------------------------------------- model cache
+
+
+def _levels(data):
+    return data["participant"].nunique(), data["story"].nunique()
+
+
+def test_model_structure_is_the_same_for_new_data_of_the_same_shape(ratings):
+    priors = default_priors("ordinal", "logit")
+    other = simulate_ratings(SEED + 1)
+    assert _levels(other) == _levels(ratings)
+    key = pmod.model_structure(_inputs(ratings), priors)
+    assert pmod.model_structure(_inputs(other.iloc[:-5]), priors) == key
+    fewer = ratings[ratings["participant"] != "p00"]
+    assert pmod.model_structure(_inputs(fewer), priors) != key
+    probit = default_priors("ordinal", "probit")
+    assert pmod.model_structure(_inputs(ratings, link="probit"), probit) != key
+    wider = {**priors, "sd": Prior("halfnormal", {"sigma": 1.0})}
+    assert pmod.model_structure(_inputs(ratings), wider) != key
+
+
+def test_refit_of_the_same_structure_reuses_the_model(mock_sampler, ratings):
+    from models._backends.samplers import MODEL_CACHE
+
+    MODEL_CACHE.clear()
+    other = simulate_ratings(SEED + 1)
+    first = BayesianMixedModel(FORMULA, draws=500, seed=5).fit(ratings)
+    second = BayesianMixedModel(FORMULA, draws=500, seed=5).fit(other.iloc[:-5])
+    assert MODEL_CACHE.info() == {"size": 1, "builds": 1, "hits": 1, "compilations": 0}
+    # the cached model carries the first data's labels; the fit is labelled with its own
+    assert (
+        list(second.group_effects()["level"].unique()[:2])
+        == sorted(other["participant"].unique())[:2]
+    )
+    assert second.n_obs_ == len(other) - 5 and first.n_obs_ == len(ratings)
+    BayesianMixedModel(FORMULA, draws=500, seed=5).fit(ratings[ratings["participant"] != "p00"])
+    assert MODEL_CACHE.info()["builds"] == 2
+
+
+def test_warm_and_cold_model_give_identical_draws_with_pymc(ratings):
+    """Same seed, same data: a model built for other data and reused samples byte for byte
+    as a freshly built one."""
+    from models._backends.samplers import MODEL_CACHE
+
+    formula = "rating ~ trait + (1 | participant)"
+    other = simulate_ratings(SEED + 1)
+    kw = dict(sampler="pymc", draws=40, tune=40, chains=1, seed=3, progressbar=False)
+
+    def fit(data):
+        with pytest.warns(SamplingWarning):
+            return BayesianMixedModel(formula, **kw).fit(data)
+
+    MODEL_CACHE.clear()
+    cold = fit(other)
+    MODEL_CACHE.clear()
+    fit(ratings)
+    warm = fit(other)
+    assert MODEL_CACHE.info()["builds"] == 1 and MODEL_CACHE.info()["hits"] == 1
+    pd.testing.assert_frame_equal(cold.summary_, warm.summary_, check_exact=True)
+    for name in ("b_z", "z_0", "cutpoints_z", "re_0"):
+        np.testing.assert_array_equal(
+            cold.idata_.posterior[name].values, warm.idata_.posterior[name].values
+        )
