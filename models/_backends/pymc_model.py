@@ -33,8 +33,10 @@ INTERCEPT = "Intercept"
 
 
 @dataclass(frozen=True)
-class RandomBlock:
+class StandardizedBlock:
     """One random-effects block on the standardised scale.
+
+    A :class:`models.formula.RandomBlock` with its columns centred and scaled for the sampler.
 
     Attributes
     ----------
@@ -103,7 +105,7 @@ class ModelInputs:
         Whether the gaussian model has an intercept.
     y_center, y_scale : float
         Gaussian response standardisation (0 and 1 for ordinal).
-    random : tuple of RandomBlock
+    random : tuple of StandardizedBlock
         Random-effects blocks.
     """
 
@@ -120,7 +122,7 @@ class ModelInputs:
     intercept: bool
     y_center: float
     y_scale: float
-    random: tuple[RandomBlock, ...]
+    random: tuple[StandardizedBlock, ...]
 
     @property
     def n_obs(self) -> int:
@@ -248,7 +250,7 @@ def prepare_inputs(design: Any, *, family: str, link: str, where: str) -> ModelI
         if icol is not None:
             scale[icol] = 1.0
         blocks.append(
-            RandomBlock(
+            StandardizedBlock(
                 group=str(term.group),
                 terms=terms,
                 Z=(Z - center) / scale,
@@ -396,7 +398,7 @@ def model_structure(inputs: ModelInputs, priors: dict[str, Any]) -> tuple:
     )
 
 
-def _slope_columns(block: RandomBlock) -> list[int]:
+def _slope_columns(block: StandardizedBlock) -> list[int]:
     """Columns of a block's design that multiply its effects (all but the intercept's ones)."""
     return [k for k in range(len(block.terms)) if k != block.intercept]
 
