@@ -318,278 +318,273 @@ def check_predictions(
     """
     func = "check_predictions"
     problems: list[dict[str, Any]] = []
+    names, sources = _sources(predictions, study, problems, func=func)
+    check = _Check(study, frame, splits, reserved, problems)
+    for file, table in sources.items():
+        check.table(file, table)
+    check.repeated()
+    check.duplicates()
+    check.coverage()
+    return check.result(names)
+
+
+def _sources(
+    predictions: Any, study: Study, problems: list[dict[str, Any]], *, func: str
+) -> tuple[list[str], dict[str, pd.DataFrame]]:
+    """Return the source names in order and their tables (files read, problems collected)."""
     if isinstance(predictions, pd.DataFrame):
-        sources: dict[str, pd.DataFrame] = {"predictions": predictions}
-        names = list(sources)
-    elif isinstance(predictions, Mapping) and all(
+        return ["predictions"], {"predictions": predictions}
+    if isinstance(predictions, Mapping) and all(
         isinstance(v, pd.DataFrame) for v in predictions.values()
     ):
         sources = {str(k): v for k, v in predictions.items()}
-        names = list(sources)
-    elif isinstance(predictions, str | os.PathLike) or (
+        return list(sources), sources
+    if isinstance(predictions, str | os.PathLike) or (
         isinstance(predictions, Sequence)
         and predictions
         and all(isinstance(p, str | os.PathLike) for p in predictions)
     ):
         paths = [predictions] if isinstance(predictions, str | os.PathLike) else predictions
-        names = [str(p) for p in paths]
-        sources = _read_files(paths, study, problems)
-    else:
-        raise InvalidParameterError(
-            f"the `predictions` parameter of {func} must be a DataFrame, a mapping of source "
-            f"name to DataFrame, or one or more CSV paths; got {type(predictions).__name__}"
-        )
-    cfg = study.config
-    key_names = _key_names(study)
-    pid_col, sid_col, pos_col = key_names.values()
-    lo, hi = float(cfg.ratings.scale_min), float(cfg.ratings.scale_max)
-
-    # the benchmark: where every rating is, and each participant's part per scheme x seed
-    id_col = cfg.id_col
-    position_of = {
-        (str(p), str(s), int(q)): i
-        for i, (p, s, q) in enumerate(
-            zip(frame[id_col], frame["session_id"], frame["position"], strict=True)
-        )
-    }
-    pids = frame[id_col].astype(str).to_numpy(dtype=object)
-    roles: dict[tuple[str, int], dict[str, str]] = {}
-    evaluated: dict[tuple[str, int], dict[str, np.ndarray]] = {}
-    for s in splits:
-        role = roles.setdefault((s.scheme, s.seed), {})
-        if s.fold is None:
-            for pid in set(pids[s.train].tolist()):
-                role[pid] = "train"
-        for part, rows in s.parts.items():
-            for pid in set(pids[rows].tolist()):
-                role[pid] = part
-            block = evaluated.setdefault((s.scheme, s.seed), {})
-            block[part] = np.sort(np.concatenate([block.get(part, np.array([], int)), rows]))
-    schemes = list(dict.fromkeys(s.scheme for s in splits))
-    seeds = list(dict.fromkeys(s.seed for s in splits))
-    known = _ratings_keys(study)
-
-    grouped: dict[tuple[str, str | None, str, str], list[Any]] = {}
-
-    def once(file: str, row: Any, column: str, value: str, reason: str) -> None:
-        """Collect a problem repeated over rows (wrong scheme, seed or name): reported once."""
-        grouped.setdefault((file, column, value, reason), []).append(row)
-
-    seen: dict[tuple[str, str, int, int], list[tuple[str, Any]]] = {}
-    values: dict[tuple[str, str, int], np.ndarray] = {}
-    files: dict[str, list[str]] = {}
-    used_schemes: dict[str, list[str]] = {}
-    n_ignored: dict[str, int] = {}
-    n_rows = 0
-    scheme_text = ", ".join(schemes)
-    seed_text = ", ".join(str(s) for s in seeds)
-    for file, table in sources.items():
-        missing = [c for c in prediction_columns(study) if c not in table.columns]
-        if missing:
-            problems.append(
-                _failure(
-                    file,
-                    None,
-                    ", ".join(missing),
-                    None,
-                    f"missing column(s); a predictions file needs {prediction_columns(study)}",
-                )
-            )
-            continue
-        columns = [table[c].tolist() for c in prediction_columns(study)]
-        for row, model_v, scheme_v, seed_v, pid_v, sid_v, pos_v, pred_v in zip(
-            table.index, *columns, strict=True
-        ):
-            n_rows += 1
-            model = _text(model_v)
-            scheme = _text(scheme_v)
-            seed = _whole(seed_v)
-            pid, sid, pos = _text(pid_v), _text(sid_v), _whole(pos_v)
-            key = f"{pid_col}={pid}, {sid_col}={sid}, {pos_col}={_text(pos_v)}"
-            placed = True  # model, scheme and seed are usable
-            if not model:
-                problems.append(_failure(file, row, "model", None, "empty model name"))
-                placed = False
-            elif model in reserved:
-                once(
-                    file,
-                    row,
-                    "model",
-                    model,
-                    "the name of one of the package's baselines; name your model otherwise",
-                )
-                placed = False
-            if scheme not in schemes:
-                once(
-                    file,
-                    row,
-                    "scheme",
-                    scheme,
-                    f"unknown scheme; this evaluation has {scheme_text} (splits and evaluate "
-                    "must use the same --kfold)",
-                )
-                placed = False
-            if seed is None or seed not in seeds:
-                once(
-                    file,
-                    row,
-                    "seed",
-                    _text(seed_v),
-                    f"unknown seed; this evaluation has seeds {seed_text} (splits and "
-                    "evaluate must use the same --seeds)",
-                )
-                placed = False
-            number = _number(pred_v)
-            valued = number is not None and math.isfinite(number) and lo <= number <= hi
-            if number is None or not math.isfinite(number):
-                text = _text(pred_v)
-                problems.append(
-                    _failure(
-                        file,
-                        row,
-                        "prediction",
-                        text or None,
-                        f"the prediction is {'not a finite number' if text else 'empty'} ({key})",
-                    )
-                )
-            elif not valued:
-                problems.append(
-                    _failure(
-                        file,
-                        row,
-                        "prediction",
-                        _text(pred_v),
-                        f"the prediction is off the rating scale {lo:g}-{hi:g} ({key})",
-                    )
-                )
-            if pos is None or (pid, sid, pos) not in known:
-                problems.append(
-                    _failure(file, row, None, None, f"no such rating in {cfg.ratings.file} ({key})")
-                )
-                continue
-            if not placed:
-                continue
-            if model not in files:
-                files[model] = []
-            if file not in files[model]:
-                files[model].append(file)
-            if scheme not in used_schemes.setdefault(model, []):
-                used_schemes[model].append(scheme)
-            role = roles[(scheme, seed)].get(pid)
-            where = f"model {model!r}, {scheme} seed {seed}"
-            if role == "train":
-                problems.append(
-                    _failure(
-                        file,
-                        row,
-                        pid_col,
-                        pid,
-                        f"a rating of a training participant ({where}; {key}): predictions are "
-                        "scored for test and validation participants only",
-                    )
-                )
-                continue
-            index = position_of.get((pid, sid, pos))
-            if role is None or index is None:
-                n_ignored[model] = n_ignored.get(model, 0) + 1
-                continue
-            # a bad value is reported above; the rating is then not reported missing too
-            seen.setdefault((model, scheme, seed, index), []).append((file, row))
-            target = values.setdefault(
-                (model, scheme, seed), np.full(len(frame), np.nan, dtype=float)
-            )
-            if valued:
-                target[index] = number
-
-    for (file, column, value, reason), rows in grouped.items():
-        more = f"; {len(rows)} rows, the first shown" if len(rows) > 1 else ""
-        problems.append(_failure(file, rows[0], column, value or None, reason + more))
-
-    for (model, scheme, seed, index), places in seen.items():
-        if len(places) < 2:
-            continue
-        p = frame[id_col].iloc[index]
-        s = frame["session_id"].iloc[index]
-        q = frame["position"].iloc[index]
-        key = f"{pid_col}={p}, {sid_col}={s}, {pos_col}={q}"
-        for file, row in places:
-            others = "; ".join(f"{f} row {r}" for f, r in places if (f, r) != (file, row))
-            problems.append(
-                _failure(
-                    file,
-                    row,
-                    None,
-                    None,
-                    f"the rating is predicted more than once (model {model!r}, {scheme} seed "
-                    f"{seed}; {key}); also at {others}",
-                )
-            )
-
-    tried_at: dict[tuple[str, str, int], list[int]] = {}
-    for model, scheme, seed, index in seen:
-        tried_at.setdefault((model, scheme, seed), []).append(index)
-    for model, used in used_schemes.items():
-        source = ", ".join(files[model])
-        for scheme in used:
-            for seed in seeds:
-                got = values.get((model, scheme, seed))
-                parts = evaluated[(scheme, seed)]
-                if got is None:
-                    test = parts["test"]
-                    problems.append(
-                        _failure(
-                            source,
-                            None,
-                            "seed",
-                            str(seed),
-                            f"model {model!r} has no predictions for {scheme} seed {seed} "
-                            f"({test.size} test ratings); every seed of a scheme is scored",
-                        )
-                    )
-                    continue
-                tried = np.zeros(len(frame), dtype=bool)
-                tried[tried_at.get((model, scheme, seed), [])] = True
-                for part, rows in parts.items():
-                    have = tried[rows]
-                    if part == "val" and not have.any():
-                        continue  # validation predictions are optional, as a whole
-                    what = "test" if part == "test" else "validation"
-                    for index in rows[~have]:
-                        p = frame[id_col].iloc[index]
-                        s = frame["session_id"].iloc[index]
-                        q = frame["position"].iloc[index]
-                        problems.append(
-                            _failure(
-                                source,
-                                None,
-                                None,
-                                None,
-                                f"missing prediction of a {what} rating (model {model!r}, "
-                                f"{scheme} seed {seed}; {pid_col}={p}, {sid_col}={s}, "
-                                f"{pos_col}={q})",
-                            )
-                        )
-
-    if problems:
-        order = {f: i for i, f in enumerate(names)}
-        cases = pd.DataFrame(problems, columns=FAILURE_COLUMNS)
-        rank = pd.DataFrame(
-            {
-                "f": cases["file"].map(lambda f: order.get(f, len(order))),
-                "r": pd.to_numeric(cases["row"], errors="coerce").fillna(np.inf),
-            }
-        )
-        cases = cases.loc[rank.sort_values(["f", "r"], kind="mergesort").index]
-        raise InputValidationError(
-            cases.reset_index(drop=True),
-            f"cannot score the predictions ({ROW_CONVENTION})",
-        )
-    models = tuple(dict.fromkeys(m for m, _, _ in values))
-    return UserPredictions(
-        models=models,
-        files={m: tuple(files[m]) for m in models},
-        schemes={m: tuple(used_schemes[m]) for m in models},
-        values=values,
-        n_rows=n_rows,
-        n_ignored={m: n for m, n in n_ignored.items() if m in models},
+        return [str(p) for p in paths], _read_files(paths, study, problems)
+    raise InvalidParameterError(
+        f"the `predictions` parameter of {func} must be a DataFrame, a mapping of source "
+        f"name to DataFrame, or one or more CSV paths; got {type(predictions).__name__}"
     )
+
+
+class _Check:
+    """The checks of :func:`check_predictions`: the benchmark's layout and what was found.
+
+    One object, because every check adds to the same failure list and the row checks fill the
+    tables (predicted ratings, models, schemes) the coverage checks then read.
+    """
+
+    def __init__(
+        self,
+        study: Study,
+        frame: pd.DataFrame,
+        splits: Sequence[BenchmarkSplit],
+        reserved: Sequence[str],
+        problems: list[dict[str, Any]],
+    ) -> None:
+        cfg = study.config
+        self.study, self.frame, self.reserved, self.problems = study, frame, reserved, problems
+        self.key_names = list(_key_names(study).values())
+        self.lo, self.hi = float(cfg.ratings.scale_min), float(cfg.ratings.scale_max)
+        self.ratings_file = cfg.ratings.file
+        self.id_col = cfg.id_col
+        # the benchmark: where every rating is, and each participant's part per scheme x seed
+        self.position_of = {
+            (str(p), str(s), int(q)): i
+            for i, (p, s, q) in enumerate(
+                zip(frame[self.id_col], frame["session_id"], frame["position"], strict=True)
+            )
+        }
+        pids = frame[self.id_col].astype(str).to_numpy(dtype=object)
+        self.roles: dict[tuple[str, int], dict[str, str]] = {}
+        self.evaluated: dict[tuple[str, int], dict[str, np.ndarray]] = {}
+        for s in splits:
+            role = self.roles.setdefault((s.scheme, s.seed), {})
+            if s.fold is None:
+                for pid in set(pids[s.train].tolist()):
+                    role[pid] = "train"
+            for part, rows in s.parts.items():
+                for pid in set(pids[rows].tolist()):
+                    role[pid] = part
+                block = self.evaluated.setdefault((s.scheme, s.seed), {})
+                block[part] = np.sort(np.concatenate([block.get(part, np.array([], int)), rows]))
+        self.schemes = list(dict.fromkeys(s.scheme for s in splits))
+        self.seeds = list(dict.fromkeys(s.seed for s in splits))
+        self.known = _ratings_keys(study)
+        # what the rows say
+        self.grouped: dict[tuple[str, str | None, str, str], list[Any]] = {}
+        self.seen: dict[tuple[str, str, int, int], list[tuple[str, Any]]] = {}
+        self.values: dict[tuple[str, str, int], np.ndarray] = {}
+        self.files: dict[str, list[str]] = {}
+        self.used_schemes: dict[str, list[str]] = {}
+        self.n_ignored: dict[str, int] = {}
+        self.n_rows = 0
+
+    def fail(self, file: str, row: Any, column: str | None, value: Any, reason: str) -> None:
+        self.problems.append(_failure(file, row, column, value, reason))
+
+    def once(self, file: str, row: Any, column: str, value: str, reason: str) -> None:
+        """Collect a problem repeated over rows (wrong scheme, seed or name): reported once."""
+        self.grouped.setdefault((file, column, value, reason), []).append(row)
+
+    def key(self, pid: Any, sid: Any, pos: Any) -> str:
+        pid_col, sid_col, pos_col = self.key_names
+        return f"{pid_col}={pid}, {sid_col}={sid}, {pos_col}={pos}"
+
+    def table(self, file: str, table: pd.DataFrame) -> None:
+        wanted = prediction_columns(self.study)
+        missing = [c for c in wanted if c not in table.columns]
+        if missing:
+            reason = f"missing column(s); a predictions file needs {wanted}"
+            self.fail(file, None, ", ".join(missing), None, reason)
+            return
+        columns = [table[c].tolist() for c in wanted]
+        for row, *cells in zip(table.index, *columns, strict=True):
+            self.row(file, row, *cells)
+
+    def placed(self, file: str, row: Any, model: str, scheme: str, seed: int | None, seed_v: Any):
+        """Check the model name, scheme and seed of a row; say whether all three are usable."""
+        ok = True
+        if not model:
+            self.fail(file, row, "model", None, "empty model name")
+            ok = False
+        elif model in self.reserved:
+            reason = "the name of one of the package's baselines; name your model otherwise"
+            self.once(file, row, "model", model, reason)
+            ok = False
+        if scheme not in self.schemes:
+            reason = (
+                f"unknown scheme; this evaluation has {', '.join(self.schemes)} (splits and "
+                "evaluate must use the same --kfold)"
+            )
+            self.once(file, row, "scheme", scheme, reason)
+            ok = False
+        if seed is None or seed not in self.seeds:
+            reason = (
+                f"unknown seed; this evaluation has seeds {', '.join(map(str, self.seeds))} "
+                "(splits and evaluate must use the same --seeds)"
+            )
+            self.once(file, row, "seed", _text(seed_v), reason)
+            ok = False
+        return ok
+
+    def value(self, file: str, row: Any, pred_v: Any, key: str) -> float | None:
+        """Return the prediction if it is a finite number on the rating scale, else report it."""
+        number = _number(pred_v)
+        if number is None or not math.isfinite(number):
+            text = _text(pred_v)
+            what = "not a finite number" if text else "empty"
+            self.fail(file, row, "prediction", text or None, f"the prediction is {what} ({key})")
+            return None
+        if not self.lo <= number <= self.hi:
+            reason = f"the prediction is off the rating scale {self.lo:g}-{self.hi:g} ({key})"
+            self.fail(file, row, "prediction", _text(pred_v), reason)
+            return None
+        return number
+
+    def row(self, file, row, model_v, scheme_v, seed_v, pid_v, sid_v, pos_v, pred_v) -> None:
+        self.n_rows += 1
+        model, scheme, seed = _text(model_v), _text(scheme_v), _whole(seed_v)
+        pid, sid, pos = _text(pid_v), _text(sid_v), _whole(pos_v)
+        key = self.key(pid, sid, _text(pos_v))
+        placed = self.placed(file, row, model, scheme, seed, seed_v)
+        number = self.value(file, row, pred_v, key)
+        if pos is None or (pid, sid, pos) not in self.known:
+            self.fail(file, row, None, None, f"no such rating in {self.ratings_file} ({key})")
+            return
+        if not placed:
+            return
+        if file not in self.files.setdefault(model, []):
+            self.files[model].append(file)
+        if scheme not in self.used_schemes.setdefault(model, []):
+            self.used_schemes[model].append(scheme)
+        role = self.roles[(scheme, seed)].get(pid)
+        if role == "train":
+            reason = (
+                f"a rating of a training participant (model {model!r}, {scheme} seed {seed}; "
+                f"{key}): predictions are scored for test and validation participants only"
+            )
+            self.fail(file, row, self.key_names[0], pid, reason)
+            return
+        index = self.position_of.get((pid, sid, pos))
+        if role is None or index is None:
+            self.n_ignored[model] = self.n_ignored.get(model, 0) + 1
+            return
+        # a bad value is reported above; the rating is then not reported missing too
+        self.seen.setdefault((model, scheme, seed, index), []).append((file, row))
+        target = self.values.setdefault(
+            (model, scheme, seed), np.full(len(self.frame), np.nan, dtype=float)
+        )
+        if number is not None:
+            target[index] = number
+
+    def repeated(self) -> None:
+        """Report each problem repeated over rows once, at its first row."""
+        for (file, column, value, reason), rows in self.grouped.items():
+            more = f"; {len(rows)} rows, the first shown" if len(rows) > 1 else ""
+            self.fail(file, rows[0], column, value or None, reason + more)
+
+    def rating_key(self, index: int) -> str:
+        frame = self.frame
+        return self.key(
+            frame[self.id_col].iloc[index],
+            frame["session_id"].iloc[index],
+            frame["position"].iloc[index],
+        )
+
+    def duplicates(self) -> None:
+        """Report every rating predicted more than once, at each of its rows."""
+        for (model, scheme, seed, index), places in self.seen.items():
+            if len(places) < 2:
+                continue
+            key = self.rating_key(index)
+            for file, row in places:
+                others = "; ".join(f"{f} row {r}" for f, r in places if (f, r) != (file, row))
+                reason = (
+                    f"the rating is predicted more than once (model {model!r}, {scheme} seed "
+                    f"{seed}; {key}); also at {others}"
+                )
+                self.fail(file, row, None, None, reason)
+
+    def coverage(self) -> None:
+        """Report every seed of a used scheme without predictions and every rating missed."""
+        tried_at: dict[tuple[str, str, int], list[int]] = {}
+        for model, scheme, seed, index in self.seen:
+            tried_at.setdefault((model, scheme, seed), []).append(index)
+        for model, used in self.used_schemes.items():
+            source = ", ".join(self.files[model])
+            for scheme in used:
+                for seed in self.seeds:
+                    parts = self.evaluated[(scheme, seed)]
+                    if (model, scheme, seed) not in self.values:
+                        reason = (
+                            f"model {model!r} has no predictions for {scheme} seed {seed} "
+                            f"({parts['test'].size} test ratings); every seed of a scheme is "
+                            "scored"
+                        )
+                        self.fail(source, None, "seed", str(seed), reason)
+                        continue
+                    tried = np.zeros(len(self.frame), dtype=bool)
+                    tried[tried_at.get((model, scheme, seed), [])] = True
+                    for part, rows in parts.items():
+                        have = tried[rows]
+                        if part == "val" and not have.any():
+                            continue  # validation predictions are optional, as a whole
+                        what = "test" if part == "test" else "validation"
+                        for index in rows[~have]:
+                            reason = (
+                                f"missing prediction of a {what} rating (model {model!r}, "
+                                f"{scheme} seed {seed}; {self.rating_key(index)})"
+                            )
+                            self.fail(source, None, None, None, reason)
+
+    def result(self, names: list[str]) -> UserPredictions:
+        """Raise every problem at once, sorted by file and row; else the aligned predictions."""
+        if self.problems:
+            order = {f: i for i, f in enumerate(names)}
+            cases = pd.DataFrame(self.problems, columns=FAILURE_COLUMNS)
+            rank = pd.DataFrame(
+                {
+                    "f": cases["file"].map(lambda f: order.get(f, len(order))),
+                    "r": pd.to_numeric(cases["row"], errors="coerce").fillna(np.inf),
+                }
+            )
+            cases = cases.loc[rank.sort_values(["f", "r"], kind="mergesort").index]
+            raise InputValidationError(
+                cases.reset_index(drop=True),
+                f"cannot score the predictions ({ROW_CONVENTION})",
+            )
+        models = tuple(dict.fromkeys(m for m, _, _ in self.values))
+        return UserPredictions(
+            models=models,
+            files={m: tuple(self.files[m]) for m in models},
+            schemes={m: tuple(self.used_schemes[m]) for m in models},
+            values=self.values,
+            n_rows=self.n_rows,
+            n_ignored={m: n for m, n in self.n_ignored.items() if m in models},
+        )
