@@ -447,9 +447,6 @@ def simulate_power(
     0              10      50   0.28
     1              20      50   0.54
     """
-    from models.lmm import LinearMixedModel
-    from models.ordinal import OrdinalMixedModel
-
     start_time = time.perf_counter()
     term, value = _check_effect(effect)
     n_sims = check_int(n_sims, name="n_sims", where=_WHERE, minimum=1)
@@ -462,13 +459,100 @@ def simulate_power(
     if batch_size is not None:
         batch_size = check_int(batch_size, name="batch_size", where=_WHERE, minimum=1)
     entropy = int(np.random.SeedSequence(seed).entropy)  # type: ignore[arg-type]
+    setup = _setup(model_or_design, data, participant_col, session_col, n_sessions)
+    tests = power_ordinal.TESTS if setup.engine == "clmm" else power_lmm.TESTS
+    if test is None:
+        test = tests[0]
+    if test not in tests:
+        kind = "an ordinal model" if setup.engine == "clmm" else "a linear mixed model"
+        raise InvalidParameterError(
+            f"the `test` parameter of {_WHERE} must be one of {list(tests)} for {kind}; "
+            f"got {test!r}"
+        )
+    participants = _check_participants(
+        setup.default_n if n_participants is None else n_participants
+    )
+    session_grid = _check_sessions(n_sessions)
+    if setup.spec is not None and session_grid == [None]:
+        session_grid = [setup.spec.sessions]
+    grid = [(n, s) for n in participants for s in session_grid]
+    jobs, truths = [], {}
+    for g, (n, sessions) in enumerate(grid):
+        job, truth = _grid_job(setup, g, n, sessions, term, value, test, n_sims, entropy)
+        jobs.append(job)
+        truths = truths or truth
+    workers = 1 if sched.kind == "serial" else int(sched.workers or os.cpu_count() or 1)
+    if batch_size is None:
+        batch_size = max(1, min(100, math.ceil(n_sims / (4 * workers))))
+    bar = power_runners.Progress(len(grid) * n_sims, enabled=progress)
+    try:
+        outcomes, info = power_runners.run(
+            jobs, scheduler=sched, batch_size=batch_size, progress=bar
+        )
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start_time
+    result = _result_tables(grid, jobs, outcomes, n_sims=n_sims, alpha=alpha, ci_level=ci_level)
+    pilot = setup.spec is None
+    meta = {
+        "package_version": _package_version(),
+        "engine": setup.engine,
+        "source": "pilot" if pilot else "design",
+        "formula": setup.formula,
+        "design_file": None if pilot else setup.spec.source,
+        "term": term,
+        "effect": value,
+        "test": test,
+        "alpha": alpha,
+        "ci_level": ci_level,
+        "seed": seed,
+        "entropy": entropy,
+        "n_sims": n_sims,
+        "n_participants": participants,
+        "n_sessions": [_label(s) for s in session_grid],
+        "truth": truths,
+        "participant_col": setup.participant_col if pilot else "participant_id",
+        "session_col": setup.session_col if pilot else "session_id",
+        "batch_size": batch_size,
+        **info,
+        "seconds": seconds,
+        "simulations_per_second": len(grid) * n_sims / seconds if seconds > 0 else math.nan,
+    }
+    return PowerResult(**result, meta=meta)
 
-    pilot = isinstance(model_or_design, LinearMixedModel | OrdinalMixedModel)
+
+@dataclass(frozen=True)
+class _Setup:
+    """Where the simulated data come from: a fitted pilot model (with its data) or a design."""
+
+    engine: str  # "lmm" or "clmm"
+    source: str  # for messages
+    formula: str
+    base: dict[str, Any]  # constructor options of the refitted models
+    reml: bool
+    default_n: int  # participants when no grid is given
+    model: Any = None  # the pilot
+    frame: pd.DataFrame | None = None  # the pilot's data
+    participant_col: str | None = None
+    session_col: str | None = None
+    spec: PowerDesign | None = None  # the design
+
+
+def _setup(
+    model_or_design: Any,
+    data: Any,
+    participant_col: Any,
+    session_col: Any,
+    n_sessions: Any,
+) -> _Setup:
+    """Check the pilot model or the design (a TOML path is read) and what goes with it."""
+    from models.lmm import LinearMixedModel
+    from models.ordinal import OrdinalMixedModel
+
     if isinstance(model_or_design, str | os.PathLike):
         model_or_design = read_design(model_or_design)
-    if pilot:
+    if isinstance(model_or_design, LinearMixedModel | OrdinalMixedModel):
         model = model_or_design
-        engine = "clmm" if isinstance(model, OrdinalMixedModel) else "lmm"
         if not hasattr(model, "theta_"):
             raise InvalidParameterError(
                 f"the `model_or_design` parameter of {_WHERE} must be a fitted "
@@ -486,123 +570,121 @@ def simulate_power(
                 f"the `n_sessions` parameter of {_WHERE} needs `session_col`, the pilot's session "
                 "column, so that a session's rows are resampled together"
             )
-        source = f"the pilot model {model.formula!r}"
-        formula = model.formula
-        base = {k: v for k, v in model.get_params().items() if k not in ("formula", "reml", "ddf")}
-        reml = bool(getattr(model, "reml", False))
-        default_n = int(frame[participant_col].nunique())
-    elif isinstance(model_or_design, PowerDesign):
+        return _Setup(
+            engine="clmm" if isinstance(model, OrdinalMixedModel) else "lmm",
+            source=f"the pilot model {model.formula!r}",
+            formula=model.formula,
+            base={
+                k: v for k, v in model.get_params().items() if k not in ("formula", "reml", "ddf")
+            },
+            reml=bool(getattr(model, "reml", False)),
+            default_n=int(frame[participant_col].nunique()),
+            model=model,
+            frame=frame,
+            participant_col=participant_col,
+            session_col=session_col,
+        )
+    if isinstance(model_or_design, PowerDesign):
         spec = model_or_design
         if data is not None or participant_col is not None or session_col is not None:
             raise InvalidParameterError(
                 f"`data`, `participant_col` and `session_col` of {_WHERE} apply to a pilot "
                 "model; a design generates its own rows"
             )
-        source = f"the design {spec.source}"
-        formula = spec.formula
-        engine = spec.engine
-        base = {"link": spec.link} if engine == "clmm" else {}
-        reml = True
-        default_n = spec.participants
+        return _Setup(
+            engine=spec.engine,
+            source=f"the design {spec.source}",
+            formula=spec.formula,
+            base={"link": spec.link} if spec.engine == "clmm" else {},
+            reml=True,
+            default_n=spec.participants,
+            spec=spec,
+        )
+    raise InvalidParameterError(
+        f"the `model_or_design` parameter of {_WHERE} must be a fitted LinearMixedModel or "
+        "OrdinalMixedModel, a PowerDesign or the path of a design TOML; got "
+        f"{type(model_or_design).__name__}"
+    )
+
+
+def _grid_job(
+    setup: _Setup,
+    g: int,
+    n: int,
+    sessions: tuple[int, int] | None,
+    term: str,
+    value: float,
+    test: str,
+    n_sims: int,
+    entropy: int,
+) -> tuple[Any, dict[str, Any]]:
+    """Build grid point ``g``'s design, truth and template fit; return its job and its truth."""
+    engine, source = setup.engine, setup.source
+    rng = np.random.default_rng(power_lmm.seed_sequence(entropy, g, 0))
+    if setup.spec is None:
+        design, beta = _pilot_grid(
+            setup.model,
+            data=setup.frame,
+            participant_col=setup.participant_col,
+            session_col=setup.session_col,
+            n_participants=n,
+            sessions=sessions,
+            rng=rng,
+        )
+        beta[_check_term(term, design, source, engine)] = value
+        truth = _engine_module(engine).truth_from_pilot(setup.model, design, beta)
     else:
-        raise InvalidParameterError(
-            f"the `model_or_design` parameter of {_WHERE} must be a fitted LinearMixedModel or "
-            "OrdinalMixedModel, a PowerDesign or the path of a design TOML; got "
-            f"{type(model_or_design).__name__}"
-        )
-    tests = power_ordinal.TESTS if engine == "clmm" else power_lmm.TESTS
-    if test is None:
-        test = tests[0]
-    if test not in tests:
-        kind = "an ordinal model" if engine == "clmm" else "a linear mixed model"
-        raise InvalidParameterError(
-            f"the `test` parameter of {_WHERE} must be one of {list(tests)} for {kind}; "
-            f"got {test!r}"
-        )
-    participants = _check_participants(default_n if n_participants is None else n_participants)
-    session_grid = _check_sessions(n_sessions)
-    if not pilot and session_grid == [None]:
-        session_grid = [spec.sessions]
-
-    grid = [(n, s) for n in participants for s in session_grid]
-    jobs = []
-    truths: dict[str, Any] = {}
-    for g, (n, sessions) in enumerate(grid):
-        rng = np.random.default_rng(power_lmm.seed_sequence(entropy, g, 0))
-        if pilot:
-            design, beta = _pilot_grid(
-                model,
-                data=frame,
-                participant_col=participant_col,
-                session_col=session_col,
-                n_participants=n,
-                sessions=sessions,
-                rng=rng,
-            )
-            j = _check_term(term, design, source, engine)
-            beta[j] = value
-            truth = _engine_module(engine).truth_from_pilot(model, design, beta)
-        else:
-            design = _design_grid(spec, n_participants=n, sessions=sessions, rng=rng)
-            j = _check_term(term, design, source, engine)
-            beta = _beta_from_design(spec, design, term)
-            beta[j] = value
-            _check_random(spec, design)
-            truth = _engine_module(engine).truth_from_design(spec, design, beta)
-        if not truths:
-            names = _fixed_names(design, engine)
-            truths = {"fixed": dict(zip(names, beta.tolist(), strict=True))}
-            if engine == "clmm":
-                truths["thresholds"] = truth.cutpoints.tolist()
-        design = replace(design, y=truth.draw(rng))
-        try:
-            if test == "lrt":
-                template = _template(engine, formula, design, reml=False, base=base)
-                null = _template(
-                    engine,
-                    formula,
-                    power_lmm.without_term(design, term),
-                    reml=False,
-                    base=base,
-                )
-            else:
-                template = _template(engine, formula, design, reml=reml, base=base)
-                null = None
-        except ModelsError as err:
-            raise ConvergenceError(
-                f"{_WHERE}: the model cannot be fitted to the simulated design with {n} "
-                f"participants ({_label(sessions)} sessions): {err}"
-            ) from err
-        job_class = power_ordinal.OrdinalPowerJob if engine == "clmm" else power_lmm.LmmPowerJob
-        jobs.append(
-            job_class(
-                grid=g,
-                entropy=entropy,
-                n_sims=n_sims,
-                template=template,
-                null_template=null,
-                truth=truth,
-                term=term,
-                test=test,
-            )
-        )
-    workers = 1 if sched.kind == "serial" else int(sched.workers or os.cpu_count() or 1)
-    if batch_size is None:
-        batch_size = max(1, min(100, math.ceil(n_sims / (4 * workers))))
-    bar = power_runners.Progress(len(grid) * n_sims, enabled=progress)
+        design = _design_grid(setup.spec, n_participants=n, sessions=sessions, rng=rng)
+        j = _check_term(term, design, source, engine)
+        beta = _beta_from_design(setup.spec, design, term)
+        beta[j] = value
+        _check_random(setup.spec, design)
+        truth = _engine_module(engine).truth_from_design(setup.spec, design, beta)
+    truths: dict[str, Any] = {
+        "fixed": dict(zip(_fixed_names(design, engine), beta.tolist(), strict=True))
+    }
+    if engine == "clmm":
+        truths["thresholds"] = truth.cutpoints.tolist()
+    design = replace(design, y=truth.draw(rng))
+    fit = functools.partial(_template, engine, setup.formula, base=setup.base)
     try:
-        outcomes, info = power_runners.run(
-            jobs, scheduler=sched, batch_size=batch_size, progress=bar
-        )
-    finally:
-        bar.close()
-    seconds = time.perf_counter() - start_time
+        if test == "lrt":
+            template = fit(design, reml=False)
+            null = fit(power_lmm.without_term(design, term), reml=False)
+        else:
+            template, null = fit(design, reml=setup.reml), None
+    except ModelsError as err:
+        raise ConvergenceError(
+            f"{_WHERE}: the model cannot be fitted to the simulated design with {n} "
+            f"participants ({_label(sessions)} sessions): {err}"
+        ) from err
+    job_class = power_ordinal.OrdinalPowerJob if engine == "clmm" else power_lmm.LmmPowerJob
+    job = job_class(
+        grid=g,
+        entropy=entropy,
+        n_sims=n_sims,
+        template=template,
+        null_template=null,
+        truth=truth,
+        term=term,
+        test=test,
+    )
+    return job, truths
 
+
+def _result_tables(
+    grid: list[tuple[int, Any]],
+    jobs: list[Any],
+    outcomes: list[Any],
+    *,
+    n_sims: int,
+    alpha: float,
+    ci_level: float,
+) -> dict[str, pd.DataFrame]:
+    """Power per grid point with its interval, every failed simulation, every simulation."""
     rows, failures, sims = [], [], []
     for (n, sessions), job, outs in zip(grid, jobs, outcomes, strict=True):
         label = _label(sessions)
-        failed = sum(o.reason in ("error", "not_converged") for o in outs)
-        singular = sum(o.reason == "singular" for o in outs)
         used = [o for o in outs if o.reason in ("", "singular")]
         rejected = sum(o.p_value < alpha for o in used)
         low, high = clopper_pearson(rejected, len(used), ci_level)
@@ -612,8 +694,8 @@ def simulate_power(
                 "n_sessions": label,
                 "n_obs": int(job.template.n_obs_),
                 "n_sims": n_sims,
-                "n_failed": failed,
-                "n_singular": singular,
+                "n_failed": sum(o.reason in ("error", "not_converged") for o in outs),
+                "n_singular": sum(o.reason == "singular" for o in outs),
                 "n_rejected": rejected,
                 "power": rejected / len(used) if used else math.nan,
                 "ci_low": low,
@@ -624,37 +706,11 @@ def simulate_power(
             sims.append((n, label, o.sim, o.estimate, o.p_value, o.reason))
             if o.reason:
                 failures.append((n, label, o.sim, o.reason, o.reason == "singular", o.message))
-    table = pd.DataFrame(rows, columns=POWER_COLUMNS)
-    meta = {
-        "package_version": _package_version(),
-        "engine": engine,
-        "source": "pilot" if pilot else "design",
-        "formula": formula,
-        "design_file": None if pilot else spec.source,
-        "term": term,
-        "effect": value,
-        "test": test,
-        "alpha": alpha,
-        "ci_level": ci_level,
-        "seed": seed,
-        "entropy": entropy,
-        "n_sims": n_sims,
-        "n_participants": participants,
-        "n_sessions": [_label(s) for s in session_grid],
-        "truth": truths,
-        "participant_col": participant_col if pilot else "participant_id",
-        "session_col": session_col if pilot else "session_id",
-        "batch_size": batch_size,
-        **info,
-        "seconds": seconds,
-        "simulations_per_second": len(grid) * n_sims / seconds if seconds > 0 else math.nan,
+    return {
+        "table": pd.DataFrame(rows, columns=POWER_COLUMNS),
+        "failures": pd.DataFrame(failures, columns=FAILURE_COLUMNS),
+        "simulations": pd.DataFrame(sims, columns=SIMULATION_COLUMNS),
     }
-    return PowerResult(
-        table=table,
-        failures=pd.DataFrame(failures, columns=FAILURE_COLUMNS),
-        simulations=pd.DataFrame(sims, columns=SIMULATION_COLUMNS),
-        meta=meta,
-    )
 
 
 def _engine_module(engine: str) -> Any:
