@@ -450,36 +450,12 @@ def fit_empathy_models(
 
     from models.lmm import LinearMixedModel
 
-    formula = empathy_formula(data, story_effects=story_effects)
     caught: list[warnings.WarningMessage] = []
     timings: dict[str, float] = {}
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         start = time.perf_counter()
-        lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
-        # The stated rule: step the random effects down while the fit is singular or does
-        # not converge, first the week slope per participant, then the story intercept.
-        slope = True
-        simpler = empathy_formula(data, story_effects=story_effects, random_slope=False)
-        if (lmm.singular_ or not lmm.converged_) and simpler != formula:
-            why = "a singular fit" if lmm.singular_ else "no convergence"
-            formula, slope = simpler, False
-            lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
-            warnings.warn(
-                f"the random week slope per participant gave {why}; the empathy models have "
-                "a random intercept per participant instead",
-                DataQualityWarning,
-                stacklevel=2,
-            )
-        if lmm.singular_ and story_effects:
-            formula = empathy_formula(data, story_effects=False, random_slope=slope)
-            lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
-            warnings.warn(
-                "the story random intercept was estimated at (or near) zero, a singular fit; "
-                "the empathy models leave it out",
-                DataQualityWarning,
-                stacklevel=2,
-            )
+        lmm, formula = _stepped_lmm(data, story_effects=story_effects, ci_level=ci_level)
         timings["lmm"] = time.perf_counter() - start
         random = f"(1 | {data.id_col}) + (1 | session_id)"
         if story_effects:
@@ -576,6 +552,42 @@ def fit_empathy_models(
         meta=meta,
         clmm=clmm,
     )
+
+
+def _stepped_lmm(data: EmpathyData, *, story_effects: bool, ci_level: float) -> tuple[Any, str]:
+    """Fit the empathy LMM by the stated rule; return it and its formula.
+
+    The random effects are stepped down while the fit is singular or does not converge: first
+    the week slope per participant, then the story intercept. Each step is announced with a
+    DataQualityWarning.
+    """
+    from models.lmm import LinearMixedModel
+
+    frame = data.data
+    formula = empathy_formula(data, story_effects=story_effects)
+    lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
+    slope = True
+    simpler = empathy_formula(data, story_effects=story_effects, random_slope=False)
+    if (lmm.singular_ or not lmm.converged_) and simpler != formula:
+        why = "a singular fit" if lmm.singular_ else "no convergence"
+        formula, slope = simpler, False
+        lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
+        warnings.warn(
+            f"the random week slope per participant gave {why}; the empathy models have "
+            "a random intercept per participant instead",
+            DataQualityWarning,
+            stacklevel=3,
+        )
+    if lmm.singular_ and story_effects:
+        formula = empathy_formula(data, story_effects=False, random_slope=slope)
+        lmm = LinearMixedModel(formula, reml=True, ci_level=ci_level).fit(frame)
+        warnings.warn(
+            "the story random intercept was estimated at (or near) zero, a singular fit; "
+            "the empathy models leave it out",
+            DataQualityWarning,
+            stacklevel=3,
+        )
+    return lmm, formula
 
 
 def _check_whole(values: pd.Series, *, func: str) -> None:
