@@ -410,6 +410,7 @@ def _fail_once(file: str, reason: str, **kwargs: Any) -> None:
 
 
 def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str):
+    """Check ``study.toml`` table by table (every problem into ``failures``); build the config."""
     f = CONFIG_FILE
 
     def bad(key: str, value: Any, reason: str) -> None:
@@ -417,6 +418,44 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
 
     for key in sorted(set(raw) - _TOP_KEYS):
         bad(key, None, f"unknown table; allowed: {', '.join(sorted(_TOP_KEYS))}")
+    sections = _sections(raw, bad)
+    name, waves, id_col = _study_table(sections["study"], default_name, bad)
+    r_file, lo, hi, r_col = _ratings_table(raw, sections["ratings"], bad)
+    id_col, r_col, renamed = _columns_table(sections, id_col, r_col, bad)
+    s_file, p_file, demographics = _files(sections, bad)
+    surveys_raw = raw.get("surveys", [])
+    if not isinstance(surveys_raw, list) or not surveys_raw:
+        bad("surveys", None, "at least one [[surveys]] block is required")
+        surveys_raw = []
+    surveys: list[SurveySpec] = []
+    for i, block in enumerate(surveys_raw, start=1):
+        spec = _parse_survey(block, i, bad, waves=waves, id_col=id_col)
+        if spec is not None:
+            surveys.append(spec)
+    traits, states, session_features = _roles_table(raw, sections["roles"], surveys_raw, waves, bad)
+    min_valid, prorate = _scoring_table(sections["scoring"], bad)
+    if failures:
+        return None
+    return StudyConfig(
+        name=name,
+        waves=tuple(waves),
+        id_col=id_col.strip(),
+        participants_file=p_file,
+        sessions_file=s_file,
+        ratings=RatingsSpec(file=r_file, scale_min=lo, scale_max=hi, column=r_col),
+        surveys=tuple(surveys),
+        traits=tuple(traits),
+        states=tuple(states),
+        demographics=demographics,
+        min_valid=float(min_valid),
+        prorate=prorate,
+        session_features=session_features,
+        columns=renamed,
+    )
+
+
+def _sections(raw: dict[str, Any], bad: Any) -> dict[str, dict[str, Any]]:
+    """Every known table (empty when absent), unknown keys reported."""
     sections: dict[str, dict[str, Any]] = {}
     for name, allowed in _SECTION_KEYS.items():
         section = raw.get(name, {})
@@ -427,8 +466,10 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
             allowed_text = ", ".join(sorted(allowed))
             bad(f"{name}.{key}", section[key], f"unknown key; allowed: {allowed_text}")
         sections[name] = section
+    return sections
 
-    study = sections["study"]
+
+def _study_table(study: dict[str, Any], default_name: str, bad: Any) -> tuple[str, list, str]:
     name = study.get("name", default_name)
     if not isinstance(name, str):
         bad("study.name", name, "must be a string")
@@ -443,8 +484,10 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
     if not isinstance(id_col, str) or not id_col.strip():
         bad("study.id_col", id_col, "must be a column name")
         id_col = "participant_id"
+    return name, waves, id_col
 
-    ratings = sections["ratings"]
+
+def _ratings_table(raw: dict[str, Any], ratings: dict[str, Any], bad: Any) -> tuple:
     if "ratings" not in raw:
         bad("ratings", None, "the [ratings] table is required (file, scale_min, scale_max)")
     r_file = ratings.get("file", "ratings.csv")
@@ -463,8 +506,14 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
     if not isinstance(r_col, str) or not r_col:
         bad("ratings.column", r_col, "must be a column name")
         r_col = "empathy"
+    return r_file, lo, hi, r_col
 
-    columns_section = sections["columns"]
+
+def _columns_table(
+    sections: dict[str, dict[str, Any]], id_col: str, r_col: str, bad: Any
+) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+    """Read the study's own column names; return the person and rating columns and the renames."""
+    study, ratings, columns_section = sections["study"], sections["ratings"], sections["columns"]
     mapped: dict[str, str] = {}
     for key in ("person", "session", "story", "position", "rating", "timestamp"):
         if key not in columns_section:
@@ -486,7 +535,11 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
     names = [id_col, r_col, *(v for _, v in renamed)]
     for name in sorted({n for n in names if names.count(n) > 1}):
         bad("columns", name, "one column cannot play two roles")
+    return id_col, r_col, renamed
 
+
+def _files(sections: dict[str, dict[str, Any]], bad: Any) -> tuple[str, str, Any]:
+    """Return the sessions and participants files, and the demographic columns if listed."""
     s_file = sections["sessions"].get("file", "sessions.csv")
     if not isinstance(s_file, str) or not s_file:
         bad("sessions.file", s_file, "must be a relative path")
@@ -502,68 +555,57 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
         if demographics is None and p_section["demographics"] != []:
             bad("participants.demographics", None, "must be a list of column names")
         demographics = tuple(demographics or ())
+    return s_file, p_file, demographics
 
-    surveys_raw = raw.get("surveys", [])
-    if not isinstance(surveys_raw, list) or not surveys_raw:
-        bad("surveys", None, "at least one [[surveys]] block is required")
-        surveys_raw = []
-    surveys: list[SurveySpec] = []
-    for i, block in enumerate(surveys_raw, start=1):
-        spec = _parse_survey(block, i, bad, waves=waves, id_col=id_col)
-        if spec is not None:
-            surveys.append(spec)
 
-    roles = sections["roles"]
+def _roles_table(
+    raw: dict[str, Any], roles: dict[str, Any], surveys_raw: list, waves: list, bad: Any
+) -> tuple[list[str], list[str], tuple[str, ...] | None]:
+    """Traits, states and session features, each checked against the surveys that list it."""
     if "roles" not in raw:
         bad("roles", None, "the [roles] table is required (traits = [...], states = [...])")
-    traits = _str_list(roles.get("traits", []))
-    states = _str_list(roles.get("states", []))
-    if traits is None:
-        if roles.get("traits") != []:
-            bad("roles.traits", None, "must be a list of instrument names")
-        traits = []
-    if states is None:
-        if roles.get("states") != []:
-            bad("roles.states", None, "must be a list of instrument names")
-        states = []
+    listed: dict[str, list[str]] = {}
+    for key in ("traits", "states"):
+        found = _str_list(roles.get(key, []))
+        if found is None:
+            if roles.get(key) != []:
+                bad(f"roles.{key}", None, "must be a list of instrument names")
+            found = []
+        listed[key] = found
+    traits, states = listed["traits"], listed["states"]
     for inst in sorted(set(traits) & set(states)):
         bad("roles", inst, "an instrument cannot be both a trait and a state")
-    surveyed = {
-        inst
-        for block in surveys_raw
-        if isinstance(block, dict)
-        for inst in (_str_list(block.get("instruments")) or [])
-    }
-    for key, listed in (("roles.traits", traits), ("roles.states", states)):
-        for inst in listed:
+    blocks = [block for block in surveys_raw if isinstance(block, dict)]
+    surveyed = {inst for block in blocks for inst in (_str_list(block.get("instruments")) or [])}
+    for key, names in (("roles.traits", traits), ("roles.states", states)):
+        for inst in names:
             if inst not in surveyed:
                 bad(key, inst, "no [[surveys]] block lists this instrument")
     if waves:
         first = waves[0]
         at_first = {
             inst
-            for block in surveys_raw
-            if isinstance(block, dict)
-            and (block.get("wave") == first or block.get("wave_col") is not None)
+            for block in blocks
+            if block.get("wave") == first or block.get("wave_col") is not None
             for inst in (_str_list(block.get("instruments")) or [])
         }
         for inst in traits:
             if inst in surveyed and inst not in at_first:
-                bad(
-                    "roles.traits",
-                    inst,
+                reason = (
                     f"traits are read from the first wave ({first!r}), "
-                    "but no survey of that wave lists this instrument",
+                    "but no survey of that wave lists this instrument"
                 )
-
+                bad("roles.traits", inst, reason)
     session_features = None
     if "session_features" in roles:
         session_features = _str_list(roles["session_features"])
         if session_features is None and roles["session_features"] != []:
             bad("roles.session_features", None, "must be a list of sessions.csv column names")
         session_features = tuple(session_features or ())
+    return traits, states, session_features
 
-    scoring = sections["scoring"]
+
+def _scoring_table(scoring: dict[str, Any], bad: Any) -> tuple[Any, bool]:
     min_valid = scoring.get("min_valid", 0.8)
     if _number(min_valid) is None or not 0 < float(min_valid) <= 1:
         bad("scoring.min_valid", min_valid, "must be a number in (0, 1]")
@@ -572,25 +614,7 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
     if not isinstance(prorate, bool):
         bad("scoring.prorate", prorate, "must be true or false")
         prorate = False
-
-    if failures:
-        return None
-    return StudyConfig(
-        name=name,
-        waves=tuple(waves),
-        id_col=id_col.strip(),
-        participants_file=p_file,
-        sessions_file=s_file,
-        ratings=RatingsSpec(file=r_file, scale_min=lo, scale_max=hi, column=r_col),
-        surveys=tuple(surveys),
-        traits=tuple(traits),
-        states=tuple(states),
-        demographics=demographics,
-        min_valid=float(min_valid),
-        prorate=prorate,
-        session_features=session_features,
-        columns=renamed,
-    )
+    return min_valid, prorate
 
 
 def _parse_survey(block: Any, i: int, bad, *, waves: list[str], id_col: str):
