@@ -252,23 +252,7 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
     session of every participant gets ``values[0]``, the second ``values[1]``, ...), which
     writes crossover and paired designs.
     """
-    if isinstance(path_or_dict, dict):
-        raw, source = path_or_dict, "<dict>"
-    elif isinstance(path_or_dict, str | Path):
-        path = Path(path_or_dict)
-        source = str(path)
-        try:
-            with path.open("rb") as fh:
-                raw = tomllib.load(fh)
-        except OSError as err:
-            raise InvalidParameterError(f"cannot read the design {source}: {err}") from err
-        except tomllib.TOMLDecodeError as err:
-            raise InvalidParameterError(f"the design {source} is not valid TOML: {err}") from err
-    else:
-        raise InvalidParameterError(
-            "the `path_or_dict` parameter of read_design must be a path to a TOML file or a "
-            f"dict; got {type(path_or_dict).__name__}"
-        )
+    raw, source = _load(path_or_dict)
     _unknown(raw, _TOP_KEYS, source=source, key="top level")
     for required in ("design", "fixed", "random"):
         if required not in raw:
@@ -289,20 +273,7 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
         raise InvalidParameterError(
             f"{source}: [design] engine must be one of {list(ENGINES)}; got {engine!r}"
         )
-    if engine == "lmm" and "thresholds" in raw:
-        raise InvalidParameterError(
-            f'{source}: [thresholds] belongs to an ordinal design (engine = "clmm"); engine '
-            "'lmm' simulates a continuous response with [residual] sd"
-        )
-    if engine == "clmm" and "residual" in raw:
-        raise InvalidParameterError(
-            f"{source}: [residual] belongs to a linear design; engine 'clmm' draws an ordinal "
-            "response from [thresholds] values (the latent residual is fixed by the link)"
-        )
-    if engine not in ("clmm",) and "residual" not in raw:
-        raise InvalidParameterError(f"{source}: the table [residual] is missing")
-    if engine == "clmm" and "thresholds" not in raw:
-        raise InvalidParameterError(f"{source}: the table [thresholds] is missing")
+    _check_engine_tables(raw, engine, source)
     participants = _integer(
         design.get("participants", 40), source=source, key="[design] participants", minimum=2
     )
@@ -329,74 +300,20 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
         raise InvalidParameterError(
             f"{source}: [design] waves must be a list of distinct names; got {waves!r}"
         )
-    predictors = []
-    for name, spec in _table(raw.get("predictors", {}), source=source, key="[predictors]").items():
-        key = f"[predictors.{name}]"
-        spec = _table(spec, source=source, key=key)
-        _unknown(spec, _PREDICTOR_KEYS, source=source, key=key)
-        level = spec.get("level")
-        if level not in LEVELS:
-            raise InvalidParameterError(
-                f"{source}: {key} level must be one of {list(LEVELS)}; got {level!r}"
-            )
-        dist = spec.get("distribution", "normal")
-        if dist not in DISTRIBUTIONS:
-            raise InvalidParameterError(
-                f"{source}: {key} distribution must be one of {list(DISTRIBUTIONS)}; got {dist!r}"
-            )
-        values: tuple[float, ...] = ()
-        if dist == "cycle":
-            vals = spec.get("values")
-            if not isinstance(vals, list) or not vals:
-                raise InvalidParameterError(
-                    f"{source}: {key} values must be a non-empty list of numbers for a cycle; "
-                    f"got {vals!r}"
-                )
-            values = tuple(_number(v, source=source, key=f"{key} values") for v in vals)
-        p = _number(spec.get("p", 0.5), source=source, key=f"{key} p")
-        if not 0 <= p <= 1:
-            raise InvalidParameterError(f"{source}: {key} p must be in [0, 1]; got {p!r}")
-        predictors.append(
-            Predictor(
-                name=name,
-                level=level,
-                distribution=dist,
-                mean=_number(spec.get("mean", 0.0), source=source, key=f"{key} mean"),
-                sd=_number(spec.get("sd", 1.0), source=source, key=f"{key} sd", minimum=0),
-                p=p,
-                values=values,
-            )
-        )
+    predictors = [
+        _predictor(name, spec, source)
+        for name, spec in _table(
+            raw.get("predictors", {}), source=source, key="[predictors]"
+        ).items()
+    ]
     fixed = {
         str(k): _number(v, source=source, key=f"[fixed] {k}")
         for k, v in _table(raw["fixed"], source=source, key="[fixed]").items()
     }
-    random: dict[str, dict[str, Any]] = {}
-    for group, spec in _table(raw["random"], source=source, key="[random]").items():
-        key = f"[random.{group}]"
-        spec = _table(spec, source=source, key=key)
-        _unknown(spec, {"sd", "corr"}, source=source, key=key)
-        sds = {
-            str(t): _number(v, source=source, key=f"{key} sd.{t}", minimum=0)
-            for t, v in _table(spec.get("sd", {}), source=source, key=f"{key} sd").items()
-        }
-        corr = []
-        for entry in spec.get("corr", []):
-            if (
-                not isinstance(entry, list)
-                or len(entry) != 3
-                or not all(isinstance(t, str) for t in entry[:2])
-            ):
-                raise InvalidParameterError(
-                    f"{source}: {key} corr must list [term1, term2, r] triples; got {entry!r}"
-                )
-            r = _number(entry[2], source=source, key=f"{key} corr")
-            if not -1 < r < 1:
-                raise InvalidParameterError(
-                    f"{source}: {key} corr {entry[0]}, {entry[1]} must be in (-1, 1); got {r!r}"
-                )
-            corr.append((entry[0], entry[1], r))
-        random[str(group)] = {"sd": sds, "corr": corr}
+    random = {
+        str(group): _random_block(group, spec, source)
+        for group, spec in _table(raw["random"], source=source, key="[random]").items()
+    }
     residual_sd: float | None = None
     thresholds: tuple[float, ...] = ()
     link = "logit"
@@ -408,13 +325,7 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
                 "[thresholds] values take its place); leave it out"
             )
     else:
-        residual = _table(raw["residual"], source=source, key="[residual]")
-        _unknown(residual, {"sd"}, source=source, key="[residual]")
-        if "sd" not in residual:
-            raise InvalidParameterError(f"{source}: [residual] sd is missing")
-        residual_sd = _number(residual["sd"], source=source, key="[residual] sd", minimum=0)
-        if residual_sd <= 0:
-            raise InvalidParameterError(f"{source}: [residual] sd must be > 0; got {residual_sd!r}")
+        residual_sd = _residual_sd(raw, source)
     return PowerDesign(
         formula=formula,
         engine=engine,
@@ -432,6 +343,124 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
         thresholds=thresholds,
         link=link,
     )
+
+
+def _load(path_or_dict: Any) -> tuple[dict[str, Any], str]:
+    """Return the design's tables and where they came from (a TOML file is read)."""
+    if isinstance(path_or_dict, dict):
+        raw, source = path_or_dict, "<dict>"
+    elif isinstance(path_or_dict, str | Path):
+        path = Path(path_or_dict)
+        source = str(path)
+        try:
+            with path.open("rb") as fh:
+                raw = tomllib.load(fh)
+        except OSError as err:
+            raise InvalidParameterError(f"cannot read the design {source}: {err}") from err
+        except tomllib.TOMLDecodeError as err:
+            raise InvalidParameterError(f"the design {source} is not valid TOML: {err}") from err
+    else:
+        raise InvalidParameterError(
+            "the `path_or_dict` parameter of read_design must be a path to a TOML file or a "
+            f"dict; got {type(path_or_dict).__name__}"
+        )
+    return raw, source
+
+
+def _check_engine_tables(raw: dict[str, Any], engine: str, source: str) -> None:
+    """Refuse the tables of the other engine and require the engine's own."""
+    if engine == "lmm" and "thresholds" in raw:
+        raise InvalidParameterError(
+            f'{source}: [thresholds] belongs to an ordinal design (engine = "clmm"); engine '
+            "'lmm' simulates a continuous response with [residual] sd"
+        )
+    if engine == "clmm" and "residual" in raw:
+        raise InvalidParameterError(
+            f"{source}: [residual] belongs to a linear design; engine 'clmm' draws an ordinal "
+            "response from [thresholds] values (the latent residual is fixed by the link)"
+        )
+    if engine not in ("clmm",) and "residual" not in raw:
+        raise InvalidParameterError(f"{source}: the table [residual] is missing")
+    if engine == "clmm" and "thresholds" not in raw:
+        raise InvalidParameterError(f"{source}: the table [thresholds] is missing")
+
+
+def _predictor(name: str, spec: Any, source: str) -> Predictor:
+    """Check one ``[predictors.NAME]`` table."""
+    key = f"[predictors.{name}]"
+    spec = _table(spec, source=source, key=key)
+    _unknown(spec, _PREDICTOR_KEYS, source=source, key=key)
+    level = spec.get("level")
+    if level not in LEVELS:
+        raise InvalidParameterError(
+            f"{source}: {key} level must be one of {list(LEVELS)}; got {level!r}"
+        )
+    dist = spec.get("distribution", "normal")
+    if dist not in DISTRIBUTIONS:
+        raise InvalidParameterError(
+            f"{source}: {key} distribution must be one of {list(DISTRIBUTIONS)}; got {dist!r}"
+        )
+    values: tuple[float, ...] = ()
+    if dist == "cycle":
+        vals = spec.get("values")
+        if not isinstance(vals, list) or not vals:
+            raise InvalidParameterError(
+                f"{source}: {key} values must be a non-empty list of numbers for a cycle; "
+                f"got {vals!r}"
+            )
+        values = tuple(_number(v, source=source, key=f"{key} values") for v in vals)
+    p = _number(spec.get("p", 0.5), source=source, key=f"{key} p")
+    if not 0 <= p <= 1:
+        raise InvalidParameterError(f"{source}: {key} p must be in [0, 1]; got {p!r}")
+    return Predictor(
+        name=name,
+        level=level,
+        distribution=dist,
+        mean=_number(spec.get("mean", 0.0), source=source, key=f"{key} mean"),
+        sd=_number(spec.get("sd", 1.0), source=source, key=f"{key} sd", minimum=0),
+        p=p,
+        values=values,
+    )
+
+
+def _random_block(group: str, spec: Any, source: str) -> dict[str, Any]:
+    """Check one ``[random.GROUP]`` table: the SDs of its terms and their correlations."""
+    key = f"[random.{group}]"
+    spec = _table(spec, source=source, key=key)
+    _unknown(spec, {"sd", "corr"}, source=source, key=key)
+    sds = {
+        str(t): _number(v, source=source, key=f"{key} sd.{t}", minimum=0)
+        for t, v in _table(spec.get("sd", {}), source=source, key=f"{key} sd").items()
+    }
+    corr = []
+    for entry in spec.get("corr", []):
+        if (
+            not isinstance(entry, list)
+            or len(entry) != 3
+            or not all(isinstance(t, str) for t in entry[:2])
+        ):
+            raise InvalidParameterError(
+                f"{source}: {key} corr must list [term1, term2, r] triples; got {entry!r}"
+            )
+        r = _number(entry[2], source=source, key=f"{key} corr")
+        if not -1 < r < 1:
+            raise InvalidParameterError(
+                f"{source}: {key} corr {entry[0]}, {entry[1]} must be in (-1, 1); got {r!r}"
+            )
+        corr.append((entry[0], entry[1], r))
+    return {"sd": sds, "corr": corr}
+
+
+def _residual_sd(raw: dict[str, Any], source: str) -> float:
+    """Check ``[residual]`` of a linear design: its SD, positive."""
+    residual = _table(raw["residual"], source=source, key="[residual]")
+    _unknown(residual, {"sd"}, source=source, key="[residual]")
+    if "sd" not in residual:
+        raise InvalidParameterError(f"{source}: [residual] sd is missing")
+    residual_sd = _number(residual["sd"], source=source, key="[residual] sd", minimum=0)
+    if residual_sd <= 0:
+        raise InvalidParameterError(f"{source}: [residual] sd must be > 0; got {residual_sd!r}")
+    return residual_sd
 
 
 def _thresholds(value: Any, *, source: str) -> tuple[tuple[float, ...], str]:
