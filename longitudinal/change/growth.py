@@ -17,7 +17,7 @@ from scipy import stats
 
 from longitudinal._checks import check_bool, check_unit
 from longitudinal._errors import DataQualityWarning, InvalidParameterError
-from longitudinal.change._panel import _package_version, _panel
+from longitudinal.change._panel import _package_version, _Panel, _panel
 from longitudinal.change.results import (
     _SINGULAR_TOL,
     FIXED_COLUMNS,
@@ -230,21 +230,7 @@ def growth_model(
         func=func,
     )
     coding = _time_coding(time, panel.waves, func)
-    # Subjects in a canonical order, so that the iterative fit does not depend on row order.
-    try:
-        wide = panel.wide.sort_index(kind="stable")
-    except TypeError:  # labels of mixed types
-        wide = panel.wide.iloc[np.argsort(panel.wide.index.astype(str), kind="stable")]
-    long = wide.stack(future_stack=True).dropna().reset_index()
-    long.columns = ["subject", "wave", "y"]
-    long["time"] = long["wave"].map(coding).astype(float)
-    codes, levels = pd.factorize(long["subject"])
-    n_subjects = len(levels)
-    if n_subjects < 2 or long["time"].nunique() < 2:
-        raise InvalidParameterError(
-            f"{func} needs at least two subjects and two observed time points; got "
-            f"{n_subjects} subject(s) and {long['time'].nunique()} time point(s)"
-        )
+    long, codes, n_subjects = _long_panel(panel, coding, func)
     y = long["y"].to_numpy(dtype=float)
     x = np.column_stack([np.ones(len(long)), long["time"].to_numpy(dtype=float)])
     fit_fn = _GROWTH_BACKENDS[backend]
@@ -299,62 +285,7 @@ def growth_model(
             notes=("no optimizer reached a fit",),
             inference="none: the model could not be fitted",
         )
-    df = fit.df
-
-    se = np.sqrt(np.diag(fit.cov_fe))
-    stat = fit.fe / se
-    rows = []
-    for j, term in enumerate(["Intercept", "time"]):
-        dfj = float(df[j])
-        if np.isinf(dfj):
-            p = float(2 * stats.norm.sf(abs(stat[j])))
-            q = float(stats.norm.ppf(0.5 + level / 2))
-        else:
-            p = float(2 * stats.t.sf(abs(stat[j]), dfj)) if not np.isnan(dfj) else math.nan
-            q = float(stats.t.ppf(0.5 + level / 2, dfj)) if not np.isnan(dfj) else math.nan
-        rows.append(
-            {
-                "term": term,
-                "estimate": float(fit.fe[j]),
-                "se": float(se[j]),
-                "df": dfj,
-                "statistic": float(stat[j]),
-                "p_value": p,
-                "ci_low": float(fit.fe[j] - q * se[j]),
-                "ci_high": float(fit.fe[j] + q * se[j]),
-            }
-        )
-    fixed = pd.DataFrame(rows, columns=FIXED_COLUMNS)
-    g = fit.cov_re
-    rand = [
-        {
-            "group": "id",
-            "term": "Intercept",
-            "variance": float(g[0, 0]),
-            "sd": _sqrt0(g[0, 0]),
-            "correlation": math.nan,
-        }
-    ]
-    if g.shape[0] == 2:
-        denom = _sqrt0(g[0, 0]) * _sqrt0(g[1, 1])
-        rand.append(
-            {
-                "group": "id",
-                "term": "time",
-                "variance": float(g[1, 1]),
-                "sd": _sqrt0(g[1, 1]),
-                "correlation": float(g[0, 1] / denom) if denom > 0 else math.nan,
-            }
-        )
-    rand.append(
-        {
-            "group": "Residual",
-            "term": "",
-            "variance": fit.sigma2,
-            "sd": _sqrt0(fit.sigma2),
-            "correlation": math.nan,
-        }
-    )
+    fixed, rand = _growth_tables(fit, level)
     n_obs_per = np.bincount(codes, minlength=n_subjects)
     meta = {
         "function": func,
@@ -388,9 +319,87 @@ def growth_model(
         "n_subjects_no_data": int(len(panel.wide) - n_subjects),
         "time_coding": dict(coding),
     }
-    return GrowthModelResult(
-        fixed=fixed, random=pd.DataFrame(rand, columns=RANDOM_COLUMNS), meta=meta
+    return GrowthModelResult(fixed=fixed, random=rand, meta=meta)
+
+
+def _long_panel(panel: _Panel, coding: dict, func: str) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """Return one row per observed subject x wave (``subject, wave, y, time``), codes, count."""
+    # Subjects in a canonical order, so that the iterative fit does not depend on row order.
+    try:
+        wide = panel.wide.sort_index(kind="stable")
+    except TypeError:  # labels of mixed types
+        wide = panel.wide.iloc[np.argsort(panel.wide.index.astype(str), kind="stable")]
+    long = wide.stack(future_stack=True).dropna().reset_index()
+    long.columns = ["subject", "wave", "y"]
+    long["time"] = long["wave"].map(coding).astype(float)
+    codes, levels = pd.factorize(long["subject"])
+    n_subjects = len(levels)
+    if n_subjects < 2 or long["time"].nunique() < 2:
+        raise InvalidParameterError(
+            f"{func} needs at least two subjects and two observed time points; got "
+            f"{n_subjects} subject(s) and {long['time'].nunique()} time point(s)"
+        )
+    return long, codes, n_subjects
+
+
+def _growth_tables(fit: _GrowthFit, level: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the fixed-effects table (t; z where the df are infinite) and the variance table."""
+    df = fit.df
+    se = np.sqrt(np.diag(fit.cov_fe))
+    stat = fit.fe / se
+    rows = []
+    for j, term in enumerate(["Intercept", "time"]):
+        dfj = float(df[j])
+        if np.isinf(dfj):
+            p = float(2 * stats.norm.sf(abs(stat[j])))
+            q = float(stats.norm.ppf(0.5 + level / 2))
+        else:
+            p = float(2 * stats.t.sf(abs(stat[j]), dfj)) if not np.isnan(dfj) else math.nan
+            q = float(stats.t.ppf(0.5 + level / 2, dfj)) if not np.isnan(dfj) else math.nan
+        rows.append(
+            {
+                "term": term,
+                "estimate": float(fit.fe[j]),
+                "se": float(se[j]),
+                "df": dfj,
+                "statistic": float(stat[j]),
+                "p_value": p,
+                "ci_low": float(fit.fe[j] - q * se[j]),
+                "ci_high": float(fit.fe[j] + q * se[j]),
+            }
+        )
+    g = fit.cov_re
+    rand = [
+        {
+            "group": "id",
+            "term": "Intercept",
+            "variance": float(g[0, 0]),
+            "sd": _sqrt0(g[0, 0]),
+            "correlation": math.nan,
+        }
+    ]
+    if g.shape[0] == 2:
+        denom = _sqrt0(g[0, 0]) * _sqrt0(g[1, 1])
+        rand.append(
+            {
+                "group": "id",
+                "term": "time",
+                "variance": float(g[1, 1]),
+                "sd": _sqrt0(g[1, 1]),
+                "correlation": float(g[0, 1] / denom) if denom > 0 else math.nan,
+            }
+        )
+    rand.append(
+        {
+            "group": "Residual",
+            "term": "",
+            "variance": fit.sigma2,
+            "sd": _sqrt0(fit.sigma2),
+            "correlation": math.nan,
+        }
     )
+    fixed = pd.DataFrame(rows, columns=FIXED_COLUMNS)
+    return fixed, pd.DataFrame(rand, columns=RANDOM_COLUMNS)
 
 
 def _time_coding(
