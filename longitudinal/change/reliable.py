@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Hashable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -160,6 +160,104 @@ def reliable_change(
         raise InvalidParameterError(
             f"the `from_wave` and `to_wave` parameters of {func} must differ; got {w0!r} twice"
         )
+    r, source = _reliability(
+        reliability,
+        reliability_kind,
+        reliability_note,
+        baseline_items,
+        id_col=id_col,
+        wave=w0,
+        func=func,
+    )
+
+    base_all = panel.wide[w0].dropna()
+    if sd_baseline is None:
+        sd0 = float(base_all.std(ddof=1)) if len(base_all) > 1 else math.nan
+        sd_source = f"sample SD at {w0} (n = {len(base_all)})"
+    else:
+        sd0 = float(sd_baseline) if isinstance(sd_baseline, int | float | np.number) else math.nan
+        sd_source = "given"
+    if not (sd0 > 0 and math.isfinite(sd0)):
+        raise InvalidParameterError(
+            f"{func}: the baseline SD must be a positive number; got {sd0!r} ({sd_source})"
+        )
+    s_diff = sd0 * math.sqrt(2) * math.sqrt(1 - r)
+    crit = float(stats.norm.ppf(0.5 + level / 2))
+
+    both = panel.wide[[w0, w1]].dropna()
+    change = both[w1] - both[w0]
+    rci = change / s_diff
+    sign = 1.0 if better_up else -1.0
+    category = np.where(
+        sign * rci > crit, "improved", np.where(sign * rci < -crit, "deteriorated", "unchanged")
+    )
+    people = pd.DataFrame(
+        {
+            "id": both.index.to_numpy(),
+            "baseline": both[w0].to_numpy(),
+            "followup": both[w1].to_numpy(),
+            "change": change.to_numpy(),
+            "rci": rci.to_numpy(),
+            "category": category,
+        },
+        columns=RCI_COLUMNS,
+    )
+    n = len(people)
+    counts = pd.DataFrame(
+        [
+            {
+                "category": c,
+                "n": int(np.sum(category == c)),
+                "proportion": float(np.sum(category == c)) / n if n else math.nan,
+            }
+            for c in RCI_CATEGORIES
+        ],
+        columns=RCI_COUNT_COLUMNS,
+    )
+    meta = {
+        "function": func,
+        "version": _package_version(),
+        "parameters": {
+            "id_col": id_col,
+            "wave_col": wave_col,
+            "outcome_col": outcome_col,
+            "waves": list(panel.waves),
+            "from_wave": w0,
+            "to_wave": w1,
+            "reliability_kind": reliability_kind if baseline_items is None else "alpha",
+            "higher_is_better": better_up,
+            "ci_level": level,
+        },
+        "reliability": r,
+        "reliability_source": source,
+        "sd_baseline": sd0,
+        "sd_baseline_source": sd_source,
+        "s_diff": s_diff,
+        "criterion": crit,
+        "higher_is_better": better_up,
+        "n": n,
+        "n_excluded": int(len(panel.wide) - n),
+        "excluded_ids": panel.wide.index[~panel.wide.index.isin(both.index)].tolist(),
+    }
+    return ReliableChangeResult(people=people, counts=counts, meta=meta)
+
+
+def _reliability(
+    reliability: Any,
+    reliability_kind: str,
+    reliability_note: str,
+    baseline_items: Any,
+    *,
+    id_col: str,
+    wave: Any,
+    func: str,
+) -> tuple[float, str]:
+    """Return the reliability of the index and where it came from (given, or alpha of items).
+
+    Exactly one of ``reliability`` and ``baseline_items`` is given; Cronbach's alpha of the
+    baseline items is computed by :func:`surveys.reliability.scale_reliability`.
+    """
+    w0 = wave
     if (reliability is None) == (baseline_items is None):
         raise InvalidParameterError(
             f"{func} needs exactly one of `reliability` (a coefficient in [0, 1)) and "
@@ -232,77 +330,7 @@ def reliable_change(
                 f"{func}: Cronbach's alpha at {w0} is {r:.3f}; the reliable change index rests "
                 "on a scale without internal consistency",
                 DataQualityWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         source = f"Cronbach's alpha at {w0} = {r:.2f} ({k_items} items, n = {n_alpha})"
-
-    base_all = panel.wide[w0].dropna()
-    if sd_baseline is None:
-        sd0 = float(base_all.std(ddof=1)) if len(base_all) > 1 else math.nan
-        sd_source = f"sample SD at {w0} (n = {len(base_all)})"
-    else:
-        sd0 = float(sd_baseline) if isinstance(sd_baseline, int | float | np.number) else math.nan
-        sd_source = "given"
-    if not (sd0 > 0 and math.isfinite(sd0)):
-        raise InvalidParameterError(
-            f"{func}: the baseline SD must be a positive number; got {sd0!r} ({sd_source})"
-        )
-    s_diff = sd0 * math.sqrt(2) * math.sqrt(1 - r)
-    crit = float(stats.norm.ppf(0.5 + level / 2))
-
-    both = panel.wide[[w0, w1]].dropna()
-    change = both[w1] - both[w0]
-    rci = change / s_diff
-    sign = 1.0 if better_up else -1.0
-    category = np.where(
-        sign * rci > crit, "improved", np.where(sign * rci < -crit, "deteriorated", "unchanged")
-    )
-    people = pd.DataFrame(
-        {
-            "id": both.index.to_numpy(),
-            "baseline": both[w0].to_numpy(),
-            "followup": both[w1].to_numpy(),
-            "change": change.to_numpy(),
-            "rci": rci.to_numpy(),
-            "category": category,
-        },
-        columns=RCI_COLUMNS,
-    )
-    n = len(people)
-    counts = pd.DataFrame(
-        [
-            {
-                "category": c,
-                "n": int(np.sum(category == c)),
-                "proportion": float(np.sum(category == c)) / n if n else math.nan,
-            }
-            for c in RCI_CATEGORIES
-        ],
-        columns=RCI_COUNT_COLUMNS,
-    )
-    meta = {
-        "function": func,
-        "version": _package_version(),
-        "parameters": {
-            "id_col": id_col,
-            "wave_col": wave_col,
-            "outcome_col": outcome_col,
-            "waves": list(panel.waves),
-            "from_wave": w0,
-            "to_wave": w1,
-            "reliability_kind": reliability_kind if baseline_items is None else "alpha",
-            "higher_is_better": better_up,
-            "ci_level": level,
-        },
-        "reliability": r,
-        "reliability_source": source,
-        "sd_baseline": sd0,
-        "sd_baseline_source": sd_source,
-        "s_diff": s_diff,
-        "criterion": crit,
-        "higher_is_better": better_up,
-        "n": n,
-        "n_excluded": int(len(panel.wide) - n),
-        "excluded_ids": panel.wide.index[~panel.wide.index.isin(both.index)].tolist(),
-    }
-    return ReliableChangeResult(people=people, counts=counts, meta=meta)
+    return r, source
