@@ -178,6 +178,31 @@ def atomic_write(
         raise
 
 
+def atomic_write_files(outputs: dict[Path, Callable[[Path], None]]) -> None:
+    """Write files all or none: each to a temporary file beside its target, then rename them.
+
+    ``outputs`` maps each target path to a function that writes the content to the path it
+    is given. If any writer fails, the temporary files are removed and no target changes.
+    """
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for target, write in outputs.items():
+            folder = target.parent if str(target.parent) else Path(".")
+            remove_stale_staging(folder, target.name)
+            handle, name = tempfile.mkstemp(
+                prefix=f".{target.name}.partial-{os.getpid()}-", suffix=".tmp", dir=folder
+            )
+            os.close(handle)
+            staged.append((Path(name), target))
+            write(Path(name))
+        for temporary, target in staged:
+            os.replace(temporary, target)
+    except BaseException:
+        for temporary, _ in staged:
+            temporary.unlink(missing_ok=True)
+        raise
+
+
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     """Write a table as UTF-8 CSV with Unix line ends, no index, floats at full precision.
 

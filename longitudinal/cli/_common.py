@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import re
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +16,6 @@ import pandas as pd
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import (
     check_writable,
-    remove_stale_staging,
     write_csv,
 )
 from surveys import InputValidationError
@@ -29,31 +26,6 @@ EXIT_INPUT = 2
 MAX_PROBLEMS_SHOWN = 30
 
 _Formatter = argparse.RawDescriptionHelpFormatter
-
-
-def _write_atomically(outputs: dict[Path, Callable[[Path], None]]) -> None:
-    """Write every output to a temporary file beside its target, then rename them all.
-
-    ``outputs`` maps each target path to a function that writes the content to the path it
-    is given. If any writer fails, the temporary files are removed and no target changes.
-    """
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for target, write in outputs.items():
-            folder = target.parent if str(target.parent) else Path(".")
-            remove_stale_staging(folder, target.name)
-            handle, name = tempfile.mkstemp(
-                prefix=f".{target.name}.partial-{os.getpid()}-", suffix=".tmp", dir=folder
-            )
-            os.close(handle)
-            staged.append((Path(name), target))
-            write(Path(name))
-        for temporary, target in staged:
-            os.replace(temporary, target)
-    except BaseException:
-        for temporary, _ in staged:
-            temporary.unlink(missing_ok=True)
-        raise
 
 
 def _check_outputs(outputs: dict[str, Path | None]) -> None:

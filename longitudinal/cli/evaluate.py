@@ -8,13 +8,13 @@ from typing import Any
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import (
+    atomic_write_files,
     refuse_overlap,
 )
 from longitudinal.cli._common import (
     _check_outputs,
     _csv_writer,
     _Formatter,
-    _write_atomically,
 )
 
 
@@ -183,7 +183,7 @@ def _splits(args: argparse.Namespace) -> int:
     refuse_overlap(out, study_inputs(args.study_dir), option="--out", func="longitudinal splits")
     study = load_study(args.study_dir)
     table = participant_splits(study, seeds=args.seeds, k=args.kfold)
-    _write_atomically({out: _csv_writer(table)})
+    atomic_write_files({out: _csv_writer(table)})
     id_col = study.config.id_col
     people = table[id_col].nunique()
     schemes = ", ".join(dict.fromkeys(table["scheme"]))

@@ -11,13 +11,13 @@ import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import (
+    atomic_write_files,
     refuse_overlap,
     write_json,
 )
 from longitudinal.cli._common import (
     _check_outputs,
     _Formatter,
-    _write_atomically,
 )
 
 
@@ -159,7 +159,7 @@ def _fit(args: argparse.Namespace) -> int:
     result = fit_record(model)
 
     write = functools.partial(write_json, result, sort_keys=False, allow_nan=False)
-    _write_atomically({args.out: write})
+    atomic_write_files({args.out: write})
     print(summary_text(model, result))
     print()
     print(f"wrote {args.out} ({result['n_obs']} observations, converged: {result['converged']})")

@@ -14,6 +14,7 @@ import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import (
+    atomic_write_files,
     refuse_overlap,
 )
 from longitudinal.cli._common import (
@@ -21,7 +22,6 @@ from longitudinal.cli._common import (
     _csv_writer,
     _Formatter,
     _scores_writer,
-    _write_atomically,
 )
 from surveys import InputValidationError, SurveysError
 
@@ -263,7 +263,7 @@ def _score(args: argparse.Namespace) -> int:
         outputs[rel_out] = _csv_writer(reliability.loc[:, columns])
     if excl_out is not None:
         outputs[excl_out] = _csv_writer(responses.excluded)
-    _write_atomically(outputs)
+    atomic_write_files(outputs)
 
     if len(responses.excluded):
         print(
