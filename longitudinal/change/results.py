@@ -6,12 +6,13 @@ renders its main tables in a notebook (``_repr_html_``); the full tables are its
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from longitudinal._display import Shown as _Shown
 
 DESCRIBE_COLUMNS = [
     "wave",
@@ -106,42 +107,6 @@ def _shown(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
         if pd.api.types.is_float_dtype(out[c]):
             out[c] = [("–" if not np.isfinite(v) else f"{v:.3g}") for v in out[c]]
     return out
-
-
-class _Shown:
-    """Text and notebook display of a result from its main tables (see ``_parts``)."""
-
-    def _title(self) -> str:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
-
-    def _parts(self) -> list[tuple[str, pd.DataFrame]]:  # pragma: no cover
-        raise NotImplementedError
-
-    def summary(self) -> str:
-        """Return a compact text summary: the title and each main table (3 significant digits).
-
-        The full-precision tables are the result's fields.
-        """
-        blocks = [self._title()]
-        for caption, table in self._parts():
-            text = table.to_string(index=False) if not table.empty else "(none)"
-            blocks.append(f"{caption}\n{text}")
-        return "\n\n".join(blocks)
-
-    def __repr__(self) -> str:
-        return self._title()
-
-    def _repr_html_(self) -> str:
-        pieces = [f"<p><strong>{html.escape(self._title())}</strong></p>"]
-        for caption, table in self._parts():
-            if table.empty:
-                continue
-            markup = table.to_html(index=False, border=0)
-            head = markup.index(">") + 1  # after the opening <table ...>
-            pieces.append(
-                f"{markup[:head]}<caption>{html.escape(caption)}</caption>{markup[head:]}"
-            )
-        return "".join(pieces)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._checks import check_bool, check_int, check_unit
+from longitudinal._display import Displayed
 from longitudinal._errors import InvalidParameterError
 from longitudinal.predict._common import _check_study, _default_sampler, _empty, _recording
 from longitudinal.predict.effects import _check_whole
@@ -90,8 +91,8 @@ _PAPER_BESTS = (
 """The paper's best test-set r and ρ (x 100), shown for orientation in ``table.md``."""
 
 
-@dataclass(frozen=True)
-class EvaluationResult:
+@dataclass(frozen=True, repr=False)
+class EvaluationResult(Displayed):
     """Metrics of the out-of-person prediction benchmark.
 
     Attributes
@@ -137,6 +138,24 @@ class EvaluationResult:
     splits: pd.DataFrame = field(default_factory=pd.DataFrame)
     intervals: pd.DataFrame = field(default_factory=lambda: _empty(BOOTSTRAP_COLUMNS))
     comparisons: pd.DataFrame = field(default_factory=lambda: _empty(COMPARISON_COLUMNS))
+
+    def _title(self) -> str:
+        p = self.parameters
+        models = list(p.get("models", {}))
+        kfold = f", grouped {p['k']}-fold" if p.get("k") else ""
+        return (
+            f"EvaluationResult: {len(models)} models, {len(p.get('seeds', []))} split seed(s)"
+            f"{kfold}, {p.get('n_participants', '?')} participants"
+        )
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        columns = ["model", "split", *(f"{m}_mean" for m in METRIC_NAMES)]
+        summary = self.summary[[c for c in columns if c in self.summary.columns]]
+        parts = [("Metrics x 100, mean over seeds", summary)]
+        if not self.intervals.empty:
+            keep = ["model", "metric", "estimate", "ci_low", "ci_high"]
+            parts.append(("Grouped K-fold intervals", self.intervals[keep]))
+        return parts
 
 
 def _fit_predict(

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._checks import check_bool, check_int, check_unit
+from longitudinal._display import Shown
 from longitudinal._errors import InvalidParameterError
 from longitudinal.predict._common import _default_sampler, _short
 from longitudinal.predict.predictors import EmpathyData, empathy_formula
@@ -60,8 +61,8 @@ VARIANCE_COLUMNS = [
 """Columns of :attr:`EmpathyEffects.variance`."""
 
 
-@dataclass(frozen=True)
-class EmpathyEffects:
+@dataclass(frozen=True, repr=False)
+class EmpathyEffects(Shown):
     """Empathy effects estimated by the linear mixed model and the Bayesian ordinal model.
 
     Attributes
@@ -108,6 +109,20 @@ class EmpathyEffects:
     notes: tuple[str, ...]
     meta: dict[str, Any]
     clmm: Any = None
+
+    def _title(self) -> str:
+        m = self.meta
+        return (
+            f"EmpathyEffects: {self.formula} on {m.get('n_obs', '?')} ratings of "
+            f"{m.get('n_participants', '?')} participants"
+        )
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        keep = ["engine", "scale", "term", "estimate", "ci_low", "ci_high", "p_value"]
+        return [
+            ("Effects per SD of each predictor (week: per week)", self.effects[keep]),
+            ("Variance decomposition", self.variance[["engine", "model", "component", "icc"]]),
+        ]
 
 
 def _hdi(draws: np.ndarray, ci_level: float) -> tuple[float, float]:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from longitudinal._display import Shown
 from longitudinal._errors import InvalidParameterError
 from longitudinal.frames import scale_column
 from longitudinal.predict._common import _check_study
@@ -78,8 +79,8 @@ class _Raw:
     first_wave: str
 
 
-@dataclass(frozen=True)
-class EmpathyData:
+@dataclass(frozen=True, repr=False)
+class EmpathyData(Shown):
     """Story-level ratings with standardized, decomposed predictors.
 
     Attributes
@@ -129,6 +130,17 @@ class EmpathyData:
         """
         keep = self.predictors["kind"].isin(list(kinds))
         return self.predictors.loc[keep, "predictor"].tolist()
+
+    def _title(self) -> str:
+        people = self.data[self.id_col].nunique() if self.id_col in self.data else "?"
+        return (
+            f"EmpathyData: {len(self.data)} ratings of {people} participants, "
+            f"{len(self.predictors)} predictors ({self.n_dropped} ratings left out)"
+        )
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        keep = ["predictor", "kind", "part", "label"]
+        return [("Predictors", self.predictors[[c for c in keep if c in self.predictors]])]
 
 
 def _dedupe_scales(study: Study, instruments: Sequence[str]) -> list[tuple[str, str, str]]:

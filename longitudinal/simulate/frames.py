@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._checks import check_bool, check_int
+from longitudinal._display import Shown
 from longitudinal.simulate._questionnaires import (
     _allocate_sessions,
     _expected_score,
@@ -60,8 +61,8 @@ from longitudinal.simulate.parameters import (
 )
 
 
-@dataclass(frozen=True)
-class SimulatedStudy:
+@dataclass(frozen=True, repr=False)
+class SimulatedStudy(Shown):
     """Tables of a simulated study, as written by :func:`simulate_study`.
 
     Attributes
@@ -99,6 +100,17 @@ class SimulatedStudy:
     scores: pd.DataFrame
     design: pd.DataFrame
     truth: dict[str, Any]
+
+    def _title(self) -> str:
+        return (
+            f"SimulatedStudy: seed {self.truth.get('seed', '?')}, {len(self.participants)} "
+            f"participants, {len(self.sessions)} sessions, {len(self.ratings)} ratings"
+        )
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        fixed = self.truth.get("empathy", {}).get("fixed", {})
+        table = pd.DataFrame({"term": list(fixed), "value": list(fixed.values())})
+        return [("Generating empathy effects (latent logit scale)", table)]
 
 
 def simulate_frames(

@@ -168,6 +168,8 @@ def test_fit_empathy_models_lmm_only(demo_data):
     assert list(eff.columns) == EFFECT_COLUMNS
     assert eff["term"].tolist() == demo_data.terms()
     assert (eff["engine"] == "lmm").all() and fitted.bayes is None
+    assert repr(fitted).startswith(f"EmpathyEffects: {fitted.formula} on 804 ratings")
+    assert "Variance decomposition" in fitted.summary() and "<table" in fitted._repr_html_()
     assert_allclose(
         eff.set_index("term")["estimate"],
         fitted.lmm.fixed_.set_index("term").loc[demo_data.terms(), "estimate"],
