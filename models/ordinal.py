@@ -604,6 +604,45 @@ class OrdinalMixedModel:
             if new_ll > loglik:
                 psi, loglik = trial, new_ll
                 grad = nat_grad(psi)
+        self._store(
+            pr,
+            design,
+            names,
+            t0,
+            psi=psi,
+            loglik=loglik,
+            hess=hess,
+            grad=grad,
+            keep=keep,
+            theta=theta,
+            Ts=Ts,
+            ok=ok,
+            message=message,
+            nfev=nfev,
+            stacklevel=stacklevel + 1,
+        )
+
+    def _store(
+        self,
+        pr: engine.Problem,
+        design: Design,
+        names: list[str],
+        t0: float,
+        *,
+        psi: np.ndarray,
+        loglik: float,
+        hess: np.ndarray,
+        grad: np.ndarray,
+        keep: np.ndarray,
+        theta: np.ndarray,
+        Ts: list[np.ndarray],
+        ok: bool,
+        message: str,
+        nfev: int,
+        stacklevel: int,
+    ) -> None:
+        """Set the fitted attributes from the estimate: convergence checks, tables, warnings."""
+        na, p = pr.n_alpha, pr.p
         md = pr.mode(psi)  # the modes at the estimate
         info = -hess
         with np.errstate(invalid="ignore"):
