@@ -232,6 +232,107 @@ def _fit_predict(
     return out
 
 
+class _Runner:
+    """Fit (or look up) every model on every split of the plan; keep a record of each run."""
+
+    def __init__(
+        self,
+        raw: _Raw,
+        full: EmpathyData,
+        groups: np.ndarray,
+        plan: Sequence[Any],
+        user: Any,
+        bayes: Mapping[str, Any],
+        random_slope: bool,
+        notes: list[str],
+    ) -> None:
+        self.raw, self.groups, self.plan, self.user = raw, groups, plan, user
+        self.bayes, self.random_slope, self.notes = bayes, random_slope, notes
+        self.y = full.data[full.response_col].to_numpy(dtype=float)
+        self.scheme = {("holdout" if s.fold is None else "kfold", s.seed): s.scheme for s in plan}
+        self.records: list[dict[str, Any]] = []
+
+    def _given(self, model: str) -> bool:
+        return self.user is not None and model in self.user.models
+
+    def run(self, model: str, split: str, seed: int, fold: int | None, train_idx, tests) -> dict:
+        """Predict each test set of one split: ``{name: (y, prediction)}``."""
+        groups = self.groups
+        leaked = overlapping_groups(groups, [train_idx, *tests.values()])
+        if leaked:  # pragma: no cover - guarded by the splitters' own tests
+            raise AssertionError(f"participants in train and test: {leaked}")
+        train_ids = sorted(set(groups[train_idx].tolist()))
+        test_ids = {name: sorted(set(groups[idx].tolist())) for name, idx in tests.items()}
+        t0 = time.perf_counter()
+        if self._given(model):
+            given = self.user.values[(model, self.scheme[(split, seed)], seed)]
+            pred = {
+                name: (self.y[idx], given[idx])
+                for name, idx in tests.items()
+                if name == "test" or not np.isnan(given[idx]).all()
+            }
+        else:
+            pred = _fit_predict(
+                model,
+                self.raw,
+                train_ids,
+                test_ids,
+                seed=seed,
+                bayes=self.bayes,
+                notes=self.notes,
+                random_slope=self.random_slope,
+            )
+        seconds = float("nan") if self._given(model) else time.perf_counter() - t0
+        for name, (y, _) in pred.items():
+            self.records.append(
+                {
+                    "model": model,
+                    "split": split if split == "kfold" else name,
+                    "seed": seed,
+                    "fold": fold,
+                    "n_train": int(len(train_idx)),
+                    "n_test": int(len(y)),
+                    "participants_train": len(train_ids),
+                    "participants_test": len(test_ids[name]),
+                    "seconds": seconds,
+                }
+            )
+        return pred
+
+    def score(
+        self, models: list[str], seeds: list[int], *, threshold: float, bayes_kfold: bool
+    ) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
+        """Metric rows of every model, split and seed; each model's K-fold predictions."""
+        rows: list[dict[str, Any]] = []
+        out_of_fold: dict[str, np.ndarray] = {}  # model -> (seed, rating): K-fold prediction
+        notes, user = self.notes, self.user
+        for seed_index, seed in enumerate(seeds):
+            holdout = next(s for s in self.plan if s.seed == seed and s.fold is None)
+            folds = [s for s in self.plan if s.seed == seed and s.fold is not None]
+            for model in models:
+                if self._given(model) and holdout.scheme not in user.schemes[model]:
+                    continue
+                pred = self.run(model, "holdout", seed, None, holdout.train, holdout.parts)
+                for name, (y, yhat) in pred.items():
+                    rows.append(
+                        _metric_row(model, name, seed, y, yhat, threshold=threshold, notes=notes)
+                    )
+            for model in models if folds else []:
+                if model == "bayes_ordinal" and not bayes_kfold:
+                    continue
+                if self._given(model) and folds[0].scheme not in user.schemes[model]:
+                    continue
+                oof = out_of_fold.setdefault(model, np.full((len(seeds), len(self.y)), np.nan))
+                for f in folds:
+                    pred = self.run(model, "kfold", seed, f.fold, f.train, f.parts)
+                    oof[seed_index, f.parts["test"]] = pred["test"][1]
+                row = _metric_row(
+                    model, "kfold", seed, self.y, oof[seed_index], threshold=threshold, notes=notes
+                )
+                rows.append(row)
+        return rows, out_of_fold
+
+
 def _metric_row(
     model: str,
     split: str,
@@ -483,84 +584,12 @@ def evaluate_predictions(
         notes.append(fractional_note)
     if user is not None:
         notes += user.notes()
-    rows: list[dict[str, Any]] = []
-    runs: list[dict[str, Any]] = []
-    y_all = full.data[full.response_col].to_numpy(dtype=float)
-
-    def run(model: str, split: str, seed: int, fold: int | None, train_idx, tests) -> dict:
-        leaked = overlapping_groups(groups, [train_idx, *tests.values()])
-        if leaked:  # pragma: no cover - guarded by the splitters' own tests
-            raise AssertionError(f"participants in train and test: {leaked}")
-        train_ids = sorted(set(groups[train_idx].tolist()))
-        test_ids = {name: sorted(set(groups[idx].tolist())) for name, idx in tests.items()}
-        t0 = time.perf_counter()
-        if user is not None and model in user.models:
-            scheme = plan_scheme[(split, seed)]
-            given = user.values[(model, scheme, seed)]
-            pred = {
-                name: (y_all[idx], given[idx])
-                for name, idx in tests.items()
-                if name == "test" or not np.isnan(given[idx]).all()
-            }
-        else:
-            pred = _fit_predict(
-                model,
-                raw,
-                train_ids,
-                test_ids,
-                seed=seed,
-                bayes=bayes_opts,
-                notes=notes,
-                random_slope=random_slope,
-            )
-        seconds = time.perf_counter() - t0
-        for name, (y, _) in pred.items():
-            runs.append(
-                {
-                    "model": model,
-                    "split": split if split == "kfold" else name,
-                    "seed": seed,
-                    "fold": fold,
-                    "n_train": int(len(train_idx)),
-                    "n_test": int(len(y)),
-                    "participants_train": len(train_ids),
-                    "participants_test": len(test_ids[name]),
-                    "seconds": float("nan") if user and model in user.models else seconds,
-                }
-            )
-        return pred
-
-    plan_scheme = {("holdout" if s.fold is None else "kfold", s.seed): s.scheme for s in plan}
+    runner = _Runner(raw, full, groups, plan, user, bayes_opts, random_slope, notes)
     user_models = list(user.models) if user is not None else []
-    n_rows = len(full.data)
-    out_of_fold: dict[str, np.ndarray] = {}  # model -> (seed, rating): K-fold prediction
-    for seed_index, seed in enumerate(seed_list_):
-        holdout = next(s for s in plan if s.seed == seed and s.fold is None)
-        folds = [s for s in plan if s.seed == seed and s.fold is not None]
-        for model in chosen + user_models:
-            if model in user_models and holdout.scheme not in user.schemes[model]:
-                continue
-            pred = run(model, "holdout", seed, None, holdout.train, holdout.parts)
-            for name, (y, yhat) in pred.items():
-                rows.append(
-                    _metric_row(model, name, seed, y, yhat, threshold=threshold, notes=notes)
-                )
-        if not folds:
-            continue
-        for model in chosen + user_models:
-            if model == "bayes_ordinal" and not bayes_kfold:
-                continue
-            if model in user_models and folds[0].scheme not in user.schemes[model]:
-                continue
-            oof = out_of_fold.setdefault(model, np.full((len(seed_list_), n_rows), np.nan))
-            for f in folds:
-                pred = run(model, "kfold", seed, f.fold, f.train, f.parts)
-                oof[seed_index, f.parts["test"]] = pred["test"][1]
-            rows.append(
-                _metric_row(
-                    model, "kfold", seed, y_all, oof[seed_index], threshold=threshold, notes=notes
-                )
-            )
+    rows, out_of_fold = runner.score(
+        chosen + user_models, seed_list_, threshold=threshold, bayes_kfold=bayes_kfold
+    )
+    y_all, runs = runner.y, runner.records
     metrics = _sorted_metrics(rows, [*known, *user_models])
     summary = summarize_metrics(metrics)
     boot = None
