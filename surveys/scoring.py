@@ -384,18 +384,7 @@ def score(
     n_waves = len(labels)
     wave_rows = [codes == w for w in range(n_waves)] if n_waves > 1 else [None]
 
-    # Imputation values per item and wave (raw answers, before reverse keying).
-    fills: dict[str, np.ndarray] = {}
-    if impute is not None:
-        stat = np.nanmean if impute == "item_mean" else np.nanmedian
-        for item in ins.items:
-            values = columns[item]
-            per_wave = np.full(n_waves, np.nan)
-            for w, rows in enumerate(wave_rows):
-                part = values if rows is None else values[rows]
-                if part.size and not np.isnan(part).all():
-                    per_wave[w] = stat(part)
-            fills[item] = per_wave
+    fills = _imputation_values(columns, ins, impute, wave_rows)
 
     score_matrix = np.full((n, len(ins.scales)), np.nan)
     answered_matrix = np.zeros((n, len(ins.scales)), dtype=np.int64)
@@ -419,58 +408,14 @@ def score(
 
         scored = ~np.isnan(result)
         for label, rows in zip(labels, wave_rows, strict=True):
-            sel = slice(None) if rows is None else rows
-            n_rows_w = n if rows is None else int(np.count_nonzero(rows))
-            n_scored = int(np.count_nonzero(scored[sel]))
-            missing_rows.append(
-                {
-                    col.INSTRUMENT: ins.name,
-                    col.SCALE: key.name,
-                    col.WAVE: label,
-                    col.N: n_rows_w,
-                    "n_scored": n_scored,
-                    "n_unscored": n_rows_w - n_scored,
-                    "min_answered": required,
-                    "n_items_missing": int(key.n_items * n_rows_w - n_answered[sel].sum()),
-                    "n_imputed": int(n_imputed[sel].sum()),
-                }
+            missing_row, rel_row, items, records = _wave_tables(
+                ins, key, label, rows, x, rev, scored, n_answered, n_imputed, required, ci_level
             )
-            # Reliability: observed answers of the wave's respondents with at least one answer.
-            use = n_answered > 0
-            if rows is not None:
-                use &= rows
-            xw = x.T if bool(use.all()) else x.T[use]
-            with warnings.catch_warnings(record=True) as records:
-                warnings.simplefilter("always")
-                summary, stats = scale_reliability(
-                    xw, item_names=list(key.items), ci_level=ci_level
-                )
+            missing_rows.append(missing_row)
+            rel_rows.append(rel_row)
+            item_frames.append(items)
             where = f"{ins.name}.{key.name}" + ("" if label is None else f" (wave {label!r})")
             caught.extend((where, rec) for rec in records)
-            rel_rows.append(
-                {
-                    col.INSTRUMENT: ins.name,
-                    col.SCALE: key.name,
-                    col.WAVE: label,
-                    col.N: int(summary["n"]),
-                    col.N_ITEMS: int(summary["n_items"]),
-                    "alpha": summary["alpha"],
-                    "alpha_ci_low": summary["alpha_ci_low"],
-                    "alpha_ci_high": summary["alpha_ci_high"],
-                    "alpha_standardized": summary["alpha_standardized"],
-                    "omega_total": summary["omega_total"],
-                }
-            )
-            item_frames.append(
-                stats.assign(
-                    **{
-                        col.INSTRUMENT: ins.name,
-                        col.SCALE: key.name,
-                        col.WAVE: label,
-                        "reversed": rev,
-                    }
-                )
-            )
 
     with_wave = wave_col is not None
     scores = _tidy_scores(
@@ -532,6 +477,80 @@ def score(
     return ScaleScores(
         scores=scores, reliability=reliability, item_stats=item_stats, missing=missing, meta=meta
     )
+
+
+def _imputation_values(
+    columns: dict[str, np.ndarray], ins: Instrument, impute: str | None, wave_rows: list
+) -> dict[str, np.ndarray]:
+    """Imputation value of each item per wave (raw answers, before reverse keying)."""
+    fills: dict[str, np.ndarray] = {}
+    if impute is None:
+        return fills
+    stat = np.nanmean if impute == "item_mean" else np.nanmedian
+    for item in ins.items:
+        values = columns[item]
+        per_wave = np.full(len(wave_rows), np.nan)
+        for w, rows in enumerate(wave_rows):
+            part = values if rows is None else values[rows]
+            if part.size and not np.isnan(part).all():
+                per_wave[w] = stat(part)
+        fills[item] = per_wave
+    return fills
+
+
+def _wave_tables(
+    ins: Instrument,
+    key: ScaleKey,
+    label: Any,
+    rows: np.ndarray | None,
+    x: np.ndarray,
+    rev: Any,
+    scored: np.ndarray,
+    n_answered: np.ndarray,
+    n_imputed: np.ndarray,
+    required: int,
+    ci_level: float,
+) -> tuple[dict[str, Any], dict[str, Any], pd.DataFrame, list[warnings.WarningMessage]]:
+    """One scale in one wave: its missing-data row, reliability row, item statistics, warnings."""
+    n = len(scored)
+    sel = slice(None) if rows is None else rows
+    n_rows_w = n if rows is None else int(np.count_nonzero(rows))
+    n_scored = int(np.count_nonzero(scored[sel]))
+    missing_row = {
+        col.INSTRUMENT: ins.name,
+        col.SCALE: key.name,
+        col.WAVE: label,
+        col.N: n_rows_w,
+        "n_scored": n_scored,
+        "n_unscored": n_rows_w - n_scored,
+        "min_answered": required,
+        "n_items_missing": int(key.n_items * n_rows_w - n_answered[sel].sum()),
+        "n_imputed": int(n_imputed[sel].sum()),
+    }
+    # Reliability: observed answers of the wave's respondents with at least one answer.
+    use = n_answered > 0
+    if rows is not None:
+        use &= rows
+    xw = x.T if bool(use.all()) else x.T[use]
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        summary, stats = scale_reliability(xw, item_names=list(key.items), ci_level=ci_level)
+    rel_row = {
+        col.INSTRUMENT: ins.name,
+        col.SCALE: key.name,
+        col.WAVE: label,
+        col.N: int(summary["n"]),
+        col.N_ITEMS: int(summary["n_items"]),
+        "alpha": summary["alpha"],
+        "alpha_ci_low": summary["alpha_ci_low"],
+        "alpha_ci_high": summary["alpha_ci_high"],
+        "alpha_standardized": summary["alpha_standardized"],
+        "omega_total": summary["omega_total"],
+    }
+    items = stats.assign(
+        **{col.INSTRUMENT: ins.name, col.SCALE: key.name, col.WAVE: label, "reversed": rev}
+    )
+    return missing_row, rel_row, items, list(records)
 
 
 # --------------------------------------------------------------------------------------------
