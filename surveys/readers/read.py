@@ -164,6 +164,65 @@ def read_responses(
     {'tas4_2': 1}
     >>> shutil.rmtree(folder)
     """
+    path = _check_options(path, format, flagged, id_col, wave_col, delimiter, decimal)
+    code_numbers, code_texts = _missing_code_sets(missing_codes)
+    mapping = _load_item_map(item_map) if item_map is not None else {}
+    map_file = str(item_map) if isinstance(item_map, str | os.PathLike) else "item_map"
+
+    fmt = format or _infer_format(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"read_responses: no such file: {str(path)!r}")
+    table = None
+    if fmt == "csv" and format != "qualtrics" and encoding.lower() in ("utf-8", "utf8"):
+        table = _read_csv_fast(path, delimiter)  # None: the record reader below decides
+    if table is None and fmt in ("csv", "qualtrics"):
+        table = _read_csv_like(path, fmt=format, encoding=encoding, delimiter=delimiter)
+    elif table is None and fmt == "xlsx":
+        table = _read_xlsx(path, sheet)
+    elif table is None:
+        table = _read_sav(path)
+    _check_header(table)
+    file = table.file
+    if table.note:
+        warnings.warn(table.note, DataQualityWarning, stacklevel=2)
+    n_read = len(table.row_numbers)
+
+    # Qualtrics flags, judged on the columns as exported (before any renaming).
+    excluded_rows, flag_reasons = _apply_flags(table, flagged)
+
+    if mapping:
+        _apply_item_map(table, mapping, map_file)
+
+    _require_columns(table, id_col, wave_col)
+
+    columns, code_counts = _typed_columns(
+        table, id_col, wave_col, code_numbers, code_texts, decimal
+    )
+    # copy=False: one array per column, no consolidated copy of the item matrix
+    data = pd.DataFrame(columns, index=pd.RangeIndex(len(table.row_numbers)), copy=False)
+    if flag_reasons is not None:
+        data["_flagged"] = np.array([bool(r) for r in flag_reasons], dtype=bool)
+        data["_flag_reason"] = np.array(flag_reasons, dtype=object)
+    row_numbers = pd.Series(table.row_numbers, index=data.index, dtype="int64", name="row")
+    excluded = pd.DataFrame(excluded_rows, columns=["file", "row", "rule", "reason"])
+    excluded["row"] = excluded["row"].astype("int64")
+    meta: dict[str, Any] = {
+        "format": table.fmt,
+        "encoding": table.encoding,
+        "delimiter": table.delimiter,
+        "n_rows_read": n_read,
+        "n_excluded": len(excluded),
+        "missing_codes": code_counts,
+        "item_map": dict(mapping),
+    }
+    if table.fmt == "qualtrics":
+        meta["question_text"] = dict(table.question_text)
+        meta["import_ids"] = dict(table.import_ids)
+    return Responses(data=data, source=file, row_numbers=row_numbers, excluded=excluded, meta=meta)
+
+
+def _check_options(path, format, flagged, id_col, wave_col, delimiter, decimal) -> Path:
+    """Check the options of :func:`read_responses`; return the path."""
     if not isinstance(path, str | os.PathLike):
         raise InvalidParameterError(
             f"the `path` parameter of read_responses must be a path; got {type(path).__name__}"
@@ -196,29 +255,15 @@ def read_responses(
         raise InvalidParameterError(
             f"the `decimal` parameter of read_responses must be '.' or ','; got {decimal!r}"
         )
-    code_numbers, code_texts = _missing_code_sets(missing_codes)
-    mapping = _load_item_map(item_map) if item_map is not None else {}
-    map_file = str(item_map) if isinstance(item_map, str | os.PathLike) else "item_map"
+    return path
 
-    fmt = format or _infer_format(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"read_responses: no such file: {str(path)!r}")
-    table = None
-    if fmt == "csv" and format != "qualtrics" and encoding.lower() in ("utf-8", "utf8"):
-        table = _read_csv_fast(path, delimiter)  # None: the record reader below decides
-    if table is None and fmt in ("csv", "qualtrics"):
-        table = _read_csv_like(path, fmt=format, encoding=encoding, delimiter=delimiter)
-    elif table is None and fmt == "xlsx":
-        table = _read_xlsx(path, sheet)
-    elif table is None:
-        table = _read_sav(path)
-    _check_header(table)
+
+def _apply_flags(table: Any, flagged: str) -> tuple[list[dict[str, Any]], list[str] | None]:
+    """Raise, leave out (logged) or mark the flagged rows of a Qualtrics export.
+
+    Returns the excluded rows and, with ``flagged="keep"``, each row's flag reason.
+    """
     file = table.file
-    if table.note:
-        warnings.warn(table.note, DataQualityWarning, stacklevel=2)
-    n_read = len(table.row_numbers)
-
-    # Qualtrics flags, judged on the columns as exported (before any renaming).
     excluded_rows: list[dict[str, Any]] = []
     flag_reasons: list[str] | None = None
     if table.fmt == "qualtrics":
@@ -247,9 +292,12 @@ def read_responses(
         else:
             flag_reasons = [_describe_flags(found) for found in flags]
 
-    if mapping:
-        _apply_item_map(table, mapping, map_file)
+    return excluded_rows, flag_reasons
 
+
+def _require_columns(table: Any, id_col: str, wave_col: str | None) -> None:
+    """Refuse an export without its id (or wave) column, listing the columns it has."""
+    file = table.file
     missing_cols = [c for c in (id_col, wave_col) if c is not None and c not in table.header]
     if missing_cols:
         problems = _Problems()
@@ -266,6 +314,16 @@ def read_responses(
             )
         problems.raise_if_any(f"{file} lacks a required column")
 
+
+def _typed_columns(
+    table: Any,
+    id_col: str,
+    wave_col: str | None,
+    code_numbers: set[float],
+    code_texts: set[str],
+    decimal: str,
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """Each column as an array: labels for the id and wave, numbers (missing codes as NaN)."""
     metadata = set(QUALTRICS_METADATA_COLUMNS) if table.fmt == "qualtrics" else set()
     columns: dict[str, Any] = {}
     code_counts: dict[str, int] = {}
@@ -304,24 +362,4 @@ def read_responses(
         columns[name] = values
         if replaced:
             code_counts[name] = replaced
-    # copy=False: one array per column, no consolidated copy of the item matrix
-    data = pd.DataFrame(columns, index=pd.RangeIndex(len(table.row_numbers)), copy=False)
-    if flag_reasons is not None:
-        data["_flagged"] = np.array([bool(r) for r in flag_reasons], dtype=bool)
-        data["_flag_reason"] = np.array(flag_reasons, dtype=object)
-    row_numbers = pd.Series(table.row_numbers, index=data.index, dtype="int64", name="row")
-    excluded = pd.DataFrame(excluded_rows, columns=["file", "row", "rule", "reason"])
-    excluded["row"] = excluded["row"].astype("int64")
-    meta: dict[str, Any] = {
-        "format": table.fmt,
-        "encoding": table.encoding,
-        "delimiter": table.delimiter,
-        "n_rows_read": n_read,
-        "n_excluded": len(excluded),
-        "missing_codes": code_counts,
-        "item_map": dict(mapping),
-    }
-    if table.fmt == "qualtrics":
-        meta["question_text"] = dict(table.question_text)
-        meta["import_ids"] = dict(table.import_ids)
-    return Responses(data=data, source=file, row_numbers=row_numbers, excluded=excluded, meta=meta)
+    return columns, code_counts
