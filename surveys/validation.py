@@ -299,7 +299,17 @@ def validate_responses(
     failures = FailureCollector()
     loaded = _load(instruments, failures)
 
-    # id and wave columns
+    _check_keys(data, id_col, wave_col, file=file, where=where, failures=failures)
+    _check_items(data, loaded, whole_numbers, file=file, where=where, failures=failures)
+
+    if isinstance(responses, Responses):
+        _name_export_columns(failures._rows, responses.meta.get("item_map") or {})
+    names = ", ".join(str(getattr(i, "name", i)) for i in loaded) or "the instruments"
+    failures.raise_if_any(f"responses are not valid for {names}")
+
+
+def _check_keys(data, id_col, wave_col, *, file, where, failures) -> None:
+    """Report empty ids or waves, missing key columns and duplicated id (x wave) rows."""
     for column, what in ((id_col, "id"), (wave_col, "wave")):
         if column is None:
             continue
@@ -356,7 +366,9 @@ def validate_responses(
                         f"{'id and wave' if wave_col else 'id'}{hint}{suffix}",
                     )
 
-    # item columns
+
+def _check_items(data, loaded, whole_numbers, *, file, where, failures) -> None:
+    """Report missing item columns and every cell outside an instrument's declared range."""
     checked: set[tuple[str, float, float]] = set()
     for instrument in loaded:
         ranges = _item_ranges(instrument)
@@ -378,60 +390,69 @@ def validate_responses(
             if item not in data.columns or (item, low, high) in checked:
                 continue
             checked.add((item, low, high))
-            column = data[item]
-            if isinstance(column, pd.DataFrame):  # repeated column name
-                failures.add(file, None, item, None, "the column name is used more than once")
-                continue
-            span = f"{_fmt(low)}-{_fmt(high)}"
-            first = len(failures._rows)
-            above: set[float] = set()
-            for label, value in _suspect_cells(column, low, high, whole_numbers):
-                row, suffix = where(label)
-                if not _is_number(value):
-                    failures.add(
-                        file,
-                        row,
-                        item,
-                        value,
-                        f"text in a numeric item of {instrument.name}; expected a number "
-                        f"{span} or an empty cell (if the export holds answer labels, export "
-                        f"numeric values instead){_decimal_hint(value)}{suffix}",
-                    )
-                    continue
-                number = float(value)
-                if not math.isfinite(number) or number < low or number > high:
-                    above.add(number - high)
-                    hint = ""
-                    if math.isfinite(number) and _looks_like_code(number):
-                        hint = (
-                            f"; if {_fmt(number)} marks a missing answer, declare it with "
-                            f"missing_codes (CLI: --missing-code {_fmt(number)})"
-                        )
-                    failures.add(
-                        file,
-                        row,
-                        item,
-                        _display(value),
-                        f"value {_fmt(number) if math.isfinite(number) else number} is outside "
-                        f"the declared range {span} of {instrument.name}{hint}{suffix}",
-                    )
-                elif whole_numbers and not number.is_integer():
-                    failures.add(
-                        file,
-                        row,
-                        item,
-                        value,
-                        f"value {number!r} is not a whole number; {instrument.name} items "
-                        f"take whole numbers {span}{suffix}",
-                    )
+            _check_item(
+                data[item],
+                item,
+                low,
+                high,
+                instrument.name,
+                whole_numbers,
+                file=file,
+                where=where,
+                failures=failures,
+            )
 
-            if above == {1.0}:
-                _hint_off_by_one(failures._rows[first:], low, high)
 
-    if isinstance(responses, Responses):
-        _name_export_columns(failures._rows, responses.meta.get("item_map") or {})
-    names = ", ".join(str(getattr(i, "name", i)) for i in loaded) or "the instruments"
-    failures.raise_if_any(f"responses are not valid for {names}")
+def _check_item(column, item, low, high, name, whole_numbers, *, file, where, failures) -> None:
+    """Report the cells of one item column that are text, out of range or not whole."""
+    if isinstance(column, pd.DataFrame):  # repeated column name
+        failures.add(file, None, item, None, "the column name is used more than once")
+        return
+    span = f"{_fmt(low)}-{_fmt(high)}"
+    first = len(failures._rows)
+    above: set[float] = set()
+    for label, value in _suspect_cells(column, low, high, whole_numbers):
+        row, suffix = where(label)
+        if not _is_number(value):
+            failures.add(
+                file,
+                row,
+                item,
+                value,
+                f"text in a numeric item of {name}; expected a number "
+                f"{span} or an empty cell (if the export holds answer labels, export "
+                f"numeric values instead){_decimal_hint(value)}{suffix}",
+            )
+            continue
+        number = float(value)
+        if not math.isfinite(number) or number < low or number > high:
+            above.add(number - high)
+            hint = ""
+            if math.isfinite(number) and _looks_like_code(number):
+                hint = (
+                    f"; if {_fmt(number)} marks a missing answer, declare it with "
+                    f"missing_codes (CLI: --missing-code {_fmt(number)})"
+                )
+            failures.add(
+                file,
+                row,
+                item,
+                _display(value),
+                f"value {_fmt(number) if math.isfinite(number) else number} is outside "
+                f"the declared range {span} of {name}{hint}{suffix}",
+            )
+        elif whole_numbers and not number.is_integer():
+            failures.add(
+                file,
+                row,
+                item,
+                value,
+                f"value {number!r} is not a whole number; {name} items "
+                f"take whole numbers {span}{suffix}",
+            )
+
+    if above == {1.0}:
+        _hint_off_by_one(failures._rows[first:], low, high)
 
 
 def _suspect_cells(
