@@ -261,61 +261,76 @@ def scale_reliability(
         )
     var_ok = cov_ok and bool((var > 0).all())
 
-    # Raw alpha, its interval and the item statistics (psych::alpha).
+    if cov_ok:
+        _raw_alpha(cov, var, moments.n, names, ci_level, summary, item_stats, reasons)
+    if var_ok:
+        _standardized_alpha(cov, sd, summary, reasons)
+    _omega(moments.cor, k, var_ok, names, summary, reasons)
+
+    if reasons:
+        _warn_undefined(reasons)
+    return _as_builtin(summary), item_stats
+
+
+def _raw_alpha(cov, var, n, names, ci_level, summary, item_stats, reasons) -> None:
+    """Raw alpha with Feldt's interval, item-rest correlations and alpha if deleted (psych)."""
+    k = len(var)
     total = cov.sum()
     trace = var.sum()
     colsum = cov.sum(axis=0)
-    if cov_ok:
-        if total > 0:
-            alpha = k / (k - 1) * (1.0 - trace / total)
-            low, high = _feldt_interval(alpha, n=moments.n, k=k, ci_level=ci_level)
-            summary.update(alpha=alpha, alpha_ci_low=low, alpha_ci_high=high)
-        else:
-            reasons.append("the total score has no variance, so alpha is undefined")
-        rest_var = total - 2.0 * colsum + var
-        rest_cov = colsum - var
+    if total > 0:
+        alpha = k / (k - 1) * (1.0 - trace / total)
+        low, high = _feldt_interval(alpha, n=n, k=k, ci_level=ci_level)
+        summary.update(alpha=alpha, alpha_ci_low=low, alpha_ci_high=high)
+    else:
+        reasons.append("the total score has no variance, so alpha is undefined")
+    rest_var = total - 2.0 * colsum + var
+    rest_cov = colsum - var
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r_rest = rest_cov / np.sqrt(var * rest_var)
+    r_rest[~((var > 0) & (rest_var > 0))] = np.nan
+    item_stats["r_item_rest"] = r_rest
+    if k >= 3:
         with np.errstate(divide="ignore", invalid="ignore"):
-            r_rest = rest_cov / np.sqrt(var * rest_var)
-        r_rest[~((var > 0) & (rest_var > 0))] = np.nan
-        item_stats["r_item_rest"] = r_rest
-        if k >= 3:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                a_drop = (k - 1) / (k - 2) * (1.0 - (trace - var) / rest_var)
-            a_drop[~(rest_var > 0)] = np.nan
-            item_stats["alpha_if_deleted"] = a_drop
-            no_rest = ~(rest_var > 0)
-            if no_rest.any():
-                reasons.append(
-                    "alpha if deleted and the item-rest correlation are undefined where the "
-                    f"other items' total has no variance: {_list(names, no_rest)}"
-                )
-        else:
-            reasons.append("alpha if deleted is undefined for a two-item scale (one item left)")
-
-    # Standardized alpha (correlations from the covariance matrix, as psych::alpha does).
-    if var_ok:
-        r_total = (cov / np.outer(sd, sd)).sum()
-        if r_total > 0:
-            summary["alpha_standardized"] = k / (k - 1) * (1.0 - k / r_total)
-        else:
+            a_drop = (k - 1) / (k - 2) * (1.0 - (trace - var) / rest_var)
+        a_drop[~(rest_var > 0)] = np.nan
+        item_stats["alpha_if_deleted"] = a_drop
+        no_rest = ~(rest_var > 0)
+        if no_rest.any():
             reasons.append(
-                "the sum of the item correlations is not positive, so standardized alpha is "
-                "undefined"
+                "alpha if deleted and the item-rest correlation are undefined where the "
+                f"other items' total has no variance: {_list(names, no_rest)}"
             )
+    else:
+        reasons.append("alpha if deleted is undefined for a two-item scale (one item left)")
 
-    # One-factor omega on the pairwise Pearson correlations.
+
+def _standardized_alpha(cov, sd, summary, reasons) -> None:
+    """Standardized alpha from the correlations implied by the covariances (as psych)."""
+    k = len(sd)
+    r_total = (cov / np.outer(sd, sd)).sum()
+    if r_total > 0:
+        summary["alpha_standardized"] = k / (k - 1) * (1.0 - k / r_total)
+    else:
+        reasons.append(
+            "the sum of the item correlations is not positive, so standardized alpha is undefined"
+        )
+
+
+def _omega(cor, k, var_ok, names, summary, reasons) -> None:
+    """One-factor omega total on the pairwise Pearson correlations."""
     if k == 2:
         reasons.append("omega is not identified for a two-item scale")
-    elif var_ok and not np.isfinite(moments.cor).all():
+    elif var_ok and not np.isfinite(cor).all():
         reasons.append(
             "omega is undefined: an item pair has no variance among the respondents who "
             "answered both"
         )
     elif var_ok:
-        fitted = _one_factor_uls(moments.cor)
+        fitted = _one_factor_uls(cor)
         if fitted is None:
             reasons.append("the one-factor model behind omega did not converge")
-        elif not moments.cor.sum() > 0:
+        elif not cor.sum() > 0:
             # Pairwise correlations need not form a proper correlation matrix; their sum
             # (the variance of the standardized total) can then be zero or negative.
             reasons.append(
@@ -324,7 +339,7 @@ def scale_reliability(
             )
         else:
             loadings, at_bound = fitted
-            summary["omega_total"] = loadings.sum() ** 2 / moments.cor.sum()
+            summary["omega_total"] = loadings.sum() ** 2 / cor.sum()
             if at_bound.any():
                 warnings.warn(
                     DataQualityWarning(
@@ -333,12 +348,8 @@ def scale_reliability(
                         f"the bound {_MAX_COMMUNALITY} (as in psych::fa); omega_total rests on "
                         "a boundary solution"
                     ),
-                    stacklevel=2,
+                    stacklevel=3,
                 )
-
-    if reasons:
-        _warn_undefined(reasons)
-    return _as_builtin(summary), item_stats
 
 
 def _as_builtin(summary: dict[str, float]) -> dict[str, float]:
