@@ -384,27 +384,7 @@ def kfold_bootstrap(
             f"the `groups` parameter of {func} must have one label per rating ({y.size}); "
             f"got {labels.size}"
         )
-    preds: dict[str, np.ndarray] = {}
-    if not isinstance(predictions, Mapping) or not predictions:
-        raise InvalidParameterError(
-            f"the `predictions` parameter of {func} must map model names to arrays"
-        )
-    n_seeds = None
-    for name, values in predictions.items():
-        arr = np.asarray(values, dtype=float)
-        arr = arr[None, :] if arr.ndim == 1 else arr
-        if (
-            arr.ndim != 2
-            or arr.shape[1] != y.size
-            or (n_seeds is not None and arr.shape[0] != n_seeds)
-            or not np.all(np.isfinite(arr))
-        ):
-            raise InvalidParameterError(
-                f"the `predictions` of {name!r} in {func} must be finite, of shape "
-                f"({n_seeds or 'n_seeds'}, {y.size}); got shape {arr.shape}"
-            )
-        n_seeds = arr.shape[0]
-        preds[str(name)] = arr
+    preds, n_seeds = _check_predictions(predictions, y.size, func=func)
     n_boot = check_int(n_boot, name="n_boot", where=func, minimum=2)
     ci_level = check_unit(ci_level, name="ci_level", where=func)
     thr = _check_threshold(threshold, func=func)
@@ -432,51 +412,8 @@ def kfold_bootstrap(
 
     level = float(ci_level)
     quantile = float(student_t.ppf(0.5 + level / 2.0, n_groups - 1))
-    rows_out = []
-    for name, by_metric in stats.items():
-        for k in METRIC_NAMES:
-            estimate = float(by_metric[k][0])
-            low, high, how, n_ok = _metric_interval(
-                estimate, by_metric[k][1:], k, quantile=quantile, ci_level=level, scale=scale
-            )
-            rows_out.append(
-                {
-                    "model": name,
-                    "metric": k,
-                    "estimate": estimate,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "ci_level": level,
-                    "interval": how,
-                    "n_boot": n_ok,
-                    "n_groups": n_groups,
-                }
-            )
-    names = list(stats)
-    pairs = []
-    for j, name in enumerate(names):
-        for other in names[:j]:
-            for k in METRIC_NAMES:
-                diff = stats[name][k] - stats[other][k]
-                draws = diff[1:][np.isfinite(diff[1:])]
-                low = high = float("nan")
-                if np.isfinite(diff[0]) and draws.size >= 2:
-                    se = float(np.std(draws, ddof=1))
-                    low, high = float(diff[0] - quantile * se), float(diff[0] + quantile * se)
-                verdict = _verdict(low, high, draws.size, lower_is_better=k in LOWER_IS_BETTER)
-                pairs.append(
-                    {
-                        "model": name,
-                        "versus": other,
-                        "metric": k,
-                        "estimate": float(diff[0]),
-                        "ci_low": low,
-                        "ci_high": high,
-                        "ci_level": level,
-                        "n_boot": int(draws.size),
-                        "verdict": verdict,
-                    }
-                )
+    rows_out = _interval_rows(stats, quantile=quantile, level=level, scale=scale, n_groups=n_groups)
+    pairs = _difference_rows(stats, quantile=quantile, level=level)
     meta = {
         "method": (
             "participant-cluster bootstrap: each replicate draws the participants with "
@@ -502,3 +439,93 @@ def kfold_bootstrap(
         comparisons=pd.DataFrame(pairs, columns=COMPARISON_COLUMNS),
         meta=meta,
     )
+
+
+def _check_predictions(predictions: Any, n: int, *, func: str) -> tuple[dict[str, np.ndarray], int]:
+    """Each model's predictions as a finite ``(n_seeds, n)`` array, the same seeds for all."""
+    preds: dict[str, np.ndarray] = {}
+    if not isinstance(predictions, Mapping) or not predictions:
+        raise InvalidParameterError(
+            f"the `predictions` parameter of {func} must map model names to arrays"
+        )
+    n_seeds = None
+    for name, values in predictions.items():
+        arr = np.asarray(values, dtype=float)
+        arr = arr[None, :] if arr.ndim == 1 else arr
+        if (
+            arr.ndim != 2
+            or arr.shape[1] != n
+            or (n_seeds is not None and arr.shape[0] != n_seeds)
+            or not np.all(np.isfinite(arr))
+        ):
+            raise InvalidParameterError(
+                f"the `predictions` of {name!r} in {func} must be finite, of shape "
+                f"({n_seeds or 'n_seeds'}, {n}); got shape {arr.shape}"
+            )
+        n_seeds = arr.shape[0]
+        preds[str(name)] = arr
+    return preds, int(n_seeds)
+
+
+def _interval_rows(
+    stats: dict[str, dict[str, np.ndarray]],
+    *,
+    quantile: float,
+    level: float,
+    scale: float,
+    n_groups: int,
+) -> list[dict[str, Any]]:
+    """One interval row per model x metric (row 0 of each statistic is the estimate)."""
+    rows_out = []
+    for name, by_metric in stats.items():
+        for k in METRIC_NAMES:
+            estimate = float(by_metric[k][0])
+            low, high, how, n_ok = _metric_interval(
+                estimate, by_metric[k][1:], k, quantile=quantile, ci_level=level, scale=scale
+            )
+            rows_out.append(
+                {
+                    "model": name,
+                    "metric": k,
+                    "estimate": estimate,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "ci_level": level,
+                    "interval": how,
+                    "n_boot": n_ok,
+                    "n_groups": n_groups,
+                }
+            )
+    return rows_out
+
+
+def _difference_rows(
+    stats: dict[str, dict[str, np.ndarray]], *, quantile: float, level: float
+) -> list[dict[str, Any]]:
+    """Paired differences of every pair of models on the same draws, with their verdicts."""
+    names = list(stats)
+    pairs = []
+    for j, name in enumerate(names):
+        for other in names[:j]:
+            for k in METRIC_NAMES:
+                diff = stats[name][k] - stats[other][k]
+                draws = diff[1:][np.isfinite(diff[1:])]
+                low = high = float("nan")
+                if np.isfinite(diff[0]) and draws.size >= 2:
+                    se = float(np.std(draws, ddof=1))
+                    low, high = float(diff[0] - quantile * se), float(diff[0] + quantile * se)
+                verdict = _verdict(low, high, draws.size, lower_is_better=k in LOWER_IS_BETTER)
+                pairs.append(
+                    {
+                        "model": name,
+                        "versus": other,
+                        "metric": k,
+                        "estimate": float(diff[0]),
+                        "ci_low": low,
+                        "ci_high": high,
+                        "ci_level": level,
+                        "n_boot": int(draws.size),
+                        "verdict": verdict,
+                    }
+                )
+    return pairs
