@@ -794,6 +794,40 @@ def _validated_items(
         columns[item] = values
 
     columns = _contiguous(columns, len(data))
+    cell_problems += _range_problems(data, columns, bounds, position, ins.name, whole_numbers)
+
+    if cell_problems:
+        problems.append(_cell_failures(cell_problems, file, lines))
+
+    problems += _key_failures(data, id_col, wave_col, file, lines)
+
+    if problems:
+        table = pd.concat(problems, ignore_index=True)
+        table["row"] = pd.array(
+            [
+                None if r is None or (isinstance(r, float) and np.isnan(r)) else int(r)
+                for r in table["row"]
+            ],
+            dtype="Int64",
+        )
+        raise InputValidationError(table, summary=f"cannot score {ins.name!r}")
+    return columns
+
+
+_CellProblems = list[tuple[np.ndarray, int, str, np.ndarray, str]]
+"""(row positions, item position, item, raw values, reason) per problem found in a column."""
+
+
+def _range_problems(
+    data: pd.DataFrame,
+    columns: dict[str, np.ndarray],
+    bounds: dict[str, tuple[float, float]],
+    position: dict[str, int],
+    name: str,
+    whole_numbers: bool,
+) -> _CellProblems:
+    """Cells outside an item's declared range, and fractions where whole numbers are due."""
+    cell_problems: _CellProblems = []
     for item, values in columns.items():
         lo, hi = bounds[item]
         checks = []
@@ -809,7 +843,7 @@ def _validated_items(
             checks.append(
                 (
                     np.isfinite(values) & (values != np.round(values)),
-                    f"value is not a whole number; {ins.name} items take whole numbers "
+                    f"value is not a whole number; {name} items take whole numbers "
                     f"{lo:g}-{hi:g} (pass whole_numbers=False for continuous responses)",
                 )
             )
@@ -819,38 +853,44 @@ def _validated_items(
                 raw = data[item].to_numpy(dtype=object)[pos]
                 cell_problems.append((pos, position[item], item, raw, reason))
 
-    if cell_problems:
-        pos = np.concatenate([c[0] for c in cell_problems])
-        order = np.concatenate([np.full(len(c[0]), c[1]) for c in cell_problems])
-        frame = pd.DataFrame(
-            {
-                "file": file,
-                "row": lines[pos],
-                "column": np.concatenate(
-                    [np.full(len(c[0]), c[2], dtype=object) for c in cell_problems]
-                ),
-                "value": np.concatenate([np.asarray(c[3], dtype=object) for c in cell_problems]),
-                "reason": np.concatenate(
-                    [np.full(len(c[0]), c[4], dtype=object) for c in cell_problems]
-                ),
-                "_pos": pos,
-                "_order": order,
-            }
-        )
-        frame = frame.sort_values(["_pos", "_order"], kind="stable").drop(
-            columns=["_pos", "_order"]
-        )
-        problems.append(frame)
+    return cell_problems
 
+
+def _cell_failures(cell_problems: _CellProblems, file: str | None, lines: np.ndarray):
+    """One failure table of every cell problem, in row order, then item order."""
+    pos = np.concatenate([c[0] for c in cell_problems])
+    order = np.concatenate([np.full(len(c[0]), c[1]) for c in cell_problems])
+    frame = pd.DataFrame(
+        {
+            "file": file,
+            "row": lines[pos],
+            "column": np.concatenate(
+                [np.full(len(c[0]), c[2], dtype=object) for c in cell_problems]
+            ),
+            "value": np.concatenate([np.asarray(c[3], dtype=object) for c in cell_problems]),
+            "reason": np.concatenate(
+                [np.full(len(c[0]), c[4], dtype=object) for c in cell_problems]
+            ),
+            "_pos": pos,
+            "_order": order,
+        }
+    )
+    frame = frame.sort_values(["_pos", "_order"], kind="stable").drop(columns=["_pos", "_order"])
+    return frame
+
+
+def _key_failures(
+    data: pd.DataFrame, id_col: str, wave_col: str | None, file: str | None, lines: np.ndarray
+) -> list[pd.DataFrame]:
+    """Missing ids or waves, and duplicated ids (per wave)."""
+    out: list[pd.DataFrame] = []
     keys = [c for c in (id_col, wave_col) if c is not None and c in data.columns]
     for name, label in ((id_col, "id"), (wave_col, "wave")):
         if name is not None and name in data.columns:
             empty = data[name].isna().to_numpy()
             if empty.any():
                 pos = np.flatnonzero(empty)
-                problems.append(
-                    _failures(file, lines[pos], name, [None] * len(pos), f"missing {label}")
-                )
+                out.append(_failures(file, lines[pos], name, [None] * len(pos), f"missing {label}"))
     if id_col in keys:
         dup = data.duplicated(subset=keys, keep=False).to_numpy()
         dup &= ~data[keys].isna().any(axis=1).to_numpy()
@@ -864,19 +904,9 @@ def _validated_items(
                 frame["reason"] = reasons
             else:
                 frame = _failures(file, lines[pos], id_col, ids, "duplicate id")
-            problems.append(frame)
+            out.append(frame)
 
-    if problems:
-        table = pd.concat(problems, ignore_index=True)
-        table["row"] = pd.array(
-            [
-                None if r is None or (isinstance(r, float) and np.isnan(r)) else int(r)
-                for r in table["row"]
-            ],
-            dtype="Int64",
-        )
-        raise InputValidationError(table, summary=f"cannot score {ins.name!r}")
-    return columns
+    return out
 
 
 def _contiguous(columns: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
