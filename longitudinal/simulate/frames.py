@@ -42,6 +42,7 @@ from longitudinal.simulate.parameters import (
     _MIN_SESSIONS,
     _N_STORIES,
     _POST_DAYS,
+    _PREDICTOR_TEXT,
     _SD_PERSON_INTERCEPT,
     _SD_PERSON_SLOPE_WEEK,
     _SD_STATE_CHANGE,
@@ -438,24 +439,10 @@ def _simulate_ratings(
     return design, person_re, story_ids, story_effect
 
 
-def _truth(
-    *,
-    seed: int,
-    n: int,
-    pids: list[str],
-    params: dict[str, tuple[np.ndarray, np.ndarray]],
-    corr: np.ndarray,
-    observed: _Observed,
-    words: np.ndarray,
-    person_re: np.ndarray,
-    story_ids: np.ndarray,
-    story_effect: np.ndarray,
-    ratings: pd.DataFrame,
-    n_sessions: int,
-    defects: dict[str, Any],
-) -> dict[str, Any]:
-    from surveys import __version__ as pkg_version
-
+def _instrument_truth(
+    params: dict[str, tuple[np.ndarray, np.ndarray]], observed: _Observed
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Return the item parameters and each trait's and state's expected and sample scores."""
     items: dict[str, Any] = {}
     for scale in (*_TRAITS, *_STATES):
         loadings, thresholds = params[scale.key]
@@ -499,21 +486,29 @@ def _truth(
         }
         states[scale.key] = entry
 
+    return items, traits, states
+
+
+def _truth(
+    *,
+    seed: int,
+    n: int,
+    pids: list[str],
+    params: dict[str, tuple[np.ndarray, np.ndarray]],
+    corr: np.ndarray,
+    observed: _Observed,
+    words: np.ndarray,
+    person_re: np.ndarray,
+    story_ids: np.ndarray,
+    story_effect: np.ndarray,
+    ratings: pd.DataFrame,
+    n_sessions: int,
+    defects: dict[str, Any],
+) -> dict[str, Any]:
+    from surveys import __version__ as pkg_version
+
+    items, traits, states = _instrument_truth(params, observed)
     empathy_values = ratings["empathy"].to_numpy(dtype=float)
-    predictors = {
-        "agreeableness_z": "BFI-44 agreeableness (pre) standardized across participants",
-        "openness_z": "BFI-44 openness (pre) standardized across participants",
-        "absorption_z": "tas4 mean (pre) standardized across participants",
-        "sites_z": "sites item (pre) standardized across participants",
-        "cls9_humanity_between_z": "person mean of cls9_humanity over completed waves, "
-        "centred at the mean of person means, divided by the SD at pre",
-        "cls9_humanity_within_z": "cls9_humanity at the last completed wave before the session "
-        "minus the person mean, divided by the SD at pre",
-        "who5_between_z": "as cls9_humanity_between_z for who5 (percentage score)",
-        "who5_within_z": "as cls9_humanity_within_z for who5 (percentage score)",
-        "words_z": "session words standardized over all sessions (ddof=1)",
-        "week": "calendar days since the person's first session, divided by 7",
-    }
     return {
         "seed": seed,
         "n_participants": n,
@@ -554,7 +549,7 @@ def _truth(
             "corr_person": _CORR_PERSON,
             "sd_story": _SD_STORY,
             "residual": "standard logistic (variance pi**2 / 3)",
-            "predictors": predictors,
+            "predictors": dict(_PREDICTOR_TEXT),
             "standardization": {
                 "words": {"mean": _num(words.mean()), "sd": _num(_sample_sd(words))}
             },

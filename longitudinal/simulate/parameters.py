@@ -241,3 +241,19 @@ _FEATURES = {
     "text_sentiment": (4, "mean sentence sentiment of the transcript, -1 to 1"),
     "text_first_person_rate": (4, "share of words that are first-person pronouns"),
 }
+
+_PREDICTOR_TEXT = {
+    "agreeableness_z": "BFI-44 agreeableness (pre) standardized across participants",
+    "openness_z": "BFI-44 openness (pre) standardized across participants",
+    "absorption_z": "tas4 mean (pre) standardized across participants",
+    "sites_z": "sites item (pre) standardized across participants",
+    "cls9_humanity_between_z": "person mean of cls9_humanity over completed waves, "
+    "centred at the mean of person means, divided by the SD at pre",
+    "cls9_humanity_within_z": "cls9_humanity at the last completed wave before the session "
+    "minus the person mean, divided by the SD at pre",
+    "who5_between_z": "as cls9_humanity_between_z for who5 (percentage score)",
+    "who5_within_z": "as cls9_humanity_within_z for who5 (percentage score)",
+    "words_z": "session words standardized over all sessions (ddof=1)",
+    "week": "calendar days since the person's first session, divided by 7",
+}
+"""What each empathy predictor of the truth is (``truth.json``: empathy.predictors)."""
