@@ -396,7 +396,7 @@ def test_plain_numeric_expressions_equal_formulaic(expr):
     column names, order and values as formulaic's, and a model spec that evaluates new data."""
     from formulaic import model_matrix
 
-    from models.formula import _matrix, _PlainSpec
+    from models._design import _matrix, _PlainSpec
 
     rng = np.random.default_rng(3)
     data = pd.DataFrame({"a": rng.normal(size=7), "b": np.arange(7), "g": list("xyzxyzx")})
@@ -414,7 +414,7 @@ def test_plain_numeric_expressions_equal_formulaic(expr):
 
 @pytest.mark.parametrize("expr", ["g", "a:b", "a * b", "log(b + 1)", "a + a", "-1 + a", "c"])
 def test_other_expressions_go_to_formulaic(expr):
-    from models.formula import _plain_spec
+    from models._design import _plain_spec
 
     data = pd.DataFrame({"a": [1.0, 2.0], "b": [1, 2], "g": ["x", "y"], "c": [True, False]})
     assert _plain_spec(expr, data) is None

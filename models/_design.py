@@ -1,0 +1,352 @@
+"""Evaluating a parsed formula on data: the model matrices of :func:`models.formula.build_design`.
+
+Plain numeric columns are read directly (:class:`_PlainSpec`); factors, interactions and
+transforms go to formulaic; group codes are built once per grouping factor.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from models._errors import FormulaError, InvalidParameterError
+from models.formula import Design, FormulaSpec, RandomBlock, RandomTerm
+
+
+def _required_variables(text: str) -> set[str]:
+    return set(_required_variables_of(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _required_variables_of(text: str) -> frozenset[str]:
+    from formulaic import Formula
+
+    return frozenset(str(v) for v in Formula(text).required_variables)
+
+
+def _response_variables(response: str, columns: pd.Index) -> set[str]:
+    if response in columns:
+        return {response}
+    return _required_variables(response)
+
+
+def _sorted_levels(values: pd.Series) -> pd.Index:
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return pd.Index(values.cat.remove_unused_categories().cat.categories)
+    uniques = pd.unique(values)
+    try:
+        return pd.Index(np.sort(uniques))
+    except TypeError:
+        return pd.Index(uniques)
+
+
+def _group_codes(frame: pd.DataFrame, factors: tuple[str, ...]) -> tuple[np.ndarray, pd.Index]:
+    if len(factors) == 1:
+        values = frame[factors[0]]
+        if values.dtype.kind in "iuf" or pd.api.types.infer_dtype(values) == "string":
+            # one pass: sorted levels and the code of each row (as _sorted_levels would sort)
+            codes, uniques = pd.factorize(values, sort=True)
+            return codes.astype(np.int64), pd.Index(uniques)
+        levels = _sorted_levels(values)
+        return levels.get_indexer(values).astype(np.int64), levels
+    parts = []
+    for name in factors:
+        lv = _sorted_levels(frame[name])
+        parts.append((lv, lv.get_indexer(frame[name]).astype(np.int64)))
+    key = np.zeros(len(frame), dtype=np.int64)
+    for lv, c in parts:
+        key = key * len(lv) + c
+    uniq, codes = np.unique(key, return_inverse=True)
+    labels = []
+    for k in uniq:
+        idx = []
+        for lv, _ in reversed(parts):
+            idx.append(lv[k % len(lv)])
+            k //= len(lv)
+        labels.append(":".join(str(v) for v in reversed(idx)))
+    return codes.astype(np.int64), pd.Index(labels, dtype=object)
+
+
+def _new_codes(frame: pd.DataFrame, block: RandomBlock) -> np.ndarray:
+    if len(block.factors) == 1:
+        return block.levels.get_indexer(frame[block.factors[0]]).astype(np.int64)
+    labels = frame[list(block.factors)].astype(str).agg(":".join, axis=1)
+    return block.levels.get_indexer(labels).astype(np.int64)
+
+
+_CONTEXT = {"sqrt": np.sqrt, "log": np.log, "exp": np.exp}
+
+_PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+
+class _PlainMatrix:
+    """A model matrix of plain numeric columns, shaped like the part of formulaic's we read."""
+
+    def __init__(self, values: np.ndarray, spec: _PlainSpec) -> None:
+        self.values = values
+        self.columns = list(spec.names)
+        self.model_spec = spec
+        self.shape = values.shape
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.values if dtype is None else self.values.astype(dtype, copy=False)
+
+
+@dataclass(frozen=True)
+class _PlainSpec:
+    """An expression of an optional intercept and numeric columns, evaluated without formulaic.
+
+    Most formulas of this package's users are of this kind (``1 + week``, ``trait + week``);
+    formulaic gives the same matrix (same column names and order) in about 50 times the time,
+    which dominates small fits. Anything else (factors, interactions, transforms, booleans)
+    goes to formulaic.
+    """
+
+    intercept: bool
+    variables: tuple[str, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (("Intercept",) if self.intercept else ()) + self.variables
+
+    @property
+    def term_indices(self) -> dict[str, list[int]]:
+        return {name: [i] for i, name in enumerate(self.names)}
+
+    def get_model_matrix(self, frame: pd.DataFrame, na_action: str = "raise") -> _PlainMatrix:
+        columns = [np.ones(len(frame))] if self.intercept else []
+        for name in self.variables:
+            values = frame[name].to_numpy(dtype=float)
+            if np.isnan(values).any():
+                raise ValueError(f"missing values in {name!r}")
+            columns.append(values)
+        values = np.column_stack(columns) if columns else np.empty((len(frame), 0))
+        return _PlainMatrix(values, self)
+
+
+def _plain_spec(text: str, frame: pd.DataFrame) -> _PlainSpec | None:
+    """Return the expression as a :class:`_PlainSpec`, or None if formulaic must evaluate it."""
+    tokens = [t.strip() for t in text.split("+")]
+    intercept = "0" not in tokens
+    variables = tuple(t for t in tokens if t not in ("0", "1"))
+    if len(set(variables)) != len(variables) or (not intercept and "1" in tokens):
+        return None
+    for name in variables:
+        if not _PLAIN_NAME.match(name) or name not in frame.columns:
+            return None
+        if not isinstance(frame.columns.get_loc(name), int):  # a repeated column name
+            return None
+        if frame[name].dtype.kind not in "iuf":
+            return None
+    return _PlainSpec(intercept=intercept, variables=variables)
+
+
+def _matrix(spec_or_text: Any, frame: pd.DataFrame, what: str, formula: str) -> Any:
+    from formulaic import ModelSpec, model_matrix
+
+    if isinstance(spec_or_text, str):
+        spec_or_text = _plain_spec(spec_or_text, frame) or spec_or_text
+    try:
+        if isinstance(spec_or_text, ModelSpec | _PlainSpec):
+            mm = spec_or_text.get_model_matrix(frame, na_action="raise")
+        else:
+            mm = model_matrix(spec_or_text, frame, na_action="raise", context=_CONTEXT)
+    except Exception as err:  # formulaic raises many error types while materialising
+        raise FormulaError(
+            f"build_design: could not evaluate the {what} of {formula!r} on the data: {err}"
+        ) from err
+    return mm
+
+
+def _split_blocks(term: RandomTerm, mm: Any) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+    names = tuple(str(c) for c in mm.columns)
+    if term.correlated:
+        return [(names, tuple(range(len(names))))]
+    blocks = []
+    for indices in mm.model_spec.term_indices.values():
+        idx = tuple(int(i) for i in indices)
+        if idx:
+            blocks.append((tuple(names[i] for i in idx), idx))
+    return blocks
+
+
+def _clean_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    categorical = [c for c, t in frame.dtypes.items() if isinstance(t, pd.CategoricalDtype)]
+    if not categorical:
+        return frame
+    out = frame.copy()
+    for name in categorical:
+        out[name] = out[name].cat.remove_unused_categories()
+    return out
+
+
+def _response(spec: FormulaSpec, frame: pd.DataFrame) -> np.ndarray:
+    if spec.response in frame.columns:
+        col = frame[spec.response]
+        if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+            raise FormulaError(
+                f"build_design: the response column {spec.response!r} must be numeric; "
+                f"got dtype {col.dtype}"
+            )
+        return col.to_numpy(dtype=float)
+    mm = _matrix(f"0 + {spec.response}", frame, "response", spec.formula)
+    if mm.shape[1] != 1:
+        raise FormulaError(
+            f"build_design: the response {spec.response!r} of {spec.formula!r} must evaluate "
+            f"to one numeric column; got {mm.shape[1]} columns"
+        )
+    return np.asarray(mm, dtype=float)[:, 0]
+
+
+def _build_design(spec: FormulaSpec, data: pd.DataFrame) -> Design:
+    """Evaluate the formula on the data (:func:`models.formula.build_design`)."""
+    if not isinstance(spec, FormulaSpec):
+        raise InvalidParameterError(
+            "the `spec` parameter of build_design must be a FormulaSpec (from parse_formula); "
+            f"got {type(spec).__name__}"
+        )
+    if not isinstance(data, pd.DataFrame):
+        raise InvalidParameterError(
+            f"the `data` parameter of build_design must be a pandas DataFrame; "
+            f"got {type(data).__name__}"
+        )
+    needed = _response_variables(spec.response, data.columns)
+    needed |= _required_variables(spec.fixed)
+    for term in spec.random:
+        needed |= _required_variables(term.expr)
+        needed |= set(term.factors)
+    missing = sorted(v for v in needed if v not in data.columns)
+    if missing:
+        raise FormulaError(
+            f"build_design: the data lack the column(s) {missing} used by the formula "
+            f"{spec.formula!r}"
+        )
+    ordered = [c for c in data.columns if c in needed]
+    if data.columns.is_unique:  # 3x faster than .loc on small data
+        frame = pd.DataFrame({c: data[c] for c in ordered}, copy=False)
+    else:
+        frame = data.loc[:, ordered]
+    keep = frame.notna().all(axis=1).to_numpy()
+    frame = _clean_frame(frame if keep.all() else frame.loc[keep])
+    n_dropped = int((~keep).sum())
+    if len(frame) == 0:
+        raise FormulaError(
+            f"build_design: no row of the data has every variable of {spec.formula!r} present"
+        )
+    y = _response(spec, frame)
+    if not np.all(np.isfinite(y)):
+        raise FormulaError(f"build_design: the response of {spec.formula!r} has non-finite values")
+    fixed_mm = _matrix(spec.fixed, frame, "fixed part", spec.formula)
+    X = pd.DataFrame(
+        np.asarray(fixed_mm, dtype=float),
+        columns=[str(c) for c in fixed_mm.columns],
+        index=frame.index,
+    )
+    blocks: list[RandomBlock] = []
+    for term in spec.random:
+        mm = _matrix(term.expr, frame, f"random-effects expression {term.expr!r}", spec.formula)
+        Zfull = np.asarray(mm, dtype=float)
+        codes, levels = _group_codes(frame, term.factors)
+        for names, idx in _split_blocks(term, mm):
+            blocks.append(
+                RandomBlock(
+                    group=term.group,
+                    terms=names,
+                    Z=np.ascontiguousarray(Zfull[:, list(idx)]),
+                    codes=codes,
+                    levels=levels,
+                    factors=term.factors,
+                    expr=term.expr,
+                    correlated=term.correlated,
+                    _model_spec=mm.model_spec,
+                    _columns=idx,
+                )
+            )
+    return Design(
+        spec=spec,
+        y=y,
+        X=X,
+        random=blocks,
+        rows=frame.index,
+        n_dropped=n_dropped,
+        _fixed_spec=fixed_mm.model_spec,
+    )
+
+
+def _transform(design: Design, data: pd.DataFrame, *, random: bool) -> Design:
+    if not isinstance(data, pd.DataFrame):
+        raise InvalidParameterError(
+            f"the `data` parameter of Design.transform must be a pandas DataFrame; "
+            f"got {type(data).__name__}"
+        )
+    spec = design.spec
+    needed = set(_required_variables(spec.fixed))
+    if random:
+        for block in design.random:
+            needed |= _required_variables(block.expr) | set(block.factors)
+    missing = sorted(v for v in needed if v not in data.columns)
+    if missing:
+        raise FormulaError(
+            f"Design.transform: the data lack the column(s) {missing} used by the formula "
+            f"{spec.formula!r}"
+        )
+    ordered = [c for c in data.columns if c in needed]
+    if data.columns.is_unique:  # 3x faster than .loc on small data
+        frame = pd.DataFrame({c: data[c] for c in ordered}, copy=False)
+    else:
+        frame = data.loc[:, ordered]
+    keep = frame.notna().all(axis=1).to_numpy()
+    frame = frame.loc[keep]
+    resp_vars = _response_variables(spec.response, data.columns)
+    if resp_vars <= set(data.columns):
+        full = data.loc[keep]
+        y = np.full(len(frame), np.nan)
+        ok = full[list(resp_vars)].notna().all(axis=1).to_numpy()
+        if ok.any():
+            y[ok] = _response(spec, full.loc[ok])
+    else:
+        y = np.full(len(frame), np.nan)
+    fixed_mm = _matrix(design._fixed_spec, frame, "fixed part", spec.formula)
+    X = pd.DataFrame(np.asarray(fixed_mm, dtype=float), columns=design.X.columns, index=frame.index)
+    blocks: list[RandomBlock] = []
+    if random:
+        cache: dict[int, np.ndarray] = {}
+        for block in design.random:
+            key = id(block._model_spec)
+            if key not in cache:
+                mm = _matrix(
+                    block._model_spec,
+                    frame,
+                    f"random-effects expression {block.expr!r}",
+                    spec.formula,
+                )
+                cache[key] = np.asarray(mm, dtype=float)
+            Z = np.ascontiguousarray(cache[key][:, list(block._columns)])
+            blocks.append(
+                RandomBlock(
+                    group=block.group,
+                    terms=block.terms,
+                    Z=Z,
+                    codes=_new_codes(frame, block),
+                    levels=block.levels,
+                    factors=block.factors,
+                    expr=block.expr,
+                    correlated=block.correlated,
+                    _model_spec=block._model_spec,
+                    _columns=block._columns,
+                )
+            )
+    return Design(
+        spec=spec,
+        y=y,
+        X=X,
+        random=blocks,
+        rows=frame.index,
+        n_dropped=int((~keep).sum()),
+        _fixed_spec=design._fixed_spec,
+    )
