@@ -175,6 +175,23 @@ def _split_blocks(term: RandomTerm, mm: Any) -> list[tuple[tuple[str, ...], tupl
     return blocks
 
 
+def _used_columns(
+    data: pd.DataFrame, needed: set[str], *, where: str, formula: str
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Return the columns the formula uses (in the data's order) and which rows are complete."""
+    missing = sorted(v for v in needed if v not in data.columns)
+    if missing:
+        raise FormulaError(
+            f"{where}: the data lack the column(s) {missing} used by the formula {formula!r}"
+        )
+    ordered = [c for c in data.columns if c in needed]
+    if data.columns.is_unique:  # 3x faster than .loc on small data
+        frame = pd.DataFrame({c: data[c] for c in ordered}, copy=False)
+    else:
+        frame = data.loc[:, ordered]
+    return frame, frame.notna().all(axis=1).to_numpy()
+
+
 def _clean_frame(frame: pd.DataFrame) -> pd.DataFrame:
     categorical = [c for c, t in frame.dtypes.items() if isinstance(t, pd.CategoricalDtype)]
     if not categorical:
@@ -220,18 +237,7 @@ def _build_design(spec: FormulaSpec, data: pd.DataFrame) -> Design:
     for term in spec.random:
         needed |= _required_variables(term.expr)
         needed |= set(term.factors)
-    missing = sorted(v for v in needed if v not in data.columns)
-    if missing:
-        raise FormulaError(
-            f"build_design: the data lack the column(s) {missing} used by the formula "
-            f"{spec.formula!r}"
-        )
-    ordered = [c for c in data.columns if c in needed]
-    if data.columns.is_unique:  # 3x faster than .loc on small data
-        frame = pd.DataFrame({c: data[c] for c in ordered}, copy=False)
-    else:
-        frame = data.loc[:, ordered]
-    keep = frame.notna().all(axis=1).to_numpy()
+    frame, keep = _used_columns(data, needed, where="build_design", formula=spec.formula)
     frame = _clean_frame(frame if keep.all() else frame.loc[keep])
     n_dropped = int((~keep).sum())
     if len(frame) == 0:
@@ -289,18 +295,7 @@ def _transform(design: Design, data: pd.DataFrame, *, random: bool) -> Design:
     if random:
         for block in design.random:
             needed |= _required_variables(block.expr) | set(block.factors)
-    missing = sorted(v for v in needed if v not in data.columns)
-    if missing:
-        raise FormulaError(
-            f"Design.transform: the data lack the column(s) {missing} used by the formula "
-            f"{spec.formula!r}"
-        )
-    ordered = [c for c in data.columns if c in needed]
-    if data.columns.is_unique:  # 3x faster than .loc on small data
-        frame = pd.DataFrame({c: data[c] for c in ordered}, copy=False)
-    else:
-        frame = data.loc[:, ordered]
-    keep = frame.notna().all(axis=1).to_numpy()
+    frame, keep = _used_columns(data, needed, where="Design.transform", formula=spec.formula)
     frame = frame.loc[keep]
     resp_vars = _response_variables(spec.response, data.columns)
     if resp_vars <= set(data.columns):
