@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -201,6 +202,15 @@ def atomic_write_files(outputs: dict[Path, Callable[[Path], None]]) -> None:
         for temporary, _ in staged:
             temporary.unlink(missing_ok=True)
         raise
+
+
+def sha256(path: Path) -> str:
+    """Return the SHA-256 of a file, read in blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:

@@ -9,7 +9,6 @@ stepping down of the random effects) to a study directory, so a term is named as
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import warnings
@@ -22,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal._output import atomic_write, check_out_dir, write_csv, write_json
+from longitudinal._output import atomic_write, check_out_dir, sha256, write_csv, write_json
 
 __all__ = ["PilotModel", "effect_text", "pilot_empathy_model", "run_power"]
 
@@ -140,14 +139,6 @@ def effect_text(meta: Mapping[str, Any]) -> str:
     """Return the effect as shown: its value, and its scale for the ordinal model."""
     value = f"{meta['effect']:g}"
     return f"{value} (log odds ratio)" if meta.get("engine") == "clmm" else value
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 16), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def run_power(
@@ -272,7 +263,7 @@ def run_power(
         "command": "power",
         "inputs_sha256": {
             (Path(p).relative_to(pilot).as_posix() if pilot is not None else Path(p).name): (
-                _sha256(Path(p))
+                sha256(Path(p))
             )
             for p in inputs
             if Path(p).is_file()

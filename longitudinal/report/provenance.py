@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import sys
-from pathlib import Path
 from typing import Any
 
+from longitudinal._output import sha256
 from longitudinal.report.context import (
     EXCLUSIONS_FILE,
     NOTES_FILE,
@@ -14,15 +13,6 @@ from longitudinal.report.context import (
     REPORT_FILE,
     ReportContext,
 )
-
-
-def sha256(path: Path) -> str:
-    """Return the SHA-256 of a file, read in blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 16), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def provenance(ctx: ReportContext) -> dict[str, Any]:
