@@ -442,14 +442,13 @@ def score(
     missing = pd.DataFrame(missing_rows, columns=MISSING_COLUMNS).drop(columns=drop)
 
     any_scored = int(np.count_nonzero((~np.isnan(score_matrix)).any(axis=1))) if n else 0
-    meta = {
-        "package": "empathic-longitudinal",
-        "version": _version(),
-        "function": "surveys.scoring.score",
-        "instrument": ins.name,
-        "instrument_path": ins.path,
-        "instrument_grade": ins.grade,
-        "parameters": {
+    meta = _score_meta(
+        ins,
+        data_n=n,
+        any_scored=any_scored,
+        labels=labels,
+        with_wave=with_wave,
+        params={
             "id_col": id_col,
             "wave_col": wave_col,
             "min_valid": min_valid,
@@ -457,21 +456,8 @@ def score(
             "impute": impute,
             "ci_level": ci_level,
         },
-        "min_answered": min_answered,
-        "n_rows": n,
-        "n_scored": any_scored,
-        "n_excluded": n - any_scored,
-        "waves": [] if not with_wave else [_builtin(label) for label in labels],
-        "reverse_keying": "declared range: response_min + response_max - x",
-        "imputation": (
-            "none"
-            if impute is None
-            else f"{impute} within wave, only for respondents meeting min_valid"
-        ),
-        "reliability_data": (
-            "observed reverse-keyed answers (no imputed values), pairwise-complete covariances"
-        ),
-    }
+        min_answered=min_answered,
+    )
 
     # Pass on what scale_reliability warned about, once per category, at the caller.
     by_category: dict[type[Warning], list[str]] = {}
@@ -483,6 +469,42 @@ def score(
     return ScaleScores(
         scores=scores, reliability=reliability, item_stats=item_stats, missing=missing, meta=meta
     )
+
+
+def _score_meta(
+    ins: Instrument,
+    *,
+    data_n: int,
+    any_scored: int,
+    labels: list[Any],
+    with_wave: bool,
+    params: dict[str, Any],
+    min_answered: dict[str, int],
+) -> dict[str, Any]:
+    """Return what :attr:`ScaleScores.meta` records: version, instrument, parameters, counts."""
+    return {
+        "package": "empathic-longitudinal",
+        "version": _version(),
+        "function": "surveys.scoring.score",
+        "instrument": ins.name,
+        "instrument_path": ins.path,
+        "instrument_grade": ins.grade,
+        "parameters": params,
+        "min_answered": min_answered,
+        "n_rows": data_n,
+        "n_scored": any_scored,
+        "n_excluded": data_n - any_scored,
+        "waves": [] if not with_wave else [_builtin(label) for label in labels],
+        "reverse_keying": "declared range: response_min + response_max - x",
+        "imputation": (
+            "none"
+            if params["impute"] is None
+            else f"{params['impute']} within wave, only for respondents meeting min_valid"
+        ),
+        "reliability_data": (
+            "observed reverse-keyed answers (no imputed values), pairwise-complete covariances"
+        ),
+    }
 
 
 def _imputation_values(
