@@ -508,12 +508,7 @@ def fit_empathy_models(
             ).fit(frame)
             timings["bayes"] = time.perf_counter() - start
     caught.extend(rec)
-    notes: list[str] = []
-    for w in caught:
-        text = f"{w.category.__name__}: {_short(str(w.message))}"
-        if text not in notes:
-            notes.append(text)
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    notes = _reissued(caught)
 
     parts = [_lmm_effects(lmm, data.predictors)]
     variance = [
@@ -567,6 +562,17 @@ def fit_empathy_models(
         meta=meta,
         clmm=clmm,
     )
+
+
+def _reissued(caught: list[warnings.WarningMessage]) -> list[str]:
+    """Issue the recorded warnings again; return each distinct one as a short note."""
+    notes: list[str] = []
+    for w in caught:
+        text = f"{w.category.__name__}: {_short(str(w.message))}"
+        if text not in notes:
+            notes.append(text)
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return notes
 
 
 def _stepped_lmm(data: EmpathyData, *, story_effects: bool, ci_level: float) -> tuple[Any, str]:
