@@ -102,7 +102,21 @@ class PowerResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
-        return f"PowerResult(term={self.meta.get('term')!r})\n{self.table.to_string(index=False)}"
+        power = self.table["power"].dropna()
+        span = f", power {power.min():.2f} to {power.max():.2f}" if len(power) else ""
+        return (
+            f"PowerResult(term={self.meta.get('term')!r}, {len(self.table)} design(s), "
+            f"{self.meta.get('n_sims', '?')} simulations each{span})"
+        )
+
+    def summary(self) -> str:
+        """Return the power table as text under a one-line heading."""
+        return f"{self!r}\n{self.table.to_string(index=False)}"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<p>{html.escape(repr(self))}</p>{self.table.to_html(index=False, border=0)}"
 
 
 @functools.cache

@@ -83,6 +83,28 @@ class KFoldBootstrap:
     comparisons: pd.DataFrame
     meta: dict[str, Any]
 
+    def __repr__(self) -> str:
+        models = self.intervals["model"].nunique() if "model" in self.intervals else 0
+        return (
+            f"KFoldBootstrap({models} model(s), {self.meta.get('n_groups', '?')} participants, "
+            f"B = {self.meta.get('n_boot', '?')}, {self.meta.get('ci_level', '?')} intervals)"
+        )
+
+    def summary(self) -> str:
+        """Return the intervals and the paired differences as text tables."""
+        keep = ["model", "metric", "estimate", "ci_low", "ci_high"]
+        pairs = ["model", "versus", "metric", "estimate", "ci_low", "ci_high", "verdict"]
+        return (
+            f"{self!r}\n\n{self.intervals[keep].to_string(index=False)}\n\n"
+            f"{self.comparisons[pairs].to_string(index=False)}"
+        )
+
+    def _repr_html_(self) -> str:
+        import html
+
+        tables = self.intervals.to_html(index=False, border=0)
+        return f"<p>{html.escape(repr(self))}</p>{tables}"
+
 
 def _weighted_correlation(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Pearson r of ``a[k], b[k]`` with frequency weights ``w[k]`` for each row k (B x n).

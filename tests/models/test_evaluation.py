@@ -553,3 +553,11 @@ def test_kfold_bootstrap_bad_input(kwargs, match):
     p = params.pop("predictions", {"good": preds["good"]})
     with pytest.raises(InvalidParameterError, match=match):
         kfold_bootstrap(y, p, **params)
+
+
+def test_kfold_bootstrap_shows_one_line_and_tables():
+    y, groups, preds = _kfold_data(n_seeds=1)
+    boot = kfold_bootstrap(y, preds, groups=groups, n_boot=20, seed=1, threshold=3.0)
+    line = repr(boot)
+    assert line.startswith(f"KFoldBootstrap({len(preds)} model(s)") and "\n" not in line
+    assert "verdict" in boot.summary() and "<table" in boot._repr_html_()

@@ -151,6 +151,9 @@ def test_result_shape_and_bookkeeping(study_design):
         progress=False,
     )  # fmt: skip
     assert isinstance(result, PowerResult)
+    assert repr(result).startswith("PowerResult(term='trait', 2 design(s), 20 simulations each")
+    assert "\n" not in repr(result) and "n_participants" in result.summary()
+    assert "<table" in result._repr_html_()
     assert list(result.table.columns) == POWER_COLUMNS
     assert list(result.failures.columns) == FAILURE_COLUMNS
     assert list(result.simulations.columns) == SIMULATION_COLUMNS
