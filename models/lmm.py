@@ -8,6 +8,9 @@ penalized least-squares formulation, Bates, Maechler, Bolker & Walker 2015), whi
 the numeric design columns under generated names (:mod:`models._backends.mixedlm_lmm`).
 Fixed-effect degrees of freedom are Satterthwaite's, as in lmerTest (Kuznetsova, Brockhoff &
 Christensen 2017), or Kenward & Roger's (1997), as in pbkrtest.
+
+This module is long (about 1,100 lines) because it is one class whose methods share the fitted
+state: fit, refit, simulate, the result tables, predictions, ICC, LRT and the summaries.
 """
 
 from __future__ import annotations

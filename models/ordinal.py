@@ -7,6 +7,9 @@ crossed and nested factors) or adaptive Gauss-Hermite quadrature (one scalar gro
 as ``ordinal::clmm`` does (Christensen 2019). The formula layer is the one
 :class:`models.lmm.LinearMixedModel` uses; the likelihood engine is
 :mod:`models._backends.ordinal_laplace`.
+
+This module is long (about 1,200 lines) because it is one class whose methods share the fitted
+state: fitting and its checks, refits, the result tables, predictions and the summaries.
 """
 
 from __future__ import annotations
@@ -453,6 +456,8 @@ class OrdinalMixedModel:
         psi0: np.ndarray | None = None,
         stacklevel: int = 4,
     ) -> None:
+        # Long: the optimiser's parameter transforms and objectives are closures over one
+        # problem (thresholds on the log-gap scale, then the natural scale for the checks).
         na, p, nt = pr.n_alpha, pr.p, pr.n_theta
         eq = pr.equidistant
         nfev = 0

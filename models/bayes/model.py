@@ -1,4 +1,9 @@
-"""The Bayesian mixed model: formula, priors, sampling, posterior summaries and predictions."""
+"""The Bayesian mixed model: formula, priors, sampling, posterior summaries and predictions.
+
+This module is long (about 1,200 lines) because it is one class whose methods share the
+posterior: fitting, data-scale draws, the tables, predictions and summaries; priors,
+diagnostics and model comparison live in their own modules.
+"""
 
 from __future__ import annotations
 
