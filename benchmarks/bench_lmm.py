@@ -19,11 +19,12 @@ Engines
   lme4         figures from benchmarks/lme4_timings.R (committed in
                benchmarks/data/lme4_timings.csv with their date), not re-run here
 
-Every fit is timed a few times, the two engines alternately (median). The script prints seconds,
-the ratio adapter / mixedlm (target: at most 1.20), the same against mixedlm followed by its own
-``satterthwaite_df`` (the adapter always returns df), and the largest relative difference of the
-fixed effects; then refits per second of the study model with responses simulated from the fit
-(adapter ``refit`` against mixedlm's ``refit``, without and with its df).
+Every fit is timed a few times, the engines in turn (median). The script prints seconds, the
+ratio adapter / mixedlm, the same against mixedlm followed by its own ``satterthwaite_df`` (the
+like-for-like ratio, target at most 1.20: the adapter always returns df, lmerTest's), and the
+largest relative difference of the fixed effects; then refits per second of the study model
+with responses simulated from the fit (adapter ``refit`` against mixedlm's ``refit``, without
+and with its df).
 
 Run:  .venv/bin/python benchmarks/bench_lmm.py [--runs 5] [--cap 60] [--no-insteval]
       .venv/bin/python benchmarks/bench_lmm.py --write-data   # study_sized.csv for the R script

@@ -185,11 +185,15 @@ def _used_columns(
             f"{where}: the data lack the column(s) {missing} used by the formula {formula!r}"
         )
     ordered = [c for c in data.columns if c in needed]
-    if data.columns.is_unique:  # 3x faster than .loc on small data
-        frame = pd.DataFrame({c: data[c] for c in ordered}, copy=False)
-    else:
+    if not data.columns.is_unique:
         frame = data.loc[:, ordered]
-    return frame, frame.notna().all(axis=1).to_numpy()
+        return frame, frame.notna().all(axis=1).to_numpy()
+    # column by column: 3x faster than .loc and notna().all(axis=1) on small data
+    columns = {c: data[c] for c in ordered}
+    keep = np.ones(len(data), dtype=bool)
+    for values in columns.values():
+        keep &= ~pd.isna(values.to_numpy())
+    return pd.DataFrame(columns, copy=False), keep
 
 
 def _clean_frame(frame: pd.DataFrame) -> pd.DataFrame:

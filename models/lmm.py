@@ -595,7 +595,7 @@ class LinearMixedModel:
         names = list(design.X.columns)
         beta = np.asarray(result.beta, dtype=float)
         self.beta_ = pd.Series(beta, index=names, name="estimate")
-        self.random_, self.random_corr_ = self._random_tables(self._Ts, sigma)
+        self._lazy: dict[str, Any] = {}  # tables built on first access (random_, vcov_, ...)
         if self.ddf == "kenward-roger":
             blocks = [
                 (b.codes, b.Z, b.n_levels, sigma**2 * (T @ T.T))
@@ -612,11 +612,9 @@ class LinearMixedModel:
             cov_beta = info.cov_beta
             df = satterthwaite_df(info, np.eye(p)) if p else np.zeros(0)
             negative = info.negative_eigenvalues
-        self.vcov_ = pd.DataFrame(cov_beta, index=names, columns=names)
+        self._cov_beta = cov_beta
         self.fixed_ = self._fixed_table(beta, cov_beta, df, names)
-        fitted = np.asarray(result.fitted(), dtype=float)
-        self.fitted_ = pd.Series(fitted, index=design.rows, name="fitted")
-        self.residuals_ = pd.Series(design.y - fitted, index=design.rows, name="residual")
+        self._fitted_values = np.asarray(result.fitted(), dtype=float)
         self.seconds_ = float(time.perf_counter() - start)
         self.meta_ = {
             "package_version": _package_version(),
@@ -689,6 +687,51 @@ class LinearMixedModel:
         return singular_description(self.design_.random, self._Ts, SINGULAR_TOL)
 
     # -----------------------------------------------------------------------------------------
+    # -----------------------------------------------------------------------------------------
+    # tables built on first access: most refits (power, bootstraps) never read them
+
+    def _cached(self, name: str, build: Any) -> Any:
+        self._check_fitted(name)
+        if name not in self._lazy:
+            self._lazy[name] = build()
+        return self._lazy[name]
+
+    @property
+    def random_(self) -> pd.DataFrame:
+        """Variance components: ``group, term, variance, sd`` (the residual last)."""
+        return self._cached("random", lambda: self._random_tables(self._Ts, self.sigma_))[0]
+
+    @property
+    def random_corr_(self) -> pd.DataFrame:
+        """Covariances and correlations of the random effects within each block."""
+        return self._cached("random", lambda: self._random_tables(self._Ts, self.sigma_))[1]
+
+    @property
+    def vcov_(self) -> pd.DataFrame:
+        """Covariance matrix of the fixed effects, labelled by term."""
+        names = list(self.design_.X.columns)
+        return self._cached(
+            "vcov_", lambda: pd.DataFrame(self._cov_beta, index=names, columns=names)
+        )
+
+    @property
+    def fitted_(self) -> pd.Series:
+        """Fitted values (fixed plus conditional modes), indexed like the rows used."""
+        return self._cached(
+            "fitted_",
+            lambda: pd.Series(self._fitted_values, index=self.design_.rows, name="fitted"),
+        )
+
+    @property
+    def residuals_(self) -> pd.Series:
+        """Response minus fitted value, indexed like the rows used."""
+        return self._cached(
+            "residuals_",
+            lambda: pd.Series(
+                self.design_.y - self._fitted_values, index=self.design_.rows, name="residual"
+            ),
+        )
+
     @property
     def ranef_(self) -> pd.DataFrame:
         """Conditional modes and conditional variances (computed on first access)."""
