@@ -699,12 +699,12 @@ class LinearMixedModel:
     @property
     def random_(self) -> pd.DataFrame:
         """Variance components: ``group, term, variance, sd`` (the residual last)."""
-        return self._cached("random", lambda: self._random_tables(self._Ts, self.sigma_))[0]
+        return self._cached("random_", lambda: self._random_tables(self._Ts, self.sigma_))[0]
 
     @property
     def random_corr_(self) -> pd.DataFrame:
         """Covariances and correlations of the random effects within each block."""
-        return self._cached("random", lambda: self._random_tables(self._Ts, self.sigma_))[1]
+        return self._cached("random_", lambda: self._random_tables(self._Ts, self.sigma_))[1]
 
     @property
     def vcov_(self) -> pd.DataFrame:

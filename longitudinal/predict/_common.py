@@ -26,12 +26,6 @@ def _check_study(study: Any, *, func: str) -> None:
         )
 
 
-def _default_sampler() -> str:
-    import importlib.util
-
-    return "nutpie" if importlib.util.find_spec("nutpie") is not None else "pymc"
-
-
 @contextmanager
 def _recording(
     notes: list[str], *, prefix: str, expected: Callable[[Any], bool] | None = None

@@ -20,7 +20,7 @@ import pandas as pd
 from longitudinal._checks import check_bool, check_int, check_unit
 from longitudinal._display import Displayed
 from longitudinal._errors import InvalidParameterError
-from longitudinal.predict._common import _check_study, _default_sampler, _empty, _recording
+from longitudinal.predict._common import _check_study, _empty, _recording
 from longitudinal.predict.effects import _check_whole
 from longitudinal.predict.predictors import (
     _KINDS,
@@ -33,6 +33,7 @@ from longitudinal.predict.predictors import (
 from longitudinal.splits import SPLIT_SIZES, draw_splits, seed_list, splits_table
 from models import DataQualityWarning
 from models import InvalidParameterError as ModelsInvalidParameterError
+from models.bayes import default_sampler
 from models.evaluation import (
     BOOTSTRAP_COLUMNS,
     COMPARISON_COLUMNS,
@@ -547,7 +548,7 @@ def evaluate_predictions(
         "draws": check_int(draws, name="draws", where=func, minimum=1),
         "tune": check_int(tune, name="tune", where=func, minimum=0),
         "chains": check_int(chains, name="chains", where=func, minimum=1),
-        "sampler": sampler or _default_sampler(),
+        "sampler": sampler or default_sampler(),
     }
     n_boot = check_int(n_boot, name="n_boot", where=func, minimum=0)
     ci_level = check_unit(ci_level, name="ci_level", where=func)

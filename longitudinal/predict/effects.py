@@ -20,9 +20,10 @@ import pandas as pd
 from longitudinal._checks import check_bool, check_int, check_unit
 from longitudinal._display import Shown
 from longitudinal._errors import InvalidParameterError
-from longitudinal.predict._common import _default_sampler, _short
+from longitudinal.predict._common import _short
 from longitudinal.predict.predictors import EmpathyData, empathy_formula
 from models import DataQualityWarning, ModelsError
+from models.bayes import default_sampler
 from surveys import __version__
 
 EFFECT_COLUMNS = [
@@ -461,7 +462,7 @@ def fit_empathy_models(
     response = data.response_col
     if include_bayes or include_clmm:
         _check_whole(frame[response], func=func)
-    sampler = sampler or _default_sampler()
+    sampler = sampler or default_sampler()
 
     from models.lmm import LinearMixedModel
 

@@ -14,6 +14,7 @@ PyMC, ArviZ, xarray and matplotlib are imported only inside the functions that
 need them.
 """
 
+from models._backends.samplers import default_sampler
 from models.bayes.compare import GroupCVResult, compare, leave_one_group_out
 from models.bayes.diagnostics import (
     BFMI_MIN,
@@ -43,6 +44,7 @@ __all__ = [
     "Prior",
     "compare",
     "default_priors",
+    "default_sampler",
     "leave_one_group_out",
     "sampling_diagnostics",
 ]
