@@ -153,3 +153,8 @@ def _package_version() -> str:
     from surveys import __version__
 
     return __version__
+
+
+def _meta_head(func: str, **parameters: Any) -> dict[str, Any]:
+    """Return the first keys of every change result's ``meta``: function, version, parameters."""
+    return {"function": func, "version": _package_version(), "parameters": parameters}

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from longitudinal._checks import check_unit
-from longitudinal.change._panel import _package_version
+from longitudinal.change._panel import _meta_head
 from longitudinal.change.anova import friedman_test, rm_anova
 from longitudinal.change.describe import describe_waves
 from longitudinal.change.growth import growth_model
@@ -149,22 +149,21 @@ def change_analysis(
         )
         rc_people, rc_counts, rc_meta = rc.people, rc.counts, rc.meta
     meta = {
-        "function": func,
-        "version": _package_version(),
-        "parameters": {
-            "id_col": id_col,
-            "wave_col": wave_col,
-            "outcome_col": outcome_col,
-            "waves": list(waves),
-            "time": None if time is None else dict(time),
-            "random_slope": random_slope,
-            "reliability": reliability,
-            "reliability_kind": reliability_kind,
-            "baseline_items": baseline_items is not None,
-            "higher_is_better": higher_is_better,
-            "ci_level": level,
-            "backend": backend,
-        },
+        **_meta_head(
+            func,
+            id_col=id_col,
+            wave_col=wave_col,
+            outcome_col=outcome_col,
+            waves=list(waves),
+            time=None if time is None else dict(time),
+            random_slope=random_slope,
+            reliability=reliability,
+            reliability_kind=reliability_kind,
+            baseline_items=baseline_items is not None,
+            higher_is_better=higher_is_better,
+            ci_level=level,
+            backend=backend,
+        ),
         "n_subjects": anova.meta["n_subjects"],
         "n_complete": anova.meta["n_used"],
         "n_excluded": anova.meta["n_excluded"],

@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from longitudinal._errors import DataQualityWarning
-from longitudinal.change._panel import _excluded_table, _package_version, _panel
+from longitudinal.change._panel import _excluded_table, _meta_head, _panel
 from longitudinal.change.results import (
     FRIEDMAN_COLUMNS,
     RM_ANOVA_COLUMNS,
@@ -192,14 +192,13 @@ def rm_anova(
     y = complete.to_numpy(dtype=float)
     n, k = y.shape
     meta: dict[str, Any] = {
-        "function": func,
-        "version": _package_version(),
-        "parameters": {
-            "id_col": id_col,
-            "wave_col": wave_col,
-            "outcome_col": outcome_col,
-            "waves": list(panel.waves),
-        },
+        **_meta_head(
+            func,
+            id_col=id_col,
+            wave_col=wave_col,
+            outcome_col=outcome_col,
+            waves=list(panel.waves),
+        ),
         "waves": list(panel.waves),
         "n_subjects": int(len(panel.wide)),
         "n_used": int(n),

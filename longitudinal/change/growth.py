@@ -17,7 +17,7 @@ from scipy import stats
 
 from longitudinal._checks import check_bool, check_unit
 from longitudinal._errors import DataQualityWarning, InvalidParameterError
-from longitudinal.change._panel import _package_version, _Panel, _panel
+from longitudinal.change._panel import _meta_head, _Panel, _panel
 from longitudinal.change.results import (
     _SINGULAR_TOL,
     FIXED_COLUMNS,
@@ -288,18 +288,17 @@ def growth_model(
     fixed, rand = _growth_tables(fit, level)
     n_obs_per = np.bincount(codes, minlength=n_subjects)
     meta = {
-        "function": func,
-        "version": _package_version(),
-        "parameters": {
-            "id_col": id_col,
-            "wave_col": wave_col,
-            "outcome_col": outcome_col,
-            "waves": list(panel.waves),
-            "time": dict(coding),
-            "random_slope": slope_requested,
-            "ci_level": level,
-            "backend": backend,
-        },
+        **_meta_head(
+            func,
+            id_col=id_col,
+            wave_col=wave_col,
+            outcome_col=outcome_col,
+            waves=list(panel.waves),
+            time=dict(coding),
+            random_slope=slope_requested,
+            ci_level=level,
+            backend=backend,
+        ),
         "formula": (
             f"{outcome_col} ~ time + (1 + time | {id_col})"
             if structure == "intercept + slope"

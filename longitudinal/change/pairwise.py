@@ -12,7 +12,7 @@ from scipy import optimize, special, stats
 
 from longitudinal._checks import check_unit
 from longitudinal._errors import DataQualityWarning
-from longitudinal.change._panel import _package_version, _panel
+from longitudinal.change._panel import _meta_head, _panel
 from longitudinal.change.results import (
     DZ_CI_METHOD,
     EFFECT_SIZE_COLUMNS,
@@ -303,15 +303,14 @@ def pairwise_changes(
     tests_df = pd.DataFrame(tests, columns=PAIRWISE_COLUMNS)
     tests_df["p_holm"] = holm_adjust(tests_df["p_value"].to_numpy(dtype=float))
     meta = {
-        "function": func,
-        "version": _package_version(),
-        "parameters": {
-            "id_col": id_col,
-            "wave_col": wave_col,
-            "outcome_col": outcome_col,
-            "waves": list(panel.waves),
-            "ci_level": level,
-        },
+        **_meta_head(
+            func,
+            id_col=id_col,
+            wave_col=wave_col,
+            outcome_col=outcome_col,
+            waves=list(panel.waves),
+            ci_level=level,
+        ),
         "p_adjust": "holm",
         "difference": "later wave minus earlier wave",
         "pairs": "pairwise complete: every subject observed at both waves of a pair",

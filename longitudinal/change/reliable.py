@@ -16,7 +16,7 @@ from scipy import stats
 
 from longitudinal._checks import check_bool, check_unit
 from longitudinal._errors import DataQualityWarning, InvalidParameterError
-from longitudinal.change._panel import _package_version, _panel
+from longitudinal.change._panel import _meta_head, _panel
 from longitudinal.change.results import (
     RCI_CATEGORIES,
     RCI_COLUMNS,
@@ -215,19 +215,18 @@ def reliable_change(
         columns=RCI_COUNT_COLUMNS,
     )
     meta = {
-        "function": func,
-        "version": _package_version(),
-        "parameters": {
-            "id_col": id_col,
-            "wave_col": wave_col,
-            "outcome_col": outcome_col,
-            "waves": list(panel.waves),
-            "from_wave": w0,
-            "to_wave": w1,
-            "reliability_kind": reliability_kind if baseline_items is None else "alpha",
-            "higher_is_better": better_up,
-            "ci_level": level,
-        },
+        **_meta_head(
+            func,
+            id_col=id_col,
+            wave_col=wave_col,
+            outcome_col=outcome_col,
+            waves=list(panel.waves),
+            from_wave=w0,
+            to_wave=w1,
+            reliability_kind=reliability_kind if baseline_items is None else "alpha",
+            higher_is_better=better_up,
+            ci_level=level,
+        ),
         "reliability": r,
         "reliability_source": source,
         "sd_baseline": sd0,
