@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from numpy.testing import assert_allclose
 
+from longitudinal._format import num, p_value
 from longitudinal.report.sections.effects import empathy_effects_section
 
 
@@ -26,6 +27,16 @@ def test_effects_section_without_bayes(demo_study, tmp_path):
     ids = demo_study.participants["participant_id"].astype(str)
     assert not any(f">{i}<" in section.html or f" {i} " in section.html for i in ids)
     assert any("SingularFitWarning" in n for n in section.notes)
+    # the tables show the fitted numbers: LMM and ordinal columns, APA p values, ICC to 3 places
+    effects = section.tables["empathy_effects"]
+    lmm = effects[(effects["engine"] == "lmm") & (effects["scale"] == "rating")]
+    for rec in lmm.itertuples():
+        assert (
+            f">{num(rec.estimate)}<" in section.html and f">{p_value(rec.p_value)}<" in section.html
+        )
+    assert ">Ordinal AME<" in section.html and ">p (z)<" in section.html
+    for icc in section.tables["empathy_variance"]["icc"].dropna():
+        assert f">{num(icc, 3)}<" in section.html
 
 
 @pytest.mark.slow
