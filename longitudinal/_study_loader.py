@@ -6,7 +6,6 @@ checks read what the earlier ones found (known participants, sessions, survey da
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -69,8 +68,8 @@ class _Loader:
         sessions_df, ratings_df = self.apply_exclusions(sessions, ratings, survey_dates)
         scored = self.score(surveys, instruments)
         participants_df = self.convert_participants(participants)
-        for _, responses, _ in surveys:
-            for rec in responses.excluded.itertuples(index=False):
+        for _, export, _ in surveys:
+            for rec in export.responses.excluded.itertuples(index=False):
                 self.exclude(_relative(rec.file, self.root), rec.row, str(rec.reason))
         exclusions = pd.DataFrame(self.exclusions, columns=EXCLUSION_COLUMNS)
         exclusions["row"] = exclusions["row"].astype("int64")
@@ -385,8 +384,7 @@ class _Loader:
 
     def read_surveys(self, instruments: dict[str, Any], known: set[str] | None) -> list:
         """Read every export; returns [(spec, responses, survey_rows DataFrame)]."""
-        from surveys.readers import read_responses
-        from surveys.validation import validate_responses
+        from surveys.pipeline import check_export
 
         cfg = self.cfg
         out = []
@@ -404,12 +402,17 @@ class _Loader:
             if not path.is_file():
                 self.failures.add(rel, "file not found")
                 continue
+            # unknown instruments are already reported; check the items of the known ones
+            insts = [instruments[n] for n in spec.instruments if n in instruments]
             try:
-                responses = read_responses(
+                export = check_export(
                     path,
-                    format=spec.format,
+                    insts,
                     id_col=spec.id_col,
                     wave_col=spec.wave_col,
+                    wave=spec.wave,
+                    errors="collect",
+                    format=spec.format,
                     item_map=item_map,
                     missing_codes=spec.missing_codes,
                     sheet=spec.sheet,
@@ -421,18 +424,14 @@ class _Loader:
             except ImportError as err:
                 self.failures.add(rel, f"cannot read this format here: {err}")
                 continue
-            # unknown instruments are already reported; check the items of the known ones
-            insts = [instruments[n] for n in spec.instruments if n in instruments]
-            try:
-                validate_responses(responses, insts, id_col=spec.id_col, wave_col=spec.wave_col)
-            except InputValidationError as err:
-                self.failures.extend(err.failure_cases, root=self.root)
+            self.failures.extend(export.failures, root=self.root)
+            responses = export.responses
             rows = self.check_survey_rows(spec, responses, known)
             self.meta["files"][rel] = {
                 "rows": int(responses.meta.get("n_rows_read", len(responses.data))),
                 "excluded": len(responses.excluded),
             }
-            out.append((spec, responses, rows))
+            out.append((spec, export, rows))
         self.check_duplicate_surveys(out)
         return out
 
@@ -607,55 +606,27 @@ class _Loader:
     # -- scoring -------------------------------------------------------------------------------
 
     def score(self, surveys: list, instruments: dict[str, Any]) -> dict[str, pd.DataFrame]:
-        from surveys import UndefinedStatisticWarning
-        from surveys.scoring import score
+        from surveys.pipeline import score_export
 
         cfg = self.cfg
-        first = cfg.waves[0]
-        parts: dict[str, list[pd.DataFrame]] = {
-            "scores": [],
-            "reliability": [],
-            "item_stats": [],
-            "missing": [],
-        }
+        # a trait is scored at the first wave only (keyed by the loaded instrument's name)
+        traits = [instruments[n].name for n in cfg.traits if n in instruments]
+        only_waves = {name: [cfg.waves[0]] for name in traits}
+        keys = ("scores", "reliability", "item_stats", "missing")
+        parts: dict[str, list[pd.DataFrame]] = {key: [] for key in keys}
         notes: list[str] = []
-        for spec, responses, _ in surveys:
-            data = responses.data
-            rows = responses.row_numbers
-            wave_col = spec.wave_col or "wave"
-            if spec.wave_col is None:
-                data = data.assign(**{wave_col: spec.wave})
-            for name in spec.instruments:
-                subset, subset_rows = data, rows
-                if name in cfg.traits:
-                    keep = data[wave_col] == first
-                    subset, subset_rows = data.loc[keep], rows.loc[keep]
-                    if subset.empty:
-                        continue
-                instrument = instruments[name]
-                single_items = all(len(k.items) == 1 for k in instrument.scales)
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    result = score(
-                        subset,
-                        instrument,
-                        id_col=spec.id_col,
-                        wave_col=wave_col,
-                        min_valid=cfg.min_valid,
-                        prorate=cfg.prorate,
-                        row_numbers=subset_rows,
-                        source_file=spec.file,
-                    )
-                for w in caught:
-                    text = f"{spec.file}, {name}: {w.message}"
-                    notes.append(text)
-                    # alpha of a one-item scale is undefined by construction: noted, not warned
-                    if not (single_items and issubclass(w.category, UndefinedStatisticWarning)):
-                        warnings.warn(text, w.category, stacklevel=4)
-                rename = {"id": cfg.id_col}
+        for spec, export, _ in surveys:
+            scored = score_export(
+                export,
+                min_valid=cfg.min_valid,
+                prorate=cfg.prorate,
+                only_waves=only_waves,
+                name=spec.file,
+            )
+            notes += scored.notes
+            for result in scored.results.values():
                 for key in parts:
-                    table = getattr(result, key).rename(columns=rename)
-                    parts[key].append(table)
+                    parts[key].append(getattr(result, key).rename(columns={"id": cfg.id_col}))
         out: dict[str, pd.DataFrame] = {}
         for key, tables in parts.items():
             tables = [t for t in tables if not t.empty]

@@ -4,7 +4,8 @@ The package turns raw survey exports into scale scores a researcher can trust: a
 library stored as checked data files (:func:`list_instruments`), readers for CSV, Excel,
 Qualtrics and SPSS exports (:func:`read_responses`), validation that reports every problem at
 once (:func:`validate_responses`), exact scoring from the declared response range
-(:func:`score`) and reliability per scale and wave (:func:`scale_reliability`).
+(:func:`score`) and reliability per scale and wave (:func:`scale_reliability`);
+:func:`check_export` and :func:`score_export` chain them for one export.
 """
 
 from surveys._errors import (
@@ -25,6 +26,7 @@ from surveys.instruments import (
     list_instruments,
     load_instrument,
 )
+from surveys.pipeline import CheckedExport, ExportScores, check_export, score_export
 from surveys.readers import Responses, read_responses
 from surveys.reliability import scale_reliability
 from surveys.scoring import ScaleScores, reverse_score, score
@@ -33,7 +35,9 @@ from surveys.validation import FailureCollector, validate_responses
 __all__ = [
     "FAILURE_COLUMNS",
     "__version__",
+    "CheckedExport",
     "DataQualityWarning",
+    "ExportScores",
     "FailureCollector",
     "InputValidationError",
     "Instrument",
@@ -45,6 +49,7 @@ __all__ = [
     "SurveysWarning",
     "UndefinedStatisticWarning",
     "UnknownInstrumentError",
+    "check_export",
     "derive_items",
     "list_instruments",
     "load_instrument",
@@ -52,5 +57,6 @@ __all__ = [
     "reverse_score",
     "scale_reliability",
     "score",
+    "score_export",
     "validate_responses",
 ]

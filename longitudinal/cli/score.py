@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
@@ -23,7 +22,6 @@ from longitudinal.cli._common import (
     _Formatter,
     _scores_writer,
 )
-from surveys import InputValidationError, SurveysError
 
 
 def _fraction_or_count(text: str) -> float | int:
@@ -159,44 +157,8 @@ def _recode_spec(text: str) -> tuple[float, float, float, float]:
     return a, b, c, d
 
 
-def _recoded(responses: Any, items: list[str], spec: tuple[float, float, float, float]) -> Any:
-    """Shift item answers from ``A-B`` to ``C-D``; answers outside ``A-B`` are refused."""
-    from dataclasses import replace
-
-    a, b, c, _ = spec
-    data = responses.data.copy()
-    export = {item: column for column, item in responses.meta.get("item_map", {}).items()}
-    problems = []
-    for item in items:
-        if item not in data.columns:
-            continue
-        numbers = pd.to_numeric(data[item], errors="coerce").to_numpy(dtype=float)
-        outside = np.isfinite(numbers) & ((numbers < a) | (numbers > b))
-        for pos in np.flatnonzero(outside):
-            problems.append(
-                {
-                    "file": responses.source,
-                    "row": int(responses.row_numbers.iloc[pos]),
-                    "column": f"{export[item]} ({item})" if item in export else item,
-                    "value": numbers[pos],
-                    "reason": f"value outside the --recode range {a:g}-{b:g}",
-                }
-            )
-        text = data[item].to_numpy(dtype=object)
-        shifted = np.where(np.isfinite(numbers), numbers - a + c, np.nan)
-        keep_text = ~np.isfinite(numbers) & pd.notna(data[item]).to_numpy()
-        data[item] = np.where(keep_text, text, shifted) if keep_text.any() else shifted
-    if problems:
-        raise InputValidationError(
-            pd.DataFrame(problems), f"cannot recode {responses.source} with --recode"
-        )
-    return replace(responses, data=data)
-
-
 def _score(args: argparse.Namespace) -> int:
-    from surveys.instruments import load_instrument
-    from surveys.readers import read_responses
-    from surveys.validation import validate_responses
+    from surveys.pipeline import check_export, score_export
 
     out = Path(args.out)
     rel_out = Path(args.reliability) if args.reliability else None
@@ -209,11 +171,19 @@ def _score(args: argparse.Namespace) -> int:
             )
     _check_outputs({"--out": out, "--reliability": rel_out, "--exclusions": excl_out})
 
-    responses = read_responses(
+    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if i.endswith(".toml"))]
+    inputs += [Path(args.item_map)] if args.item_map else []
+    for option, path in (("--out", out), ("--reliability", rel_out), ("--exclusions", excl_out)):
+        if path is not None:
+            refuse_overlap(path, inputs, option=option, func="longitudinal score")
+    # An unknown instrument name is listed together with the data problems.
+    export = check_export(
         args.raw,
-        format=args.format,
+        args.instruments,
         id_col=args.id_col,
         wave_col=args.wave_col,
+        recode=args.recode,
+        format=args.format,
         item_map=args.item_map,
         missing_codes=args.missing_codes,
         flagged="exclude" if args.exclude_flagged else "raise",
@@ -222,41 +192,15 @@ def _score(args: argparse.Namespace) -> int:
         decimal=args.decimal,
         sheet=args.sheet,
     )
-    if args.recode is not None:
-        items = []
-        for spec in args.instruments:
-            try:
-                items += list(load_instrument(spec).items)
-            except SurveysError:  # listed by the validation below
-                continue
-        responses = _recoded(responses, items, args.recode)
-    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if i.endswith(".toml"))]
-    inputs += [Path(args.item_map)] if args.item_map else []
-    for option, path in (("--out", out), ("--reliability", rel_out), ("--exclusions", excl_out)):
-        if path is not None:
-            refuse_overlap(path, inputs, option=option, func="longitudinal score")
-    # Validation resolves the instrument names too, so an unknown name is listed together
-    # with the data problems; after it passes every name is known.
-    validate_responses(responses, args.instruments, id_col=args.id_col, wave_col=args.wave_col)
-    instruments = [load_instrument(spec) for spec in args.instruments]
-
-    from surveys.scoring import score
-
-    options: dict[str, Any] = {
-        "id_col": args.id_col,
-        "wave_col": args.wave_col,
-        "row_numbers": responses.row_numbers,
-        "source_file": responses.source,
-    }
+    responses = export.responses
+    options: dict[str, Any] = {}
     if args.min_valid is not None:
         options["min_valid"] = args.min_valid
-    if args.prorate:
-        options["prorate"] = True
-    results = [score(responses.data, instrument, **options) for instrument in instruments]
-    scores = pd.concat([r.scores for r in results], ignore_index=True)
+    scored = score_export(export, prorate=args.prorate, **options)
+    scores = scored.scores
     outputs: dict[Path, Callable[[Path], None]] = {out: _scores_writer(scores)}
     if rel_out is not None:
-        reliability = pd.concat([r.reliability for r in results], ignore_index=True)
+        reliability = scored.reliability
         wave = [c for c in ("wave", args.wave_col) if c and c in reliability.columns][:1]
         columns = ["instrument", "scale", *wave, "n", "alpha", "alpha_ci_low", "alpha_ci_high"]
         columns.append("omega_total")
@@ -273,7 +217,7 @@ def _score(args: argparse.Namespace) -> int:
         for rec in responses.excluded.itertuples(index=False):
             print(f"  row {rec.row}: {rec.reason}", file=sys.stderr)
     unscored = int(scores["score"].isna().sum()) if "score" in scores.columns else 0
-    names = ", ".join(i.name for i in instruments)
+    names = ", ".join(i.name for i in export.instruments)
     print(
         f"scored {len(responses.data)} response row(s) on {names}: {len(scores)} scale scores"
         + (f" ({unscored} not computed: too few items answered)" if unscored else "")
