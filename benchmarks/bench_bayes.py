@@ -198,6 +198,7 @@ def _row(r: dict, base: float | None) -> str:
     return (
         f"{r['run']:44s} {r['seconds']:7.1f} {compile_s:7.1f} {r['ess_bulk_min']:7.0f} "
         f"{rate:7.1f} {r.get('ess_per_second_sampling', float('nan')):8.1f} {ratio} "
+        f"{r['ess_bulk_min'] / r.get('wall_seconds', r['seconds']):7.1f} "
         f"{r['ess_bulk_min_all']:8.0f} {r['divergences']:4d} {r['r_hat_max']:6.3f} "
         f"{'pass' if r.get('passed', not r.get('failures')) else 'FAIL'}"
     )
@@ -258,11 +259,15 @@ def main() -> None:
     base = results[0]["ess_bulk_min"] / results[0]["seconds"] if not args.no_baseline else None
     print(
         f"\n{'run':44s} {'seconds':>7s} {'compile':>7s} {'minESS':>7s} {'ESS/s':>7s} "
-        f"{'ESS/s*':>8s} {'x base':>7s} {'minESS(all)':>8s} {'div':>4s} {'R-hat':>6s} gate"
+        f"{'ESS/s*':>8s} {'x base':>7s} {'ESS/s+':>7s} {'minESS(all)':>8s} {'div':>4s} "
+        f"{'R-hat':>6s} gate"
     )
     for r in [*results, *refits, *([crossed] if crossed else [])]:
         print(_row(r, base))
-    print("ESS/s: with compilation; ESS/s*: sampling only")
+    print(
+        "ESS/s: with compilation; ESS/s*: sampling only; ESS/s+: the whole fit call "
+        "(compilation, sampling, log-likelihood, predictive draws, diagnostics)"
+    )
     if refits:
         per_refit = sum(r["wall_seconds"] for r in refits) / len(refits)
         compiled = sum(r["compile_seconds"] for r in refits)

@@ -132,7 +132,7 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
             "and the cumulative link mixed models (default: off; about a minute more)"
         ),
     )
-    parser.add_argument("--draws", type=int, help="Bayesian model: draws per chain (500)")
+    parser.add_argument("--draws", type=int, help="Bayesian model: draws per chain (10000)")
     parser.add_argument("--tune", type=int, help="Bayesian model: tuning steps per chain (500)")
     parser.add_argument("--chains", type=int, help="Bayesian model: chains (2)")
     parser.add_argument(

@@ -49,3 +49,19 @@ def _short(message: str, limit: int = 300) -> str:
     """First line of a warning, with long formulas elided."""
     line = message.splitlines()[0] if message else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def sampling_settings(
+    draws: int | None, tune: int | None, chains: int | None, *, where: str
+) -> tuple[int, int, int]:
+    """Draws, tuning steps and chains of the Bayesian model; None takes the model's default."""
+    from longitudinal._checks import check_int
+    from models.bayes import DEFAULT_SAMPLING
+
+    given = {"draws": draws, "tune": tune, "chains": chains}
+    minimum = {"draws": 1, "tune": 0, "chains": 1}
+    out = []
+    for name, value in given.items():
+        value = int(DEFAULT_SAMPLING[name]) if value is None else value
+        out.append(check_int(value, name=name, where=where, minimum=minimum[name]))
+    return out[0], out[1], out[2]

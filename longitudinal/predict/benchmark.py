@@ -20,7 +20,7 @@ import pandas as pd
 from longitudinal._checks import check_bool, check_int, check_unit
 from longitudinal._display import Displayed
 from longitudinal._errors import InvalidParameterError
-from longitudinal.predict._common import _check_study, _empty, _recording
+from longitudinal.predict._common import _check_study, _empty, _recording, sampling_settings
 from longitudinal.predict.effects import _check_whole
 from longitudinal.predict.predictors import (
     _KINDS,
@@ -404,9 +404,9 @@ def evaluate_predictions(
     sizes: tuple[float, float, float] = SPLIT_SIZES,
     session_features: Sequence[str] | None = None,
     random_slope: bool = True,
-    draws: int = 500,
-    tune: int = 500,
-    chains: int = 2,
+    draws: int | None = None,
+    tune: int | None = None,
+    chains: int | None = None,
     sampler: str | None = None,
     n_boot: int = 2000,
     ci_level: float = 0.95,
@@ -447,9 +447,10 @@ def evaluate_predictions(
     random_slope : bool, default True
         Random week slope per participant in the models that have the week term
         (``lmm_traits`` has a random intercept only).
-    draws, tune, chains : int, default 500, 500, 2
-        Sampler settings of the Bayesian model, kept modest for run time (one fit per seed
-        takes about 25 s on 2 cores); failed diagnostics are recorded in ``notes``.
+    draws, tune, chains : int, optional
+        Sampler settings of the Bayesian model; by default its own
+        (:data:`models.bayes.DEFAULT_SAMPLING`; about 45 s per fit on 2 cores, the model
+        compiled once per structure). Failed diagnostics are recorded in ``notes``.
     sampler : str, optional
         Default nutpie when installed, else PyMC.
     n_boot : int, default 2000
@@ -544,10 +545,11 @@ def evaluate_predictions(
         check_bool(value, name=name, where=func)
     known = list(MODEL_DESCRIPTIONS)
     chosen = _chosen_models(models, include_bayes, func=func)
+    draws, tune, chains = sampling_settings(draws, tune, chains, where=func)
     bayes_opts = {
-        "draws": check_int(draws, name="draws", where=func, minimum=1),
-        "tune": check_int(tune, name="tune", where=func, minimum=0),
-        "chains": check_int(chains, name="chains", where=func, minimum=1),
+        "draws": draws,
+        "tune": tune,
+        "chains": chains,
         "sampler": sampler or default_sampler(),
     }
     n_boot = check_int(n_boot, name="n_boot", where=func, minimum=0)

@@ -20,7 +20,7 @@ import pandas as pd
 from longitudinal._checks import check_bool, check_int, check_unit
 from longitudinal._display import Shown
 from longitudinal._errors import InvalidParameterError
-from longitudinal.predict._common import _short
+from longitudinal.predict._common import _short, sampling_settings
 from longitudinal.predict.predictors import EmpathyData, empathy_formula
 from models import DataQualityWarning, ModelsError
 from models.bayes import default_sampler
@@ -359,9 +359,9 @@ def fit_empathy_models(
     include_bayes: bool = True,
     include_clmm: bool = True,
     story_effects: bool = True,
-    draws: int = 500,
-    tune: int = 500,
-    chains: int = 2,
+    draws: int | None = None,
+    tune: int | None = None,
+    chains: int | None = None,
     sampler: str | None = None,
     seed: int = 2024,
     ci_level: float = 0.95,
@@ -380,8 +380,9 @@ def fit_empathy_models(
         whole-number ratings).
     story_effects : bool, default True
         Random intercept per story in the effects models.
-    draws, tune, chains : int, default 500, 500, 2
-        Sampler settings of the Bayesian model.
+    draws, tune, chains : int, optional
+        Sampler settings of the Bayesian model; by default its own
+        (:data:`models.bayes.DEFAULT_SAMPLING`: 2 chains x 10,000 draws, 500 tuning steps).
     sampler : {"nutpie", "pymc", "numpyro"}, optional
         NUTS implementation; default nutpie when installed, else PyMC.
     seed : int, default 2024
@@ -453,9 +454,7 @@ def fit_empathy_models(
     )
     for name, value in flags:
         check_bool(value, name=name, where=func)
-    draws = check_int(draws, name="draws", where=func, minimum=1)
-    tune = check_int(tune, name="tune", where=func, minimum=0)
-    chains = check_int(chains, name="chains", where=func, minimum=1)
+    draws, tune, chains = sampling_settings(draws, tune, chains, where=func)
     seed = check_int(seed, name="seed", where=func, minimum=0)
     ci_level = check_unit(ci_level, name="ci_level", where=func)
     frame = data.data

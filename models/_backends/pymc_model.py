@@ -322,6 +322,7 @@ def _initial_cutpoints(n_categories: int, link: str) -> np.ndarray:
 
 
 _PAD = 1.0e3  # stands in for +/- infinity beyond the outer cutpoints; exp(-1e3) == 0
+_FLOOR = 500.0  # softplus arguments below -500 add less than exp(-500) ~ 7e-218
 
 
 def _padded(cut: Any) -> Any:
@@ -344,7 +345,14 @@ def _ordinal_logp_logit(value: Any, eta: Any, cut: Any) -> Any:
     lower = padded[y]
     # log(1 - exp(c_{k-1} - c_k)) per category; 0 for the outer ones (the pad is +/- infinity)
     gap = pt.concatenate([pt.zeros(1), pt.log1mexp(cut[:-1] - cut[1:]), pt.zeros(1)])
-    return gap[y] - pt.softplus(eta - upper) - pt.softplus(lower - eta)
+    # softplus(x) = exp(x) = 0 in double precision below -500; the floor keeps JAX's gradient
+    # finite (its softplus differentiates every branch, and one overflows far below)
+    floor = -_FLOOR
+    return (
+        gap[y]
+        - pt.softplus(pt.maximum(eta - upper, floor))
+        - pt.softplus(pt.maximum(lower - eta, floor))
+    )
 
 
 def _ordinal_logp_probit(value: Any, eta: Any, cut: Any) -> Any:

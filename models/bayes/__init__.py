@@ -25,11 +25,12 @@ from models.bayes.diagnostics import (
     SUMMARY_COLUMNS,
     sampling_diagnostics,
 )
-from models.bayes.model import BayesianMixedModel, BayesianModelSummary
+from models.bayes.model import DEFAULT_SAMPLING, BayesianMixedModel, BayesianModelSummary
 from models.bayes.priors import FAMILIES, LINKS, PRIOR_CLASSES, Prior, default_priors
 
 __all__ = [
     "BFMI_MIN",
+    "DEFAULT_SAMPLING",
     "DIAGNOSTIC_COLUMNS",
     "ESS_MIN",
     "FAMILIES",

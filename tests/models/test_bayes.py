@@ -733,3 +733,58 @@ def test_warm_and_cold_model_give_identical_draws_with_pymc(ratings):
         np.testing.assert_array_equal(
             cold.idata_.posterior[name].values, warm.idata_.posterior[name].values
         )
+
+
+def test_numpyro_refuses_the_probit_link_before_sampling(ratings):
+    with pytest.raises(InvalidParameterError, match="cannot run link='probit'"):
+        BayesianMixedModel(FORMULA, link="probit", sampler="numpyro").fit(ratings)
+
+
+def test_jax_gradient_is_finite_where_the_outer_categories_are_padded(ratings):
+    """numpyro differentiates every branch of JAX's softplus: no NaN from the padded cutpoints."""
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    from pymc.sampling.jax import get_jaxified_logp
+
+    jax.config.update("jax_enable_x64", True)
+    model = _model(_inputs(ratings, link="logit"))
+    logp = get_jaxified_logp(model)
+    rng = np.random.default_rng(3)
+    for point in (model.initial_point(), _random_point(model, rng)):
+        values = [jnp.asarray(point[v.name]) for v in model.value_vars]
+        expected = model.compile_logp(mode="FAST_COMPILE")(point)
+        np.testing.assert_allclose(float(logp(values)), expected, rtol=1e-10)
+        grads = jax.grad(logp)(values)
+        assert all(np.isfinite(np.asarray(g)).all() for g in grads)
+
+
+def test_default_sampling_is_the_signature_default():
+    import inspect
+
+    from models.bayes import DEFAULT_SAMPLING
+
+    params = inspect.signature(BayesianMixedModel).parameters
+    assert {k: params[k].default for k in DEFAULT_SAMPLING} == DEFAULT_SAMPLING
+
+
+@pytest.mark.parametrize("family", ["ordinal", "gaussian"])
+def test_log_likelihood_and_predictive_draws_do_not_depend_on_the_block_size(
+    mock_sampler, ratings, monkeypatch, family
+):
+    """After sampling, draws are processed in blocks; any block size gives the same arrays
+    (to rounding: BLAS may sum a block of another height in another order)."""
+    import models.bayes.model as bayes_model
+
+    def fitted(block):
+        monkeypatch.setattr(bayes_model, "_BLOCK", block)
+        model = BayesianMixedModel(FORMULA, family=family, draws=60, chains=2, seed=4)
+        with pytest.warns(SamplingWarning):
+            model.fit(ratings)
+        return model.idata_
+
+    whole, blocks = fitted(10**9), fitted(7 * len(ratings) + 3)
+    for group in ("log_likelihood", "posterior_predictive"):
+        a, b = whole[group]["y"].values, blocks[group]["y"].values
+        assert a.shape == (2, 60, len(ratings))
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=0)
+    assert np.isfinite(whole["log_likelihood"]["y"].values).all()

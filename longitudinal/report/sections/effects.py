@@ -79,12 +79,12 @@ def _bayes_problem(bayes: Any) -> str | None:
     return "; ".join(diagnostics.get("messages", [])) or "its sampling diagnostics failed"
 
 
-def _bayes_remedy(problem: str) -> str:
+def _bayes_remedy(problem: str, draws: int) -> str:
     return (
         f"The Bayesian ordinal model did not pass its sampling diagnostics ({problem}), so "
         "none of its estimates is read here. Longer sampling usually fixes it: "
-        "longitudinal report STUDY --out DIR --bayes --draws 2000 --tune 2000 --chains 4 "
-        "--target-accept 0.95 (and --sampler nutpie when it is installed)."
+        f"longitudinal report STUDY --out DIR --bayes --draws {2 * draws} --tune 1000 "
+        "--chains 4 --target-accept 0.95 (and --sampler nutpie when it is installed)."
     )
 
 
@@ -97,9 +97,9 @@ def empathy_effects_section(
     states: Sequence[str] | None = None,
     session_features: Sequence[str] | None = None,
     story_effects: bool = True,
-    draws: int = 500,
-    tune: int = 500,
-    chains: int = 2,
+    draws: int | None = None,
+    tune: int | None = None,
+    chains: int | None = None,
     sampler: str | None = None,
     seed: int = 2024,
     ci_level: float = 0.95,
@@ -123,8 +123,9 @@ def empathy_effects_section(
         :func:`empathy_data`).
     story_effects : bool, default True
         Random intercept per story (left out, with a note, when no story was rated twice).
-    draws, tune, chains : int, default 500, 500, 2
-        Sampler settings.
+    draws, tune, chains : int, optional
+        Sampler settings; by default those of :class:`models.bayes.BayesianMixedModel`
+        (:data:`models.bayes.DEFAULT_SAMPLING`).
     sampler : str, optional
         Default nutpie when installed, else PyMC.
     seed : int, default 2024
@@ -353,7 +354,7 @@ def _gates(fitted: EmpathyEffects) -> list[str]:
         for text in (
             lmm and f"The mixed model is not interpreted: {lmm}.",
             clmm and f"The ordinal mixed model is shown, not interpreted: {clmm}.",
-            bayes and _bayes_remedy(bayes),
+            bayes and _bayes_remedy(bayes, fitted.bayes.draws),
         )
         if text
     ]

@@ -229,7 +229,9 @@ def test_plot_metrics(demo_study):
 
 @pytest.mark.slow
 def test_benchmark_with_bayes(demo_study):
-    result = evaluate_predictions(demo_study, seeds=1, k=0, models=["lmm_full", "bayes_ordinal"])
+    result = evaluate_predictions(
+        demo_study, seeds=1, k=0, models=["lmm_full", "bayes_ordinal"], draws=500, tune=500
+    )
     m = result.metrics.set_index(["model", "split"])
     assert m[["r", "rho", "acc", "f1", "mse"]].notna().all().all()
     # same predictors, two engines: similar out-of-person accuracy

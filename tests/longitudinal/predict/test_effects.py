@@ -284,3 +284,14 @@ def test_both_engines_recover_truth_and_agree(tmp_path_factory, seed):
     is_person = (var["engine"] == "bayes_ordinal") & (var["component"] == "participant")
     person = var[is_person].iloc[0]
     assert person["variance_ci_low"] <= sim_sd**2 <= person["variance_ci_high"]
+
+
+def test_sampling_settings_default_to_the_model_defaults():
+    from longitudinal.predict._common import sampling_settings
+    from models.bayes import DEFAULT_SAMPLING
+
+    expected = tuple(DEFAULT_SAMPLING[k] for k in ("draws", "tune", "chains"))
+    assert sampling_settings(None, None, None, where="f") == expected
+    assert sampling_settings(300, 0, 4, where="f") == (300, 0, 4)
+    with pytest.raises(InvalidParameterError, match="`draws`"):
+        sampling_settings(0, None, None, where="f")

@@ -54,7 +54,7 @@ def test_effects_section_with_bayes(demo_study, tmp_path):
     assert reading["agree"].isna().all()
     assert not reading["text"].str.contains("Bayesian").any()
     assert "did not pass its sampling diagnostics" in section.html
-    assert "--draws 2000 --tune 2000 --chains 4" in section.html
+    assert "--draws 200 --tune 1000 --chains 4" in section.html
     variance = section.tables["empathy_variance"]
     bayes = variance[variance["engine"] == "bayes_ordinal"]
     assert_allclose(bayes["icc"].sum(), 1.0, atol=1e-12)
