@@ -233,6 +233,9 @@ def _strip_name(name: str, formula: str) -> str:
     return name
 
 
+RE_FORM_NONE = ("~0", "NA", "none", "0")
+"""``re_form`` values of ``predict`` that leave the random effects out (lme4's NA and ~0)."""
+
 TRANSFORMS = ("I", "C", "log", "exp", "sqrt", "center", "scale", "poly", "bs")
 """The functions a formula may call; everything else that looks like code is refused."""
 

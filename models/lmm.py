@@ -9,8 +9,8 @@ the numeric design columns under generated names (:mod:`models._backends.mixedlm
 Fixed-effect degrees of freedom are Satterthwaite's, as in lmerTest (Kuznetsova, Brockhoff &
 Christensen 2017), or Kenward & Roger's (1997), as in pbkrtest.
 
-This module is long (about 1,100 lines) because it is one class whose methods share the fitted
-state: fit, refit, simulate, the result tables, predictions, ICC, LRT and the summaries.
+The class is fitting and its result tables; its predictions and ICC (``_lmm_predict``), its
+summaries and JSON (``_lmm_summary``) and the likelihood-ratio test (``_lmm_lrt``) live beside it.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
 from models._backends import mixedlm_lmm as engine
 from models._checks import check_design, check_unit
@@ -35,104 +34,21 @@ from models._errors import (
     SingularFitWarning,
 )
 from models._kenward_roger import MAX_KR_OBS, kenward_roger
+from models._lmm_lrt import LikelihoodRatioTest, lrt
+from models._lmm_predict import _Predictions
+from models._lmm_summary import DICT_KEYS, MixedModelSummary, _Summaries
 from models._satterthwaite import satterthwaite_df, varpar_covariance
-from models._varcorr import json_number, random_tables, singular_description
+from models._varcorr import random_tables, singular_description
+from models._version import __version__
 from models.formula import Design, build_design, parse_formula
 
-__all__ = ["LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
+__all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
 
 SINGULAR_TOL = 1e-4
 """A diagonal entry of a relative covariance factor below this marks a singular fit (lme4)."""
 
 DDF_METHODS = ("satterthwaite", "kenward-roger")
 """Denominator degrees of freedom of the fixed-effect t tests."""
-
-DICT_KEYS = (
-    "engine",
-    "formula",
-    "reml",
-    "n_obs",
-    "groups",
-    "fixed",
-    "random",
-    "residual_sd",
-    "loglik",
-    "reml_criterion",
-    "aic",
-    "bic",
-    "converged",
-    "singular",
-    "seconds",
-)
-"""Keys of :meth:`LinearMixedModel.to_dict`, in order (the ``longitudinal fit`` JSON)."""
-
-_FIXED_ONLY = ("~0", "NA", "none", "0")
-
-_DDF_LABEL = {"satterthwaite": "Satterthwaite", "kenward-roger": "Kenward-Roger"}
-
-
-@dataclass(frozen=True)
-class MixedModelSummary:
-    """Tables describing a fitted :class:`LinearMixedModel`.
-
-    Attributes
-    ----------
-    fixed : pandas.DataFrame
-        ``term, estimate, se, df, statistic, p_value, ci_low, ci_high``.
-    random : pandas.DataFrame
-        ``group, term, variance, sd`` (last row: ``group="Residual"``, ``term=None``).
-    random_corr : pandas.DataFrame
-        ``group, term1, term2, covariance, corr`` for each pair of correlated terms.
-    fit : pandas.DataFrame
-        One row: ``n_obs, n_dropped, reml, loglik, reml_criterion, aic, bic, npar, sigma,
-        converged, singular, nfev, seconds``.
-    """
-
-    fixed: pd.DataFrame
-    random: pd.DataFrame
-    random_corr: pd.DataFrame
-    fit: pd.DataFrame
-    text: str = field(default="", repr=False)
-
-    def __repr__(self) -> str:
-        return self.text or object.__repr__(self)
-
-    __str__ = __repr__
-
-    def _repr_html_(self) -> str:
-        import html
-
-        return f"<pre>{html.escape(self.text)}</pre>"
-
-
-@dataclass(frozen=True)
-class LikelihoodRatioTest:
-    """Likelihood-ratio test between two nested mixed models.
-
-    Attributes
-    ----------
-    table : pandas.DataFrame
-        One row per model, smaller first: ``model, formula, npar, loglik, aic, bic, deviance,
-        statistic, df, p_value`` (test columns NaN on the first row). ``deviance`` is
-        ``-2 loglik`` of the likelihood compared (REML criterion when REML fits are compared).
-    statistic : float
-        ``2 (loglik_1 - loglik_0)``.
-    df : int
-        Difference in the number of parameters.
-    p_value : float
-        Upper tail of the chi-square distribution with ``df`` degrees of freedom.
-    refit_ml : bool
-        ``True`` when REML fits were refitted by ML because their fixed effects differ.
-    criterion : str
-        ``"ML"`` or ``"REML"``: the likelihood compared.
-    """
-
-    table: pd.DataFrame
-    statistic: float
-    df: int
-    p_value: float
-    refit_ml: bool
-    criterion: str
 
 
 def _check_params(model: LinearMixedModel) -> None:
@@ -174,7 +90,7 @@ def _check_params(model: LinearMixedModel) -> None:
     check_unit(model.ci_level, name="ci_level", where="LinearMixedModel")
 
 
-class LinearMixedModel:
+class LinearMixedModel(_Predictions, _Summaries):
     """Linear mixed model with lme4 formulas, fitted by REML or ML.
 
     Parameters
@@ -617,7 +533,7 @@ class LinearMixedModel:
         self._fitted_values = np.asarray(result.fitted(), dtype=float)
         self.seconds_ = float(time.perf_counter() - start)
         self.meta_ = {
-            "package_version": _package_version(),
+            "package_version": __version__,
             "engine": "lmm",
             "backend": f"mixedlm {_mixedlm_version()}",
             "params": self.get_params(),
@@ -755,279 +671,9 @@ class LinearMixedModel:
             self._ranef_cache = pd.concat(frames, ignore_index=True)
         return self._ranef_cache
 
-    def summary(self) -> MixedModelSummary:
-        """Return the fixed effects, variance components and fit statistics as DataFrames.
-
-        Returns
-        -------
-        MixedModelSummary
-            ``fixed`` (``term, estimate, se, df, statistic, p_value, ci_low, ci_high``),
-            ``random`` (``group, term, variance, sd``), ``random_corr`` (``group, term1, term2,
-            covariance, corr``) and ``fit`` (one row of fit statistics).
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        """
-        self._check_fitted("summary")
-        fit = pd.DataFrame(
-            [
-                {
-                    "n_obs": self.n_obs_,
-                    "n_dropped": self.n_dropped_,
-                    "reml": bool(self.reml),
-                    "loglik": self.loglik_,
-                    "reml_criterion": self.reml_criterion_,
-                    "aic": self.aic_,
-                    "bic": self.bic_,
-                    "npar": self.npar_,
-                    "sigma": self.sigma_,
-                    "converged": self.converged_,
-                    "singular": self.singular_,
-                    "nfev": self.nfev_,
-                    "seconds": self.seconds_,
-                }
-            ]
-        )
-        return MixedModelSummary(
-            fixed=self.fixed_.copy(),
-            random=self.random_.copy(),
-            random_corr=self.random_corr_.copy(),
-            fit=fit,
-            text=self._summary_text(4),
-        )
-
-    def print_summary(self, decimals: int = 4) -> None:
-        """Print an lme4-style summary rounded to ``decimals`` (results stay full precision).
-
-        Parameters
-        ----------
-        decimals : int, default 4
-            Digits after the decimal point in the printed tables.
-        """
-        self._check_fitted("print_summary")
-        print(self._summary_text(decimals))
-
-    def _summary_text(self, decimals: int) -> str:
-        """Write the lme4/lmerTest-style text of a fitted model: t value and df, no empty cells."""
-        crit = "REML" if self.reml else "ML"
-        number = lambda v: f"{v:.{decimals}f}"  # noqa: E731
-        random = self.random_.rename(columns={"variance": "Variance", "sd": "Std.Dev."}).copy()
-        random["term"] = random["term"].fillna("")
-        lines = [
-            f"Linear mixed model fit by {crit}: {self.formula}",
-            f"n = {self.n_obs_} ({self.n_dropped_} dropped); groups: "
-            + ", ".join(f"{g} {k}" for g, k in self.groups_.items()),
-            f"logLik {self.loglik_:.{decimals}f}  AIC {self.aic_:.{decimals}f}  "
-            f"BIC {self.bic_:.{decimals}f}"
-            + (f"  REML criterion {self.reml_criterion_:.{decimals}f}" if self.reml else ""),
-            f"converged: {self.converged_}  singular: {self.singular_}",
-            "",
-            "Random effects:",
-            random.to_string(index=False, float_format=number),
-        ]
-        if len(self.random_corr_):
-            lines.append(self.random_corr_.to_string(index=False, float_format=number))
-        fixed = self.fixed_.rename(
-            columns={
-                "estimate": "Estimate",
-                "se": "Std. Error",
-                "statistic": "t value",
-                "p_value": "Pr(>|t|)",
-                "ci_low": "CI low",
-                "ci_high": "CI high",
-            }
-        )
-        formats = {c: number for c in ("Estimate", "Std. Error", "df", "t value", "CI low")}
-        formats["CI high"] = number
-        formats["Pr(>|t|)"] = lambda v: f"{v:.3g}"
-        lines += [
-            "",
-            f"Fixed effects ({_DDF_LABEL[self.ddf]} df, {self.ci_level:.0%} intervals):",
-            fixed.to_string(index=False, formatters=formats),
-        ]
-        return "\n".join(lines)
-
-    # -----------------------------------------------------------------------------------------
-    def predict(
-        self,
-        data: pd.DataFrame | None = None,
-        *,
-        re_form: str | None = None,
-        allow_new_levels: bool = True,
-    ) -> pd.Series:
-        """Predicted means, with or without the random effects.
-
-        Parameters
-        ----------
-        data : pandas.DataFrame, optional
-            New rows; default the rows used in the fit.
-        re_form : {None, "~0", "NA"}, default None
-            ``None`` includes every random effect (conditional prediction, lme4's default);
-            ``"~0"`` or ``"NA"`` gives the population-level prediction ``X beta``.
-        allow_new_levels : bool, default True
-            A level not seen in the fit contributes a random effect of 0 (the population
-            mean); ``False`` raises instead.
-
-        Returns
-        -------
-        pandas.Series
-            Indexed like ``data``; NaN where a predictor is missing.
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        InvalidParameterError
-            For an unknown ``re_form``, or new levels with ``allow_new_levels=False``.
-        FormulaError
-            When ``data`` lacks a needed column.
-
-        Notes
-        -----
-        Matches ``predict.merMod(newdata, re.form, allow.new.levels = TRUE)`` of lme4.
-        """
-        self._check_fitted("predict")
-        if re_form is not None and re_form not in _FIXED_ONLY:
-            raise InvalidParameterError(
-                "the `re_form` parameter of LinearMixedModel.predict must be None (all random "
-                f"effects) or one of {list(_FIXED_ONLY)} (none); got {re_form!r}"
-            )
-        with_random = re_form is None
-        if data is None:
-            if with_random:
-                return self.fitted_.rename("predicted")
-            X = self.design_.X.to_numpy()
-            return pd.Series(X @ self.beta_.to_numpy(), index=self.design_.rows, name="predicted")
-        new = self.design_.transform(data, random=with_random)
-        eta = new.X.to_numpy() @ self.beta_.to_numpy()
-        if with_random:
-            for block, b in zip(new.random, self._b_terms, strict=True):
-                unseen = block.codes < 0
-                if unseen.any() and not allow_new_levels:
-                    labels = sorted(
-                        {
-                            str(v)
-                            for v in data.loc[new.rows[unseen], list(block.factors)]
-                            .astype(str)
-                            .agg(":".join, axis=1)
-                        }
-                    )
-                    raise InvalidParameterError(
-                        "LinearMixedModel.predict: levels not seen in the fit for "
-                        f"{block.group!r}: {labels}; pass allow_new_levels=True to predict them "
-                        "at the population mean"
-                    )
-                contrib = np.einsum("ij,ij->i", block.Z, b[np.where(unseen, 0, block.codes)])
-                eta = eta + np.where(unseen, 0.0, contrib)
-        out = pd.Series(np.nan, index=data.index, name="predicted")
-        out.loc[new.rows] = eta
-        return out
-
-    def icc(self) -> pd.DataFrame:
-        """Intraclass correlations of a random-intercept model.
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per grouping factor: ``group, variance, icc`` with
-            ``icc = variance / (sum of random-intercept variances + residual variance)``.
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        InvalidParameterError
-            When a random-effects term has a slope (the ICC then depends on the covariates).
-
-        Notes
-        -----
-        For one grouping factor this is the usual ``tau^2 / (tau^2 + sigma^2)``, the
-        correlation of two observations in the same group.
-        """
-        self._check_fitted("icc")
-        slopes = [b.group for b in self.design_.random if b.terms != ("Intercept",)]
-        if slopes:
-            raise InvalidParameterError(
-                "LinearMixedModel.icc is defined for random-intercept models only; the terms "
-                f"for {sorted(set(slopes))} have slopes or no intercept"
-            )
-        rand = self.random_[self.random_["group"] != "Residual"]
-        total = float(rand["variance"].sum() + self.sigma_**2)
-        return pd.DataFrame(
-            {
-                "group": rand["group"].to_numpy(),
-                "variance": rand["variance"].to_numpy(dtype=float),
-                "icc": rand["variance"].to_numpy(dtype=float) / total,
-            }
-        )
-
     def lrt(self, other: LinearMixedModel) -> LikelihoodRatioTest:
         """Likelihood-ratio test against another fit of nested form; see :func:`lrt`."""
         return lrt(self, other)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable summary (the ``longitudinal fit`` output).
-
-        Returns
-        -------
-        dict
-            Keys ``engine, formula, reml, n_obs, groups, fixed, random, residual_sd, loglik,
-            reml_criterion, aic, bic, converged, singular, seconds``. ``fixed`` is a list of
-            rows with the columns of ``fixed_``; ``random`` lists ``{group, term, sd}`` rows and
-            ``{group, term1, term2, corr}`` rows; ``groups`` maps factors to level counts.
-            Non-finite numbers become ``None`` (``reml_criterion`` is ``None`` for ML fits).
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        """
-        self._check_fitted("to_dict")
-        fixed = [
-            {k: json_number(v) if k != "term" else str(v) for k, v in row.items()}
-            for row in self.fixed_.to_dict(orient="records")
-        ]
-        random: list[dict[str, Any]] = []
-        for row in self.random_.itertuples(index=False):
-            if row.group == "Residual":
-                continue
-            random.append({"group": row.group, "term": row.term, "sd": json_number(row.sd)})
-        for row in self.random_corr_.itertuples(index=False):
-            random.append(
-                {
-                    "group": row.group,
-                    "term1": row.term1,
-                    "term2": row.term2,
-                    "corr": json_number(row.corr),
-                }
-            )
-        out = {
-            "engine": "lmm",
-            "formula": self.formula,
-            "reml": bool(self.reml),
-            "n_obs": self.n_obs_,
-            "groups": dict(self.groups_),
-            "fixed": fixed,
-            "random": random,
-            "residual_sd": json_number(self.sigma_),
-            "loglik": json_number(self.loglik_),
-            "reml_criterion": json_number(self.reml_criterion_),
-            "aic": json_number(self.aic_),
-            "bic": json_number(self.bic_),
-            "converged": self.converged_,
-            "singular": self.singular_,
-            "seconds": json_number(self.seconds_),
-        }
-        return {k: out[k] for k in DICT_KEYS}
-
-
-@functools.cache
-def _package_version() -> str:
-    from models._version import __version__
-
-    return __version__
 
 
 @functools.cache
@@ -1052,102 +698,3 @@ def _theta_blocks(theta: np.ndarray, sizes: tuple[int, ...]) -> list[np.ndarray]
         out.append(T)
         offset += m
     return out
-
-
-def _same_fixed(a: LinearMixedModel, b: LinearMixedModel) -> bool:
-    Xa, Xb = a.design_.X, b.design_.X
-    if list(Xa.columns) != list(Xb.columns) or Xa.shape != Xb.shape:
-        return False
-    return bool(np.allclose(Xa.to_numpy(), Xb.to_numpy()))
-
-
-def _refit_ml(m: LinearMixedModel) -> LinearMixedModel:
-    start = time.perf_counter()
-    params = m.get_params()
-    params["reml"] = False
-    if params["ddf"] == "kenward-roger":
-        params["ddf"] = "satterthwaite"  # Kenward-Roger is defined for REML fits only
-    formula = params.pop("formula")
-    try:
-        result, messages = engine.refit_ml(m._input, m._result)
-    except engine.EngineFailure as err:
-        raise ConvergenceError(f"lrt: the ML refit of {m.formula!r} failed: {err}") from err
-    out = LinearMixedModel(formula, **params)
-    out._set_fit(m.design_, m._input, result, messages, start)
-    return out
-
-
-def lrt(m0: LinearMixedModel, m1: LinearMixedModel) -> LikelihoodRatioTest:
-    """Likelihood-ratio test between two nested linear mixed models.
-
-    Parameters
-    ----------
-    m0, m1 : LinearMixedModel
-        Fitted models on the same rows; the one with fewer parameters is taken as the null.
-
-    Returns
-    -------
-    LikelihoodRatioTest
-        ``table`` (``model, formula, npar, loglik, aic, bic, deviance, statistic, df,
-        p_value``), ``statistic``, ``df``, ``p_value``, ``refit_ml``, ``criterion``.
-
-    Raises
-    ------
-    InvalidParameterError
-        When an argument is not a fitted LinearMixedModel, the fits use different rows, or
-        both have the same number of parameters.
-
-    Notes
-    -----
-    When the fixed effects differ, REML likelihoods are not comparable, so REML fits are refitted
-    by ML first (``anova.merMod`` with ``refit = TRUE``). With identical fixed effects two REML
-    fits are compared by their REML likelihoods (``refit = FALSE``); a REML and an ML fit are
-    both compared by ML. The chi-square reference is conservative for a variance tested on its
-    boundary (Self & Liang 1987). Validated against ``anova()`` of lme4 1.1-31.
-    """
-    for name, m in (("m0", m0), ("m1", m1)):
-        if not isinstance(m, LinearMixedModel) or not hasattr(m, "theta_"):
-            raise InvalidParameterError(
-                f"the `{name}` parameter of lrt must be a fitted LinearMixedModel; "
-                f"got {type(m).__name__}"
-            )
-    if m0.n_obs_ != m1.n_obs_ or not m0.design_.rows.equals(m1.design_.rows):
-        raise InvalidParameterError(
-            "lrt: the two models must be fitted to the same rows; got "
-            f"{m0.n_obs_} and {m1.n_obs_} observations (missing values can differ between "
-            "formulas: drop incomplete rows first)"
-        )
-    if m0.npar_ == m1.npar_:
-        raise InvalidParameterError(
-            f"lrt: both models have {m0.npar_} parameters; nested models must differ in size"
-        )
-    small, big = (m0, m1) if m0.npar_ < m1.npar_ else (m1, m0)
-    refit = False
-    if _same_fixed(small, big) and small.reml and big.reml:
-        criterion = "REML"
-    else:
-        criterion = "ML"
-        if small.reml or big.reml:
-            refit = True
-            small = _refit_ml(small) if small.reml else small
-            big = _refit_ml(big) if big.reml else big
-    stat = max(0.0, 2.0 * (big.loglik_ - small.loglik_))
-    df = int(big.npar_ - small.npar_)
-    p_value = float(stats.chi2.sf(stat, df))
-    table = pd.DataFrame(
-        {
-            "model": ["m0", "m1"],
-            "formula": [small.formula, big.formula],
-            "npar": [small.npar_, big.npar_],
-            "loglik": [small.loglik_, big.loglik_],
-            "aic": [small.aic_, big.aic_],
-            "bic": [small.bic_, big.bic_],
-            "deviance": [-2.0 * small.loglik_, -2.0 * big.loglik_],
-            "statistic": [np.nan, stat],
-            "df": [np.nan, float(df)],
-            "p_value": [np.nan, p_value],
-        }
-    )
-    return LikelihoodRatioTest(
-        table=table, statistic=stat, df=df, p_value=p_value, refit_ml=refit, criterion=criterion
-    )

@@ -20,6 +20,7 @@ from models._checks import check_choice, check_unit
 from models._columns import FIXED_COLUMNS
 from models._errors import DataQualityWarning, InvalidParameterError
 from models._optional import require
+from models._version import __version__
 
 __all__ = [
     "HausmanTest",
@@ -183,12 +184,6 @@ def _panel_frame(
     return out, n_dropped
 
 
-def _package_version() -> str:
-    from models._version import __version__
-
-    return __version__
-
-
 def _fit_kwargs(cov_type: str) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"cov_type": cov_type, "debiased": True}
     if cov_type == "clustered":
@@ -245,7 +240,7 @@ def _result(
         variance_components=variance_components,
         cov_type=cov_type,
         meta={
-            "package_version": _package_version(),
+            "package_version": __version__,
             "params": params,
             "n_used": int(res.nobs),
             "n_excluded": n_dropped,

@@ -40,6 +40,7 @@ from models._power_design import (
     recode_groups,
     session_range,
 )
+from models._version import __version__
 
 __all__ = ["POWER_COLUMNS", "PowerDesign", "PowerResult", "read_design", "simulate_power"]
 
@@ -117,13 +118,6 @@ class PowerResult:
         import html
 
         return f"<p>{html.escape(repr(self))}</p>{self.table.to_html(index=False, border=0)}"
-
-
-@functools.cache
-def _package_version() -> str:
-    from models._version import __version__
-
-    return __version__
 
 
 def clopper_pearson(k: int, n: int, ci_level: float = 0.95) -> tuple[float, float]:
@@ -509,7 +503,7 @@ def simulate_power(
     result = _result_tables(grid, jobs, outcomes, n_sims=n_sims, alpha=alpha, ci_level=ci_level)
     pilot = setup.spec is None
     meta = {
-        "package_version": _package_version(),
+        "package_version": __version__,
         "engine": setup.engine,
         "source": "pilot" if pilot else "design",
         "formula": setup.formula,

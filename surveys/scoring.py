@@ -27,6 +27,7 @@ from surveys._score_inputs import (
     _line_numbers,
     _validated_items,
 )
+from surveys._version import __version__
 from surveys.instruments import Instrument, ScaleKey, load_instrument
 from surveys.reliability import scale_reliability
 
@@ -484,7 +485,7 @@ def _score_meta(
     """Return what :attr:`ScaleScores.meta` records: version, instrument, parameters, counts."""
     return {
         "package": "empathic-longitudinal",
-        "version": _version(),
+        "version": __version__,
         "function": "surveys.scoring.score",
         "instrument": ins.name,
         "instrument_path": ins.path,
@@ -648,12 +649,6 @@ def _scale_scores(
 def _builtin(value: Any) -> Any:
     """Return a numpy scalar as the matching Python scalar (JSON-friendly metadata)."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _version() -> str:
-    from surveys._version import __version__
-
-    return __version__
 
 
 def _required(min_valid: float | int, k: int) -> int:

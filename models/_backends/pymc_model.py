@@ -662,6 +662,11 @@ def linear_predictor(
     return eta
 
 
+def flatten_draws(a: np.ndarray) -> np.ndarray:
+    """``(chain, draw, ...)`` -> ``(chain * draw, ...)``."""
+    return a.reshape(a.shape[0] * a.shape[1], *a.shape[2:])
+
+
 def ordinal_cdf(x: np.ndarray, link: str) -> np.ndarray:
     """Logistic or standard-normal CDF."""
     return special.expit(x) if link == "logit" else special.ndtr(x)

@@ -15,6 +15,7 @@ need them.
 """
 
 from models._backends.samplers import default_sampler
+from models.bayes._summary import BayesianModelSummary
 from models.bayes.compare import GroupCVResult, compare, leave_one_group_out
 from models.bayes.diagnostics import (
     BFMI_MIN,
@@ -25,7 +26,7 @@ from models.bayes.diagnostics import (
     SUMMARY_COLUMNS,
     sampling_diagnostics,
 )
-from models.bayes.model import DEFAULT_SAMPLING, BayesianMixedModel, BayesianModelSummary
+from models.bayes.model import DEFAULT_SAMPLING, BayesianMixedModel
 from models.bayes.priors import FAMILIES, LINKS, PRIOR_CLASSES, Prior, default_priors
 
 __all__ = [

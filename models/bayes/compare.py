@@ -16,7 +16,8 @@ from models._errors import (
     InvalidParameterError,
     SamplingWarning,
 )
-from models.bayes.model import BayesianMixedModel, _loo
+from models.bayes._predict import _loo
+from models.bayes.model import BayesianMixedModel
 
 
 def _discretized_gaussian(model: BayesianMixedModel, categories: np.ndarray) -> np.ndarray:

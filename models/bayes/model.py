@@ -1,8 +1,7 @@
-"""The Bayesian mixed model: formula, priors, sampling, posterior summaries and predictions.
+"""The Bayesian mixed model: options, sampling, the posterior on the data's scale and its tables.
 
-This module is long (about 1,200 lines) because it is one class whose methods share the
-posterior: fitting, data-scale draws, the tables, predictions and summaries; priors,
-diagnostics and model comparison live in their own modules.
+Its predictions, PSIS-LOO and predictive plot are in ``_predict``, its summaries and JSON in
+``_summary``; priors, diagnostics and model comparison have their own modules.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ import numbers
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -30,12 +28,13 @@ from models._backends.samplers import (
 )
 from models._checks import check_choice, check_int, check_seed, check_unit
 from models._errors import (
-    DataQualityWarning,
     FormulaError,
     InvalidParameterError,
     NotFittedError,
     SamplingWarning,
 )
+from models.bayes._predict import _Predictions
+from models.bayes._summary import _Summaries
 from models.bayes.diagnostics import _as_dataset, sampling_diagnostics
 from models.bayes.priors import FAMILIES, LINKS, _resolve_priors
 
@@ -51,65 +50,12 @@ DEFAULT_SAMPLING: dict[str, int | float] = {
 }
 
 
-def _flat(a: np.ndarray) -> np.ndarray:
-    """``(chain, draw, ...)`` -> ``(chain * draw, ...)``."""
-    return a.reshape(a.shape[0] * a.shape[1], *a.shape[2:])
-
-
 def _gaussian_loglik(y: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
     z = (y[None, :] - mu) / sigma[:, None]
     return -0.5 * z**2 - np.log(sigma)[:, None] - 0.5 * math.log(2.0 * math.pi)
 
 
-def _normal_quadrature(n: int = 40) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Hermite nodes and weights for ``E[f(v)]`` with ``v ~ N(0, 1)``."""
-    x, w = np.polynomial.hermite.hermgauss(n)
-    return math.sqrt(2.0) * x, w / math.sqrt(math.pi)
-
-
-@dataclass(frozen=True)
-class BayesianModelSummary:
-    """Tables of a fitted :class:`BayesianMixedModel` and its printed form.
-
-    Attributes
-    ----------
-    fixed, cutpoints, random : pandas.DataFrame
-        As :meth:`BayesianMixedModel.fixed_effects`, ``cutpoints()`` and ``random_effects()``.
-    diagnostics : pandas.DataFrame
-        One row: ``sampler, chains, draws, divergences, r_hat_max, ess_bulk_min,
-        ess_tail_min, bfmi_min, passed, seconds``.
-    text : str
-        The printed summary; it opens with any failed sampling check.
-    """
-
-    fixed: pd.DataFrame
-    cutpoints: pd.DataFrame
-    random: pd.DataFrame
-    diagnostics: pd.DataFrame
-    text: str
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def _repr_html_(self) -> str:
-        import html
-
-        return f"<pre>{html.escape(self.text)}</pre>"
-
-
-@dataclass(frozen=True)
-class _NewRows:
-    """Design pieces of new data on the data's scale, aligned with a fitted model."""
-
-    rows: pd.Index
-    X_data: np.ndarray
-    Z: list[np.ndarray]
-    index: list[np.ndarray]  # per block: fitted level index of each row, -1 for unseen
-    labels: list[np.ndarray]  # per block: group label of each row
-    y: np.ndarray | None
-
-
-class BayesianMixedModel:
+class BayesianMixedModel(_Predictions, _Summaries):
     """Bayesian hierarchical model with crossed random effects for ratings.
 
     Parameters
@@ -492,7 +438,7 @@ class BayesianMixedModel:
                     coords={**coords, eff: terms, f"{eff}_bis": terms},
                 )
         new_posterior = posterior.assign(data_vars)
-        self._draws = {k: _flat(v) for k, v in draws.items()}
+        self._draws = {k: pmod.flatten_draws(v) for k, v in draws.items()}
         y = inputs.y_data if inputs.family == "gaussian" else inputs.y
         n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
         rng = np.random.default_rng(opts["seed"])
@@ -731,220 +677,7 @@ class BayesianMixedModel:
         self._check_fitted("group_effects")
         return self._effects.copy()
 
-    def summary(self) -> BayesianModelSummary:
-        """Posterior tables and a compact text (see :class:`BayesianModelSummary`).
-
-        The text states first whether the sampling checks passed (R-hat, bulk and tail ESS,
-        divergences, E-BFMI; :func:`models.bayes.sampling_diagnostics`): when one failed, the
-        posterior summaries below it are not to be interpreted.
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        """
-        self._check_fitted("summary")
-        diag = self.diagnostics_
-        diagnostics = pd.DataFrame(
-            [
-                {
-                    "sampler": diag["sampler"],
-                    "chains": int(diag["chains"]),
-                    "draws": int(diag["draws"]),
-                    "divergences": int(diag["divergences"]),
-                    "r_hat_max": diag["r_hat_max"],
-                    "ess_bulk_min": diag["ess_bulk_min"],
-                    "ess_tail_min": diag["ess_tail_min"],
-                    "bfmi_min": diag["bfmi_min"],
-                    "passed": bool(diag["passed"]),
-                    "seconds": diag["seconds"],
-                }
-            ]
-        )
-        return BayesianModelSummary(
-            fixed=self.fixed_effects(),
-            cutpoints=self.cutpoints(),
-            random=self.random_effects(),
-            diagnostics=diagnostics,
-            text=self._summary_text(3),
-        )
-
-    def print_summary(self, decimals: int = 3) -> None:
-        """Print the summary rounded to ``decimals``."""
-        self._check_fitted("print_summary")
-        print(self._summary_text(decimals))
-
-    def __str__(self) -> str:
-        if not hasattr(self, "summary_"):
-            return repr(self)
-        return self._summary_text(3)
-
-    def _summary_text(self, decimals: int) -> str:
-        number = lambda v: f"{v:.{decimals}f}"  # noqa: E731
-        diag = self.diagnostics_
-        family = self._opts["family"]
-        level = f"{self._opts['ci_level']:.0%}"
-        what = (
-            f"ordinal ({self._opts['link']} link)" if family == "ordinal" else "gaussian (identity)"
-        )
-        lines = [
-            f"Bayesian mixed model, {what}: {self.formula}",
-            f"n = {self.n_obs_}; groups: "
-            + ", ".join(f"{g} {k}" for g, k in self.groups_.items())
-            + f"; {diag['sampler']}, {diag['chains']} chains x {diag['draws']} draws "
-            f"({diag['seconds']:.1f} s)",
-        ]
-        if diag["passed"]:
-            lines.append(
-                f"sampling checks passed: R-hat max {diag['r_hat_max']:.3f}, ESS bulk min "
-                f"{diag['ess_bulk_min']:.0f}, tail min {diag['ess_tail_min']:.0f}, "
-                f"{diag['divergences']} divergences"
-            )
-        else:
-            lines.append(
-                "SAMPLING CHECKS FAILED (" + ", ".join(diag["failures"]) + "): the summaries "
-                "below are not reliable; " + " ".join(diag.get("messages", []))
-            )
-        headers = {
-            col.ESTIMATE: "Mean",
-            col.SE: "SD",
-            col.CI_LOW: f"HDI {level} low",
-            col.CI_HIGH: "high",
-            "r_hat": "R-hat",
-            "ess_bulk": "ESS bulk",
-            "ess_tail": "ESS tail",
-        }
-        formats = {
-            "Mean": number,
-            "SD": number,
-            f"HDI {level} low": number,
-            "high": number,
-            "R-hat": lambda v: f"{v:.3f}",
-            "ESS bulk": lambda v: f"{v:.0f}",
-            "ESS tail": lambda v: f"{v:.0f}",
-        }
-
-        def table(frame: pd.DataFrame) -> str:
-            if frame.empty:
-                return "(none)"
-            shown = frame.rename(columns=headers)
-            return shown.to_string(index=False, formatters=formats)
-
-        random = self.random_effects().drop(columns="component")
-        lines += ["", "Random effects (posterior SDs and correlations):", table(random)]
-        lines += ["", f"Fixed effects (posterior mean, SD, {level} HDI):"]
-        lines.append(table(self.fixed_effects()))
-        if family == "ordinal":
-            lines += ["", "Cutpoints:", table(self.cutpoints())]
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary of the fit (the CLI's ``fit --engine bayes`` output).
-
-        Returns
-        -------
-        dict
-            ``engine`` ("bayes"), ``family``, ``link``, ``formula``, ``n_obs``, ``groups``
-            (levels per grouping factor), ``fixed`` (rows with ``term, estimate, se,
-            ci_low, ci_high, r_hat, ess_bulk``), ``random`` (one row per group-level sd:
-            ``group, term, sd`` and the same columns, ``sd`` being the estimate; the
-            gaussian residual sd has group ``Residual``), ``correlations`` (``group,
-            term`` ("a,b") and the same columns), ``cutpoints`` (ordinal; else empty),
-            ``divergences``, ``r_hat_max``, ``ess_bulk_min``, ``ess_tail_min``,
-            ``bfmi_min``, ``failures`` (failed diagnostics), ``sampler``, ``draws``,
-            ``chains``, ``ci_level`` and ``seconds``. NaN becomes None.
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        """
-        self._check_fitted("to_dict")
-        keep = [col.TERM, col.ESTIMATE, col.SE, col.CI_LOW, col.CI_HIGH, "r_hat", "ess_bulk"]
-
-        def rows(frame: pd.DataFrame, columns: list[str]) -> list[dict[str, Any]]:
-            return [
-                {c: _json_value(v) for c, v in zip(columns, rec, strict=True)}
-                for rec in frame[columns].itertuples(index=False, name=None)
-            ]
-
-        summary = self.summary_
-        sds = summary[summary["component"] == "sd"].assign(sd=lambda d: d[col.ESTIMATE])
-        diag = self.diagnostics_
-        return {
-            "engine": "bayes",
-            "family": self._opts["family"],
-            "link": self._opts["link"] if self._opts["family"] == "ordinal" else "identity",
-            "formula": self.formula,
-            "n_obs": int(self.n_obs_),
-            "groups": {k: int(v) for k, v in self.groups_.items()},
-            "fixed": rows(summary[summary["component"] == "fixed"], keep),
-            "random": rows(sds, [col.GROUP, col.TERM, "sd", *keep[1:]]),
-            "correlations": rows(summary[summary["component"] == "cor"], [col.GROUP, *keep]),
-            "cutpoints": rows(summary[summary["component"] == "cutpoint"], keep),
-            "divergences": int(diag["divergences"]),
-            "r_hat_max": _json_value(diag["r_hat_max"]),
-            "ess_bulk_min": _json_value(diag["ess_bulk_min"]),
-            "ess_tail_min": _json_value(diag["ess_tail_min"]),
-            "bfmi_min": _json_value(diag["bfmi_min"]),
-            "failures": list(diag["failures"]),
-            "sampler": diag["sampler"],
-            "draws": int(diag["draws"]),
-            "chains": int(diag["chains"]),
-            "ci_level": float(self._opts["ci_level"]),
-            "seconds": float(diag["seconds"]),
-        }
-
     # ---------------------------------------------------------------------------- new data
-
-    def _new_rows(self, data: pd.DataFrame, *, where: str, need_y: bool) -> _NewRows:
-        if not isinstance(data, pd.DataFrame):
-            raise InvalidParameterError(
-                f"the `data` parameter of {where} must be a pandas DataFrame; "
-                f"got {type(data).__name__}"
-            )
-        inputs = self._inputs
-        design = self._design.transform(data)
-        keep = [c for c in design.X.columns if c != pmod.INTERCEPT]
-        X_data = design.X.loc[:, keep].to_numpy(dtype=float)
-        Zs, index, labels = [], [], []
-        for new in design.random:
-            frame = data.loc[design.rows, list(new.factors)]
-            if len(new.factors) == 1:
-                lab = frame.iloc[:, 0].to_numpy()
-            else:
-                lab = frame.astype(str).agg(":".join, axis=1).to_numpy()
-            Zs.append(np.asarray(new.Z, dtype=float))
-            index.append(np.asarray(new.codes, dtype=int))
-            labels.append(lab)
-        y = None
-        if need_y:
-            values = np.asarray(design.y, dtype=float)
-            if np.isnan(values).any():
-                raise FormulaError(
-                    f"{where}: the data need the response {self._spec.response!r} in every row"
-                )
-            if inputs.family == "gaussian":
-                y = values
-            else:
-                cats = np.asarray(inputs.categories, dtype=float)
-                y = np.searchsorted(cats, values)
-                bad = (y >= len(cats)) | (cats[np.minimum(y, len(cats) - 1)] != values)
-                if bad.any():
-                    raise FormulaError(
-                        f"{where}: responses {sorted(set(values[bad].tolist()))} are not among "
-                        f"the fitted categories {list(inputs.categories)}"
-                    )
-        return _NewRows(pd.Index(design.rows), X_data, Zs, index, labels, y)
-
-    def _block_cov(self, r: int) -> np.ndarray:
-        """Data-scale covariance of block ``r`` per draw, ``S x q x q``."""
-        sd = self._draws[f"sd_{r}"]
-        if self._inputs.random[r].correlated:
-            cor = self._draws[f"cor_{r}"]
-        else:
-            cor = np.broadcast_to(np.eye(sd.shape[1]), (*sd.shape, sd.shape[1]))
-        return sd[:, :, None] * cor * sd[:, None, :]
 
     def linear_predictor(self) -> np.ndarray:
         """Posterior draws of the linear predictor of every fitted row.
@@ -964,249 +697,4 @@ class BayesianMixedModel:
         self._check_fitted("linear_predictor")
         return self._eta_train()
 
-    def predict_proba(
-        self,
-        data: pd.DataFrame,
-        *,
-        new_groups: Literal["population", "zero", "raise"] = "population",
-    ) -> pd.DataFrame:
-        """Posterior mean probability of each rating category for new or observed rows.
-
-        Parameters
-        ----------
-        data : pandas.DataFrame
-            Predictor and grouping columns of the formula (the response is not needed).
-        new_groups : {"population", "zero", "raise"}, default "population"
-            Rows whose group level was not in the fitted data (a new participant):
-            ``population`` averages over the fitted distribution of group effects (the
-            prediction for a new participant drawn from the population), ``zero`` sets
-            the effects to 0 (a typical participant), ``raise`` raises. Known levels
-            always use their posterior effects.
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per usable row of ``data`` (its index), one column per category;
-            rows sum to 1.
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        InvalidParameterError
-            For the gaussian family or an invalid ``new_groups``.
-        FormulaError
-            When ``data`` lack a predictor, or ``new_groups="raise"`` meets a new level.
-
-        Notes
-        -----
-        For ``population``, the new levels' effects add a normal term with variance
-        ``sum_r z_r' Sigma_r z_r`` to the linear predictor; it is integrated out exactly
-        for the probit link and by 40-point Gauss-Hermite quadrature for the logit link,
-        draw by draw, before averaging over the posterior.
-        """
-        where = "BayesianMixedModel.predict_proba"
-        self._check_fitted("predict_proba")
-        if self._inputs.family != "ordinal":
-            raise InvalidParameterError(
-                f"{where} needs family='ordinal'; this model is {self._inputs.family!r}"
-            )
-        check_choice(new_groups, ("population", "zero", "raise"), name="new_groups", where=where)
-        new = self._new_rows(data, where=where, need_y=False)
-        draws = self._draws
-        S = draws["fixed"].shape[0]
-        eta = self._eta(new.X_data, new.Z, new.index)
-        tau2 = np.zeros_like(eta)
-        for r, block in enumerate(self._inputs.random):
-            seen = new.index[r] >= 0
-            if not seen.all() and new_groups == "raise":
-                unseen = sorted({str(v) for v in new.labels[r][~seen]})
-                raise FormulaError(
-                    f"{where}: levels {unseen} of {block.group!r} were not in the fitted data "
-                    "(new_groups='raise')"
-                )
-            if new_groups == "population" and not seen.all():
-                cov = self._block_cov(r)
-                var = np.einsum("nq,sqp,np->sn", new.Z[r], cov, new.Z[r])
-                tau2 = tau2 + np.where(seen[None, :], 0.0, var)
-        cut = draws["cutpoints"]
-        link = self._inputs.link
-        if link == "probit":
-            scale = np.sqrt(1.0 + tau2)
-            cdf = pmod.ordinal_cdf((cut[:, None, :] - eta[:, :, None]) / scale[:, :, None], link)
-        else:
-            nodes, weights = _normal_quadrature()
-            cdf = np.zeros((S, eta.shape[1], cut.shape[1]))
-            tau = np.sqrt(tau2)
-            for x, w in zip(nodes, weights, strict=True):
-                shifted = eta + tau * x
-                cdf += w * pmod.ordinal_cdf(cut[:, None, :] - shifted[:, :, None], link)
-        ones = np.ones((*cdf.shape[:2], 1))
-        probs = np.diff(np.concatenate([0.0 * ones, cdf, ones], axis=-1), axis=-1)
-        mean = np.clip(probs, 0.0, 1.0).mean(axis=0)
-        mean = mean / mean.sum(axis=1, keepdims=True)
-        return pd.DataFrame(mean, index=new.rows, columns=list(self._inputs.categories))
-
-    def loo(self, *, pointwise: bool = False) -> Any:
-        """PSIS-LOO estimate of the expected log predictive density (``arviz.loo``).
-
-        Parameters
-        ----------
-        pointwise : bool, default False
-            Also return the pointwise values and Pareto k.
-
-        Returns
-        -------
-        arviz.ELPDData
-            ``elpd_loo``, ``se``, ``p_loo`` (and ``loo_i``, ``pareto_k``).
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-
-        Warns
-        -----
-        DataQualityWarning
-            When some Pareto k exceed 0.7 (the estimate is unreliable for those
-            observations; :func:`leave_one_group_out` does not need PSIS).
-        """
-        self._check_fitted("loo")
-        return _loo(self.idata_, pointwise=pointwise, name="BayesianMixedModel.loo")
-
     # ---------------------------------------------------------------------------- checking
-
-    def plot_ppc(self, *, group: str | None = None, max_groups: int = 12) -> Any:
-        """Posterior predictive check: observed vs predicted rating distribution.
-
-        Parameters
-        ----------
-        group : str, optional
-            Grouping factor of the per-group panels; the first one of the formula by
-            default.
-        max_groups : int, default 12
-            Number of group levels drawn (the first ones in sorted order).
-
-        Returns
-        -------
-        matplotlib.figure.Figure
-            First panel: all observations; then one panel per group level. Bars:
-            observed proportion per category (or bin); points and lines: posterior
-            predictive mean and ``ci_level`` interval of that proportion.
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        InvalidParameterError
-            For an unknown ``group``.
-        """
-        where = "BayesianMixedModel.plot_ppc"
-        self._check_fitted("plot_ppc")
-        check_int(max_groups, name="max_groups", where=where, minimum=0)
-        from matplotlib.figure import Figure
-
-        inputs = self._inputs
-        blocks = {b.group: b for b in inputs.random}
-        if group is None and blocks:
-            group = next(iter(blocks))
-        if group is not None and group not in blocks:
-            raise InvalidParameterError(
-                f"the `group` parameter of {where} must be one of {sorted(blocks)}; got {group!r}"
-            )
-        obs = np.asarray(self.idata_.observed_data["y"].values, dtype=float)
-        pred = _flat(np.asarray(self.idata_.posterior_predictive["y"].values, dtype=float))
-        if inputs.family == "ordinal":
-            obs = inputs.y.astype(float)
-            if all(isinstance(c, numbers.Real) for c in inputs.categories):
-                pred = np.searchsorted(np.asarray(inputs.categories, dtype=float), pred)
-            labels = [str(c) for c in inputs.categories]
-            edges = np.arange(len(labels) + 1) - 0.5
-        else:
-            uniq = np.unique(obs)
-            if len(uniq) <= 15 and np.all(np.round(uniq) == uniq):
-                centers = uniq
-                mids = (centers[1:] + centers[:-1]) / 2
-                edges = np.concatenate([[-np.inf], mids, [np.inf]])
-                labels = [f"{c:g}" for c in centers]
-            else:
-                edges = np.histogram_bin_edges(obs, bins=12)
-                edges[0], edges[-1] = -np.inf, np.inf
-                inner = np.histogram_bin_edges(obs, bins=12)
-                labels = [f"{(a + b) / 2:.3g}" for a, b in zip(inner[:-1], inner[1:], strict=True)]
-        alpha = (1 - self._opts["ci_level"]) / 2
-        panels: list[tuple[str, np.ndarray]] = [("all observations", np.ones(len(obs), bool))]
-        if group is not None:
-            block = blocks[group]
-            for j, level in enumerate(block.levels[:max_groups]):
-                panels.append((f"{group} {level}", block.codes == j))
-        ncols = min(4, len(panels))
-        nrows = math.ceil(len(panels) / ncols)
-        import matplotlib as mpl
-        import seaborn as sns
-
-        rc = {**sns.axes_style("whitegrid"), **sns.plotting_context("notebook", font_scale=0.85)}
-        with mpl.rc_context(rc):
-            fig = Figure(figsize=(3.2 * ncols, 2.6 * nrows + 0.5), layout="constrained")
-            axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, sharey=True)).ravel()
-            x = np.arange(len(labels))
-            top = 0.0
-            for ax, (title, mask) in zip(axes, panels, strict=False):
-                o = np.histogram(obs[mask], bins=edges)[0] / mask.sum()
-                p = np.stack([np.histogram(r, bins=edges)[0] for r in pred[:, mask]]) / mask.sum()
-                lo, hi = np.quantile(p, [alpha, 1 - alpha], axis=0)
-                mean = p.mean(axis=0)
-                ax.bar(x, o, color="0.75", label="observed")
-                ax.errorbar(
-                    x,
-                    mean,
-                    yerr=[np.maximum(mean - lo, 0), np.maximum(hi - mean, 0)],
-                    fmt="o",
-                    color=sns.color_palette("colorblind")[0],
-                    label=f"predicted ({self._opts['ci_level']:.0%} interval)",
-                )
-                top = max(top, float(o.max()), float(hi.max()))
-                ax.set_xticks(x, labels)
-                ax.set_title(f"{title} (n={int(mask.sum())})", fontsize=9)
-            axes[0].set_ylim(0, top * 1.08 + 1e-9)  # every interval whole, in every panel
-            for ax in axes[len(panels) :]:
-                ax.set_visible(False)
-            axes[0].set_ylabel("proportion")
-            handles, names = axes[0].get_legend_handles_labels()
-            fig.legend(handles, names, loc="outside lower center", ncols=2, frameon=False)
-            fig.suptitle(f"Posterior predictive check of {self._spec.response}", fontsize=10)
-        return fig
-
-
-def _json_value(value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, (np.integer, int)) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        return None if not math.isfinite(float(value)) else float(value)
-    return value if isinstance(value, (str, bool)) else str(value)
-
-
-def _loo(idata: Any, *, pointwise: bool, name: str) -> Any:
-    import arviz as az
-
-    with warnings.catch_warnings():
-        # ArviZ warns about large Pareto k; it is re-issued below in our own category
-        warnings.filterwarnings("ignore", message=".*Pareto.*", category=UserWarning)
-        result = az.loo(idata, pointwise=True)
-    k = np.asarray(result["pareto_k"])
-    good_k = float(result.get("good_k", 0.7))
-    bad = int(np.sum(k > good_k))
-    if bad:
-        warnings.warn(
-            f"{name}: {bad} of {k.size} observations have Pareto k > {good_k:.2f}, so PSIS-LOO "
-            "is unreliable for them; use leave_one_group_out, or more draws",
-            DataQualityWarning,
-            stacklevel=3,
-        )
-    if not pointwise:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*Pareto.*", category=UserWarning)
-            result = az.loo(idata, pointwise=False)
-    return result

@@ -414,7 +414,7 @@ def test_results_are_reported_on_the_data_scale(mock_sampler, ratings):
 
 
 def test_summary_tables_text_and_the_failed_checks_first(fitted):
-    from models.bayes.model import BayesianModelSummary
+    from models.bayes import BayesianModelSummary
 
     summary = fitted.summary()
     assert isinstance(summary, BayesianModelSummary)

@@ -1,0 +1,220 @@
+"""The summaries of a fitted :class:`models.bayes.BayesianMixedModel`: tables, text, JSON."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from models import _columns as col
+
+
+@dataclass(frozen=True)
+class BayesianModelSummary:
+    """Tables of a fitted :class:`BayesianMixedModel` and its printed form.
+
+    Attributes
+    ----------
+    fixed, cutpoints, random : pandas.DataFrame
+        As :meth:`BayesianMixedModel.fixed_effects`, ``cutpoints()`` and ``random_effects()``.
+    diagnostics : pandas.DataFrame
+        One row: ``sampler, chains, draws, divergences, r_hat_max, ess_bulk_min,
+        ess_tail_min, bfmi_min, passed, seconds``.
+    text : str
+        The printed summary; it opens with any failed sampling check.
+    """
+
+    fixed: pd.DataFrame
+    cutpoints: pd.DataFrame
+    random: pd.DataFrame
+    diagnostics: pd.DataFrame
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(self.text)}</pre>"
+
+
+def _json_value(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (np.integer, int)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return None if not math.isfinite(float(value)) else float(value)
+    return value if isinstance(value, (str, bool)) else str(value)
+
+
+class _Summaries:
+    """summary(), print_summary() and to_dict() of a fitted Bayesian mixed model."""
+
+    def summary(self) -> BayesianModelSummary:
+        """Posterior tables and a compact text (see :class:`BayesianModelSummary`).
+
+        The text states first whether the sampling checks passed (R-hat, bulk and tail ESS,
+        divergences, E-BFMI; :func:`models.bayes.sampling_diagnostics`): when one failed, the
+        posterior summaries below it are not to be interpreted.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
+        self._check_fitted("summary")
+        diag = self.diagnostics_
+        diagnostics = pd.DataFrame(
+            [
+                {
+                    "sampler": diag["sampler"],
+                    "chains": int(diag["chains"]),
+                    "draws": int(diag["draws"]),
+                    "divergences": int(diag["divergences"]),
+                    "r_hat_max": diag["r_hat_max"],
+                    "ess_bulk_min": diag["ess_bulk_min"],
+                    "ess_tail_min": diag["ess_tail_min"],
+                    "bfmi_min": diag["bfmi_min"],
+                    "passed": bool(diag["passed"]),
+                    "seconds": diag["seconds"],
+                }
+            ]
+        )
+        return BayesianModelSummary(
+            fixed=self.fixed_effects(),
+            cutpoints=self.cutpoints(),
+            random=self.random_effects(),
+            diagnostics=diagnostics,
+            text=self._summary_text(3),
+        )
+
+    def print_summary(self, decimals: int = 3) -> None:
+        """Print the summary rounded to ``decimals``."""
+        self._check_fitted("print_summary")
+        print(self._summary_text(decimals))
+
+    def __str__(self) -> str:
+        if not hasattr(self, "summary_"):
+            return repr(self)
+        return self._summary_text(3)
+
+    def _summary_text(self, decimals: int) -> str:
+        number = lambda v: f"{v:.{decimals}f}"  # noqa: E731
+        diag = self.diagnostics_
+        family = self._opts["family"]
+        level = f"{self._opts['ci_level']:.0%}"
+        what = (
+            f"ordinal ({self._opts['link']} link)" if family == "ordinal" else "gaussian (identity)"
+        )
+        lines = [
+            f"Bayesian mixed model, {what}: {self.formula}",
+            f"n = {self.n_obs_}; groups: "
+            + ", ".join(f"{g} {k}" for g, k in self.groups_.items())
+            + f"; {diag['sampler']}, {diag['chains']} chains x {diag['draws']} draws "
+            f"({diag['seconds']:.1f} s)",
+        ]
+        if diag["passed"]:
+            lines.append(
+                f"sampling checks passed: R-hat max {diag['r_hat_max']:.3f}, ESS bulk min "
+                f"{diag['ess_bulk_min']:.0f}, tail min {diag['ess_tail_min']:.0f}, "
+                f"{diag['divergences']} divergences"
+            )
+        else:
+            lines.append(
+                "SAMPLING CHECKS FAILED (" + ", ".join(diag["failures"]) + "): the summaries "
+                "below are not reliable; " + " ".join(diag.get("messages", []))
+            )
+        headers = {
+            col.ESTIMATE: "Mean",
+            col.SE: "SD",
+            col.CI_LOW: f"HDI {level} low",
+            col.CI_HIGH: "high",
+            "r_hat": "R-hat",
+            "ess_bulk": "ESS bulk",
+            "ess_tail": "ESS tail",
+        }
+        formats = {
+            "Mean": number,
+            "SD": number,
+            f"HDI {level} low": number,
+            "high": number,
+            "R-hat": lambda v: f"{v:.3f}",
+            "ESS bulk": lambda v: f"{v:.0f}",
+            "ESS tail": lambda v: f"{v:.0f}",
+        }
+
+        def table(frame: pd.DataFrame) -> str:
+            if frame.empty:
+                return "(none)"
+            shown = frame.rename(columns=headers)
+            return shown.to_string(index=False, formatters=formats)
+
+        random = self.random_effects().drop(columns="component")
+        lines += ["", "Random effects (posterior SDs and correlations):", table(random)]
+        lines += ["", f"Fixed effects (posterior mean, SD, {level} HDI):"]
+        lines.append(table(self.fixed_effects()))
+        if family == "ordinal":
+            lines += ["", "Cutpoints:", table(self.cutpoints())]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary of the fit (the CLI's ``fit --engine bayes`` output).
+
+        Returns
+        -------
+        dict
+            ``engine`` ("bayes"), ``family``, ``link``, ``formula``, ``n_obs``, ``groups``
+            (levels per grouping factor), ``fixed`` (rows with ``term, estimate, se,
+            ci_low, ci_high, r_hat, ess_bulk``), ``random`` (one row per group-level sd:
+            ``group, term, sd`` and the same columns, ``sd`` being the estimate; the
+            gaussian residual sd has group ``Residual``), ``correlations`` (``group,
+            term`` ("a,b") and the same columns), ``cutpoints`` (ordinal; else empty),
+            ``divergences``, ``r_hat_max``, ``ess_bulk_min``, ``ess_tail_min``,
+            ``bfmi_min``, ``failures`` (failed diagnostics), ``sampler``, ``draws``,
+            ``chains``, ``ci_level`` and ``seconds``. NaN becomes None.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
+        self._check_fitted("to_dict")
+        keep = [col.TERM, col.ESTIMATE, col.SE, col.CI_LOW, col.CI_HIGH, "r_hat", "ess_bulk"]
+
+        def rows(frame: pd.DataFrame, columns: list[str]) -> list[dict[str, Any]]:
+            return [
+                {c: _json_value(v) for c, v in zip(columns, rec, strict=True)}
+                for rec in frame[columns].itertuples(index=False, name=None)
+            ]
+
+        summary = self.summary_
+        sds = summary[summary["component"] == "sd"].assign(sd=lambda d: d[col.ESTIMATE])
+        diag = self.diagnostics_
+        return {
+            "engine": "bayes",
+            "family": self._opts["family"],
+            "link": self._opts["link"] if self._opts["family"] == "ordinal" else "identity",
+            "formula": self.formula,
+            "n_obs": int(self.n_obs_),
+            "groups": {k: int(v) for k, v in self.groups_.items()},
+            "fixed": rows(summary[summary["component"] == "fixed"], keep),
+            "random": rows(sds, [col.GROUP, col.TERM, "sd", *keep[1:]]),
+            "correlations": rows(summary[summary["component"] == "cor"], [col.GROUP, *keep]),
+            "cutpoints": rows(summary[summary["component"] == "cutpoint"], keep),
+            "divergences": int(diag["divergences"]),
+            "r_hat_max": _json_value(diag["r_hat_max"]),
+            "ess_bulk_min": _json_value(diag["ess_bulk_min"]),
+            "ess_tail_min": _json_value(diag["ess_tail_min"]),
+            "bfmi_min": _json_value(diag["bfmi_min"]),
+            "failures": list(diag["failures"]),
+            "sampler": diag["sampler"],
+            "draws": int(diag["draws"]),
+            "chains": int(diag["chains"]),
+            "ci_level": float(self._opts["ci_level"]),
+            "seconds": float(diag["seconds"]),
+        }
