@@ -42,6 +42,32 @@ THRESHOLD_COLUMNS = ["term", "estimate", "se", "statistic", "ci_low", "ci_high"]
 _WHERE = "OrdinalMixedModel"
 
 
+def _curvature(
+    hess: np.ndarray, free_grad: np.ndarray
+) -> tuple[np.ndarray, bool, float, float, float]:
+    """Covariance, positive definiteness, condition number, largest gradient and Newton step.
+
+    ``hess`` is the Hessian of the log-likelihood over the free parameters, ``free_grad`` its
+    gradient there.
+    """
+    info = -hess
+    with np.errstate(invalid="ignore"):
+        eig = np.linalg.eigvalsh(info) if info.size else np.zeros(0)
+    pos_def = bool(eig.size == 0 or eig.min() > 0)
+    try:
+        cov = np.linalg.inv(info)
+    except np.linalg.LinAlgError:
+        cov = np.full_like(info, np.nan)
+    cond = float(eig.max() / eig.min()) if pos_def and eig.size else float("inf")
+    max_grad = float(np.max(np.abs(free_grad))) if free_grad.size else 0.0
+    try:
+        step = np.linalg.solve(hess, free_grad) if free_grad.size else np.zeros(1)
+        scaled = float(np.max(np.abs(step)))
+    except np.linalg.LinAlgError:
+        scaled = float("inf")
+    return cov, pos_def, cond, max_grad, scaled
+
+
 def _line_search_stop(res: Any) -> bool:
     """Tell whether L-BFGS-B stopped because its line search found no lower point."""
     return str(res.message).startswith("ABNORMAL")
@@ -282,23 +308,7 @@ class _Estimation:
         """Set the fitted attributes from the estimate: convergence checks, tables, warnings."""
         na, p = pr.n_alpha, pr.p
         md = pr.mode(psi)  # the modes at the estimate
-        info = -hess
-        with np.errstate(invalid="ignore"):
-            eig = np.linalg.eigvalsh(info) if info.size else np.zeros(0)
-        pos_def = bool(eig.size == 0 or eig.min() > 0)
-        try:
-            cov = np.linalg.inv(info)
-        except np.linalg.LinAlgError:
-            cov = np.full_like(info, np.nan)
-        cond = float(eig.max() / eig.min()) if pos_def and eig.size else float("inf")
-        free_grad = grad[keep]
-        max_grad = float(np.max(np.abs(free_grad))) if free_grad.size else 0.0
-        try:
-            scaled = (
-                float(np.max(np.abs(np.linalg.solve(hess, free_grad)))) if free_grad.size else 0.0
-            )
-        except np.linalg.LinAlgError:
-            scaled = float("inf")
+        cov, pos_def, cond, max_grad, scaled = _curvature(hess, grad[keep])
         self._problem = pr
         self._md = md
         self.design_ = design

@@ -382,14 +382,7 @@ def score(
     )
     n = len(data)
 
-    # Waves: labels in order (categories for a categorical column, else first appearance).
-    if wave_col is not None:
-        codes, labels = _wave_codes(data[wave_col])
-    else:
-        codes = np.zeros(n, dtype=np.intp)
-        labels = [None]
-    n_waves = len(labels)
-    wave_rows = [codes == w for w in range(n_waves)] if n_waves > 1 else [None]
+    codes, labels, wave_rows = _waves(data, wave_col)
 
     fills = _imputation_values(columns, ins, impute, wave_rows)
 
@@ -470,6 +463,20 @@ def score(
     return ScaleScores(
         scores=scores, reliability=reliability, item_stats=item_stats, missing=missing, meta=meta
     )
+
+
+def _waves(data: pd.DataFrame, wave_col: str | None) -> tuple[np.ndarray, list, list]:
+    """Wave code per row, the labels in order and each wave's rows (None for a single wave).
+
+    Labels are a categorical column's categories, else the order of first appearance.
+    """
+    if wave_col is not None:
+        codes, labels = _wave_codes(data[wave_col])
+    else:
+        codes, labels = np.zeros(len(data), dtype=np.intp), [None]
+    n_waves = len(labels)
+    wave_rows = [codes == w for w in range(n_waves)] if n_waves > 1 else [None]
+    return codes, list(labels), wave_rows
 
 
 def _score_meta(

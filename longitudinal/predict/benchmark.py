@@ -545,30 +545,15 @@ def evaluate_predictions(
         check_bool(value, name=name, where=func)
     known = list(MODEL_DESCRIPTIONS)
     chosen = _chosen_models(models, include_bayes, func=func)
-    draws, tune, chains = sampling_settings(draws, tune, chains, where=func)
-    bayes_opts = {
-        "draws": draws,
-        "tune": tune,
-        "chains": chains,
-        "sampler": sampler or default_sampler(),
-    }
+    settings = sampling_settings(draws, tune, chains, where=func)
+    bayes_opts: dict[str, Any] = dict(zip(("draws", "tune", "chains"), settings, strict=True))
+    bayes_opts["sampler"] = sampler or default_sampler()
     n_boot = check_int(n_boot, name="n_boot", where=func, minimum=0)
     ci_level = check_unit(ci_level, name="ci_level", where=func)
     bootstrap_seed = check_int(bootstrap_seed, name="bootstrap_seed", where=func, minimum=0)
     start = time.perf_counter()
     raw, full = _benchmark_data(study, session_features=session_features, func=func)
-    ordinal = [m for m in chosen if m in ("clmm_full", "bayes_ordinal")]
-    fractional_note = None
-    if ordinal:
-        values = full.data[full.response_col].to_numpy(dtype=float)
-        if models is None and not np.all(np.equal(np.round(values), values)):
-            chosen = [m for m in chosen if m not in ordinal]
-            fractional_note = (
-                f"{', '.join(ordinal)} not run: the ratings are not whole numbers (an ordinal "
-                "model needs ordered categories)"
-            )
-        else:
-            _check_whole(full.data[full.response_col], func=func)
+    chosen, fractional_note = _whole_ratings_for_ordinal(chosen, full, asked=models, func=func)
     groups = full.data[full.id_col].to_numpy(dtype=object)
     try:  # the metrics' own check of the threshold, before anything is fitted
         binarize([0.0], threshold=threshold)
@@ -638,6 +623,27 @@ def evaluate_predictions(
         intervals=boot.intervals if boot is not None else _empty(BOOTSTRAP_COLUMNS),
         comparisons=boot.comparisons if boot is not None else _empty(COMPARISON_COLUMNS),
     )
+
+
+def _whole_ratings_for_ordinal(
+    chosen: list[str], full: Any, *, asked: Sequence[str] | None, func: str
+) -> tuple[list[str], str | None]:
+    """Leave the ordinal models out, with a note, when the ratings are not whole numbers.
+
+    Models the caller named explicitly (``asked``) are not left out: the ratings are refused.
+    """
+    ordinal = [m for m in chosen if m in ("clmm_full", "bayes_ordinal")]
+    if not ordinal:
+        return chosen, None
+    values = full.data[full.response_col].to_numpy(dtype=float)
+    if asked is None and not np.all(np.equal(np.round(values), values)):
+        note = (
+            f"{', '.join(ordinal)} not run: the ratings are not whole numbers (an ordinal "
+            "model needs ordered categories)"
+        )
+        return [m for m in chosen if m not in ordinal], note
+    _check_whole(full.data[full.response_col], func=func)
+    return chosen, None
 
 
 def _undefined_for_constants(boot: KFoldBootstrap) -> KFoldBootstrap:

@@ -476,35 +476,23 @@ def fit_empathy_models(
         if story_effects:
             random += " + (1 | story_id)"
         null = LinearMixedModel(f"{response} ~ 1 + {random}", reml=True).fit(frame)
-        clmm = None
+        clmm = bayes = None
         if include_clmm:
-            from models.ordinal import OrdinalMixedModel
-
             start = time.perf_counter()
-            try:
-                clmm = OrdinalMixedModel(formula, ci_level=ci_level).fit(frame)
-            except ModelsError as err:
-                warnings.warn(
-                    f"the cumulative link (ordinal) mixed model could not be fitted: {err}",
-                    DataQualityWarning,
-                    stacklevel=2,
-                )
+            clmm = _fitted_clmm(formula, frame, ci_level)
             timings["clmm"] = time.perf_counter() - start
-        bayes = None
         if include_bayes:
             from models.bayes import BayesianMixedModel
 
             start = time.perf_counter()
+            settings = {"draws": draws, "tune": tune, "chains": chains, "seed": seed}
             bayes = BayesianMixedModel(
                 formula,
                 family="ordinal",
-                draws=draws,
-                tune=tune,
-                chains=chains,
                 sampler=sampler,  # type: ignore[arg-type]
                 target_accept=target_accept,
                 ci_level=ci_level,
-                seed=seed,
+                **settings,
             ).fit(frame)
             timings["bayes"] = time.perf_counter() - start
     caught.extend(rec)
@@ -539,17 +527,12 @@ def fit_empathy_models(
         parts.append(table)
         blocks = _random_blocks(frame, formula)
         variance.append(_bayes_variance(bayes, blocks, id_col=data.id_col, ci_level=ci_level))
-        meta.update(
-            bayes={
-                "sampler": sampler,
-                "draws": draws,
-                "tune": tune,
-                "chains": chains,
-                "seed": seed,
-                "failures": list(bayes.diagnostics_["failures"]),
-                "marginal_slope": float(slope.mean()),
-            }
-        )
+        meta["bayes"] = {
+            "sampler": sampler,
+            **settings,
+            "failures": list(bayes.diagnostics_["failures"]),
+            "marginal_slope": float(slope.mean()),
+        }
     effects = pd.concat(parts, ignore_index=True)
     return EmpathyEffects(
         effects=effects,
@@ -562,6 +545,21 @@ def fit_empathy_models(
         meta=meta,
         clmm=clmm,
     )
+
+
+def _fitted_clmm(formula: str, frame: pd.DataFrame, ci_level: float) -> Any:
+    """Fit the ordinal mixed model; None, with a warning, when it cannot be fitted."""
+    from models.ordinal import OrdinalMixedModel
+
+    try:
+        return OrdinalMixedModel(formula, ci_level=ci_level).fit(frame)
+    except ModelsError as err:
+        warnings.warn(
+            f"the cumulative link (ordinal) mixed model could not be fitted: {err}",
+            DataQualityWarning,
+            stacklevel=3,
+        )
+        return None
 
 
 def _reissued(caught: list[warnings.WarningMessage]) -> list[str]:
