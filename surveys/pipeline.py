@@ -22,13 +22,12 @@ from surveys._errors import (
     FAILURE_COLUMNS,
     InputValidationError,
     InvalidParameterError,
-    SurveysError,
     UndefinedStatisticWarning,
 )
-from surveys.instruments import Instrument, load_instrument
+from surveys.instruments import Instrument
 from surveys.readers import Responses, read_responses
 from surveys.scoring import ScaleScores, score
-from surveys.validation import validate_responses
+from surveys.validation import FailureCollector, _load, validate_responses
 
 _TABLES = ("scores", "reliability", "item_stats", "missing")
 
@@ -152,14 +151,15 @@ def check_export(
         )
     specs = _as_list(instruments)
     responses = read_responses(source, id_col=id_col, wave_col=wave_col, **read_options)
-    loaded: list[Instrument] = []
-    for spec in specs:
-        try:
-            loaded.append(spec if isinstance(spec, Instrument) else load_instrument(spec))
-        except SurveysError:  # listed by the validation below
-            continue
+    # instruments that cannot be loaded are listed again by the validation below
+    unknown = FailureCollector()
+    loaded: list[Instrument] = _load(specs, unknown)
     if recode is not None:
-        responses = _recoded(responses, [i for inst in loaded for i in inst.items], recode)
+        try:
+            responses = _recoded(responses, [i for inst in loaded for i in inst.items], recode)
+        except InputValidationError as err:  # with the instrument problems, in one report
+            unknown.extend(err.failure_cases)
+            raise InputValidationError(unknown.to_frame(), err.summary) from None
     failures = pd.DataFrame(columns=FAILURE_COLUMNS)
     try:
         validate_responses(responses, specs, id_col=id_col, wave_col=wave_col)

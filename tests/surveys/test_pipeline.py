@@ -77,6 +77,11 @@ def test_recode_shifts_answers_and_refuses_those_outside(tmp_path):
     cases = err.value.failure_cases
     assert (cases["reason"] == "value outside the recode range 3-7").all()
     assert cases["row"].min() >= 2
+    with pytest.raises(InputValidationError) as err:  # one report with the unknown name
+        check_export(path, ["tas4", "no_such_scale"], recode=(3, 7, 2, 6), **options)
+    reasons = err.value.failure_cases["reason"].astype(str)
+    assert reasons.str.contains("no_such_scale").sum() == 1
+    assert (reasons == "value outside the recode range 3-7").sum() == len(cases)
     with pytest.raises(InvalidParameterError, match="same width"):
         check_export(path, "tas4", recode=(1, 6, 0, 4), **options)
 
