@@ -26,7 +26,7 @@ from surveys.instruments import (
     list_instruments,
     load_instrument,
 )
-from surveys.pipeline import CheckedExport, ExportScores, check_export, score_export
+from surveys.pipeline import CheckedExport, ScoreExportResult, check_export, score_export
 from surveys.readers import Responses, read_responses
 from surveys.reliability import scale_reliability
 from surveys.scoring import ScaleScores, reverse_score, score
@@ -37,7 +37,7 @@ __all__ = [
     "__version__",
     "CheckedExport",
     "DataQualityWarning",
-    "ExportScores",
+    "ScoreExportResult",
     "FailureCollector",
     "InputValidationError",
     "Instrument",

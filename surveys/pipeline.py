@@ -73,7 +73,7 @@ class CheckedExport:
 
 
 @dataclass(frozen=True)
-class ExportScores:
+class ScoreExportResult:
     """The scores of one checked export, per instrument and pooled.
 
     Attributes
@@ -99,7 +99,7 @@ class ExportScores:
     def __repr__(self) -> str:
         unscored = int(self.scores["score"].isna().sum()) if "score" in self.scores else 0
         return (
-            f"ExportScores({self.export.responses.source}: {len(self.scores)} scale score(s) "
+            f"ScoreExportResult({self.export.responses.source}: {len(self.scores)} scale score(s) "
             f"from {len(self.results)} instrument(s), {unscored} not computed)"
         )
 
@@ -178,7 +178,7 @@ def score_export(
     only_waves: Mapping[str, Collection[str]] | None = None,
     quiet: Collection[type[Warning]] = (),
     name: str | None = None,
-) -> ExportScores:
+) -> ScoreExportResult:
     """Score a checked export on each of its instruments.
 
     Parameters
@@ -198,7 +198,7 @@ def score_export(
 
     Returns
     -------
-    ExportScores
+    ScoreExportResult
         Warnings raised while scoring are re-raised with the file and instrument named, and
         kept in ``notes``.
     """
@@ -259,7 +259,7 @@ def score_export(
         parts = [getattr(r, key) for r in results.values()]
         filled = [t for t in parts if not t.empty] or parts
         tables[key] = pd.concat(filled, ignore_index=True) if filled else pd.DataFrame()
-    return ExportScores(export, results, notes=tuple(notes), **tables)
+    return ScoreExportResult(export, results, notes=tuple(notes), **tables)
 
 
 def _as_list(instruments: Any) -> list[Any]:

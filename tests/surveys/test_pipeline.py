@@ -8,7 +8,7 @@ import pytest
 
 from surveys import InputValidationError, InvalidParameterError
 from surveys.instruments import load_instrument
-from surveys.pipeline import CheckedExport, ExportScores, check_export, score_export
+from surveys.pipeline import CheckedExport, ScoreExportResult, check_export, score_export
 from surveys.readers import read_responses
 from surveys.scoring import score
 
@@ -22,7 +22,7 @@ def test_chain_equals_the_steps_it_joins():
     assert isinstance(export, CheckedExport) and export.ok
     assert [i.name for i in export.instruments] == ["tas4", "who5"]
     scored = score_export(export)
-    assert isinstance(scored, ExportScores)
+    assert isinstance(scored, ScoreExportResult)
     responses = read_responses(LONG, id_col="participant_id", wave_col="wave")
     for name in ("tas4", "who5"):
         alone = score(
@@ -38,7 +38,7 @@ def test_chain_equals_the_steps_it_joins():
     stacked = pd.concat([scored.results[n].scores for n in ("tas4", "who5")], ignore_index=True)
     pd.testing.assert_frame_equal(scored.scores, stacked)
     assert "CheckedExport(" in repr(export) and "usable" in repr(export)
-    assert repr(scored).startswith("ExportScores(")
+    assert repr(scored).startswith("ScoreExportResult(")
 
 
 def test_unknown_instrument_is_listed_with_the_data_problems():
