@@ -607,6 +607,7 @@ class _Loader:
 
     def score(self, surveys: list, instruments: dict[str, Any]) -> dict[str, pd.DataFrame]:
         from surveys.pipeline import score_export
+        from surveys.scoring import SCORE_COLUMNS
 
         cfg = self.cfg
         # a trait is scored at the first wave only (keyed by the loaded instrument's name)
@@ -624,26 +625,15 @@ class _Loader:
                 name=spec.file,
             )
             notes += scored.notes
-            for result in scored.results.values():
-                for key in parts:
-                    parts[key].append(getattr(result, key).rename(columns={"id": cfg.id_col}))
+            for key in keys:
+                parts[key].append(getattr(scored, key).rename(columns={"id": cfg.id_col}))
         out: dict[str, pd.DataFrame] = {}
         for key, tables in parts.items():
             tables = [t for t in tables if not t.empty]
             out[key] = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
         scores = out["scores"]
         if scores.empty:
-            scores = pd.DataFrame(
-                columns=[
-                    cfg.id_col,
-                    "wave",
-                    "instrument",
-                    "scale",
-                    "score",
-                    "n_items",
-                    "n_answered",
-                ]
-            )
+            scores = pd.DataFrame(columns=[cfg.id_col if c == "id" else c for c in SCORE_COLUMNS])
         scores[cfg.id_col] = scores[cfg.id_col].astype(str)
         scores["wave"] = scores["wave"].astype(str)
         out["scores"] = scores

@@ -31,8 +31,18 @@ from surveys._version import __version__
 from surveys.instruments import Instrument, ScaleKey, load_instrument
 from surveys.reliability import scale_reliability
 
-__all__ = ["ScaleScores", "reverse_score", "score"]
+__all__ = ["SCORE_COLUMNS", "ScaleScores", "reverse_score", "score"]
 
+SCORE_COLUMNS = [
+    col.ID,
+    col.WAVE,
+    col.INSTRUMENT,
+    col.SCALE,
+    col.SCORE,
+    col.N_ITEMS,
+    col.N_ANSWERED,
+]
+"""Columns of ``ScaleScores.scores`` (``wave`` only when the data have a wave column)."""
 
 RELIABILITY_COLUMNS = [
     col.INSTRUMENT,

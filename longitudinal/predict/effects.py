@@ -562,6 +562,17 @@ def _fitted_clmm(formula: str, frame: pd.DataFrame, ci_level: float) -> Any:
         return None
 
 
+def check_effects_table(effects: Any, *, func: str) -> None:
+    """Refuse anything but an effects table of :func:`fit_empathy_models`."""
+    if not isinstance(effects, pd.DataFrame) or any(
+        c not in effects.columns for c in EFFECT_COLUMNS
+    ):
+        raise InvalidParameterError(
+            f"the `effects` parameter of {func} must be the effects table of "
+            f"fit_empathy_models (columns {EFFECT_COLUMNS})"
+        )
+
+
 def _reissued(caught: list[warnings.WarningMessage]) -> list[str]:
     """Issue the recorded warnings again; return each distinct one as a short note."""
     notes: list[str] = []

@@ -10,7 +10,7 @@ import pandas as pd
 from longitudinal._checks import check_unit
 from longitudinal._errors import InvalidParameterError
 from longitudinal.predict.benchmark import MODEL_DESCRIPTIONS
-from longitudinal.predict.effects import EFFECT_COLUMNS
+from longitudinal.predict.effects import check_effects_table
 from longitudinal.predict.reading import _term_label
 from models.evaluation import (
     METRIC_NAMES,
@@ -49,13 +49,7 @@ def plot_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> Figure:
     >>> fig = plot_effects(fitted.effects)  # doctest: +SKIP
     """
     func = "plot_effects"
-    if not isinstance(effects, pd.DataFrame) or any(
-        c not in effects.columns for c in EFFECT_COLUMNS
-    ):
-        raise InvalidParameterError(
-            f"the `effects` parameter of {func} must be the effects table of "
-            f"fit_empathy_models (columns {EFFECT_COLUMNS})"
-        )
+    check_effects_table(effects, func=func)
     check_unit(ci_level, name="ci_level", where=func)
     from matplotlib.figure import Figure
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal._format import num, signed
-from longitudinal.predict.effects import EFFECT_COLUMNS
+from longitudinal.predict.effects import check_effects_table
 
 _CLEAR = {  # how a clear effect is read, by kind and part of the predictor
     ("trait", "person"): "people with a higher {label} score gave {direction} empathy ratings",
@@ -92,13 +92,7 @@ def describe_effects(
     interval includes zero, so these data do not show a direction.
     """
     func = "describe_effects"
-    if not isinstance(effects, pd.DataFrame) or any(
-        c not in effects.columns for c in EFFECT_COLUMNS
-    ):
-        raise InvalidParameterError(
-            f"the `effects` parameter of {func} must be the effects table of "
-            f"fit_empathy_models (columns {EFFECT_COLUMNS})"
-        )
+    check_effects_table(effects, func=func)
     lmm = effects[(effects["engine"] == "lmm") & (effects["scale"] == "rating")]
     if lmm.empty:
         raise InvalidParameterError(f"the `effects` parameter of {func} has no LMM rows")

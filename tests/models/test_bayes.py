@@ -788,3 +788,23 @@ def test_log_likelihood_and_predictive_draws_do_not_depend_on_the_block_size(
         assert a.shape == (2, 60, len(ratings))
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=0)
     assert np.isfinite(whole["log_likelihood"]["y"].values).all()
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_predictive_draws_follow_the_category_probabilities(mock_sampler, ratings, link):
+    """Each category appears in the predictive draws as often as the model gives it."""
+    model = BayesianMixedModel(FORMULA, link=link, draws=400, chains=2, seed=8).fit(ratings)
+    eta = model.linear_predictor()
+    probs = pmod.category_probabilities(eta, model._draws["cutpoints"], link)  # S x n x K
+    values = model.idata_.posterior_predictive["y"].values.reshape(eta.shape)
+    categories = np.asarray(model._inputs.categories, dtype=float)
+    assert set(np.unique(values)) <= set(categories)
+    # per draw, the expected category given that draw's eta, against the drawn one: the
+    # differences average out to 0 overall and among the draws with the highest eta
+    expected = probs @ categories  # S x n
+    diff = values - expected
+    high = eta > np.quantile(eta, 0.9)
+    for cells in (np.ones_like(high), high):
+        sd = math.sqrt(np.mean((probs @ categories**2 - expected**2)[cells]) / cells.sum())
+        assert abs(diff[cells].mean()) < 5 * sd, (diff[cells].mean(), sd)
+    assert np.corrcoef(values.ravel(), eta.ravel())[0, 1] > 0
