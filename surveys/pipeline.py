@@ -176,7 +176,6 @@ def score_export(
     min_valid: float | int = 0.8,
     prorate: bool = False,
     only_waves: Mapping[str, Collection[str]] | None = None,
-    quiet: Collection[type[Warning]] = (),
     name: str | None = None,
 ) -> ScoreExportResult:
     """Score a checked export on each of its instruments.
@@ -190,9 +189,6 @@ def score_export(
     only_waves : mapping of instrument name to waves, optional
         Score these instruments only on rows of the listed waves (a trait measured once at
         baseline); an instrument with no such row is left out of ``results``.
-    quiet : collection of warning classes
-        Warnings of these classes are kept in ``notes`` but not re-raised. One-item scales
-        are always quiet about their undefined alpha.
     name : str, optional
         The file as messages and notes name it (default: the path that was read).
 
@@ -200,7 +196,7 @@ def score_export(
     -------
     ScoreExportResult
         Warnings raised while scoring are re-raised with the file and instrument named, and
-        kept in ``notes``.
+        kept in ``notes``; the undefined alpha of a one-item scale is only kept in ``notes``.
     """
     where = "surveys.score_export"
     if not isinstance(export, CheckedExport):
@@ -251,7 +247,7 @@ def score_export(
             text = f"{source}, {instrument.name}: {w.message}"
             notes.append(text)
             silent = one_item and issubclass(w.category, UndefinedStatisticWarning)
-            if not (silent or issubclass(w.category, tuple(quiet))):
+            if not silent:
                 warnings.warn(text, w.category, stacklevel=2)
         results[instrument.name] = result
     tables = {}
