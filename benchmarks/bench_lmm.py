@@ -7,6 +7,11 @@ Cases (all REML)
               benchmarks/data/study_sized.csv)
   insteval2   y ~ service + (1 | s) + (1 | d), lme4::InstEval, 73,421 rows
   insteval3   y ~ service + (1 | s) + (1 | d) + (1 | dept)
+  insteval2_5k, insteval3_5k   the same two models on the first 5,000 rows of InstEval
+  slope10k    y ~ x + (1 + x | person) + (1 | item), 10,000 rows (200 people x 50, 100 items;
+              simulated, seeded: benchmarks/data/slope10k.csv)
+  slope1m     the same design at 1,000,000 rows (5,000 people x 200, 1,000 items; written by
+              --write-data, not committed); only with --large
 
 Engines
   adapter      models.lmm.LinearMixedModel(formula).fit(data): our formula check and design,
@@ -26,8 +31,9 @@ largest relative difference of the fixed effects; then refits per second of the 
 with responses simulated from the fit (adapter ``refit`` against mixedlm's ``refit``, without
 and with its df).
 
-Run:  .venv/bin/python benchmarks/bench_lmm.py [--runs 5] [--cap 60] [--no-insteval]
-      .venv/bin/python benchmarks/bench_lmm.py --write-data   # study_sized.csv for the R script
+Run:  .venv/bin/python benchmarks/bench_lmm.py [--runs 5] [--cap 60] [--no-insteval] [--large]
+      .venv/bin/python benchmarks/bench_lmm.py --cases slope10k insteval3_5k
+      .venv/bin/python benchmarks/bench_lmm.py --write-data   # the simulated data for the R script
 """
 
 from __future__ import annotations
@@ -53,7 +59,12 @@ FORMULAS = {
     "study": "empathy ~ trait + week + (1 + week | participant) + (1 | story)",
     "insteval2": "y ~ service + (1 | s) + (1 | d)",
     "insteval3": "y ~ service + (1 | s) + (1 | d) + (1 | dept)",
+    "insteval2_5k": "y ~ service + (1 | s) + (1 | d)",
+    "insteval3_5k": "y ~ service + (1 | s) + (1 | d) + (1 | dept)",
+    "slope10k": "y ~ x + (1 + x | person) + (1 | item)",
+    "slope1m": "y ~ x + (1 + x | person) + (1 | item)",
 }
+SLOPE_SIZES = {"slope10k": (200, 50, 100), "slope1m": (5_000, 200, 1_000)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -86,14 +97,39 @@ def study_sized(seed: int = 2024) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["participant", "story", "trait", "week", "empathy"])
 
 
+def random_slopes(n_person: int, per: int, n_item: int, seed: int = 7) -> pd.DataFrame:
+    """``y ~ x + (1 + x | person) + (1 | item)``: ``per`` rows per person, items at random."""
+    rng = np.random.default_rng(seed)
+    n = n_person * per
+    person = np.repeat(np.arange(n_person), per)
+    item = rng.integers(0, n_item, n)
+    x = rng.normal(size=n)
+    u = rng.multivariate_normal([0.0, 0.0], [[0.5, 0.1], [0.1, 0.2]], size=n_person)
+    y = 1.0 + 0.4 * x + u[person, 0] + u[person, 1] * x + rng.normal(0, 0.4, n_item)[item]
+    y = y + rng.normal(0.0, 1.0, n)
+    return pd.DataFrame(
+        {
+            "person": [f"p{i}" for i in person],
+            "item": [f"i{i}" for i in item],
+            "x": np.round(x, 6),
+            "y": np.round(y, 6),
+        }
+    )
+
+
 def load(case: str) -> pd.DataFrame:
     if case == "sleepstudy":
         return pd.read_csv(ROOT / "tests" / "data" / "lme4_sleepstudy.csv")
     if case == "study":
         return pd.read_csv(DATA / "study_sized.csv")
+    if case in SLOPE_SIZES:
+        path = DATA / f"{case}.csv"
+        if not path.exists():
+            random_slopes(*SLOPE_SIZES[case]).to_csv(path, index=False)
+        return pd.read_csv(path, dtype={"person": str, "item": str})
     inst = pd.read_csv(DATA / "insteval.csv", dtype={"s": str, "d": str, "dept": str})
     inst["service"] = inst["service"].astype(str)
-    return inst
+    return inst.head(5_000) if case.endswith("_5k") else inst
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,18 +241,26 @@ def main() -> None:
     parser.add_argument("--cap", type=float, default=60.0, help="statsmodels time cap (s)")
     parser.add_argument("--refits", type=int, default=50, help="refits of the study model")
     parser.add_argument("--no-insteval", action="store_true", help="skip the InstEval cases")
+    parser.add_argument("--large", action="store_true", help="also the 1,000,000-row case")
+    parser.add_argument("--cases", nargs="+", choices=list(FORMULAS), help="only these cases")
     parser.add_argument("--write-data", action="store_true", help="write study_sized.csv")
     parser.add_argument("--seed", type=int, default=20240501)
     args = parser.parse_args()
     if args.write_data:
         DATA.mkdir(exist_ok=True)
         study_sized().to_csv(DATA / "study_sized.csv", index=False)
-        print(f"wrote {DATA / 'study_sized.csv'}")
+        for case, sizes in SLOPE_SIZES.items():
+            random_slopes(*sizes).to_csv(DATA / f"{case}.csv", index=False)
+        print(f"wrote study_sized.csv, {', '.join(SLOPE_SIZES)} (.csv) in {DATA}")
         return
 
-    cases = ["sleepstudy", "study"]
+    cases = ["sleepstudy", "study", "slope10k"]
     if not args.no_insteval:
-        cases += ["insteval2", "insteval3"]
+        cases += ["insteval2_5k", "insteval3_5k", "insteval2", "insteval3"]
+    if args.large:
+        cases.append("slope1m")
+    if args.cases:
+        cases = args.cases
     lme4 = lme4_figures()
 
     # warm-up: the first fit in a process pays one-off imports
@@ -224,8 +268,8 @@ def main() -> None:
     LinearMixedModel(FORMULAS["sleepstudy"]).fit(load("sleepstudy"))
 
     header = (
-        f"{'case':11s} {'rows':>6s} {'adapter s':>10s} {'mixedlm s':>10s} {'ratio':>6s} "
-        f"{'mixedlm+df s':>13s} {'ratio':>6s} {'statsmodels s':>18s} {'lme4 s':>8s} "
+        f"{'case':12s} {'rows':>7s} {'adapter s':>10s} {'mixedlm s':>10s} {'ratio':>6s} "
+        f"{'mixedlm+df s':>13s} {'ratio':>6s} {'statsmodels s':>18s} {'lme4 s (ours/)':>15s} "
         f"{'max rel dfixed':>15s}"
     )
     print(header)
@@ -234,6 +278,7 @@ def main() -> None:
         data = load(case)
         formula = FORMULAS[case]
         runs = args.runs if len(data) < 10_000 else max(1, min(args.runs, 3))
+        runs = 1 if len(data) >= 500_000 else runs
         (t_lib, lib), (t_libdf, _), (t_ours, ours) = timed_round(
             [
                 lambda: mixedlm_direct(data, formula),  # noqa: B023
@@ -253,10 +298,13 @@ def main() -> None:
             sub = data.sample(1000, random_state=args.seed)
             sm = statsmodels_fit(case, sub, args.cap)
             sm_text = f"{sm[0]:.2f} (1,000 rows)" if sm else f"> {args.cap:.0f} (1,000 rows)"
-        lme4_text = f"{lme4.loc[case, 'seconds']:.3f}" if lme4 is not None else "-"
+        known = lme4 is not None and case in lme4.index
+        lme4_text = f"{lme4.loc[case, 'seconds']:.3f}" if known else "-"
+        if known:
+            lme4_text += f" ({t_ours / lme4.loc[case, 'seconds']:.2f}x)"
         print(
-            f"{case:11s} {len(data):6d} {t_ours:10.4f} {t_lib:10.4f} {t_ours / t_lib:6.2f} "
-            f"{t_libdf:13.4f} {t_ours / t_libdf:6.2f} {sm_text:>18s} {lme4_text:>8s} "
+            f"{case:12s} {len(data):7d} {t_ours:10.4f} {t_lib:10.4f} {t_ours / t_lib:6.2f} "
+            f"{t_libdf:13.4f} {t_ours / t_libdf:6.2f} {sm_text:>18s} {lme4_text:>15s} "
             f"{dfix:15.1e}"
         )
     if lme4 is not None:

@@ -1,6 +1,7 @@
 # lme4 fit times for benchmarks/bench_lmm.py, written to benchmarks/data/lme4_timings.csv.
 #
-# Run from the repository root, after `python benchmarks/bench_lmm.py --write-data`:
+# Run from the repository root, after `python benchmarks/bench_lmm.py --write-data` (it writes
+# the simulated random-slope designs, 10,000 and 1,000,000 rows):
 #   Rscript benchmarks/lme4_timings.R
 #
 # Also writes benchmarks/data/insteval.csv (lme4::InstEval: s, d, dept, service, y) for the
@@ -15,13 +16,19 @@ write.csv(InstEval[, c("s", "d", "dept", "service", "y")], insteval_csv, row.nam
 
 sleep <- read.csv(file.path("tests", "data", "lme4_sleepstudy.csv"))
 study <- read.csv(file.path(data_dir, "study_sized.csv"))
+slope10k <- read.csv(file.path(data_dir, "slope10k.csv"), colClasses = c("factor", "factor", "numeric", "numeric"))
+slope1m <- read.csv(file.path(data_dir, "slope1m.csv"), colClasses = c("factor", "factor", "numeric", "numeric"))
 inst <- InstEval
 
 cases <- list(
   sleepstudy = list(sleep, Reaction ~ Days + (Days | Subject), 5),
   study = list(study, empathy ~ trait + week + (1 + week | participant) + (1 | story), 5),
   insteval2 = list(inst, y ~ service + (1 | s) + (1 | d), 3),
-  insteval3 = list(inst, y ~ service + (1 | s) + (1 | d) + (1 | dept), 3)
+  insteval3 = list(inst, y ~ service + (1 | s) + (1 | d) + (1 | dept), 3),
+  insteval2_5k = list(inst[1:5000, ], y ~ service + (1 | s) + (1 | d), 5),
+  insteval3_5k = list(inst[1:5000, ], y ~ service + (1 | s) + (1 | d) + (1 | dept), 5),
+  slope10k = list(slope10k, y ~ x + (1 + x | person) + (1 | item), 5),
+  slope1m = list(slope1m, y ~ x + (1 + x | person) + (1 | item), 1)
 )
 
 rows <- list()
