@@ -15,21 +15,25 @@ Cases (all REML)
 
 Engines
   adapter      models.lmm.LinearMixedModel(formula).fit(data): our formula check and design,
-               mixedlm's fit, the result tables with lmerTest's Satterthwaite df
+               mixedlm's fit (estimates, log-likelihood, covariance parameters); "+table" also
+               reads ``fixed_``, whose standard errors and lmerTest's Satterthwaite df are
+               computed on first access
   mixedlm      mixedlm.lmer(formula, data): the library alone (no df), with one BLAS thread
                as the adapter runs it (OpenBLAS's worker threads cost 10-60 ms a fit on a
-               loaded two-core machine)
+               loaded two-core machine); "+df" followed by its own ``satterthwaite_df``
   statsmodels  statsmodels MixedLM (sleepstudy; InstEval with two factors on a 1,000-row subset,
                as variance components), in a child process stopped at --cap seconds
   lme4         figures from benchmarks/lme4_timings.R (committed in
-               benchmarks/data/lme4_timings.csv with their date), not re-run here
+               benchmarks/data/lme4_timings.csv with their date), not re-run here: lme4's fit,
+               and lmerTest's fit followed by ``summary()`` (Satterthwaite df)
 
-Every fit is timed a few times, the engines in turn (median). The script prints seconds, the
-ratio adapter / mixedlm, the same against mixedlm followed by its own ``satterthwaite_df`` (the
-like-for-like ratio, target at most 1.20: the adapter always returns df, lmerTest's), and the
-largest relative difference of the fixed effects; then refits per second of the study model
-with responses simulated from the fit (adapter ``refit`` against mixedlm's ``refit``, without
-and with its df).
+Every fit is timed a few times, the engines in turn (median). The script prints seconds; the
+ratios adapter fit / mixedlm and adapter with its table / mixedlm with its df (like for like);
+the adapter's fit against lme4's and its fit with the table against lmerTest's fit with its
+summary; the deviance evaluations of our optimizer beside lme4's (``optinfo$feval``); our REML
+criterion minus lme4's; and the largest relative difference of the fixed effects from mixedlm's.
+Then refits per second of the study model with responses simulated from the fit (adapter
+``refit`` against mixedlm's ``refit``, without and with its df).
 
 Run:  .venv/bin/python benchmarks/bench_lmm.py [--runs 5] [--cap 60] [--no-insteval] [--large]
       .venv/bin/python benchmarks/bench_lmm.py --cases slope10k insteval3_5k
@@ -49,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from models._backends.mixedlm_lmm import one_blas_thread
+from models._errors import SingularFitWarning
 from models.lmm import LinearMixedModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -159,6 +164,12 @@ def mixedlm_with_df(data: pd.DataFrame, formula: str):
     return result
 
 
+def with_table(model: LinearMixedModel) -> LinearMixedModel:
+    """The fit and its fixed-effect table (Satterthwaite df, p-values: built on first access)."""
+    _ = model.fixed_
+    return model
+
+
 def mixedlm_direct(data: pd.DataFrame, formula: str):
     """``mixedlm.lmer`` as a user would call it, but with one BLAS thread as the adapter uses."""
     import mixedlm
@@ -208,7 +219,7 @@ def lme4_figures() -> pd.DataFrame | None:
 
 def refits_per_second(
     data: pd.DataFrame, formula: str, n: int, seed: int
-) -> tuple[float, float, float, int]:
+) -> tuple[float, float, float, float, int]:
     """Refits per second with responses simulated from the fitted model (new random effects)."""
     from mixedlm.inference.ddf import satterthwaite_df
 
@@ -221,7 +232,11 @@ def refits_per_second(
         for y in responses:
             model.refit(y)
         ours = n / (time.perf_counter() - start)
-    singular = sum("singular" in str(w.message) for w in caught)
+        singular = sum("singular" in str(w.message) for w in caught)
+        start = time.perf_counter()
+        for y in responses:
+            with_table(model.refit(y))
+        ours_table = n / (time.perf_counter() - start)
     with warnings.catch_warnings(), one_blas_thread():
         warnings.simplefilter("ignore")
         start = time.perf_counter()
@@ -232,7 +247,7 @@ def refits_per_second(
         for y in responses:
             satterthwaite_df(direct.refit(y))
         lib_df = n / (time.perf_counter() - start)
-    return ours, lib, lib_df, singular
+    return ours, ours_table, lib, lib_df, singular
 
 
 def main() -> None:
@@ -263,13 +278,15 @@ def main() -> None:
         cases = args.cases
     lme4 = lme4_figures()
 
+    warnings.filterwarnings("ignore", category=SingularFitWarning)  # flagged in the table
     # warm-up: the first fit in a process pays one-off imports
     mixedlm_direct(load("sleepstudy"), FORMULAS["sleepstudy"])
     LinearMixedModel(FORMULAS["sleepstudy"]).fit(load("sleepstudy"))
 
     header = (
-        f"{'case':12s} {'rows':>7s} {'adapter s':>10s} {'mixedlm s':>10s} {'ratio':>6s} "
-        f"{'mixedlm+df s':>13s} {'ratio':>6s} {'statsmodels s':>18s} {'lme4 s (ours/)':>15s} "
+        f"{'case':12s} {'rows':>7s} {'fit s':>8s} {'+table s':>9s} {'mixedlm s':>10s} "
+        f"{'ratio':>6s} {'+df s':>8s} {'ratio':>6s} {'statsmodels s':>18s} "
+        f"{'lme4 s (fit/)':>16s} {'lmerTest s (table/)':>20s} {'evals':>9s} {'dREML':>8s} "
         f"{'max rel dfixed':>15s}"
     )
     print(header)
@@ -279,17 +296,16 @@ def main() -> None:
         formula = FORMULAS[case]
         runs = args.runs if len(data) < 10_000 else max(1, min(args.runs, 3))
         runs = 1 if len(data) >= 500_000 else runs
-        (t_lib, lib), (t_libdf, _), (t_ours, ours) = timed_round(
+        (t_lib, lib), (t_libdf, _), (t_fit, _), (t_table, ours) = timed_round(
             [
                 lambda: mixedlm_direct(data, formula),  # noqa: B023
                 lambda: mixedlm_with_df(data, formula),  # noqa: B023
                 lambda: LinearMixedModel(formula).fit(data),  # noqa: B023
+                lambda: with_table(LinearMixedModel(formula).fit(data)),  # noqa: B023
             ],
             runs,
         )
-        dfix = float(
-            np.max(np.abs(ours.fixed_["estimate"].to_numpy() / np.asarray(lib.beta) - 1.0))
-        )
+        dfix = float(np.max(np.abs(ours.beta_.to_numpy() / np.asarray(lib.beta) - 1.0)))
         sm_text = "-"
         if case == "sleepstudy":
             sm = statsmodels_fit(case, data, args.cap)
@@ -299,25 +315,33 @@ def main() -> None:
             sm = statsmodels_fit(case, sub, args.cap)
             sm_text = f"{sm[0]:.2f} (1,000 rows)" if sm else f"> {args.cap:.0f} (1,000 rows)"
         known = lme4 is not None and case in lme4.index
-        lme4_text = f"{lme4.loc[case, 'seconds']:.3f}" if known else "-"
+        lme4_text, lmertest_text, evals, dcrit = "-", "-", f"{ours.nfev_}", "-"
         if known:
-            lme4_text += f" ({t_ours / lme4.loc[case, 'seconds']:.2f}x)"
+            ref = lme4.loc[case]
+            lme4_text = f"{ref['seconds']:.3f} ({t_fit / ref['seconds']:.2f}x)"
+            dcrit = f"{ours.reml_criterion_ - float(ref['reml_criterion']):.0e}"
+            if "lmertest_seconds" in ref.index:
+                lmertest_text = (
+                    f"{ref['lmertest_seconds']:.3f} ({t_table / ref['lmertest_seconds']:.2f}x)"
+                )
+                evals += f"/{int(ref['evaluations'])}"
         print(
-            f"{case:12s} {len(data):7d} {t_ours:10.4f} {t_lib:10.4f} {t_ours / t_lib:6.2f} "
-            f"{t_libdf:13.4f} {t_ours / t_libdf:6.2f} {sm_text:>18s} {lme4_text:>15s} "
-            f"{dfix:15.1e}"
+            f"{case:12s} {len(data):7d} {t_fit:8.4f} {t_table:9.4f} {t_lib:10.4f} "
+            f"{t_fit / t_lib:6.2f} {t_libdf:8.4f} {t_table / t_libdf:6.2f} {sm_text:>18s} "
+            f"{lme4_text:>16s} {lmertest_text:>20s} {evals:>9s} {dcrit:>8s} {dfix:15.1e}"
+            + ("  (singular fit)" if ours.singular_ else "")
         )
     if lme4 is not None:
         row = lme4.iloc[0]
         print(f"lme4 figures: {row['lme4']} on {row['r_version']}, measured {row['date']}")
 
-    ours, lib, lib_df, singular = refits_per_second(
+    ours, ours_table, lib, lib_df, singular = refits_per_second(
         load("study"), FORMULAS["study"], args.refits, args.seed
     )
     print(
         f"\nrefits of the study model, {args.refits} simulated responses ({singular} singular): "
-        f"adapter {ours:.0f}/s; mixedlm {lib:.0f}/s (ratio of times {lib / ours:.2f}); "
-        f"mixedlm with its df {lib_df:.0f}/s (ratio {lib_df / ours:.2f})"
+        f"adapter {ours:.0f}/s, with its table {ours_table:.0f}/s; mixedlm {lib:.0f}/s (ratio "
+        f"of times {lib / ours:.2f}), with its df {lib_df:.0f}/s (ratio {lib_df / ours_table:.2f})"
     )
 
 

@@ -7,8 +7,12 @@
 # Also writes benchmarks/data/insteval.csv (lme4::InstEval: s, d, dept, service, y) for the
 # Python side. Each case is fitted with lme4's default controls (REML, nloptwrap BOBYQA); the
 # figure is the median wall time of several fits (5; 3 for InstEval), taken one after another.
+# `lmertest_seconds` is the same for lmerTest: its fit (which also computes the Hessian of the
+# variance parameters) followed by `summary()` with Satterthwaite df, what a user runs to get
+# p-values; the fixed-effect table of LinearMixedModel.fit holds the same.
 
 suppressPackageStartupMessages(library(lme4))
+suppressPackageStartupMessages(library(lmerTest))
 
 data_dir <- file.path("benchmarks", "data")
 insteval_csv <- file.path(data_dir, "insteval.csv")
@@ -38,16 +42,26 @@ for (name in names(cases)) {
   k <- cases[[name]][[3]]
   seconds <- numeric(k)
   for (i in seq_len(k)) {
-    seconds[i] <- system.time(m <- lmer(f, data = d, REML = TRUE))[["elapsed"]]
+    seconds[i] <- system.time(m <- lme4::lmer(f, data = d, REML = TRUE))[["elapsed"]]
+  }
+  with_df <- numeric(k)
+  for (i in seq_len(k)) {
+    with_df[i] <- system.time({
+      mt <- lmerTest::lmer(f, data = d, REML = TRUE)
+      st <- summary(mt, ddf = "Satterthwaite")
+    })[["elapsed"]]
   }
   rows[[name]] <- data.frame(
     case = name,
     seconds = median(seconds),
     runs = k,
     reml_criterion = format(REMLcrit(m), digits = 15),
+    lmertest_seconds = median(with_df),
+    evaluations = m@optinfo$feval,
     date = format(Sys.Date()),
     r_version = R.version.string,
-    lme4 = as.character(packageVersion("lme4"))
+    lme4 = as.character(packageVersion("lme4")),
+    lmertest = as.character(packageVersion("lmerTest"))
   )
 }
 write.csv(do.call(rbind, rows), file.path(data_dir, "lme4_timings.csv"), row.names = FALSE)

@@ -65,13 +65,13 @@ def _refit_ml(m: LinearMixedModel) -> LinearMixedModel:
         params["ddf"] = "satterthwaite"  # Kenward-Roger is defined for REML fits only
     formula = params.pop("formula")
     try:
-        result, messages = engine.refit_ml(m._input, m._result)
+        result, messages, evals = engine.refit_ml(m._input, m._result, max_evals=int(m.max_evals))
     except engine.EngineFailure as err:
         raise ConvergenceError(f"lrt: the ML refit of {m.formula!r} failed: {err}") from err
     from models.lmm import LinearMixedModel
 
     out = LinearMixedModel(formula, **params)
-    out._set_fit(m.design_, m._input, result, messages, start)
+    out._set_fit(m.design_, m._input, result, messages, evals, start)
     return out
 
 

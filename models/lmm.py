@@ -107,8 +107,10 @@ class LinearMixedModel(_Predictions, _Summaries):
         standard errors grow); REML fits only, at most 5,000 observations (dense ``n x n``).
     optimizer : {"auto", "cobyqa", "powell", "nelder-mead"}, default "auto"
         mixedlm's optimizer for the covariance parameters: ``"auto"`` is L-BFGS-B with exact
-        gradients (falling back to COBYQA when it does not converge); the others are
-        derivative-free.
+        gradients, stopped once the gradient is within its rounding noise (``1e-7 n`` per
+        component); a fit it leaves unconverged or with a correlated block at the boundary is
+        redone by mixedlm's own ``"auto"`` (L-BFGS-B to a tighter tolerance, then COBYQA where
+        needed). The others are derivative-free.
     max_evals : int, default 10000
         Iteration budget of the optimizer; exhausting it flags the fit as not converged.
     tol : float, default 1e-8
@@ -130,7 +132,9 @@ class LinearMixedModel(_Predictions, _Summaries):
     fixed_ : pandas.DataFrame
         ``term, estimate, se, df, statistic, p_value, ci_low, ci_high``; df are Satterthwaite's
         (or Kenward-Roger's, with the adjusted ``se``), ``statistic`` is ``t``, p-values
-        two-sided, intervals ``estimate +- t(df) * se``.
+        two-sided, intervals ``estimate +- t(df) * se``. Satterthwaite's df are computed on
+        first access (the Hessian of the deviance they need costs about as much as the fit on
+        large data); a negative eigenvalue of that Hessian is warned about then.
     beta_ : pandas.Series
         Fixed effects by term.
     vcov_ : pandas.DataFrame
@@ -160,7 +164,7 @@ class LinearMixedModel(_Predictions, _Summaries):
     singular_ : bool
         A variance at 0 or a correlation at +-1 (lme4's ``isSingular``).
     nfev_ : int
-        Deviance evaluations used by the optimizer.
+        Deviance evaluations used by the optimizer (both stages when ``"auto"`` redoes a fit).
     engine_result_ : mixedlm.LmerResult
         The fit as mixedlm returned it, for what this class does not wrap (profile intervals,
         parametric bootstrap). Its names are the generated ones (``x0``, ``z0``, ``g0``, ...)
@@ -171,7 +175,7 @@ class LinearMixedModel(_Predictions, _Summaries):
         Conditional modes: ``group, term, level, estimate, cond_var`` (``cond_var`` as lme4's
         ``condVar``: the conditional variance given the estimated parameters).
     seconds_ : float
-        Wall-clock time of ``fit``.
+        Wall-clock time of ``fit`` (the fixed-effect table is built later, on first access).
     meta_ : dict
         Provenance: package version, options, rows used and dropped.
 
@@ -333,13 +337,13 @@ class LinearMixedModel(_Predictions, _Summaries):
             optimizer=self.optimizer, max_evals=int(self.max_evals), tol=float(self.tol)
         )
         try:
-            result, messages = engine.fit(inp, reml=bool(self.reml), ctrl=ctrl)
+            result, messages, evals = engine.fit(inp, reml=bool(self.reml), ctrl=ctrl)
         except engine.EngineFailure as err:
             raise ConvergenceError(
                 f"LinearMixedModel.fit: mixedlm could not fit {self.formula!r}: {err}. Check "
                 "that the response varies within groups and simplify the random effects."
             ) from err
-        self._set_fit(design, inp, result, messages, start, stacklevel=stacklevel)
+        self._set_fit(design, inp, result, messages, evals, start, stacklevel=stacklevel)
         return self
 
     def refit(self, response: np.ndarray | pd.Series) -> LinearMixedModel:
@@ -392,7 +396,9 @@ class LinearMixedModel(_Predictions, _Summaries):
                 + ("" if y.shape != (self.n_obs_,) else " with missing or infinite values")
             )
         try:
-            result, messages = engine.refit(self._input, self._result, y)
+            result, messages, evals = engine.refit(
+                self._input, self._result, y, max_evals=int(self.max_evals)
+            )
         except engine.EngineFailure as err:
             raise ConvergenceError(
                 f"LinearMixedModel.refit: mixedlm could not fit {self.formula!r} to the new "
@@ -410,7 +416,7 @@ class LinearMixedModel(_Predictions, _Summaries):
         new = LinearMixedModel(
             self.formula, **{k: v for k, v in self.get_params().items() if k != "formula"}
         )
-        new._set_fit(design, self._input, result, messages, start)
+        new._set_fit(design, self._input, result, messages, evals, start)
         return new
 
     def simulate(
@@ -473,6 +479,7 @@ class LinearMixedModel(_Predictions, _Summaries):
         inp: engine.EngineInput,
         result: Any,
         messages: list[str],
+        evals: int,
         start: float,
         stacklevel: int = 3,
     ) -> None:
@@ -495,7 +502,7 @@ class LinearMixedModel(_Predictions, _Summaries):
         self.groups_ = {b.group: int(b.n_levels) for b in design.random}
         self.theta_ = theta
         self.sigma_ = sigma
-        self.nfev_ = int(result.function_evals)
+        self.nfev_ = int(evals)
         self.converged_ = bool(result.converged)
         self.convergence_message_ = str(result.message)
         if messages:
@@ -518,18 +525,8 @@ class LinearMixedModel(_Predictions, _Summaries):
                 for b, T in zip(design.random, self._Ts, strict=True)
             ]
             kr = kenward_roger(X, blocks, sigma**2)
-            cov_beta, df = kr.vcov, kr.df
-            negative = np.zeros(0)
-        else:
-            with engine.one_blas_thread():
-                info = varpar_covariance(
-                    engine.deviance_components(result), theta, sigma, n=n, p=p, reml=reml
-                )
-            cov_beta = info.cov_beta
-            df = satterthwaite_df(info, np.eye(p)) if p else np.zeros(0)
-            negative = info.negative_eigenvalues
-        self._cov_beta = cov_beta
-        self.fixed_ = self._fixed_table(beta, cov_beta, df, names)
+            self._lazy["cov_beta"] = kr.vcov
+            self._lazy["fixed_"] = self._fixed_table(beta, kr.vcov, kr.df, names)
         self._fitted_values = np.asarray(result.fitted(), dtype=float)
         self.seconds_ = float(time.perf_counter() - start)
         self.meta_ = {
@@ -556,14 +553,6 @@ class LinearMixedModel(_Predictions, _Summaries):
                 f"{self._singular_description()}. The random-effects structure is likely "
                 "too complex for the data.",
                 SingularFitWarning,
-                stacklevel=stacklevel,
-            )
-        elif self.converged_ and negative.size:
-            warnings.warn(
-                f"the Hessian of the deviance of {self.formula!r} has negative eigenvalue(s) "
-                f"{negative.tolist()}: the fit may not be at a minimum; "
-                "Satterthwaite df use the positive part only",
-                ConvergenceWarning,
                 stacklevel=stacklevel,
             )
 
@@ -613,6 +602,52 @@ class LinearMixedModel(_Predictions, _Summaries):
         return self._lazy[name]
 
     @property
+    def fixed_(self) -> pd.DataFrame:
+        """Fixed effects with standard errors, df, t tests and intervals (see the class)."""
+        return self._cached("fixed_", self._satterthwaite_table)
+
+    def _satterthwaite_table(self) -> pd.DataFrame:
+        """Build the fixed-effect table with Satterthwaite df (on first access).
+
+        The df need the Hessian of the deviance in the variance parameters (41 deviance
+        evaluations for four of them), as much as the fit itself on large data; a fit whose
+        table is never read (an ML refit for a likelihood-ratio test, a simulation refit) does
+        not pay for it.
+        """
+        n, p = self.design_.X.shape
+        with engine.one_blas_thread():
+            info = varpar_covariance(
+                engine.deviance_components(self._result),
+                self.theta_,
+                self.sigma_,
+                n=n,
+                p=p,
+                reml=bool(self.reml),
+            )
+        self._lazy.setdefault("cov_beta", info.cov_beta)
+        df = satterthwaite_df(info, np.eye(p)) if p else np.zeros(0)
+        negative = info.negative_eigenvalues
+        if self.converged_ and not self.singular_ and negative.size:
+            warnings.warn(
+                f"the Hessian of the deviance of {self.formula!r} has negative eigenvalue(s) "
+                f"{negative.tolist()}: the fit may not be at a minimum; "
+                "Satterthwaite df use the positive part only",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        names = list(self.design_.X.columns)
+        return self._fixed_table(self.beta_.to_numpy(), self._lazy["cov_beta"], df, names)
+
+    def _cov_beta(self) -> np.ndarray:
+        """``Cov(beta_hat)``: from the fixed-effect table when built, else one evaluation."""
+        if "cov_beta" not in self._lazy:
+            p = self.design_.X.shape[1]
+            with engine.one_blas_thread():
+                comps = engine.deviance_components(self._result)(self.theta_)
+            self._lazy["cov_beta"] = self.sigma_**2 * comps[3:].reshape(p, p)
+        return self._lazy["cov_beta"]
+
+    @property
     def random_(self) -> pd.DataFrame:
         """Variance components: ``group, term, variance, sd`` (the residual last)."""
         return self._cached("random_", lambda: self._random_tables(self._Ts, self.sigma_))[0]
@@ -627,7 +662,7 @@ class LinearMixedModel(_Predictions, _Summaries):
         """Covariance matrix of the fixed effects, labelled by term."""
         names = list(self.design_.X.columns)
         return self._cached(
-            "vcov_", lambda: pd.DataFrame(self._cov_beta, index=names, columns=names)
+            "vcov_", lambda: pd.DataFrame(self._cov_beta(), index=names, columns=names)
         )
 
     @property

@@ -51,8 +51,8 @@ def _fit_lmm(y: np.ndarray, x: np.ndarray, z: np.ndarray, groups: np.ndarray) ->
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = LinearMixedModel(formula, reml=True).fit(frame)
+        fixed = model.fixed_.set_index("term").loc[["Intercept", "time"]]  # df: warnings here
     notes = tuple(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))
-    fixed = model.fixed_.set_index("term").loc[["Intercept", "time"]]
     sigma2 = float(model.sigma_) ** 2
     q = z.shape[1]
     lam = np.zeros((q, q))  # relative Cholesky factor: G = sigma2 Lambda Lambda'

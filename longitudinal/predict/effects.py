@@ -476,6 +476,7 @@ def fit_empathy_models(
         if story_effects:
             random += " + (1 | story_id)"
         null = LinearMixedModel(f"{response} ~ 1 + {random}", reml=True).fit(frame)
+        _ = lmm.fixed_  # the df are computed on first access: their warnings belong here
         clmm = bayes = None
         if include_clmm:
             start = time.perf_counter()

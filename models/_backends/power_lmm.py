@@ -145,10 +145,11 @@ def refit_outcome(
             warnings.simplefilter("ignore")
             full = getattr(template, refit)(y)
             null = getattr(null_template, refit)(y) if null_template is not None else None
+            table = full.fixed_  # built on first access (Satterthwaite df), warnings ignored
     except ModelsError as err:
         return Outcome(i, math.nan, math.nan, "error", str(err))
     fits = [full] if null is None else [full, null]
-    row = full.fixed_.loc[full.fixed_["term"] == term].iloc[0]
+    row = table.loc[table["term"] == term].iloc[0]
     estimate = float(row["estimate"])
     if not all(m.converged_ for m in fits):
         bad = next(m for m in fits if not m.converged_)
@@ -219,55 +220,55 @@ def without_term(design: Any, term: str) -> Any:
 class FastRefit:
     """The refit of :meth:`LinearMixedModel.refit` reduced to what the test of one term needs.
 
-    The covariance parameters are optimized exactly as mixedlm's default optimizer does it
-    (its L-BFGS-B stage on the native deviance and gradient, from the template's parameters,
-    with the same tolerances, bounds and boundary probes), and the estimate, standard error and
-    Satterthwaite df of the term come from the same deviance components and the same
-    :mod:`models._satterthwaite` computation as :class:`LinearMixedModel`. When mixedlm would go
-    on to its derivative-free fallback (no convergence, a variance scale near zero, a large
-    final gradient), :meth:`test` returns None and the caller refits in full, so the results
-    are those of ``refit`` in every case; what is saved is building the full result (fitted
-    values, conditional modes, every table).
+    The covariance parameters are optimized exactly as the refit's gradient stage does it
+    (mixedlm's L-BFGS-B on the native deviance and gradient, from the template's parameters,
+    with :func:`models._backends.mixedlm_lmm.gradient_options`, the same bounds and boundary
+    probes), and the estimate, standard error and Satterthwaite df of the term come from the
+    same deviance components and the same :mod:`models._satterthwaite` computation as
+    :class:`LinearMixedModel`. When the refit would go on to mixedlm's "auto" (no convergence,
+    a non-finite step, a variance scale near zero: :func:`~models._backends.mixedlm_lmm.settled`),
+    :meth:`test` returns None and the caller refits in full, so the results are those of
+    ``refit`` in every case; what is saved is building the full result (fitted values,
+    conditional modes, every table).
     """
 
     def __init__(self, template: Any, term: str) -> None:
-        from mixedlm.estimation.reml import (
-            _AUTO_FALLBACK_GRADIENT_TOL,
-            _AUTO_GRADIENT_TOL,
-            _build_theta_bounds,
-            _in_correlated_block,
-            _RustMatrixCache,
-        )
+        from mixedlm.estimation.reml import _build_theta_bounds, _RustMatrixCache
+
+        from models._backends.mixedlm_lmm import diagonal_positions, gradient_options
 
         matrices = template.engine_result_.matrices
         self.native = _RustMatrixCache.from_matrices(matrices).design
         self.reml = bool(template.reml)
         self.start = np.asarray(template.theta_, dtype=float)
         self.bounds = _build_theta_bounds(matrices.random_structures, len(self.start))
-        self.correlated = _in_correlated_block(matrices.random_structures)
         self.n, self.p = template.design_.X.shape
-        self.options = {"maxiter": 1000, "ftol": 1e-15, "gtol": _AUTO_GRADIENT_TOL * self.n}
-        self.fallback_gtol = _AUTO_FALLBACK_GRADIENT_TOL * self.n
+        self.options = gradient_options(self.n, int(template.max_evals))
         self.j = [str(c) for c in template.design_.X.columns].index(term)
-        self.diagonal = _diagonal_positions(template._input.block_sizes)
+        sizes = np.asarray(template._input.block_sizes)
+        self.diagonal = diagonal_positions(template._input.block_sizes)
+        self.correlated = np.repeat(sizes > 1, sizes)
 
     def test(self, i: int, y: np.ndarray, *, wald: bool) -> Outcome | None:
         """Test the term on response ``y``; None when a full refit is needed."""
-        from mixedlm.estimation.optimizers import _near_zero_variances, run_optimizer
+        from mixedlm.estimation.optimizers import run_optimizer
         from mixedlm.estimation.reml import _LMMGradientObjective
 
-        from models._backends.mixedlm_lmm import one_blas_thread
+        from models._backends.mixedlm_lmm import SETTLED_THETA, one_blas_thread
         from models._satterthwaite import satterthwaite_df, varpar_covariance
         from models.lmm import SINGULAR_TOL
 
         response = self.native.with_response(np.ascontiguousarray(y, dtype=float))
         reml = self.reml
 
+        failed = []  # a non-finite step or value: leave this response to the full refit
+
         def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray]:
             if np.all(np.isfinite(theta)):
                 value, derivative = response.deviance_with_gradient(theta, reml)
                 if np.isfinite(value) and np.all(np.isfinite(derivative)):
                     return value, derivative
+            failed.append(theta)
             return np.inf, np.zeros_like(theta)
 
         with one_blas_thread():
@@ -281,14 +282,11 @@ class FastRefit:
                 jac=objective.gradient,
                 restart_edge=True,
             )
-            zero = _near_zero_variances(fit.x, self.start, self.bounds)
-            near_zero = [k for k in zero if self.correlated[k]]
             if (
-                not fit.success
+                failed
+                or not fit.success
                 or not np.isfinite(fit.fun)
-                or near_zero
-                or fit.jac is None
-                or np.max(np.abs(fit.jac)) > self.fallback_gtol
+                or np.any(fit.x[self.diagonal][self.correlated] <= SETTLED_THETA)
             ):
                 return None
             theta = np.ascontiguousarray(fit.x, dtype=float)
@@ -325,15 +323,3 @@ class FastRefit:
         singular = bool(np.any(theta[self.diagonal] < SINGULAR_TOL))
         reason, message = ("singular", "boundary (singular) fit") if singular else ("", "")
         return Outcome(i, p_value, float(beta[j]), reason, message)
-
-
-def _diagonal_positions(sizes: tuple[int, ...]) -> np.ndarray:
-    """Positions in lme4's column-major ``theta`` of the diagonals of each block's factor."""
-    out, offset = [], 0
-    for k in sizes:
-        position = offset
-        for col in range(k):
-            out.append(position)
-            position += k - col
-        offset += k * (k + 1) // 2
-    return np.asarray(out, dtype=np.intp)

@@ -21,7 +21,8 @@ from models._satterthwaite import richardson
 from models.formula import build_design, parse_formula
 from models.lmm import DICT_KEYS, LinearMixedModel, MixedModelSummary, lrt
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent / "data"
 REF = json.loads((Path(__file__).resolve().parent / "reference" / "lmm.json").read_text())
 
 
@@ -290,6 +291,64 @@ def test_optimizers_agree(sleep, optimizer):
     assert b.converged_
     np.testing.assert_allclose(b.reml_criterion_, a.reml_criterion_, rtol=1e-10)
     np.testing.assert_allclose(b.fixed_["se"], a.fixed_["se"], rtol=1e-5)
+
+
+def mixedlm_auto(model, data):
+    """The same fit by mixedlm's own "auto" optimizer (no gradient stage first)."""
+    from dataclasses import replace
+
+    from models._backends import mixedlm_lmm as engine
+
+    inp = engine.engine_input(build_design(parse_formula(model.formula), data))
+    ctrl = replace(
+        engine.control(optimizer="auto", max_evals=10_000, tol=1e-8), gradient_first=False
+    )
+    result, _, evals = engine.fit(inp, reml=bool(model.reml), ctrl=ctrl)
+    return result, evals
+
+
+@pytest.mark.parametrize(
+    ("formula", "data"),
+    [
+        ("Reaction ~ Days + (Days | Subject)", "sleep"),
+        ("y ~ x + (1 | rater) + (1 | target)", "crossed"),
+        ("y ~ x + (1 + x | rater) + (1 | target)", "crossed"),
+    ],
+)
+def test_gradient_stage_agrees_with_mixedlm_auto(sleep, formula, data):
+    frame = sleep if data == "sleep" else pd.read_csv(HERE / "reference" / "lmm_crossed.csv")
+    m = LinearMixedModel(formula).fit(frame)
+    result, evals = mixedlm_auto(m, frame)
+    assert m.meta_["optimizer"] == "L-BFGS-B" and m.converged_
+    np.testing.assert_allclose(m.theta_, result.theta, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(m.beta_, result.beta, rtol=1e-7)
+    assert m.reml_criterion_ <= float(result.REMLcrit()) + 1e-8
+    assert m.nfev_ <= evals
+
+
+def test_boundary_fit_is_redone_by_mixedlm_auto():
+    # no slope variance: the gradient stage ends at the boundary of a correlated block, where
+    # mixedlm's "auto" compares L-BFGS-B with COBYQA; that fit is the one kept
+    rng = np.random.default_rng(11)
+    g = np.repeat(np.arange(30), 10)
+    x = np.tile(np.arange(10.0), 30)
+    y = 1.0 + 0.3 * x + rng.normal(0, 1.0, 30)[g] + rng.normal(0, 1.0, g.size)
+    frame = pd.DataFrame({"y": y, "x": x, "g": g})
+    with pytest.warns(SingularFitWarning):
+        m = LinearMixedModel("y ~ x + (1 + x | g)").fit(frame)
+    result, evals = mixedlm_auto(m, frame)
+    np.testing.assert_array_equal(m.theta_, result.theta)
+    assert m.meta_["optimizer"] == str(result.optimizer)
+    assert m.nfev_ > evals  # the gradient stage's evaluations count too
+
+
+def test_vcov_before_the_table_is_the_tables_covariance(sleep):
+    a = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleep)
+    first = a.vcov_.to_numpy()
+    np.testing.assert_allclose(np.sqrt(np.diag(first)), a.fixed_["se"], rtol=1e-12)
+    b = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleep)
+    np.testing.assert_allclose(b.fixed_["se"], a.fixed_["se"], rtol=1e-12)
+    np.testing.assert_allclose(b.vcov_.to_numpy(), first, rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------
