@@ -511,3 +511,8 @@ def _name_export_columns(rows: list[dict[str, Any]], item_map: dict[str, str]) -
         column = row["column"]
         if isinstance(column, str) and column in export:
             row["column"] = f"{export[column]} ({column})"
+            if str(row["reason"]).startswith("missing item column"):
+                row["reason"] += (
+                    f"; the item map names the column {export[column]!r} for it, which the "
+                    "export does not have"
+                )

@@ -206,17 +206,15 @@ def _load_item_map(item_map: str | os.PathLike | Mapping[str, str]) -> dict[str,
     return mapping
 
 
-def _apply_item_map(table: _RawTable, mapping: dict[str, str], map_file: str) -> None:
+def _apply_item_map(table: _RawTable, mapping: dict[str, str], map_file: str) -> list[str]:
+    """Rename the export's columns; return the map's columns this export does not have.
+
+    A study often keeps one map for all its exports, and a wave may lack an instrument: such
+    entries are not an error here. An item an instrument needs that stays missing is reported
+    by validation, naming the column the map expected.
+    """
     problems = _Problems()
-    unknown = [c for c in mapping if c not in table.header]
-    for column in unknown:
-        problems.add(
-            map_file,
-            None,
-            column,
-            None,
-            f"the item map names a column that is not in {table.file}",
-        )
+    unmatched = [c for c in mapping if c not in table.header]
     renamed = [mapping.get(name, name) for name in table.header]
     counts: dict[str, int] = {}
     for name in renamed:
@@ -236,6 +234,7 @@ def _apply_item_map(table: _RawTable, mapping: dict[str, str], map_file: str) ->
     table.header = renamed
     table.question_text = {mapping.get(k, k): v for k, v in table.question_text.items()}
     table.import_ids = {mapping.get(k, k): v for k, v in table.import_ids.items()}
+    return unmatched
 
 
 def _column_values(

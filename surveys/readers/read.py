@@ -73,7 +73,10 @@ def read_responses(
         Column holding the wave label of a long file. Must exist when given.
     item_map : path or dict, optional
         Renames export columns to item ids: a CSV with the columns ``column,item``, or a dict
-        ``{column: item}``. Every mapped column must exist in the export.
+        ``{column: item}``. Entries whose column this export lacks are skipped (one map may
+        serve every wave's export) and listed in ``meta["item_map_unmatched"]``; an item an
+        instrument needs that stays missing is reported by validation under the column the
+        map names for it.
     missing_codes : sequence of numbers or str, default ()
         Values that mean "no answer" (e.g. ``-99``, ``"n/a"``), turned into NaN in every
         column except the id, the wave and the Qualtrics metadata columns. A string that is
@@ -190,8 +193,7 @@ def read_responses(
     # Qualtrics flags, judged on the columns as exported (before any renaming).
     excluded_rows, flag_reasons = _apply_flags(table, flagged)
 
-    if mapping:
-        _apply_item_map(table, mapping, map_file)
+    unmatched = _apply_item_map(table, mapping, map_file) if mapping else []
 
     _require_columns(table, id_col, wave_col)
 
@@ -214,6 +216,7 @@ def read_responses(
         "n_excluded": len(excluded),
         "missing_codes": code_counts,
         "item_map": dict(mapping),
+        "item_map_unmatched": unmatched,
     }
     if table.fmt == "qualtrics":
         meta["question_text"] = dict(table.question_text)

@@ -95,8 +95,8 @@ CORPUS = {
     "item_map_unknown_column.csv": (
         [RAW / "tas4_qcols.csv", *TAS4, "--item-map", "{bad}"],
         None,
-        "Q4_4",
-        "names a column that is not in",
+        "Q4_4 (tas4_4)",
+        "the item map names the column 'Q4_4' for it, which the export does not have",
     ),
 }
 
