@@ -483,12 +483,21 @@ class BayesianMixedModel(_Predictions, _Summaries):
         return self._to_values(inputs.y)
 
     def _to_values(self, codes: np.ndarray) -> np.ndarray:
-        """Category codes -> category values when the categories are numbers."""
+        """Category codes -> category values when the categories are numbers.
+
+        Whole-number categories (ratings 1-5) come back in the smallest integer type that holds
+        them: the predictive draws are ``S x n`` values, 1.6 GB as floats at 10,000 rows and
+        20,000 draws, 0.2 GB as int8.
+        """
         inputs = self._inputs
         if inputs.family == "gaussian":
             return codes
         if all(isinstance(c, numbers.Real) for c in inputs.categories):
-            return np.asarray(inputs.categories, dtype=float)[codes]
+            values = np.asarray(inputs.categories, dtype=float)
+            if np.all(values == np.round(values)):
+                fits = [t for t in (np.int8, np.int16, np.int32, np.int64) if _holds(t, values)]
+                values = values.astype(fits[0]) if fits else values
+            return values[codes]
         return np.asarray(codes, dtype=np.int64)
 
     def _eta(
@@ -697,4 +706,8 @@ class BayesianMixedModel(_Predictions, _Summaries):
         self._check_fitted("linear_predictor")
         return self._eta_train()
 
-    # ---------------------------------------------------------------------------- checking
+
+def _holds(dtype: type, values: np.ndarray) -> bool:
+    """Whether an integer type holds every value."""
+    info = np.iinfo(dtype)
+    return bool(values.min() >= info.min and values.max() <= info.max)

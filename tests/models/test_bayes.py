@@ -797,6 +797,8 @@ def test_predictive_draws_follow_the_category_probabilities(mock_sampler, rating
     eta = model.linear_predictor()
     probs = pmod.category_probabilities(eta, model._draws["cutpoints"], link)  # S x n x K
     values = model.idata_.posterior_predictive["y"].values.reshape(eta.shape)
+    assert values.dtype == np.int8  # whole-number ratings 1-5: one byte per draw
+    assert model.idata_.observed_data["y"].values.dtype == np.int8
     categories = np.asarray(model._inputs.categories, dtype=float)
     assert set(np.unique(values)) <= set(categories)
     # per draw, the expected category given that draw's eta, against the drawn one: the
