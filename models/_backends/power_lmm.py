@@ -145,19 +145,17 @@ def refit_outcome(
             warnings.simplefilter("ignore")
             full = getattr(template, refit)(y)
             null = getattr(null_template, refit)(y) if null_template is not None else None
-            table = full.fixed_  # built on first access (Satterthwaite df), warnings ignored
+            estimate, se, p_fit = term_test(full, term, satterthwaite=test == "satterthwaite")
     except ModelsError as err:
         return Outcome(i, math.nan, math.nan, "error", str(err))
     fits = [full] if null is None else [full, null]
-    row = table.loc[table["term"] == term].iloc[0]
-    estimate = float(row["estimate"])
     if not all(m.converged_ for m in fits):
         bad = next(m for m in fits if not m.converged_)
         return Outcome(i, math.nan, estimate, "not_converged", bad.convergence_message_)
     if test == "satterthwaite":
-        p = float(row["p_value"])
+        p = p_fit
     elif test == "wald":
-        p = float(2.0 * stats.norm.sf(abs(float(row["estimate"]) / float(row["se"]))))
+        p = float(2.0 * stats.norm.sf(abs(estimate / se)))
     else:
         stat = max(0.0, 2.0 * (full.loglik_ - null.loglik_))
         p = float(stats.chi2.sf(stat, 1))
@@ -166,6 +164,19 @@ def refit_outcome(
     if any(m.singular_ for m in fits):
         return Outcome(i, p, estimate, "singular", "boundary (singular) fit")
     return Outcome(i, p, estimate, "", "")
+
+
+def term_test(fit: Any, term: str, *, satterthwaite: bool) -> tuple[float, float, float]:
+    """Return the estimate, standard error and the fit's own p value of ``term``.
+
+    The p value (Satterthwaite df) comes from ``fixed_``; without it a linear model's standard
+    error is read from ``vcov_``, one deviance evaluation instead of the df's Hessian.
+    """
+    if satterthwaite or not hasattr(type(fit), "vcov_"):
+        table = fit.fixed_
+        row = table.loc[table["term"] == term].iloc[0]
+        return float(row["estimate"]), float(row["se"]), float(row.get("p_value", math.nan))
+    return float(fit.beta_[term]), math.sqrt(float(fit.vcov_.loc[term, term])), math.nan
 
 
 def truth_from_pilot(model: Any, design: Any, beta: np.ndarray) -> Truth:

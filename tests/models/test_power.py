@@ -442,3 +442,17 @@ def test_fast_refit_gives_the_p_values_of_linear_mixed_model_refit(test, monkeyp
     slow = simulate_power(design, test=test, progress=False, **kw)
     pd.testing.assert_frame_equal(fast.simulations, slow.simulations, rtol=1e-12)
     pd.testing.assert_frame_equal(fast.table, slow.table, check_exact=True)
+
+
+def test_wald_and_lrt_refits_read_the_standard_error_without_the_df(pilot):
+    """Without the Satterthwaite test a refit's table (and its df Hessian) is never built."""
+    from models._backends.power_lmm import term_test
+
+    model, data = pilot
+    refit = model.refit(data["y"].to_numpy() + 0.1)
+    estimate, se, p = term_test(refit, "trait", satterthwaite=False)
+    assert "fixed_" not in refit._lazy and math.isnan(p)
+    row = refit.fixed_.set_index("term").loc["trait"]
+    assert estimate == pytest.approx(row["estimate"], rel=1e-12)
+    assert se == pytest.approx(row["se"], rel=1e-10)
+    assert term_test(refit, "trait", satterthwaite=True)[2] == pytest.approx(row["p_value"])
