@@ -149,8 +149,8 @@ def growth_model(
     GrowthModelResult
         ``fixed`` (``term, estimate, se, df, statistic, p_value, ci_low, ci_high`` for
         ``Intercept`` and ``time``), ``random`` (``group, term, variance, sd, correlation``)
-        and ``meta`` (structure used, fallback reason, counts); see
-        :class:`GrowthModelResult`.
+        and ``meta`` (structure used, fallback reason, ``problems`` of the model returned,
+        counts); see :class:`GrowthModelResult`.
 
     Raises
     ------
@@ -306,6 +306,7 @@ def growth_model(
         ),
         "random_effects": structure,
         "fallback_reason": fallback_reason,
+        "problems": list(final_problems),
         "backend": backend,
         "inference": fit.inference,
         "reml": True,

@@ -213,7 +213,8 @@ class GrowthModelResult(_Shown):
         random intercept and slope sits on the slope row.
     meta : dict
         ``formula``, ``random_effects`` (``"intercept + slope"`` or ``"intercept"``),
-        ``fallback_reason`` (None unless the random slope was dropped), ``backend``,
+        ``fallback_reason`` (None unless the random slope was dropped), ``problems`` (of the
+        model returned: singular, not converged; empty when none), ``backend``,
         ``inference`` (``"t, Satterthwaite df"`` or a Wald z fallback), ``reml``,
         ``reml_criterion``, ``converged``, ``backend_messages``, ``n_obs``, ``n_subjects``,
         ``n_subjects_incomplete`` (kept with a missing wave), ``n_subjects_no_data``,

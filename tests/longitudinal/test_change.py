@@ -463,9 +463,23 @@ def test_growth_model_falls_back_to_random_intercept_when_singular():
         res = growth_model(data, **COLS)
     assert res.meta["random_effects"] == "intercept"
     assert res.meta["fallback_reason"]
+    assert res.meta["problems"] == []
     assert res.meta["formula"] == "score ~ time + (1 | pid)"
     assert res.random["term"].tolist() == ["Intercept", ""]
     assert_allclose(res.fixed.set_index("term").loc["time", "estimate"], 0.3, rtol=1e-6)
+
+
+def test_growth_model_names_the_problem_of_the_model_it_returns():
+    # No between-person variance at all: the intercept-only model is singular too, and says so.
+    rng = np.random.default_rng(11)
+    n = 12
+    data = pd.DataFrame({"pid": np.repeat(np.arange(n), 3), "wave": np.tile(WAVES, n)})
+    e = rng.normal(0, 1, (n, 3))
+    data["score"] = (2.0 + e - e.mean(axis=1, keepdims=True)).ravel()  # equal person means
+    with pytest.warns(DataQualityWarning, match="intercept model for 'score' is questionable"):
+        res = growth_model(data, **COLS, random_slope=False)
+    assert res.meta["problems"] == ["singular fit (a variance at zero or a correlation at +/-1)"]
+    assert res.random.loc[0, "sd"] == 0.0
 
 
 def test_random_intercept_growth_model_matches_the_balanced_closed_form(sim):

@@ -160,6 +160,21 @@ def test_retest_option_changes_the_rci(study_dir, tmp_path):
     assert "test-retest reliability given (.50 for WHO-5" in page
 
 
+def test_a_growth_model_with_a_problem_says_so_beside_its_table(study_dir, tmp_path, monkeypatch):
+    """When the random-intercept model kept is singular too, the report says so in place."""
+    from longitudinal.change import growth
+
+    monkeypatch.setattr(growth, "_is_singular", lambda fit: True)
+    out = build_report(study_dir, tmp_path / "r", bayes=False)
+    models = pd.read_csv(out / "tables" / "change_models.csv")
+    assert (models["random_effects"] == "intercept").all()
+    singular = "singular fit (a variance at zero or a correlation at +/-1)"
+    assert (models["problems"] == singular).all()
+    page = (out / "report.html").read_text(encoding="utf-8")
+    shown = "The model shown has a problem too: singular fit (a variance at zero or a correlation"
+    assert page.count(shown) == len(models)
+
+
 def test_provenance(report, study_dir):
     prov = json.loads((report / "provenance.json").read_text())
     assert prov["version"] == longitudinal.__version__

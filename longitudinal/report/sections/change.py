@@ -163,6 +163,7 @@ class ChangeSection(Section):
             "formula": growth.get("formula"),
             "random_effects": growth.get("random_effects"),
             "fallback_reason": growth.get("fallback_reason"),
+            "problems": "; ".join(growth.get("problems", [])),
             "converged": growth.get("converged"),
             "n_obs": growth.get("n_obs"),
             "n_subjects": growth.get("n_subjects"),
