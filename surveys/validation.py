@@ -367,6 +367,33 @@ def _check_keys(data, id_col, wave_col, *, file, where, failures) -> None:
                     )
 
 
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+
+def _numbered_lookalikes(items: list[str], columns: pd.Index) -> str:
+    """Name export columns numbered 1..k like the items (``BFI_1`` for ``bfi44_1``), or "".
+
+    Only a suggestion: which column holds which item is the survey's, and the message says so.
+    """
+    numbers = [_NUMBERED.match(item) for item in items]
+    if not all(numbers) or [int(m.group(2)) for m in numbers] != list(range(1, len(items) + 1)):
+        return ""
+    by_prefix: dict[str, dict[int, str]] = {}
+    for column in map(str, columns):
+        match = _NUMBERED.match(column)
+        if match:
+            by_prefix.setdefault(match.group(1), {})[int(match.group(2))] = column
+    found = [cols for cols in by_prefix.values() if sorted(cols) == list(range(1, len(items) + 1))]
+    if len(found) != 1:
+        return ""
+    cols = found[0]
+    return (
+        f"; the export has columns {cols[1]} ... {cols[len(items)]}, numbered like them: if "
+        f"{cols[1]} holds {items[0]} and so on, an item map with the lines "
+        f"'{cols[1]},{items[0]}' ... '{cols[len(items)]},{items[-1]}' renames them"
+    )
+
+
 def _check_items(data, loaded, whole_numbers, *, file, where, failures) -> None:
     """Report missing item columns and every cell outside an instrument's declared range."""
     checked: set[tuple[str, float, float]] = set()
@@ -381,7 +408,8 @@ def _check_items(data, loaded, whole_numbers, *, file, where, failures) -> None:
                 None,
                 f"none of the {len(ranges)} item columns of {instrument.name} is present "
                 f"(expected {', '.join(list(ranges)[:6])}{' ...' if len(ranges) > 6 else ''}); "
-                "rename the export's columns with an item map (CLI: --item-map)",
+                "rename the export's columns with an item map (CLI: --item-map)"
+                f"{_numbered_lookalikes(list(ranges), data.columns)}",
             )
         else:
             for item in absent:

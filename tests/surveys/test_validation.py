@@ -142,6 +142,23 @@ def test_no_item_present_suggests_an_item_map():
     assert len(cases) == 1
     assert "none of the 4 item columns of tas4" in cases["reason"].iloc[0]
     assert "--item-map" in cases["reason"].iloc[0]
+    # the Qualtrics matrix columns Q1_1 .. Q1_4 are numbered like the items: named, not assumed
+    assert (
+        "the export has columns Q1_1 ... Q1_4, numbered like them: if Q1_1 holds tas4_1 and so "
+        "on, an item map with the lines 'Q1_1,tas4_1' ... 'Q1_4,tas4_4' renames them"
+    ) in cases["reason"].iloc[0]
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [["Q1_1", "Q1_2", "Q1_3"], ["Q1_1", "Q1_2", "Q1_3", "Q1_4", "Q1_5"], ["a1", "a2", "a3", "a4"]],
+)
+def test_no_lookalike_hint_unless_one_set_is_numbered_exactly_like_the_items(columns):
+    frame = pd.DataFrame({"id": ["P1"], **{c: [1.0] for c in columns}})
+    if columns[0] == "a1":  # two sets numbered 1..4: which one is meant is not guessed
+        frame = frame.assign(**{f"b{i}": [1.0] for i in range(1, 5)})
+    reason = problems(lambda: validate_responses(frame, "tas4"))["reason"].iloc[0]
+    assert "none of the 4 item columns of tas4" in reason and "numbered like them" not in reason
 
 
 def test_unknown_instrument_and_malformed_key():
