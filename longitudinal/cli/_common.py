@@ -82,7 +82,11 @@ def _scores_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
         return _csv_writer(frame)
 
     def write(path: Path) -> None:
-        pacsv.write_csv(table, str(path), pacsv.WriteOptions(quoting_style="none"))
+        # the header as the pandas writer gives it: pyarrow quotes every column name
+        with open(path, "wb") as out:
+            out.write((",".join(table.column_names) + "\n").encode("utf-8"))
+            options = pacsv.WriteOptions(include_header=False, quoting_style="none")
+            pacsv.write_csv(table, out, options)
 
     return write
 

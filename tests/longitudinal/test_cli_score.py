@@ -378,3 +378,28 @@ def test_scores_read_back_the_same_whichever_writer_wrote_them(tmp_path, capsys,
     assert scores["id"].tolist() == ids
     np.testing.assert_allclose(scores["score"], [4.0, 2.0], rtol=1e-15)
     assert scores["n_items"].tolist() == [4, 4]
+
+
+def test_the_column_wise_scores_writer_reads_back_as_the_pandas_writer(tmp_path):
+    """Same header line (unquoted), same values read back, NaN as an empty cell."""
+    from longitudinal._output import write_csv
+    from longitudinal.cli._common import _scores_writer
+
+    frame = pd.DataFrame(
+        {
+            "id": ["007", "P 2", "x"],
+            "instrument": "tas4",
+            "score": [4.0, np.nan, 1 / 3],
+            "n_items": np.array([4, 4, 4], dtype=np.int64),
+        }
+    )
+    _scores_writer(frame)(tmp_path / "arrow.csv")
+    write_csv(frame, tmp_path / "pandas.csv")
+    arrow, plain = (tmp_path / "arrow.csv").read_text(), (tmp_path / "pandas.csv").read_text()
+    assert arrow.splitlines()[0] == plain.splitlines()[0] == "id,instrument,score,n_items"
+    assert arrow.splitlines()[2] == "P 2,tas4,,4"
+    read = {
+        name: pd.read_csv(tmp_path / name, dtype={"id": str})
+        for name in ("arrow.csv", "pandas.csv")
+    }
+    pd.testing.assert_frame_equal(read["arrow.csv"], read["pandas.csv"])
