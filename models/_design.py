@@ -26,7 +26,12 @@ def _required_variables(text: str) -> set[str]:
 def _required_variables_of(text: str) -> frozenset[str]:
     from formulaic import Formula
 
-    return frozenset(str(v) for v in Formula(text).required_variables)
+    # a function of ours (sqrt) that formulaic does not know is a callable, not a data column
+    return frozenset(
+        str(v)
+        for v in Formula(text).required_variables
+        if str(v) not in _CONTEXT or any(role.value == "value" for role in v.roles)
+    )
 
 
 def _response_variables(response: str, columns: pd.Index) -> set[str]:
@@ -79,7 +84,30 @@ def _new_codes(frame: pd.DataFrame, block: RandomBlock) -> np.ndarray:
     return block.levels.get_indexer(labels).astype(np.int64)
 
 
-_CONTEXT = {"sqrt": np.sqrt, "log": np.log, "exp": np.exp}
+def _defined_on(name: str, func: Any, inside: Any, domain: str) -> Any:
+    """``func`` that refuses values outside its domain (NumPy would give NaN and a warning)."""
+
+    def checked(x: Any) -> Any:
+        values = np.asarray(x, dtype=float)
+        outside = ~inside(values) & ~np.isnan(values)
+        if outside.any():
+            first = int(np.flatnonzero(outside)[0])
+            label = x.index[first] if isinstance(x, pd.Series) else first
+            label = label.item() if isinstance(label, np.generic) else label
+            raise ValueError(
+                f"{name}() is defined for {domain} only; {int(outside.sum())} value(s) are not "
+                f"(the first in row {label!r}: {float(values[first]):g})"
+            )
+        return func(x)
+
+    return checked
+
+
+_CONTEXT = {
+    "sqrt": _defined_on("sqrt", np.sqrt, lambda v: v >= 0, "values >= 0"),
+    "log": _defined_on("log", np.log, lambda v: v > 0, "positive values"),
+    "exp": np.exp,
+}
 
 _PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 

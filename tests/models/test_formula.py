@@ -255,6 +255,29 @@ def test_design_response_expression(small):
     np.testing.assert_allclose(d.y, np.log(small["y"].iloc[:7]), rtol=1e-15)
 
 
+def test_design_sqrt_is_a_function_not_a_column(small):
+    d = build_design(parse_formula("y ~ sqrt(x) + (sqrt(h) | g)"), small)
+    np.testing.assert_allclose(d.X["sqrt(x)"], np.sqrt(small["x"].iloc[:7]), rtol=1e-15)
+    np.testing.assert_allclose(d.random[0].Z[:, 1], np.sqrt(small["h"].iloc[:7]), rtol=1e-15)
+    with pytest.raises(FormulaError, match=r"lack the column\(s\) \['sqrt'\]"):
+        build_design(parse_formula("y ~ sqrt + (1 | g)"), small)
+
+
+@pytest.mark.parametrize(
+    ("formula", "message"),
+    [
+        (
+            "y ~ log(x) + (1 | g)",
+            r"log\(\) is defined for positive values only; 3 value\(s\) are not ",
+        ),
+        ("y ~ sqrt(x - 1) + (1 | g)", r"sqrt\(\) is defined for values >= 0 only; 3 value\(s\)"),
+    ],
+)
+def test_design_log_and_sqrt_outside_their_domain_are_named(small, formula, message):
+    with pytest.raises(FormulaError, match=message + r".*the first in row 0: -?[01]\b"):
+        build_design(parse_formula(formula), small)
+
+
 def test_design_missing_columns_listed(small):
     with pytest.raises(FormulaError, match=r"\['school', 'z'\]"):
         build_design(parse_formula("y ~ x + z + (1 | school)"), small)
