@@ -40,7 +40,7 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
             "--formula 'Reaction ~ Days + (Days | Subject)' --out fit.json\n"
             "  longitudinal fit ratings.csv --engine clmm "
             "--formula 'empathy ~ trait + week + (1 + week | pid) + (1 | story)' --out fit.json\n"
-            "  longitudinal fit ratings.csv --engine bayes --family ordinal --draws 1000 "
+            "  longitudinal fit ratings.csv --engine bayes --family ordinal "
             "--seed 1 --formula 'empathy ~ trait + (1 | pid)' --out fit.json"
         ),
         formatter_class=_Formatter,
@@ -63,11 +63,13 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--n-agq", type=int, help="clmm: quadrature nodes for one (1 | g) term (1 = Laplace)"
     )
-    parser.add_argument("--draws", type=int, help="bayes: draws per chain (1000)")
-    parser.add_argument("--tune", type=int, help="bayes: tuning steps per chain (1000)")
+    parser.add_argument("--draws", type=int, help="bayes: draws per chain (10000)")
+    parser.add_argument("--tune", type=int, help="bayes: tuning steps per chain (500)")
     parser.add_argument("--chains", type=int, help="bayes: chains (2)")
     parser.add_argument(
-        "--sampler", choices=["pymc", "nutpie", "numpyro"], help="bayes: NUTS implementation"
+        "--sampler",
+        choices=["pymc", "nutpie", "numpyro"],
+        help="bayes: NUTS implementation (default nutpie when installed, else pymc)",
     )
     parser.add_argument("--seed", type=int, help="bayes: random seed")
     parser.add_argument("--ci-level", type=float, default=0.95, help="interval level (0.95)")

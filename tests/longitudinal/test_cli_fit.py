@@ -144,3 +144,23 @@ def test_fit_options_that_do_not_fit_the_engine(tmp_path, capsys, extra, message
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["fit", "report"])
+def test_help_states_the_bayesian_model_defaults(command, capsys):
+    """The defaults the help names are the ones the command uses (the class's)."""
+    import inspect
+    import re
+
+    from models.bayes import BayesianMixedModel
+
+    assert main([command, "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    defaults = inspect.signature(BayesianMixedModel).parameters
+    for option, name in (
+        ("--draws DRAWS", "draws"),
+        ("--tune TUNE", "tune"),
+        ("--chains CHAINS", "chains"),
+    ):
+        shown = re.search(re.escape(option) + r" (?:bayes|Bayesian model): [^()]*\((\d+)\)", text)
+        assert shown and int(shown.group(1)) == defaults[name].default, option
