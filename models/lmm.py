@@ -109,8 +109,8 @@ class LinearMixedModel(_Predictions, _Summaries):
         mixedlm's optimizer for the covariance parameters: ``"auto"`` is L-BFGS-B with exact
         gradients, stopped once the gradient is within its rounding noise (``1e-7 n`` per
         component); a fit it leaves unconverged or with a correlated block at the boundary is
-        redone by mixedlm's own ``"auto"`` (L-BFGS-B to a tighter tolerance, then COBYQA where
-        needed). The others are derivative-free.
+        redone from the start by NLopt's BOBYQA (lme4's optimizer), and the lower deviance is
+        kept. The others are derivative-free.
     max_evals : int, default 10000
         Iteration budget of the optimizer; exhausting it flags the fit as not converged.
     tol : float, default 1e-8
@@ -164,7 +164,8 @@ class LinearMixedModel(_Predictions, _Summaries):
     singular_ : bool
         A variance at 0 or a correlation at +-1 (lme4's ``isSingular``).
     nfev_ : int
-        Deviance evaluations used by the optimizer (both stages when ``"auto"`` redoes a fit).
+        Deviance evaluations used by the optimizer (both stages when ``"auto"`` redoes a fit
+        with BOBYQA).
     engine_result_ : mixedlm.LmerResult
         The fit as mixedlm returned it, for what this class does not wrap (profile intervals,
         parametric bootstrap). Its names are the generated ones (``x0``, ``z0``, ``g0``, ...)

@@ -102,9 +102,13 @@ that cannot lower the deviance (27 of 36 and 25 of 36 in those two fits), after 
 have settled to 1e-7.
 """
 
+BOUNDARY_OPTIMIZER = "nloptwrap_BOBYQA"
+"""lme4's default optimizer (NLopt's BOBYQA), run from the start when the gradient stage does
+not settle a fit; the lower of the two deviances is kept."""
+
 SETTLED_THETA = 1e-3
 """A gradient fit with a diagonal relative scale of a correlated block below this is refitted
-by mixedlm's "auto" (which itself looks at 1e-4 of the start)."""
+by :data:`BOUNDARY_OPTIMIZER` (mixedlm's "auto" looks at 1e-4 of the start)."""
 
 
 @dataclass(frozen=True)
@@ -157,13 +161,24 @@ def _gradient_settings(ctrl: Control, n_obs: int) -> Any:
     )
 
 
+def _boundary_settings(ctrl: Control) -> Any:
+    from mixedlm.models.control import LmerControl
+
+    return LmerControl(
+        optimizer=BOUNDARY_OPTIMIZER,
+        maxiter=ctrl.max_evals,
+        check_conv=False,
+        check_singular=False,
+    )
+
+
 def settled(result: Any, block_sizes: tuple[int, ...]) -> bool:
     """Whether a gradient-stage fit can stand: converged, finite, and off the boundary.
 
     Near the boundary the gradient of a scale vanishes by symmetry; mixedlm's boundary probes
-    settle a lone scale, but a correlated block can have several boundary optima, which
-    mixedlm's "auto" compares with COBYQA's, so those fits are redone by it (as "auto" itself
-    does after its L-BFGS-B stage).
+    settle a lone scale, but a correlated block can have several boundary optima, so those fits
+    are redone from the start by :data:`BOUNDARY_OPTIMIZER` and compared (as mixedlm's "auto"
+    does with COBYQA after its L-BFGS-B stage).
     """
     theta = np.asarray(result.theta, dtype=float)
     correlated = np.repeat(np.asarray(block_sizes) > 1, np.asarray(block_sizes))
@@ -215,8 +230,8 @@ def fit(inp: EngineInput, *, reml: bool, ctrl: Control) -> tuple[Any, list[str],
     """Fit with ``mixedlm.lmer``; return the result, mixedlm's own warnings and the evaluations.
 
     With ``"auto"`` the gradient stage runs first with :data:`GRADIENT_TOL`; a fit it leaves
-    unconverged or near the boundary is redone by mixedlm's ``"auto"`` from the same start, and
-    the evaluations of both count.
+    unconverged or near the boundary is redone by :data:`BOUNDARY_OPTIMIZER` from the same
+    start, the lower deviance is kept, and the evaluations of both count.
 
     Raises
     ------
@@ -235,7 +250,7 @@ def fit(inp: EngineInput, *, reml: bool, ctrl: Control) -> tuple[Any, list[str],
     return _two_stages(
         inp,
         lambda: run(_gradient_settings(ctrl, len(inp.frame))),
-        lambda: run(ctrl.settings),
+        lambda: run(_boundary_settings(ctrl)),
     )
 
 
@@ -253,7 +268,7 @@ def refit_ml(inp: EngineInput, result: Any, *, max_evals: int) -> tuple[Any, lis
 
 
 def _refit(inp: EngineInput, call: Any, max_evals: int) -> tuple[Any, list[str], int]:
-    """Gradient stage from the previous estimates, then mixedlm's "auto" if it is not settled."""
+    """Gradient stage from the previous estimates, then BOBYQA if it is not settled."""
     options = gradient_options(len(inp.frame), max_evals)
     maxiter = options.pop("maxiter")
     return _two_stages(
@@ -264,23 +279,30 @@ def _refit(inp: EngineInput, call: Any, max_evals: int) -> tuple[Any, list[str],
                 method="L-BFGS-B", use_analytic_gradient=True, maxiter=maxiter, options=options
             ),
         ),
-        lambda: _run(inp, call),
+        lambda: _run(inp, lambda: call(method=BOUNDARY_OPTIMIZER, maxiter=maxiter)),
     )
 
 
 def _two_stages(inp: EngineInput, gradient: Any, fallback: Any) -> tuple[Any, list[str], int]:
-    """Run the gradient stage, then mixedlm's "auto" when it fails or is not :func:`settled`."""
-    spent = 0
+    """Run the gradient stage, then the fallback when it fails or is not :func:`settled`.
+
+    Of two fits the fallback's is kept unless the gradient stage's converged to a deviance
+    lower beyond rounding (64 ulp, mixedlm's rule for its own "auto").
+    """
     try:
-        result, messages = gradient()
+        first, first_messages = gradient()
     except EngineFailure:
-        result = None
-    if result is not None:
-        if settled(result, inp.block_sizes):
-            return result, messages, int(result.function_evals)
-        spent = int(result.function_evals)
+        first = None
+    if first is not None and settled(first, inp.block_sizes):
+        return first, first_messages, int(first.function_evals)
+    spent = 0 if first is None else int(first.function_evals)
     result, messages = fallback()
-    return result, messages, spent + int(result.function_evals)
+    evals = spent + int(result.function_evals)
+    if first is not None and bool(first.converged) and np.isfinite(float(first.deviance)):
+        lower, other = float(first.deviance), float(result.deviance)
+        if lower < other - 64 * np.finfo(float).eps * max(1.0, abs(other)):
+            return first, first_messages, evals
+    return result, messages, evals
 
 
 def _run(inp: EngineInput, call: Any) -> tuple[Any, list[str]]:

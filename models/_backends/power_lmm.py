@@ -236,7 +236,7 @@ class FastRefit:
     with :func:`models._backends.mixedlm_lmm.gradient_options`, the same bounds and boundary
     probes), and the estimate, standard error and Satterthwaite df of the term come from the
     same deviance components and the same :mod:`models._satterthwaite` computation as
-    :class:`LinearMixedModel`. When the refit would go on to mixedlm's "auto" (no convergence,
+    :class:`LinearMixedModel`. When the refit would go on to its BOBYQA stage (no convergence,
     a non-finite step, a variance scale near zero: :func:`~models._backends.mixedlm_lmm.settled`),
     :meth:`test` returns None and the caller refits in full, so the results are those of
     ``refit`` in every case; what is saved is building the full result (fitted values,

@@ -326,9 +326,10 @@ def test_gradient_stage_agrees_with_mixedlm_auto(sleep, formula, data):
     assert m.nfev_ <= evals
 
 
-def test_boundary_fit_is_redone_by_mixedlm_auto():
+def test_boundary_fit_is_redone_by_bobyqa_and_the_lower_deviance_kept():
     # no slope variance: the gradient stage ends at the boundary of a correlated block, where
-    # mixedlm's "auto" compares L-BFGS-B with COBYQA; that fit is the one kept
+    # several boundary optima can exist; BOBYQA (lme4's optimizer) runs from the start and the
+    # lower deviance is kept: at or below mixedlm's own "auto" (L-BFGS-B against COBYQA)
     rng = np.random.default_rng(11)
     g = np.repeat(np.arange(30), 10)
     x = np.tile(np.arange(10.0), 30)
@@ -336,10 +337,11 @@ def test_boundary_fit_is_redone_by_mixedlm_auto():
     frame = pd.DataFrame({"y": y, "x": x, "g": g})
     with pytest.warns(SingularFitWarning):
         m = LinearMixedModel("y ~ x + (1 + x | g)").fit(frame)
-    result, evals = mixedlm_auto(m, frame)
-    np.testing.assert_array_equal(m.theta_, result.theta)
-    assert m.meta_["optimizer"] == str(result.optimizer)
-    assert m.nfev_ > evals  # the gradient stage's evaluations count too
+    auto, evals = mixedlm_auto(m, frame)
+    assert m.meta_["optimizer"] in ("L-BFGS-B", "nloptwrap_BOBYQA")
+    assert m.reml_criterion_ <= float(auto.deviance) + 1e-9
+    np.testing.assert_allclose(m.theta_, auto.theta, atol=1e-4)
+    assert m.theta_[2] == 0.0 and m.nfev_ > 0
 
 
 def test_vcov_before_the_table_is_the_tables_covariance(sleep):
@@ -605,7 +607,7 @@ def test_non_convergence_flagged_and_warned(sleep):
         m = LinearMixedModel("Reaction ~ Days + (Days | Subject)", max_evals=5).fit(sleep)
     assert not m.converged_
     assert m.to_dict()["converged"] is False
-    assert "maximum" in m.convergence_message_.lower()
+    assert "max" in m.convergence_message_.lower()  # the evaluation limit, as the optimizer says
     assert np.all(np.isfinite(m.fixed_["estimate"]))
     # the same fit with the default budget converges to a different (better) point
     full = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleep)
