@@ -287,8 +287,10 @@ def _two_stages(inp: EngineInput, gradient: Any, fallback: Any) -> tuple[Any, li
     """Run the gradient stage, then the fallback when it fails or is not :func:`settled`.
 
     Of two fits the fallback's is kept unless the gradient stage's converged to a deviance
-    lower beyond rounding (64 ulp, mixedlm's rule for its own "auto").
+    lower beyond rounding (mixedlm's rule for its own "auto", with its tolerance).
     """
+    from mixedlm.estimation.optimizers import _rounding_tolerance
+
     try:
         first, first_messages = gradient()
     except EngineFailure:
@@ -299,8 +301,8 @@ def _two_stages(inp: EngineInput, gradient: Any, fallback: Any) -> tuple[Any, li
     result, messages = fallback()
     evals = spent + int(result.function_evals)
     if first is not None and bool(first.converged) and np.isfinite(float(first.deviance)):
-        lower, other = float(first.deviance), float(result.deviance)
-        if lower < other - 64 * np.finfo(float).eps * max(1.0, abs(other)):
+        other = float(result.deviance)
+        if float(first.deviance) < other - _rounding_tolerance(other):
             return first, first_messages, evals
     return result, messages, evals
 

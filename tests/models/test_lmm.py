@@ -340,8 +340,44 @@ def test_boundary_fit_is_redone_by_bobyqa_and_the_lower_deviance_kept():
     auto, evals = mixedlm_auto(m, frame)
     assert m.meta_["optimizer"] in ("L-BFGS-B", "nloptwrap_BOBYQA")
     assert m.reml_criterion_ <= float(auto.deviance) + 1e-9
-    np.testing.assert_allclose(m.theta_, auto.theta, atol=1e-4)
+    np.testing.assert_allclose(m.theta_, auto.theta, atol=1e-6)
     assert m.theta_[2] == 0.0 and m.nfev_ > 0
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "kept"),
+    [
+        ((True, 100.0), (True, 100.0 + 1e-6), "first"),  # lower beyond rounding: the gradient's
+        ((True, 100.0), (True, 100.0 + 1e-13), "second"),  # within rounding: BOBYQA's
+        ((True, 100.0 + 1e-6), (True, 100.0), "second"),
+        ((False, 99.0), (True, 100.0), "second"),  # an unconverged gradient stage never stands
+        (None, (True, 100.0), "second"),  # the gradient stage raised
+    ],
+)
+def test_two_stages_keeps_the_lower_deviance(first, second, kept):
+    from types import SimpleNamespace
+
+    from models._backends import mixedlm_lmm as engine
+
+    def result(converged, deviance, evals):
+        # theta at a correlated block's boundary: the gradient stage is never settled
+        return SimpleNamespace(
+            converged=converged, deviance=deviance, theta=[1.0, 0.1, 0.0], function_evals=evals
+        )
+
+    fits = {"second": result(*second, 30)}
+    inp = SimpleNamespace(block_sizes=(2,))
+
+    def gradient():
+        if first is None:
+            raise engine.EngineFailure("failed")
+        fits["first"] = result(*first, 20)
+        return fits["first"], ["gradient"]
+
+    out, messages, evals = engine._two_stages(inp, gradient, lambda: (fits["second"], ["bobyqa"]))
+    assert out is fits[kept]
+    assert messages == (["gradient"] if kept == "first" else ["bobyqa"])
+    assert evals == (30 if first is None else 50)
 
 
 def test_vcov_before_the_table_is_the_tables_covariance(sleep):
