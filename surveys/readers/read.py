@@ -31,6 +31,7 @@ from surveys.readers.interpret import (
     _qualtrics_flags,
 )
 from surveys.readers.text import (
+    _arrow_labels,
     _arrow_numbers,
     _infer_format,
     _read_csv_fast,
@@ -332,6 +333,7 @@ def _typed_columns(
     code_counts: dict[str, int] = {}
     for j, name in enumerate(table.header):
         apply = bool(code_numbers or code_texts) and name not in metadata
+        labels = None
         if table.arrow is not None:
             cells_arrow, table.arrow[j] = table.arrow[j], None  # free each column once read
             fast = None
@@ -342,7 +344,9 @@ def _typed_columns(
                 if replaced:
                     code_counts[name] = replaced
                 continue
-            cells = cells_arrow.to_pylist()
+            if name in (id_col, wave_col):
+                labels = _arrow_labels(cells_arrow)
+            cells = cells_arrow.to_pylist() if labels is None else []
         else:
             cells = [r[j] for r in table.rows]
             if table.fmt in ("csv", "qualtrics") and name not in (id_col, wave_col):
@@ -353,7 +357,8 @@ def _typed_columns(
                         code_counts[name] = replaced
                     continue
         if name in (id_col, wave_col):
-            labels = [_label(c) for c in cells]
+            if labels is None:
+                labels = [_label(c) for c in cells]
             width = table.pad.get(name)
             if width:  # shown zero-padded in the file: 7 displayed as 007 is the label 007
                 labels = [v.zfill(width) if v is not None and v.isdigit() else v for v in labels]

@@ -15,6 +15,7 @@ import numpy as np
 from surveys._errors import InvalidParameterError
 from surveys.readers._common import (
     _EXTENSIONS,
+    _MISSING_TOKENS,
     _NUMBER,
     _OTHER_DELIMITERS,
     FORMATS,
@@ -354,6 +355,23 @@ def _arrow_numbers(cells: Any, codes: set[float]) -> tuple[np.ndarray, int] | No
         replaced = int(hit.sum())
         values[hit] = np.nan
     return values, replaced
+
+
+def _arrow_labels(cells: Any) -> np.ndarray | None:
+    """Return a text column as id or wave labels column-wise (``_label``'s rules), or None.
+
+    None when a cell begins or ends with anything but a printable ASCII character (a space, a
+    non-ASCII letter): ``str.strip``'s idea of white space then decides, cell by cell.
+    """
+    pa = importlib.import_module("pyarrow")
+    pc = importlib.import_module("pyarrow.compute")
+    if pc.any(pc.match_substring_regex(cells, r"^[^\x21-\x7e]|[^\x21-\x7e]$")).as_py():
+        return None
+    tokens = pa.array(sorted(_MISSING_TOKENS), type=pa.string())
+    missing = pc.fill_null(pc.is_in(cells, value_set=tokens), True)
+    labels = np.array(cells.to_numpy(zero_copy_only=False), dtype=object)
+    labels[np.asarray(missing.to_numpy(zero_copy_only=False), dtype=bool)] = None
+    return labels
 
 
 def _text_numbers(cells: list[str], codes: set[float], decimal: str) -> Any:

@@ -526,6 +526,17 @@ def test_ids_shown_with_leading_zeros_stay_labels(tmp_path):
     assert read_responses(tmp_path / "ids.sav").data["id"].tolist() == ["007", "012"]
 
 
+def test_id_labels_are_read_column_wise_unless_a_cell_has_edges_to_trim():
+    import pyarrow as pa
+
+    from surveys.readers.text import _arrow_labels
+
+    labels = _arrow_labels(pa.chunked_array([["P1", "NA", "", "007", "P 4"]]))
+    assert labels.tolist() == ["P1", None, None, "007", "P 4"]
+    for edge in (" P1", "P1\t", "Zoë", "\u00a0P1", "P1\x1c"):
+        assert _arrow_labels(pa.chunked_array([["P2", edge]])) is None
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -538,6 +549,8 @@ def test_ids_shown_with_leading_zeros_stay_labels(tmp_path):
         "id;tas4_1;tas4_2\nP1;4;3\nP2;2;nan\n",
         "id\ttas4_1\ttas4_2\nP1\t4\t0x1\nP2\t2\t1_0\n",
         'id,tas4_1,tas4_2\n"P1"," 4 ",\x1c3\n"P2","-99",\u20073\n',
+        "id,tas4_1,tas4_2\nP1,4,3\nNA,2,2\n,1,1\nP 4,5,5\n",  # ids read column-wise
+        "id,tas4_1,tas4_2\n P1 ,4,3\nMüller,2,2\n\u00a0P3,1,1\nP4\x1c,5,5\n",  # cell by cell
     ],
 )
 def test_column_wise_reader_agrees_with_the_record_reader(tmp_path, monkeypatch, text):
