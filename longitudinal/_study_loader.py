@@ -127,7 +127,9 @@ class _Loader:
         cfg = self.cfg
         rel = cfg.participants_file
         self.inputs.append(rel)
-        table = _read_table(self.root, rel, self.failures, required=[cfg.id_col])
+        table = _read_table(
+            self.root, rel, self.failures, required=[cfg.id_col], section="participants"
+        )
         if table is None:
             return None
         ids = table.data[cfg.id_col]
@@ -168,6 +170,7 @@ class _Loader:
             self.failures,
             required=[id_col, *_SESSION_REQUIRED],
             names=cfg.column_names,
+            section="sessions",
         )
         if table is None:
             return None
@@ -272,7 +275,12 @@ class _Loader:
         id_col = cfg.id_col
         required = [id_col, *_RATING_REQUIRED, spec.column]
         table = _read_table(
-            self.root, rel, self.failures, required=required, names=cfg.column_names
+            self.root,
+            rel,
+            self.failures,
+            required=required,
+            names=cfg.column_names,
+            section="ratings",
         )
         if table is None:
             return None

@@ -35,19 +35,27 @@ def _read_table(
     *,
     required: Sequence[str],
     names: Mapping[str, str] | None = None,
+    section: str | None = None,
 ):
     """Read a CSV into strings with file rows; None when unusable (failures recorded).
 
     ``names`` maps internal column names to the file's own (``[columns]`` of study.toml): the
     file's columns are renamed to the internal names, and every failure of this file names
-    the column as the file does.
+    the column as the file does. ``section`` is the table of study.toml naming the file: a
+    missing file's message says where to name another.
     """
     names = {k: v for k, v in (names or {}).items() if k != v}
     if names:
         failures.aliases[rel] = dict(names)
     path = root / rel
     if not path.is_file():
-        failures.add(rel, "file not found")
+        where = (
+            f" in the study directory; name the study's file with [{section}] file = ... in "
+            "study.toml"
+            if section
+            else ""
+        )
+        failures.add(rel, f"file not found{where}")
         return None
     try:
         text = path.read_text(encoding="utf-8-sig")

@@ -91,6 +91,19 @@ def test_missing_path_and_file():
         load_study(STUDIES / "tiny" / "study.toml")
 
 
+@pytest.mark.parametrize("name", ["participants", "sessions", "ratings"])
+def test_a_missing_table_names_the_study_toml_entry_that_points_at_another(tiny_copy, name):
+    (tiny_copy / f"{name}.csv").unlink()
+    with pytest.raises(InputValidationError) as info:
+        load_study(tiny_copy)
+    cases = info.value.failure_cases
+    reason = cases.loc[cases["file"] == f"{name}.csv", "reason"].tolist()
+    assert reason == [
+        f"file not found in the study directory; name the study's file with [{name}] file = ... "
+        "in study.toml"
+    ]
+
+
 def test_directory_without_study_toml(tmp_path):
     with pytest.raises(InputValidationError, match="no study.toml"):
         load_study(tmp_path)
