@@ -21,6 +21,7 @@ from longitudinal.study_config import (
     _Failures,
     _is_missing,
     _relative,
+    instrument_is_path,
 )
 from longitudinal.study_tables import (
     _duplicate_reason,
@@ -110,7 +111,7 @@ class _Loader:
                 if name in out:
                     continue
                 target: str | Path = name
-                if name.endswith(".toml"):
+                if instrument_is_path(name):
                     target = self.root / name
                     self.inputs.append(name)
                 try:

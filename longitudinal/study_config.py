@@ -28,6 +28,7 @@ __all__ = [
     "StudyConfig",
     "SurveySpec",
     "read_study_config",
+    "instrument_is_path",
     "study_inputs",
 ]
 
@@ -88,12 +89,31 @@ class RatingsSpec:
         Declared range of the rating scale (inclusive).
     column : str
         Name of the rating column (default ``empathy``).
+    threshold : float or None
+        ``[ratings] threshold``: the cut of the prediction benchmark (a rating or prediction
+        above it is "empathic"); ``None`` means the scale's midpoint (:attr:`cut`).
     """
 
     file: str
     scale_min: float
     scale_max: float
     column: str = "empathy"
+    threshold: float | None = None
+
+    @property
+    def midpoint(self) -> float:
+        """The middle of the declared scale, ``(scale_min + scale_max) / 2``."""
+        return (self.scale_min + self.scale_max) / 2
+
+    @property
+    def cut(self) -> float:
+        """The binarisation threshold in use: the declared one, else the midpoint."""
+        return self.midpoint if self.threshold is None else float(self.threshold)
+
+    @property
+    def label(self) -> str:
+        """The scale as text, e.g. ``"1–7"``."""
+        return f"{self.scale_min:g}–{self.scale_max:g}"
 
 
 @dataclass(frozen=True)
@@ -129,6 +149,16 @@ class StudyConfig:
     columns : tuple of (str, str)
         ``[columns]``: internal name -> the study's own column name, for the session, story,
         position and time columns (see :attr:`column_names`).
+    predictors : tuple of str or None
+        ``[roles] predictors``: the scales (``instrument_scale`` score columns, or an
+        instrument name for all its scales) and session features the empathy models test, in
+        priority order; ``None`` means the default rule (traits, then states, then session
+        features, in study.toml order).
+    instrument_aliases : tuple of (str, str)
+        ``(name, entry)`` for each custom instrument listed by its ``.toml`` path in a
+        ``[[surveys]]`` block: its ``[instrument] name`` (default the file stem), by which
+        ``[roles]`` may refer to it. :attr:`traits` and :attr:`states` hold the entries as
+        the surveys list them.
     """
 
     name: str
@@ -145,6 +175,8 @@ class StudyConfig:
     prorate: bool = False
     session_features: tuple[str, ...] | None = None
     columns: tuple[tuple[str, str], ...] = ()
+    predictors: tuple[str, ...] | None = None
+    instrument_aliases: tuple[tuple[str, str], ...] = ()
 
     @property
     def column_names(self) -> dict[str, str]:
@@ -237,10 +269,10 @@ _TOP_KEYS = {
 }
 _SECTION_KEYS = {
     "study": {"name", "waves", "id_col"},
-    "ratings": {"file", "scale_min", "scale_max", "column"},
+    "ratings": {"file", "scale_min", "scale_max", "column", "threshold"},
     "sessions": {"file"},
     "participants": {"file", "demographics"},
-    "roles": {"traits", "states", "session_features"},
+    "roles": {"traits", "states", "session_features", "predictors"},
     "scoring": {"min_valid", "prorate"},
     "columns": {"person", "session", "story", "position", "rating", "timestamp"},
 }
@@ -342,7 +374,7 @@ def read_study_config(path: str | Path) -> StudyConfig:
         failures.add(CONFIG_FILE, f"not valid TOML: {err}")
         failures.raise_if_any(f"cannot read {CONFIG_FILE}")
         raise AssertionError("unreachable") from err  # pragma: no cover
-    cfg = _parse_config(raw, failures, default_name=toml_path.parent.name)
+    cfg = _parse_config(raw, failures, default_name=toml_path.parent.name, root=toml_path.parent)
     if cfg is not None:
         _check_contained(cfg, toml_path.parent, failures)
     failures.raise_if_any(f"{CONFIG_FILE} is not usable")
@@ -368,7 +400,7 @@ def _check_contained(cfg: StudyConfig, root: Path, failures: _Failures) -> None:
         keys.extend(
             (f"surveys[{i}].instruments", name)
             for name in spec.instruments
-            if name.endswith(".toml")
+            if instrument_is_path(name)
         )
     inside = Path(os.path.realpath(root))
     for key, name in keys:
@@ -399,7 +431,7 @@ def study_inputs(path: str | Path) -> list[Path]:
     for spec in cfg.surveys:
         names.append(spec.file)
         names.extend(n for n in (spec.item_map,) if n)
-        names.extend(i for i in spec.instruments if i.endswith(".toml"))
+        names.extend(i for i in spec.instruments if instrument_is_path(i))
     return [root / name for name in dict.fromkeys(names)]
 
 
@@ -409,7 +441,48 @@ def _fail_once(file: str, reason: str, **kwargs: Any) -> None:
     failures.raise_if_any(f"cannot read {file}")
 
 
-def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str):
+def instrument_is_path(name: str) -> bool:
+    """Whether an instrument entry of study.toml is a key-file path (not a library name).
+
+    A path ends in ``.toml`` (any case) or holds a path separator; such an entry is resolved
+    inside the study directory, like every other path of study.toml.
+    """
+    return name.lower().endswith(".toml") or "/" in name or "\\" in name
+
+
+def _custom_names(surveys_raw: list, root: Path | None) -> dict[str, str]:
+    """``[instrument] name`` (default: file stem) -> entry, for each key file a survey lists.
+
+    Only files inside the study directory are opened; a file that cannot be read is left to the
+    loader, which reports it.
+    """
+    if root is None:
+        return {}
+    inside = Path(os.path.realpath(root))
+    out: dict[str, str] = {}
+    for block in surveys_raw:
+        if not isinstance(block, dict):
+            continue
+        for entry in _str_list(block.get("instruments")) or []:
+            if not instrument_is_path(entry):
+                continue
+            target = Path(os.path.realpath(inside / entry))
+            if inside not in target.parents or not target.is_file():
+                continue
+            try:
+                data = tomllib.loads(target.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            section = data.get("instrument")
+            name = section.get("name") if isinstance(section, dict) else None
+            name = name if isinstance(name, str) and name.strip() else Path(entry).stem
+            out.setdefault(name.strip(), entry)
+    return out
+
+
+def _parse_config(
+    raw: dict[str, Any], failures: _Failures, *, default_name: str, root: Path | None = None
+):
     """Check ``study.toml`` table by table (every problem into ``failures``); build the config."""
     f = CONFIG_FILE
 
@@ -420,7 +493,7 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
         bad(key, None, f"unknown table; allowed: {', '.join(sorted(_TOP_KEYS))}")
     sections = _sections(raw, bad)
     name, waves, id_col = _study_table(sections["study"], default_name, bad)
-    r_file, lo, hi, r_col = _ratings_table(raw, sections["ratings"], bad)
+    r_file, lo, hi, r_col, threshold = _ratings_table(raw, sections["ratings"], bad)
     id_col, r_col, renamed = _columns_table(sections, id_col, r_col, bad)
     s_file, p_file, demographics = _files(sections, bad)
     surveys_raw = raw.get("surveys", [])
@@ -432,7 +505,10 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
         spec = _parse_survey(block, i, bad, waves=waves, id_col=id_col)
         if spec is not None:
             surveys.append(spec)
-    traits, states, session_features = _roles_table(raw, sections["roles"], surveys_raw, waves, bad)
+    aliases = _custom_names(surveys_raw if isinstance(surveys_raw, list) else [], root)
+    traits, states, session_features, predictors = _roles_table(
+        raw, sections["roles"], surveys_raw, waves, bad, aliases=aliases
+    )
     min_valid, prorate = _scoring_table(sections["scoring"], bad)
     if failures:
         return None
@@ -442,7 +518,9 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
         id_col=id_col.strip(),
         participants_file=p_file,
         sessions_file=s_file,
-        ratings=RatingsSpec(file=r_file, scale_min=lo, scale_max=hi, column=r_col),
+        ratings=RatingsSpec(
+            file=r_file, scale_min=lo, scale_max=hi, column=r_col, threshold=threshold
+        ),
         surveys=tuple(surveys),
         traits=tuple(traits),
         states=tuple(states),
@@ -451,6 +529,8 @@ def _parse_config(raw: dict[str, Any], failures: _Failures, *, default_name: str
         prorate=prorate,
         session_features=session_features,
         columns=renamed,
+        predictors=predictors,
+        instrument_aliases=tuple(aliases.items()),
     )
 
 
@@ -506,7 +586,20 @@ def _ratings_table(raw: dict[str, Any], ratings: dict[str, Any], bad: Any) -> tu
     if not isinstance(r_col, str) or not r_col:
         bad("ratings.column", r_col, "must be a column name")
         r_col = "empathy"
-    return r_file, lo, hi, r_col
+    threshold = None
+    if "threshold" in ratings:
+        threshold = _number(ratings["threshold"])
+        if threshold is None:
+            bad("ratings.threshold", ratings["threshold"], "must be a number")
+        elif lo is not None and hi is not None and not lo <= threshold < hi:
+            bad(
+                "ratings.threshold",
+                threshold,
+                f"must lie on the rating scale, at least scale_min ({lo:g}) and below "
+                f"scale_max ({hi:g}): a rating above it counts as empathic",
+            )
+            threshold = None
+    return r_file, lo, hi, r_col, threshold
 
 
 def _columns_table(
@@ -559,9 +652,19 @@ def _files(sections: dict[str, dict[str, Any]], bad: Any) -> tuple[str, str, Any
 
 
 def _roles_table(
-    raw: dict[str, Any], roles: dict[str, Any], surveys_raw: list, waves: list, bad: Any
-) -> tuple[list[str], list[str], tuple[str, ...] | None]:
-    """Traits, states and session features, each checked against the surveys that list it."""
+    raw: dict[str, Any],
+    roles: dict[str, Any],
+    surveys_raw: list,
+    waves: list,
+    bad: Any,
+    *,
+    aliases: dict[str, str],
+) -> tuple[list[str], list[str], tuple[str, ...] | None, tuple[str, ...] | None]:
+    """Traits, states, session features and chosen predictors, checked against the surveys.
+
+    A custom instrument may be named by its ``[instrument] name`` (``aliases``); it is stored
+    as the entry the survey lists.
+    """
     if "roles" not in raw:
         bad("roles", None, "the [roles] table is required (traits = [...], states = [...])")
     listed: dict[str, list[str]] = {}
@@ -572,15 +675,22 @@ def _roles_table(
                 bad(f"roles.{key}", None, "must be a list of instrument names")
             found = []
         listed[key] = found
+    blocks = [block for block in surveys_raw if isinstance(block, dict)]
+    surveyed = {inst for block in blocks for inst in (_str_list(block.get("instruments")) or [])}
+    for key in ("traits", "states"):
+        listed[key] = [aliases[n] if n not in surveyed and n in aliases else n for n in listed[key]]
     traits, states = listed["traits"], listed["states"]
     for inst in sorted(set(traits) & set(states)):
         bad("roles", inst, "an instrument cannot be both a trait and a state")
-    blocks = [block for block in surveys_raw if isinstance(block, dict)]
-    surveyed = {inst for block in blocks for inst in (_str_list(block.get("instruments")) or [])}
     for key, names in (("roles.traits", traits), ("roles.states", states)):
         for inst in names:
             if inst not in surveyed:
-                bad(key, inst, "no [[surveys]] block lists this instrument")
+                bad(
+                    key,
+                    inst,
+                    "no [[surveys]] block lists this instrument (a library name, a key file's "
+                    "path as a survey lists it, or the [instrument] name inside that file)",
+                )
     if waves:
         first = waves[0]
         at_first = {
@@ -602,7 +712,20 @@ def _roles_table(
         if session_features is None and roles["session_features"] != []:
             bad("roles.session_features", None, "must be a list of sessions.csv column names")
         session_features = tuple(session_features or ())
-    return traits, states, session_features
+    predictors = None
+    if "predictors" in roles:
+        predictors = _str_list(roles["predictors"])
+        if not predictors:
+            bad(
+                "roles.predictors",
+                None,
+                "must be a non-empty list of scale or session feature names, in priority order "
+                "(leave it out for the default rule)",
+            )
+        elif len(set(predictors)) != len(predictors):
+            bad("roles.predictors", None, "a predictor is listed twice")
+        predictors = tuple(predictors or ())
+    return traits, states, session_features, predictors
 
 
 def _scoring_table(scoring: dict[str, Any], bad: Any) -> tuple[Any, bool]:

@@ -204,8 +204,8 @@ def _raw_predictors(
     sessions = study.session_frame()
     first = cfg.waves[0]
 
-    trait_defaults = _dedupe_scales(study, cfg.traits)
-    state_defaults = _dedupe_scales(study, cfg.states)
+    trait_defaults = _dedupe_scales(study, study.trait_instruments)
+    state_defaults = _dedupe_scales(study, study.state_instruments)
     meta_cols = {id_col, "wave", "wave_index", "completed_at", "day", "n_sessions"}
     scores = [c for c in pw.columns if c not in meta_cols and c != f"{response}_mean"]
     trait_avail = [c for c, _, _ in trait_defaults] if traits is None else scores
@@ -448,8 +448,8 @@ def default_predictors(study: Study) -> dict[str, list[str]]:
     and the study's session features.
     """
     return {
-        "traits": [c for c, _, _ in _dedupe_scales(study, study.config.traits)],
-        "states": [c for c, _, _ in _dedupe_scales(study, study.config.states)],
+        "traits": [c for c, _, _ in _dedupe_scales(study, study.trait_instruments)],
+        "states": [c for c, _, _ in _dedupe_scales(study, study.state_instruments)],
         "session_features": list(study.session_features),
     }
 

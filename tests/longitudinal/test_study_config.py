@@ -46,3 +46,62 @@ def test_config_toml_syntax_error(tmp_path):
     (tmp_path / "study.toml").write_text("[study\nname = 1\n")
     with pytest.raises(InputValidationError, match="not valid TOML"):
         read_study_config(tmp_path)
+
+
+# -- the study's own declarations: threshold, chosen predictors, custom instruments by name -----
+
+DECLARED = STUDIES / "declared" / "slider7"
+
+
+def _copy_declared(tmp_path, edit=None):
+    import shutil
+
+    root = tmp_path / "slider7"
+    shutil.copytree(DECLARED, root)
+    if edit is not None:
+        toml = root / "study.toml"
+        toml.write_text(edit(toml.read_text(encoding="utf-8")), encoding="utf-8")
+    return root
+
+
+def test_custom_instrument_is_named_by_its_instrument_name():
+    cfg = read_study_config(DECLARED)
+    # [roles] says "closeness"; the surveys list the key file's path
+    assert cfg.states == ("who5", "instruments/closeness.toml")
+    assert dict(cfg.instrument_aliases) == {"closeness": "instruments/closeness.toml"}
+    assert (cfg.ratings.scale_min, cfg.ratings.scale_max) == (1.0, 7.0)
+    assert cfg.ratings.threshold is None and cfg.ratings.cut == 4.0
+    assert cfg.ratings.label == "1–7"
+    assert cfg.predictors is None
+
+
+def test_an_unknown_role_name_is_still_refused(tmp_path):
+    root = _copy_declared(tmp_path, lambda t: t.replace('"closeness"]', '"closenes"]'))
+    with pytest.raises(InputValidationError) as info:
+        read_study_config(root)
+    cases = info.value.failure_cases
+    assert cases["column"].tolist() == ["roles.states"]
+    assert cases["value"].tolist() == ["closenes"]
+    assert "[instrument] name" in cases["reason"].iloc[0]
+
+
+def test_threshold_and_predictors_are_read_and_checked(tmp_path):
+    root = _copy_declared(
+        tmp_path,
+        lambda t: t.replace("scale_max = 7", "scale_max = 7\nthreshold = 5").replace(
+            "[columns]", 'predictors = ["tipi_agreeableness", "turns"]\n\n[columns]'
+        ),
+    )
+    cfg = read_study_config(root)
+    assert cfg.ratings.threshold == 5.0 and cfg.ratings.cut == 5.0
+    assert cfg.predictors == ("tipi_agreeableness", "turns")
+    bad = _copy_declared(
+        tmp_path / "bad",
+        lambda t: t.replace("scale_max = 7", "scale_max = 7\nthreshold = 7").replace(
+            "[columns]", 'predictors = ["turns", "turns"]\n\n[columns]'
+        ),
+    )
+    with pytest.raises(InputValidationError) as info:
+        read_study_config(bad)
+    cases = info.value.failure_cases
+    assert set(cases["column"]) == {"ratings.threshold", "roles.predictors"}
