@@ -59,7 +59,9 @@ class PilotModel:
     notes: tuple[str, ...]
 
 
-def pilot_empathy_model(study: Any, *, engine: str = "lmm") -> PilotModel:
+def pilot_empathy_model(
+    study: Any, *, engine: str = "lmm", predictors: Sequence[str] | None = None
+) -> PilotModel:
     """Fit the report's "what predicts empathy" mixed model to a study.
 
     Parameters
@@ -70,6 +72,10 @@ def pilot_empathy_model(study: Any, *, engine: str = "lmm") -> PilotModel:
         The linear mixed model of the ratings, or the cumulative link (ordinal) mixed model
         of the same formula (the report's "ordinal mixed model" rows); its coefficients are
         log odds ratios.
+    predictors : sequence of str, optional
+        What the model tests, in priority order, as the report's ``--predictors`` (see
+        :func:`longitudinal.predict.selection.plan_predictors`); default study.toml's
+        ``[roles] predictors``, else the stated rule.
 
     Returns
     -------
@@ -84,23 +90,23 @@ def pilot_empathy_model(study: Any, *, engine: str = "lmm") -> PilotModel:
     surveys.InputValidationError
         When the study directory is not usable.
     """
-    from longitudinal.predict import default_predictors, empathy_data, fit_empathy_models
-    from longitudinal.report.sections.closing import PEOPLE_PER_PREDICTOR, size_predictors
+    from longitudinal.predict import empathy_data, fit_empathy_models
+    from longitudinal.predict.selection import PEOPLE_PER_PREDICTOR, plan_predictors
     from longitudinal.study import Study, load_study
 
     if engine not in ("lmm", "clmm"):
         raise InvalidParameterError(f"the engine must be 'lmm' or 'clmm'; got {engine!r}")
     if not isinstance(study, Study):
         study = load_study(study)
-    n_people = int(study.story_frame()[study.config.id_col].nunique())
-    kept, _ = size_predictors(default_predictors(study), n_people)
-    if not any(kept.values()):
+    plan = plan_predictors(study, predictors, func="longitudinal power --pilot")
+    if plan.empty:
         raise InvalidParameterError(
-            f"the pilot study has ratings from {n_people} participants; the empathy model takes "
-            f"one person-level predictor per {PEOPLE_PER_PREDICTOR} participants, so it has none "
-            "to simulate. Use --design with a design file instead."
+            f"the pilot study has ratings from {plan.n_people} participants; the empathy model "
+            f"takes one person-level predictor per {PEOPLE_PER_PREDICTOR} participants and no "
+            "session feature is a candidate, so it has none to simulate. Use --design with a "
+            "design file instead."
         )
-    data = empathy_data(study, **kept)
+    data = empathy_data(study, **plan.data_kwargs())
     v = data.data[data.response_col]
     if v.nunique() < 2:
         raise InvalidParameterError("every rating of the pilot has the same value; nothing to fit")
@@ -119,6 +125,8 @@ def pilot_empathy_model(study: Any, *, engine: str = "lmm") -> PilotModel:
             story_effects=story_effects,
         )
     notes = tuple(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+    if plan.left_out:
+        notes += (f"predictors left out: {plan.left_out_text()}",)
     model = fitted.clmm if engine == "clmm" else fitted.lmm
     if model is None:
         raise InvalidParameterError(
@@ -157,6 +165,7 @@ def run_power(
     seed: int | None = None,
     progress: bool = True,
     overwrite: bool = False,
+    predictors: Sequence[str] | None = None,
 ) -> tuple[Path, Any]:
     """Run a power analysis and write its folder.
 
@@ -181,6 +190,8 @@ def run_power(
         Default: ``lmm`` for a pilot, the design file's ``engine`` for a design.
     overwrite : bool, default False
         Replace a previous output of this command.
+    predictors : sequence of str, optional
+        With ``pilot``: what the pilot's empathy model tests (as :func:`pilot_empathy_model`).
 
     Returns
     -------
@@ -203,6 +214,11 @@ def run_power(
     func = "longitudinal power"
     if (pilot is None) == (design is None):
         raise InvalidParameterError("give exactly one of --pilot STUDY_DIR and --design FILE")
+    if predictors is not None and pilot is None:
+        raise InvalidParameterError(
+            "--predictors chooses the terms of a pilot's empathy model; a design file lists "
+            "its terms itself"
+        )
     if engine is not None and engine not in ("lmm", "clmm"):
         raise InvalidParameterError(f"--engine must be lmm or clmm; got {engine!r}")
     spec = None
@@ -222,13 +238,15 @@ def run_power(
     out = check_out_dir(out_dir, overwrite=overwrite, func=func, command="power", inputs=inputs)
     notes: tuple[str, ...] = ()
     if pilot is not None:
-        fitted = pilot_empathy_model(pilot, engine=engine or "lmm")
+        fitted = pilot_empathy_model(pilot, engine=engine or "lmm", predictors=predictors)
         term = next(iter(effect))
         if term not in fitted.terms:
             raise InvalidParameterError(
                 f"--effect names {term!r}, which is not a term of the pilot's empathy model "
                 f"({fitted.model.formula}); terms, as in the report's "
-                f"tables/empathy_effects.csv: {', '.join(fitted.terms)}"
+                f"tables/empathy_effects.csv: {', '.join(fitted.terms)}. "
+                "--predictors chooses what the model tests (e.g. --predictors "
+                "tipi_agreeableness for tipi_agreeableness_z)"
             )
         notes = fitted.notes
         source: Any = fitted.model

@@ -1,7 +1,7 @@
 """Study directories: read, validate and score a month-long empathy study.
 
 A study directory holds ``study.toml`` (what is where), ``participants.csv``, one or more
-raw survey exports, ``sessions.csv`` and ``ratings.csv`` (see ``docs/architecture.md``).
+raw survey exports, ``sessions.csv`` and ``ratings.csv`` (see ``docs/study.md``).
 :func:`load_study` reads all of it, checks every file against the others, scores every
 instrument with :func:`surveys.scoring.score`, and returns a :class:`Study`.
 

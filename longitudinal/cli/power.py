@@ -118,6 +118,16 @@ def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--scheduler", metavar="ADDR|local:N|processes:N", help="where the simulations run"
     )
+    parser.add_argument(
+        "--predictors",
+        nargs="+",
+        metavar="NAME",
+        help=(
+            "with --pilot: what the pilot's empathy model tests, in priority order (scale "
+            "score columns, instruments or session features, as report --predictors); default "
+            "study.toml's [roles] predictors, else the report's rule"
+        ),
+    )
     parser.add_argument("--seed", type=int, help="random seed (default: fresh, recorded)")
     parser.add_argument("--out", required=True, type=Path, help="folder to write")
     parser.add_argument("--overwrite", action="store_true", help="replace an earlier power run")
@@ -126,6 +136,7 @@ def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _power(args: argparse.Namespace) -> int:
     from longitudinal.power import effect_text, run_power
+    from longitudinal.predict.selection import parse_predictor_list
 
     if args.sims < 1:
         raise InvalidParameterError(f"--sims must be a positive number; got {args.sims}")
@@ -149,6 +160,7 @@ def _power(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=True,
         overwrite=args.overwrite,
+        predictors=parse_predictor_list(args.predictors),
     )
     table = result.table
     shown = table[["n_participants", "n_sessions", "n_sims", "n_failed", "power"]].copy()

@@ -96,7 +96,7 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
             '  person = "pid"\n  session = "visit"\n  story = "item"\n'
             '  position = "slot"\n  rating = "score"\n  timestamp = "start_time"\n'
             "with participants.csv, sessions.csv (pid, visit, start_time, features) and\n"
-            "ratings.csv (pid, visit, item, slot, score) beside it; see docs/architecture.md."
+            "ratings.csv (pid, visit, item, slot, score) beside it; see docs/study.md."
         ),
         formatter_class=_Formatter,
     )
@@ -143,6 +143,17 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--target-accept", type=float, help="Bayesian model: NUTS target acceptance (0.9)"
     )
+    parser.add_argument(
+        "--predictors",
+        nargs="+",
+        metavar="NAME",
+        help=(
+            "what 'What predicts empathy' tests, in priority order: scale score columns "
+            "(tipi_agreeableness), instruments or session features (turns); default study.toml's "
+            "[roles] predictors, else traits, states, session features in study.toml order; "
+            "one person-level predictor per 10 participants either way"
+        ),
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed recorded in provenance")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing report")
     return parser
@@ -171,6 +182,7 @@ def _report(args: argparse.Namespace) -> int:
             "sampler": args.sampler,
             "target_accept": args.target_accept,
         },
+        predictors=args.predictors,
     )
     print(f"wrote the change report to {path / 'report.html'}")
     provenance = json.loads((path / "provenance.json").read_text(encoding="utf-8"))

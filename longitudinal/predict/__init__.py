@@ -68,6 +68,7 @@ from longitudinal.predict.results import (
     run_evaluation,
     spread_table,
 )
+from longitudinal.predict.selection import PEOPLE_PER_PREDICTOR, PredictorPlan, plan_predictors
 
 __all__ = [
     "BASELINES_TO_BEAT",
@@ -75,6 +76,7 @@ __all__ = [
     "EFFECT_COLUMNS",
     "METRIC_HEADERS",
     "MODEL_DESCRIPTIONS",
+    "PEOPLE_PER_PREDICTOR",
     "PREDICTOR_COLUMNS",
     "THRESHOLD",
     "VARIANCE_COLUMNS",
@@ -82,6 +84,7 @@ __all__ = [
     "EmpathyData",
     "EmpathyEffects",
     "EvaluationResult",
+    "PredictorPlan",
     "default_predictors",
     "describe_effects",
     "difference_note",
@@ -96,6 +99,7 @@ __all__ = [
     "majority_rating",
     "plot_effects",
     "plot_metrics",
+    "plan_predictors",
     "run_evaluation",
     "spread_table",
 ]

@@ -389,6 +389,7 @@ def empathy_data(
     traits: Sequence[str] | None = None,
     states: Sequence[str] | None = None,
     session_features: Sequence[str] | None = None,
+    session_between: Sequence[str] | None = None,
 ) -> EmpathyData:
     """Story-level ratings with the standardized, within/between-split predictors.
 
@@ -404,6 +405,10 @@ def empathy_data(
     session_features : sequence of str, optional
         Numeric columns of ``sessions.csv``; by default the study's session features
         (``[roles] session_features`` of study.toml, or every numeric column of sessions.csv).
+    session_between : sequence of str, optional
+        The session features whose between-person part enters; default all of them. The
+        others enter their within-person part only (see
+        :func:`longitudinal.predict.selection.plan_predictors`).
 
     Returns
     -------
@@ -437,7 +442,36 @@ def empathy_data(
     raw = _raw_predictors(
         study, traits=traits, states=states, session_features=session_features, func=func
     )
-    return _standardize(raw, None, func=func)
+    data = _standardize(raw, None, func=func)
+    if session_between is None:
+        return data
+    keep_between = set(session_between)
+    unknown = keep_between - set(data.meta["session_features"])
+    if unknown:
+        raise InvalidParameterError(
+            f"the `session_between` parameter of {func} names features that are not among the "
+            f"session features: {sorted(unknown)}"
+        )
+    preds = data.predictors
+    drop = preds[
+        (preds["kind"] == "session")
+        & (preds["part"] == "between")
+        & ~preds["source"].isin(keep_between)
+    ]["predictor"].tolist()
+    if not drop:
+        return data
+    meta = dict(data.meta)
+    meta["session_within_only"] = [c for c in meta["session_features"] if c not in keep_between]
+    return EmpathyData(
+        data=data.data.drop(columns=drop),
+        predictors=preds[~preds["predictor"].isin(drop)].reset_index(drop=True),
+        id_col=data.id_col,
+        response_col=data.response_col,
+        scale_min=data.scale_min,
+        scale_max=data.scale_max,
+        n_dropped=data.n_dropped,
+        meta=meta,
+    )
 
 
 def default_predictors(study: Study) -> dict[str, list[str]]:

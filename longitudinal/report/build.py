@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ def build_report(
     overwrite: bool = False,
     pseudonym_key: str | os.PathLike[str] | None = None,
     sampling: Mapping[str, Any] | None = None,
+    predictors: Sequence[str] | None = None,
 ) -> Path:
     """Write the change report of a study directory.
 
@@ -141,6 +142,7 @@ def build_report(
         overwrite=overwrite,
         func="build_report",
         sampling=sampling,
+        predictors=predictors,
     )
     from longitudinal.study import load_study, study_inputs
 

@@ -24,6 +24,7 @@ class ReportOptions:
     bayes: bool
     overwrite: bool
     sampling: dict[str, Any] = field(default_factory=dict)  # draws, tune, chains, sampler, ...
+    predictors: tuple[str, ...] | None = None  # --predictors; None: study.toml or the rule
 
     def as_dict(self) -> dict[str, Any]:
         """Return the options as provenance.json records them."""
@@ -35,6 +36,7 @@ class ReportOptions:
             "ci_level": self.ci_level,
             "bayes": self.bayes,
             **({"sampling": dict(self.sampling)} if self.sampling else {}),
+            **({"predictors": list(self.predictors)} if self.predictors else {}),
         }
 
 
@@ -42,7 +44,17 @@ _SAMPLING = {"draws": int, "tune": int, "chains": int, "sampler": str, "target_a
 
 
 def check_options(
-    *, seed, pseudonymize, retest, random_slope, ci_level, bayes, overwrite, func, sampling=None
+    *,
+    seed,
+    pseudonymize,
+    retest,
+    random_slope,
+    ci_level,
+    bayes,
+    overwrite,
+    func,
+    sampling=None,
+    predictors=None,
 ) -> ReportOptions:
     """Check the report's options; ``func`` names the entry point in the messages."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
@@ -70,7 +82,19 @@ def check_options(
     for key in ("draws", "tune", "chains"):
         if key in sampling and sampling[key] < 1:
             raise InvalidParameterError(f"the `{key}` option of {func} must be at least 1")
+    if predictors is not None:
+        from longitudinal.predict.selection import parse_predictor_list
+
+        if isinstance(predictors, str | bytes) and not str(predictors).strip():
+            predictors = None
+        elif not isinstance(predictors, str) and not all(isinstance(p, str) for p in predictors):
+            raise InvalidParameterError(
+                f"the `predictors` parameter of {func} must be a list of scale or session "
+                f"feature names; got {predictors!r}"
+            )
+        predictors = parse_predictor_list(predictors)
     return ReportOptions(
+        predictors=predictors,
         sampling=sampling,
         seed=None if seed is None else int(seed),
         pseudonymize=pseudonymize,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 from markupsafe import Markup
 
+from longitudinal.predict.selection import PEOPLE_PER_PREDICTOR
 from longitudinal.report.context import (
     EVALUATION_FILE,
     PROVENANCE_FILE,
@@ -19,27 +20,7 @@ from longitudinal.report.context import (
 from longitudinal.report.html import figure, render
 from longitudinal.report.sections.base import Section, SectionUnavailable
 
-PEOPLE_PER_PREDICTOR = 10
-"""The sizing rule of "What predicts empathy": one person-level predictor per 10 participants."""
-
-
-def size_predictors(candidates: dict[str, list[str]], n_people: int) -> tuple[dict, list[str]]:
-    """Keep the first ``n_people // 10`` person-level predictors, in study.toml order.
-
-    Traits, then states, then session features; a state or a feature enters with its
-    between-person and within-person parts. Returns the kept lists and the dropped names.
-    """
-    room = n_people // PEOPLE_PER_PREDICTOR
-    kept: dict[str, list[str]] = {key: [] for key in candidates}
-    dropped: list[str] = []
-    for key in ("traits", "states", "session_features"):
-        for name in candidates.get(key, []):
-            if room > 0:
-                kept[key].append(name)
-                room -= 1
-            else:
-                dropped.append(name)
-    return kept, dropped
+__all__ = ["PEOPLE_PER_PREDICTOR", "EvaluationSection", "PredictorsSection"]
 
 
 class PredictorsSection(Section):
@@ -50,7 +31,7 @@ class PredictorsSection(Section):
 
     def _compute(self, ctx: ReportContext) -> None:
         from longitudinal._errors import LongitudinalError
-        from longitudinal.predict import default_predictors
+        from longitudinal.predict.selection import plan_predictors
         from longitudinal.report.sections.effects import empathy_effects_section
         from models import ModelsError
 
@@ -66,23 +47,23 @@ class PredictorsSection(Section):
                 "every rating has the same value, so nothing can predict it; the models need "
                 "ratings that vary."
             )
-        candidates = default_predictors(ctx.study)
-        kept, dropped = size_predictors(candidates, n_people)
-        if not any(kept.values()):
-            listed = [name for names in candidates.values() for name in names]
+        try:
+            plan = plan_predictors(ctx.study, ctx.options.predictors, n_people=n_people)
+        except LongitudinalError as err:
+            raise SectionUnavailable(str(err)) from err
+        if plan.empty:
             raise SectionUnavailable(
                 f"with {n_people} participants the stated rule (one person-level predictor per "
-                f"{PEOPLE_PER_PREDICTOR} participants) allows no predictor"
-                + (f" of the {len(listed)} the study names ({', '.join(listed)})" if listed else "")
-                + f"; at least {PEOPLE_PER_PREDICTOR} participants with ratings are needed."
+                f"{PEOPLE_PER_PREDICTOR} participants) allows no predictor, and no session "
+                "feature is among the candidates (its within-person part would need none); "
+                f"at least {PEOPLE_PER_PREDICTOR} participants with ratings are needed."
             )
-        ctx.results["predictor_rule"] = {"n_people": n_people, "kept": kept, "dropped": dropped}
-        if dropped:
+        ctx.results["predictor_rule"] = plan
+        if plan.left_out:
             ctx.note(
                 f"What predicts empathy: with {n_people} participants the models take at most "
-                f"{n_people // PEOPLE_PER_PREDICTOR} person-level predictor(s) (one per "
-                f"{PEOPLE_PER_PREDICTOR} participants, in study.toml order); left out: "
-                + ", ".join(dropped)
+                f"{plan.budget} person-level predictor(s) (one per {PEOPLE_PER_PREDICTOR} "
+                f"participants, {plan.order_text}); left out: " + plan.left_out_text()
             )
         seed = ctx.options.seed if ctx.options.seed is not None else 2024
         try:
@@ -93,7 +74,7 @@ class PredictorsSection(Section):
                 seed=seed,
                 ci_level=ctx.options.ci_level,
                 **ctx.options.sampling,
-                **kept,
+                **plan.data_kwargs(),
             )
         except (ModelsError, LongitudinalError) as err:
             raise SectionUnavailable(
@@ -110,8 +91,8 @@ class PredictorsSection(Section):
         section = ctx.results.get("predictors")
         if section is None:
             return None
-        rule = ctx.results["predictor_rule"]
-        return render("predictors.html.j2", rule=rule, per=PEOPLE_PER_PREDICTOR) + Markup(
+        plan = ctx.results["predictor_rule"]
+        return render("predictors.html.j2", plan=plan, per=PEOPLE_PER_PREDICTOR) + Markup(
             section.html
         )
 

@@ -96,6 +96,7 @@ def empathy_effects_section(
     traits: Sequence[str] | None = None,
     states: Sequence[str] | None = None,
     session_features: Sequence[str] | None = None,
+    session_between: Sequence[str] | None = None,
     story_effects: bool = True,
     draws: int | None = None,
     tune: int | None = None,
@@ -121,6 +122,9 @@ def empathy_effects_section(
     traits, states, session_features : sequence of str, optional
         Predictors (score columns, session feature names); by default the study's (see
         :func:`empathy_data`).
+    session_between : sequence of str, optional
+        Session features whose between-person part enters (default all; see
+        :func:`longitudinal.predict.selection.plan_predictors`).
     story_effects : bool, default True
         Random intercept per story (left out, with a note, when no story was rated twice).
     draws, tune, chains : int, optional
@@ -162,7 +166,13 @@ def empathy_effects_section(
     func = "empathy_effects_section"
     _check_study(study, func=func)
     notes: list[str] = []
-    data = empathy_data(study, traits=traits, states=states, session_features=session_features)
+    data = empathy_data(
+        study,
+        traits=traits,
+        states=states,
+        session_features=session_features,
+        session_between=session_between,
+    )
     bayes_ok = include_bayes
     v = data.data[data.response_col].to_numpy(dtype=float)
     clmm_ok = bool(np.all(np.equal(np.round(v), v)))

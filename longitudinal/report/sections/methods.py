@@ -66,15 +66,9 @@ def methods_text(ctx: ReportContext) -> str:
     models = ctx.tables.get("change_models", pd.DataFrame())
     if ctx.states and not models.empty:
         sentences.append(_change_sentence(ctx, models))
-    rule = ctx.results.get("predictor_rule")
-    if rule is not None:
-        text = (
-            f"The empathy models took at most one person-level predictor per 10 participants "
-            f"({rule['n_people']} here), in study.toml order"
-        )
-        if rule["dropped"]:
-            text += f"; left out by this rule: {join_words(rule['dropped'])}"
-        sentences.append(text + ".")
+    plan = ctx.results.get("predictor_rule")
+    if plan is not None:
+        sentences.append(plan.sentence())
     return " ".join(sentences)
 
 

@@ -23,7 +23,6 @@ HANDMADE = Path(__file__).parents[2] / "data" / "studies" / "handmade"
 STUDIES = sorted(p.name for p in HANDMADE.iterdir() if (p / "study.toml").is_file())
 NOT_COMPUTED = {  # study -> sections that must say why they are missing
     "one_person": {"Change in the states", "What predicts empathy"},
-    "six_people": {"What predicts empathy"},
     "same_rating": {"What predicts empathy"},
 }
 
@@ -97,3 +96,15 @@ def test_every_valid_study_of_random_shape_gets_a_report(shape, tmp_path_factory
     assert sample["ratings kept"] + (excluded["file"] == "ratings.csv").sum() == len(ratings)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Traceback" not in page and "<h2>Sample</h2>" in page
+
+
+def test_six_people_test_session_features_within_persons_only(tmp_path):
+    """Six people allow no person-level predictor; within-person session effects need none."""
+    out = tmp_path / "report"
+    assert main(["report", str(HANDMADE / "six_people"), "--out", str(out), "--no-bayes"]) == 0
+    effects = pd.read_csv(out / "tables" / "empathy_effects.csv")
+    terms = set(effects.loc[effects["engine"] == "lmm", "term"])
+    assert terms == {"duration_min_within_z", "gaze_on_robot_within_z", "week"}
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "6 with ratings here, so 0" in page
+    assert "Within-person part only: duration_min, gaze_on_robot." in page

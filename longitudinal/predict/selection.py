@@ -1,0 +1,286 @@
+"""Which predictors the empathy models test: the study's choice, within a person-level budget.
+
+The rule
+--------
+A mixed model of the ratings estimates a person-level effect from as many independent units as
+there are participants, so the models take at most one person-level predictor per
+:data:`PEOPLE_PER_PREDICTOR` participants (the budget). The candidates are taken in priority
+order: the ``[roles] predictors`` list of study.toml or the ``--predictors`` option when given,
+otherwise the study's traits, then its states, then its session features, each in study.toml
+order. Spending:
+
+* a trait scale costs one unit of the budget;
+* a state scale enters with its between-person part (the person's mean over the waves) and its
+  within-person part (the wave's deviation from that mean), and costs one unit: the between part
+  is person-level, and a state measured at a few waves has few within-person observations;
+* a session feature enters its within-person part (the session's deviation from the person's
+  mean) at no cost, since it is estimated from the sessions within each person; its
+  between-person part (the person's mean) costs one unit, and is left out when none is left.
+
+A candidate that finds no budget left is listed as left out with the reason; nothing is
+skipped without a line in :attr:`PredictorPlan.left_out`.
+
+Written here because no library states such a rule; the one-per-10 figure is the usual
+events-per-variable heuristic applied to participants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from longitudinal._errors import InvalidParameterError
+from longitudinal.frames import scale_column
+from longitudinal.predict.predictors import _dedupe_scales
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from longitudinal.study import Study
+
+__all__ = ["PEOPLE_PER_PREDICTOR", "PredictorPlan", "parse_predictor_list", "plan_predictors"]
+
+PEOPLE_PER_PREDICTOR = 10
+"""One person-level predictor per this many participants with ratings."""
+
+
+@dataclass(frozen=True)
+class PredictorPlan:
+    """The predictors of the empathy models and how the person-level budget was spent.
+
+    Attributes
+    ----------
+    n_people : int
+        Participants with ratings.
+    budget : int
+        ``n_people // PEOPLE_PER_PREDICTOR`` person-level predictors.
+    source : str
+        Where the priority order came from: ``"default"`` (traits, states, session features in
+        study.toml order), ``"study.toml"`` (``[roles] predictors``) or ``"--predictors"``.
+    requested : tuple of str
+        The names as given (empty for the default rule).
+    traits, states : tuple of str
+        Score columns that enter (a state with both parts).
+    session_features : tuple of str
+        Session features whose within-person part enters.
+    session_between : tuple of str
+        Session features whose between-person part enters too.
+    spent : tuple of str
+        What used the budget, in order (a feature as ``"turns (between-person part)"``).
+    left_out : tuple of (str, str)
+        ``(name, reason)`` for every candidate or part that does not enter.
+    """
+
+    n_people: int
+    budget: int
+    source: str
+    requested: tuple[str, ...]
+    traits: tuple[str, ...]
+    states: tuple[str, ...]
+    session_features: tuple[str, ...]
+    session_between: tuple[str, ...]
+    spent: tuple[str, ...]
+    left_out: tuple[tuple[str, str], ...]
+
+    @property
+    def empty(self) -> bool:
+        """Whether no predictor enters at all."""
+        return not (self.traits or self.states or self.session_features)
+
+    def data_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`longitudinal.predict.empathy_data` for this plan."""
+        return {
+            "traits": list(self.traits),
+            "states": list(self.states),
+            "session_features": list(self.session_features),
+            "session_between": list(self.session_between),
+        }
+
+    @property
+    def order_text(self) -> str:
+        """Where the order came from, in words."""
+        return {
+            "default": "in study.toml order (traits, then states, then session features)",
+            "study.toml": "in the priority order of study.toml's [roles] predictors",
+            "--predictors": "in the priority order given by --predictors",
+        }[self.source]
+
+    def sentence(self) -> str:
+        """Say how the budget was spent and what was left out, for the methods text."""
+        text = (
+            f"The empathy models took at most one person-level predictor per "
+            f"{PEOPLE_PER_PREDICTOR} participants ({self.n_people} with ratings here, so "
+            f"{self.budget}), {self.order_text}; a trait or a state (with its between- and "
+            "within-person parts) used one, and a session feature entered its within-person "
+            "part without using one and its between-person part only when one was left. "
+        )
+        text += (
+            "Used: " + ", ".join(self.spent) + "."
+            if self.spent
+            else "No person-level predictor was used."
+        )
+        free = [f for f in self.session_features if f not in self.session_between]
+        if free:
+            text += " Within-person part only: " + ", ".join(free) + "."
+        if self.left_out:
+            text += " Left out: " + self.left_out_text() + "."
+        return text
+
+    def left_out_text(self) -> str:
+        """Return the left-out candidates grouped by reason: ``"a, b (why); c (why)"``."""
+        groups: dict[str, list[str]] = {}
+        for name, why in self.left_out:
+            groups.setdefault(why, []).append(name)
+        return "; ".join(f"{', '.join(names)} ({why})" for why, names in groups.items())
+
+
+def parse_predictor_list(text: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """Split ``--predictors`` values (comma- or space-separated, repeatable) into names."""
+    if text is None:
+        return None
+    items = [text] if isinstance(text, str) else list(text)
+    names = [n.strip() for item in items for n in str(item).replace(",", " ").split()]
+    names = [n for n in names if n]
+    return tuple(dict.fromkeys(names)) or None
+
+
+def _candidates(study: Study) -> dict[str, Any]:
+    """Every name a predictor list may use, mapped to what it stands for."""
+    trait_scales = _dedupe_scales(study, study.trait_instruments)
+    state_scales = _dedupe_scales(study, study.state_instruments)
+    role_of: dict[str, tuple[str, list[str]]] = {}  # name -> (kind, score columns)
+    for kind, names in (("trait", study.trait_instruments), ("state", study.state_instruments)):
+        for entry, name in zip(
+            study.config.traits if kind == "trait" else study.config.states, names, strict=True
+        ):
+            inst = study.instruments[name]
+            kept = [
+                c for c, i, _ in (trait_scales if kind == "trait" else state_scales) if i == name
+            ]
+            for key in (name, entry):
+                role_of.setdefault(key, (kind, kept))
+            for scale in inst.scales:
+                role_of.setdefault(
+                    scale_column(name, scale.name), (kind, [scale_column(name, scale.name)])
+                )
+    return {
+        "traits": [c for c, _, _ in trait_scales],
+        "states": [c for c, _, _ in state_scales],
+        "features": list(study.session_features),
+        "numeric": list(study.numeric_session_columns or study.session_features),
+        "role_of": role_of,
+    }
+
+
+def plan_predictors(
+    study: Study,
+    predictors: Sequence[str] | None = None,
+    *,
+    source: str | None = None,
+    n_people: int | None = None,
+    func: str = "plan_predictors",
+) -> PredictorPlan:
+    """Choose the empathy models' predictors within the person-level budget.
+
+    Parameters
+    ----------
+    study : longitudinal.study.Study
+        A loaded study.
+    predictors : sequence of str, optional
+        Names in priority order: a scale's score column (``tipi_agreeableness``), an
+        instrument (every scale of it, a rescaled duplicate left out; a custom instrument by
+        its ``[instrument] name`` or its key file's entry) or a session feature (a numeric
+        column of sessions.csv). Default: ``[roles] predictors`` of study.toml, else the
+        default rule (traits, states, session features in study.toml order).
+    source : str, optional
+        ``"--predictors"`` when ``predictors`` came from the command line (for the text).
+    n_people : int, optional
+        Participants with ratings; default counted from the story frame.
+    func : str
+        Name used in error messages.
+
+    Returns
+    -------
+    PredictorPlan
+
+    Raises
+    ------
+    longitudinal.InvalidParameterError
+        For a name that is neither a trait or state scale or instrument of the study nor a
+        numeric column of sessions.csv (the message lists what is available).
+    """
+    found = _candidates(study)
+    if n_people is None:
+        story = study.story_frame()
+        n_people = int(story[study.config.id_col].nunique())
+    budget = n_people // PEOPLE_PER_PREDICTOR
+    if predictors is None and study.config.predictors is not None:
+        predictors, source = study.config.predictors, "study.toml"
+    if predictors is None:
+        source = "default"
+        order = (
+            [("trait", c) for c in found["traits"]]
+            + [("state", c) for c in found["states"]]
+            + [("session", f) for f in found["features"]]
+        )
+        requested: tuple[str, ...] = ()
+    else:
+        source = source or "--predictors"
+        requested = tuple(predictors)
+        order, unknown = [], []
+        for name in requested:
+            if name in found["role_of"]:
+                kind, columns = found["role_of"][name]
+                order.extend((kind, c) for c in columns)
+            elif name in found["numeric"]:
+                order.append(("session", name))
+            else:
+                unknown.append(name)
+        if unknown:
+            available = list(found["traits"]) + list(found["states"]) + list(found["numeric"])
+            where = "study.toml [roles] predictors" if source == "study.toml" else source
+            raise InvalidParameterError(
+                f"{func}: {where} names {', '.join(repr(u) for u in unknown)}, which is neither "
+                "a trait or state scale (or instrument) of the study nor a numeric column of "
+                f"sessions.csv; available: {', '.join(available)}"
+            )
+        order = list(dict.fromkeys(order))
+    room = budget
+    traits: list[str] = []
+    states: list[str] = []
+    features: list[str] = []
+    between: list[str] = []
+    spent: list[str] = []
+    left_out: list[tuple[str, str]] = []
+    no_room = f"no person-level predictor left for {n_people} participants"
+    for kind, name in order:
+        if kind == "session":
+            features.append(name)
+            if room > 0:
+                between.append(name)
+                spent.append(f"{name} (between-person part)")
+                room -= 1
+            else:
+                left_out.append((f"{name} (between-person part)", no_room))
+        elif room > 0:
+            (traits if kind == "trait" else states).append(name)
+            spent.append(name)
+            room -= 1
+        else:
+            left_out.append((name, no_room))
+    if source != "default":
+        chosen = {c for _, c in order}
+        for name in found["traits"] + found["states"] + found["features"]:
+            if name not in chosen:
+                left_out.append((name, "not among the chosen predictors"))
+    return PredictorPlan(
+        n_people=n_people,
+        budget=budget,
+        source=source,
+        requested=requested,
+        traits=tuple(traits),
+        states=tuple(states),
+        session_features=tuple(features),
+        session_between=tuple(between),
+        spent=tuple(spent),
+        left_out=tuple(left_out),
+    )
