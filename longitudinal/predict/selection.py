@@ -37,7 +37,13 @@ from longitudinal.predict.predictors import _dedupe_scales
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from longitudinal.study import Study
 
-__all__ = ["PEOPLE_PER_PREDICTOR", "PredictorPlan", "parse_predictor_list", "plan_predictors"]
+__all__ = [
+    "PEOPLE_PER_PREDICTOR",
+    "PredictorPlan",
+    "parse_predictor_list",
+    "plan_predictors",
+    "resolve_predictors",
+]
 
 PEOPLE_PER_PREDICTOR = 10
 """One person-level predictor per this many participants with ratings."""
@@ -171,6 +177,66 @@ def _candidates(study: Study) -> dict[str, Any]:
     }
 
 
+def _where(source: str | None) -> str:
+    return "study.toml [roles] predictors" if source == "study.toml" else (source or "--predictors")
+
+
+def _resolve(
+    found: dict[str, Any], names: Sequence[str], *, where: str, func: str
+) -> list[tuple[str, str]]:
+    """``(kind, column)`` for each name, in order; an unknown name is refused."""
+    order: list[tuple[str, str]] = []
+    unknown = []
+    for name in names:
+        if name in found["role_of"]:
+            kind, columns = found["role_of"][name]
+            order.extend((kind, c) for c in columns)
+        elif name in found["numeric"]:
+            order.append(("session", name))
+        else:
+            unknown.append(name)
+    if unknown:
+        available = list(found["traits"]) + list(found["states"]) + list(found["numeric"])
+        raise InvalidParameterError(
+            f"{func}: {where} names {', '.join(repr(u) for u in unknown)}, which is neither "
+            "a trait or state scale (or instrument) of the study nor a numeric column of "
+            f"sessions.csv; available: {', '.join(available)}"
+        )
+    return list(dict.fromkeys(order))
+
+
+def resolve_predictors(
+    study: Study,
+    predictors: Sequence[str] | None = None,
+    *,
+    source: str | None = None,
+    func: str = "resolve_predictors",
+) -> dict[str, list[str]] | None:
+    """Turn a predictor list into score columns and features, with no budget applied.
+
+    For the prediction benchmark, which tests prediction rather than effects: every named
+    predictor enters (a state and a session feature with both parts). ``predictors`` default:
+    ``[roles] predictors`` of study.toml; returns None when neither is given (the benchmark
+    then uses every trait, state and session feature).
+
+    Returns
+    -------
+    dict or None
+        ``{"traits": [...], "states": [...], "session_features": [...]}``, keyword arguments
+        of :func:`longitudinal.predict.empathy_data`.
+    """
+    if predictors is None and study.config.predictors is not None:
+        predictors, source = study.config.predictors, "study.toml"
+    if predictors is None:
+        return None
+    order = _resolve(_candidates(study), predictors, where=_where(source), func=func)
+    return {
+        "traits": [c for k, c in order if k == "trait"],
+        "states": [c for k, c in order if k == "state"],
+        "session_features": [c for k, c in order if k == "session"],
+    }
+
+
 def plan_predictors(
     study: Study,
     predictors: Sequence[str] | None = None,
@@ -226,24 +292,7 @@ def plan_predictors(
     else:
         source = source or "--predictors"
         requested = tuple(predictors)
-        order, unknown = [], []
-        for name in requested:
-            if name in found["role_of"]:
-                kind, columns = found["role_of"][name]
-                order.extend((kind, c) for c in columns)
-            elif name in found["numeric"]:
-                order.append(("session", name))
-            else:
-                unknown.append(name)
-        if unknown:
-            available = list(found["traits"]) + list(found["states"]) + list(found["numeric"])
-            where = "study.toml [roles] predictors" if source == "study.toml" else source
-            raise InvalidParameterError(
-                f"{func}: {where} names {', '.join(repr(u) for u in unknown)}, which is neither "
-                "a trait or state scale (or instrument) of the study nor a numeric column of "
-                f"sessions.csv; available: {', '.join(available)}"
-            )
-        order = list(dict.fromkeys(order))
+        order = _resolve(found, requested, where=_where(source), func=func)
     room = budget
     traits: list[str] = []
     states: list[str] = []

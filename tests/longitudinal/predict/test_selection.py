@@ -106,3 +106,21 @@ def test_parse_predictor_list():
     assert parse_predictor_list("a b, a") == ("a", "b")
     assert parse_predictor_list(None) is None
     assert parse_predictor_list([" "]) is None
+
+
+def test_the_benchmark_takes_every_named_predictor_without_a_budget(slider7):
+    from longitudinal.predict.selection import resolve_predictors
+
+    assert resolve_predictors(slider7) is None  # nothing named: the benchmark's default
+    chosen = resolve_predictors(slider7, ["tipi_agreeableness", "closeness", "turns", "tipi"])
+    assert chosen == {
+        "traits": [
+            "tipi_agreeableness",
+            "tipi_extraversion",
+            "tipi_conscientiousness",
+            "tipi_emotional_stability",
+            "tipi_openness",
+        ],
+        "states": ["closeness_bond"],
+        "session_features": ["turns"],
+    }
