@@ -338,7 +338,10 @@ def participant_splits(
     -------
     pandas.DataFrame
         ``scheme, seed, {participant column}, split`` (see :func:`splits_table`), the
-        participant column under the study's own name.
+        participant column under the study's own name. ``attrs["n_ratings"]`` counts the
+        ratings split and ``attrs["left_out"]`` names every participant and counts every
+        rating left out, with the reason
+        (:func:`longitudinal.predict.left_out.left_out_summary`).
 
     Raises
     ------
@@ -359,12 +362,14 @@ def participant_splits(
     """
     from longitudinal.predict._common import _check_study
     from longitudinal.predict.benchmark import _benchmark_data
+    from longitudinal.predict.left_out import left_out_summary
 
     func = "participant_splits"
     _check_study(study, func=func)
-    _, data = _benchmark_data(study, session_features=session_features, func=func)
+    raw, data = _benchmark_data(study, session_features=session_features, func=func)
     groups = data.data[data.id_col].to_numpy(dtype=object)
     plan = draw_splits(groups, seeds=seed_list(seeds, func=func), k=k, sizes=sizes)
     table = splits_table(groups, plan, id_col=study.config.id_col)
     table.attrs["n_ratings"] = int(len(groups))
+    table.attrs["left_out"] = left_out_summary(study, raw, data)
     return table

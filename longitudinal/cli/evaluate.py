@@ -47,6 +47,12 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
             "interval (--n-boot replicates, --bootstrap-seed) and comparisons.csv the paired "
             "differences between models with their intervals; a difference is called better "
             "or worse only when its interval excludes 0.\n\n"
+            "Accuracy and F1 binarise ratings and predictions at a cut: positive ('empathic') "
+            "above it. The cut is --threshold when given, else [ratings] threshold of "
+            "study.toml, else the midpoint of the study's declared scale (3 on 1-5, 4 on 1-7); "
+            "it must lie within the scale (at least scale_min, below scale_max). The value and "
+            "its origin are printed with the metrics and written to table.md and "
+            "evaluation.json.\n\n"
             "Your own model: train it on the splits of `longitudinal splits` (same --seeds "
             "and --kfold), then pass its predictions with --predictions. A predictions file "
             "has the columns model, scheme (holdout_70_20_10 or kfold_K), seed, the "
@@ -82,6 +88,16 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="append",
         metavar="PRED.csv",
         help="your model's predictions (repeat for more files)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="X",
+        help=(
+            "binarisation cut of accuracy and F1: a rating or prediction above X is "
+            "'empathic' (default: [ratings] threshold of study.toml, else the scale's midpoint)"
+        ),
     )
     parser.add_argument(
         "--n-boot",
@@ -122,6 +138,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise InvalidParameterError(
             f"--bootstrap-seed must be a non-negative number; got {args.bootstrap_seed}"
         )
+    options: dict[str, Any] = {}
+    if args.threshold is not None:
+        options = {"threshold": args.threshold, "threshold_source": "--threshold"}
     path = run_evaluation(
         args.study_dir,
         args.out,
@@ -132,9 +151,14 @@ def _evaluate(args: argparse.Namespace) -> int:
         bootstrap_seed=args.bootstrap_seed,
         predictions=args.predictions,
         overwrite=args.overwrite,
+        **options,
     )
+    from longitudinal.predict.results import terminal_summary
+
     files = ", ".join(sorted(f.name for f in Path(path).iterdir() if f.is_file()))
     print(f"wrote the prediction benchmark to {path} ({files})")
+    for line in terminal_summary(path):
+        print(line)
     return 0
 
 
@@ -151,8 +175,11 @@ def _splits_parser(subparsers: Any) -> argparse.ArgumentParser:
             "gives the same splits. Train on the train participants, predict the ratings of "
             "the test participants (and, if you like, the valid ones) and score them with "
             "`longitudinal evaluate --predictions`. The participants split are those with a "
-            "rating the benchmark can use (every predictor of its models present). The file "
-            "names participants: keep it with the study."
+            "rating the benchmark can use (every predictor of its models present); every "
+            "participant and rating left out is printed with the reason. Predict on the "
+            "study's declared rating scale ([ratings] scale_min/scale_max of study.toml); "
+            "the terminal says which scale and which binarisation cut `evaluate` will use. "
+            "The file names participants: keep it with the study."
         ),
         epilog=(
             "example:\n"
@@ -189,4 +216,17 @@ def _splits(args: argparse.Namespace) -> int:
     schemes = ", ".join(dict.fromkeys(table["scheme"]))
     seeds = "seed 0" if args.seeds == 1 else f"seeds 0-{args.seeds - 1}"
     print(f"wrote {len(table)} rows ({schemes}; {seeds}; {people} participants) -> {out}")
+    from longitudinal.predict.results import left_out_lines
+
+    for line in left_out_lines({"left_out": table.attrs.get("left_out")}):
+        print(line)
+    from longitudinal.predict.benchmark import benchmark_threshold, threshold_rule
+
+    scale = study.config.ratings
+    cut, source = benchmark_threshold(scale)
+    print(
+        f"Predict on the study's {scale.label} scale (`evaluate --predictions` refuses values "
+        f"outside it); accuracy and F1 will count as {threshold_rule(cut, source, scale.label)} "
+        "unless `evaluate --threshold` says otherwise."
+    )
     return 0

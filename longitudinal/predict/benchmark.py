@@ -22,6 +22,7 @@ from longitudinal._display import Displayed
 from longitudinal._errors import InvalidParameterError
 from longitudinal.predict._common import _check_study, _empty, _recording, sampling_settings
 from longitudinal.predict.effects import _check_whole
+from longitudinal.predict.left_out import left_out_summary
 from longitudinal.predict.predictors import (
     _KINDS,
     EmpathyData,
@@ -51,9 +52,15 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
     from longitudinal.study import Study
 
 
-THRESHOLD = 3.0
-"""The benchmark's binarisation cut: a rating or prediction above 3 (the midpoint of the 1-5
-scale) is "empathic". Chosen here; the paper does not state its threshold."""
+THRESHOLD_SOURCES = {
+    "midpoint": "the scale's midpoint",
+    "study": "study.toml [ratings] threshold",
+    "argument": "the threshold argument",
+}
+"""Where the benchmark's binarisation cut comes from, as the outputs name it. By default a
+rating or prediction above the midpoint of the study's declared scale (3 on 1-5, 4 on 1-7) is
+"empathic", unless study.toml declares ``[ratings] threshold``; the paper does not state its
+threshold."""
 
 MODEL_DESCRIPTIONS = {
     "majority_vote": (
@@ -250,6 +257,8 @@ class _Runner:
         self.raw, self.groups, self.plan, self.user = raw, groups, plan, user
         self.bayes, self.random_slope, self.notes = bayes, random_slope, notes
         self.y = full.data[full.response_col].to_numpy(dtype=float)
+        self.lo, self.hi = float(full.scale_min), float(full.scale_max)
+        self.clipped: dict[str, list[int]] = {}  # model -> [outside the scale, predictions]
         self.scheme = {("holdout" if s.fold is None else "kfold", s.seed): s.scheme for s in plan}
         self.records: list[dict[str, Any]] = []
 
@@ -284,6 +293,13 @@ class _Runner:
                 random_slope=self.random_slope,
             )
         seconds = float("nan") if self._given(model) else time.perf_counter() - t0
+        if not self._given(model):  # the package's models: kept on the declared scale
+            count = self.clipped.setdefault(model, [0, 0])
+            for name, (y, yhat) in list(pred.items()):
+                outside = (yhat < self.lo) | (yhat > self.hi)
+                count[0] += int(outside.sum())
+                count[1] += int(yhat.size)
+                pred[name] = (y, np.clip(yhat, self.lo, self.hi))
         for name, (y, _) in pred.items():
             self.records.append(
                 {
@@ -378,6 +394,89 @@ def majority_rating(ratings: np.ndarray) -> float:
     return float(tied[np.flatnonzero(distance == distance.min())[0]])
 
 
+def benchmark_threshold(
+    ratings: Any,
+    threshold: float | None = None,
+    *,
+    source: str | None = None,
+    func: str = "evaluate_predictions",
+) -> tuple[float, str]:
+    """Return the benchmark's binarisation cut and where it came from.
+
+    Parameters
+    ----------
+    ratings : longitudinal.study_config.RatingsSpec
+        The study's ``[ratings]`` table (``study.config.ratings``): its declared scale and
+        optional ``threshold``.
+    threshold : float, optional
+        An explicit cut; it wins over study.toml. By default ``[ratings] threshold`` of
+        study.toml, else the midpoint of the declared scale.
+    source : str, optional
+        How an explicit ``threshold`` is named in the outputs and in the error message
+        (``"--threshold"`` on the command line); default ``"the threshold argument"``.
+    func : str
+        The calling function, named in the error message.
+
+    Returns
+    -------
+    tuple of (float, str)
+        The cut and its origin: ``"the scale's midpoint"``, ``"study.toml [ratings]
+        threshold"`` or ``source``.
+
+    Raises
+    ------
+    longitudinal.InvalidParameterError
+        When an explicit ``threshold`` is not a number within ``[scale_min, scale_max)``:
+        a cut at or above the top of the scale would call no rating "empathic".
+
+    Examples
+    --------
+    >>> from longitudinal.study_config import RatingsSpec
+    >>> benchmark_threshold(RatingsSpec("ratings.csv", 1, 7))
+    (4.0, "the scale's midpoint")
+    >>> benchmark_threshold(RatingsSpec("ratings.csv", 1, 5))
+    (3.0, "the scale's midpoint")
+    >>> declared = RatingsSpec("ratings.csv", 1, 7, threshold=5)
+    >>> benchmark_threshold(declared)
+    (5.0, 'study.toml [ratings] threshold')
+    >>> benchmark_threshold(declared, 3.5, source="--threshold")
+    (3.5, '--threshold')
+    """
+    lo, hi = float(ratings.scale_min), float(ratings.scale_max)
+    if threshold is None:
+        if ratings.threshold is None:
+            return float(ratings.midpoint), THRESHOLD_SOURCES["midpoint"]
+        return float(ratings.threshold), THRESHOLD_SOURCES["study"]
+    name = source or f"the `threshold` parameter of {func}"
+    value = None
+    if isinstance(threshold, int | float | np.integer | np.floating) and not isinstance(
+        threshold, bool | np.bool_
+    ):
+        value = float(threshold)
+    if value is None or not np.isfinite(value) or not lo <= value < hi:
+        raise InvalidParameterError(
+            f"{name} must be a number within the rating scale {ratings.label} of study.toml: "
+            f"at least {lo:g} and below {hi:g} (a rating above the cut counts as 'empathic'); "
+            f"got {threshold!r}"
+        )
+    return value, source or THRESHOLD_SOURCES["argument"]
+
+
+def threshold_rule(threshold: float, source: str, scale_label: str) -> str:
+    """Describe the binarisation for the outputs (``evaluation.json``, ``table.md``, report).
+
+    >>> rule = threshold_rule(4.0, "the scale's midpoint", "1–7")
+    >>> rule.split(" (the")[0]
+    "positive ('empathic') when the rating or the prediction is > 4"
+    >>> rule.split(" (the")[1].split(";")[0]
+    " scale's midpoint, 1–7 scale"
+    """
+    return (
+        f"positive ('empathic') when the rating or the prediction is > {threshold:g} "
+        f"({source}, {scale_label} scale; the paper does not state its threshold)"
+    )
+
+
 def _benchmark_data(
     study: Study, *, session_features: Sequence[str] | None, func: str
 ) -> tuple[_Raw, EmpathyData]:
@@ -400,7 +499,8 @@ def evaluate_predictions(
     models: Sequence[str] | None = None,
     include_bayes: bool = True,
     bayes_kfold: bool = False,
-    threshold: float = THRESHOLD,
+    threshold: float | None = None,
+    threshold_source: str | None = None,
     sizes: tuple[float, float, float] = SPLIT_SIZES,
     session_features: Sequence[str] | None = None,
     random_slope: bool = True,
@@ -435,10 +535,16 @@ def evaluate_predictions(
         Include the Bayesian ordinal model.
     bayes_kfold : bool, default False
         Also fit the Bayesian model in every K-fold fold (``k`` times more sampling).
-    threshold : float, default 3.0
+    threshold : float, optional
         Binarisation cut for accuracy and F1: positive ("empathic") when rating or prediction
-        > ``threshold``; 3.0, the midpoint of the 1-5 scale, makes whole-number ratings 4 and
-        5 positive. The paper does not state its threshold; this one is recorded in the output.
+        > ``threshold``; it must lie within ``[scale_min, scale_max)`` of the study's scale.
+        By default ``[ratings] threshold`` of study.toml, else the midpoint of the declared
+        scale (3 on 1-5: whole-number ratings 4 and 5 positive; 4 on 1-7). The paper does not
+        state its threshold; the value and its origin are recorded in the output
+        (:func:`benchmark_threshold`).
+    threshold_source : str, optional
+        How an explicit ``threshold`` is named in the outputs (default "the threshold
+        argument"; ``longitudinal evaluate`` passes ``"--threshold"``).
     sizes : tuple of float, default (0.7, 0.2, 0.1)
         Train, validation and test shares of the participants.
     session_features : sequence of str, optional
@@ -502,7 +608,12 @@ def evaluate_predictions(
     for the LMMs (``re_form="~0"``); for the Bayesian model, the expected rating ``sum_k k
     P(y = k)`` with the participant effects integrated over their fitted distribution
     (``predict_proba(new_groups="population")``). The prediction models have no story
-    effect (stories add nothing to a population-level prediction and cost run time).
+    effect (stories add nothing to a population-level prediction and cost run time). The
+    package's predictions are clipped to the study's declared scale ``[scale_min,
+    scale_max]`` before scoring (a linear model may predict below the bottom or above the
+    top of the slider; the ordinal models' expected ratings lie on it already); how many
+    were outside is recorded per model in ``parameters["clipping"]``. A researcher's
+    predictions off the scale are refused, not clipped.
 
     Metrics (x 100, :func:`models.evaluation.prediction_metrics`): Pearson r, Spearman rho,
     accuracy and binary F1 after binarising at ``threshold``, and MSE on the rating scale.
@@ -523,7 +634,9 @@ def evaluate_predictions(
     Fisher's z, the logit or the log, which covered the population value in 94-95% of
     simulated 41-person studies) and every pair of models a paired difference with its
     interval (``comparisons``), which calls a difference better or worse only when its
-    interval excludes 0.
+    interval excludes 0, and never against a baseline whose pooled r or rho is an artifact
+    of refitting per fold (its interval reaches 0: :func:`artifact_correlations`; verdict
+    :data:`NOT_COMPARED`, listed in ``parameters["bootstrap"]["artifacts"]``).
 
     Examples
     --------
@@ -533,6 +646,14 @@ def evaluate_predictions(
     """
     func = "evaluate_predictions"
     _check_study(study, func=func)
+    scale = study.config.ratings
+    threshold, threshold_from = benchmark_threshold(
+        scale, threshold, source=threshold_source, func=func
+    )
+    try:  # the metrics' own check of the threshold, before anything is fitted
+        binarize([0.0], threshold=threshold)
+    except ModelsInvalidParameterError as err:
+        raise InvalidParameterError(f"{func}: {err}") from err
     seed_list_ = seed_list(seeds, func=func)
     k = check_int(k, name="k", where=func, minimum=0)
     if k == 1:
@@ -555,10 +676,6 @@ def evaluate_predictions(
     raw, full = _benchmark_data(study, session_features=session_features, func=func)
     chosen, fractional_note = _whole_ratings_for_ordinal(chosen, full, asked=models, func=func)
     groups = full.data[full.id_col].to_numpy(dtype=object)
-    try:  # the metrics' own check of the threshold, before anything is fitted
-        binarize([0.0], threshold=threshold)
-    except ModelsInvalidParameterError as err:
-        raise InvalidParameterError(f"{func}: {err}") from err
     plan = draw_splits(groups, seeds=seed_list_, k=k, sizes=sizes)
     user = None
     if predictions is not None:  # every problem of the user's predictions, before any fit
@@ -594,6 +711,14 @@ def evaluate_predictions(
                 seed=bootstrap_seed,
             )
         )
+    artifacts: dict[str, dict[str, float]] = {}
+    if boot is not None:
+        artifacts = artifact_correlations(boot.intervals)
+        boot = KFoldBootstrap(
+            intervals=boot.intervals,
+            comparisons=withhold_verdicts(boot.comparisons, artifacts),
+            meta=boot.meta,
+        )
     # participants in each seed's holdout test set (the same count for every seed)
     n_test = sorted({len(set(groups[s.parts["test"]])) for s in plan if s.fold is None})
     parameters = _parameters(
@@ -607,10 +732,16 @@ def evaluate_predictions(
             {**bayes_opts, "in_kfold": bool(bayes_kfold)} if "bayes_ordinal" in chosen else None
         ),
         threshold=threshold,
+        threshold_from=threshold_from,
+        scale=scale,
         random_slope=random_slope,
         full=full,
         n_test=n_test,
-        bootstrap=None if boot is None else {**boot.meta, "models": list(complete)},
+        bootstrap=None
+        if boot is None
+        else {**boot.meta, "models": list(complete), "artifacts": artifacts},
+        clipped=runner.clipped,
+        left_out=left_out_summary(study, raw, full),
         seconds=time.perf_counter() - start,
     )
     return EvaluationResult(
@@ -644,6 +775,65 @@ def _whole_ratings_for_ordinal(
         return [m for m in chosen if m not in ordinal], note
     _check_whole(full.data[full.response_col], func=func)
     return chosen, None
+
+
+NOT_COMPARED = "not compared (baseline is an artifact)"
+"""The verdict of a difference from a baseline whose pooled correlation is an artifact."""
+
+
+def artifact_correlations(intervals: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Find the models whose pooled K-fold r or rho is an artifact of refitting per fold.
+
+    A model refitted on every fold and without signal scores a negative pooled correlation:
+    each fold's model is centred on its own training participants, so its predictions run
+    against the held-out fold's mean. A pooled r (or rho) whose interval reaches 0 or below
+    is read as no signal, and its value as that artifact.
+
+    Parameters
+    ----------
+    intervals : pandas.DataFrame
+        :attr:`EvaluationResult.intervals` (``model, metric, estimate, ci_low, ...``).
+
+    Returns
+    -------
+    dict
+        ``{model: {metric: estimate}}`` for ``r`` and ``rho`` whose ``ci_low <= 0``.
+
+    Examples
+    --------
+    >>> ci = pd.DataFrame({"model": ["a", "a", "b"], "metric": ["r", "rho", "r"],
+    ...                    "estimate": [-8.0, 12.0, 30.0], "ci_low": [-20.0, 1.0, 10.0]})
+    >>> artifact_correlations(ci)
+    {'a': {'r': -8.0}}
+    """
+    out: dict[str, dict[str, float]] = {}
+    rows = intervals[intervals["metric"].isin(["r", "rho"])]
+    for rec in rows.itertuples(index=False):
+        low = float(rec.ci_low)
+        if np.isfinite(low) and low <= 0:
+            out.setdefault(str(rec.model), {})[str(rec.metric)] = float(rec.estimate)
+    return out
+
+
+def withhold_verdicts(
+    comparisons: pd.DataFrame, artifacts: Mapping[str, Mapping[str, float]]
+) -> pd.DataFrame:
+    """Give no better/worse verdict against a baseline whose correlation is an artifact.
+
+    The difference and its interval stay; the verdict of a row whose ``versus`` model has
+    an artifact pooled ``r`` or ``rho`` (:func:`artifact_correlations`) in that metric
+    becomes :data:`NOT_COMPARED`.
+
+    >>> comp = pd.DataFrame({"model": ["m", "m"], "versus": ["a", "a"],
+    ...                      "metric": ["r", "mse"], "verdict": ["better", "better"]})
+    >>> withhold_verdicts(comp, {"a": {"r": -8.0}})["verdict"].tolist()
+    ['not compared (baseline is an artifact)', 'better']
+    """
+    out = comparisons.copy()
+    pairs = {(m, k) for m, metrics in artifacts.items() for k in metrics}
+    mask = [(str(v), str(k)) in pairs for v, k in zip(out["versus"], out["metric"], strict=True)]
+    out.loc[mask, "verdict"] = NOT_COMPARED
+    return out
 
 
 def _undefined_for_constants(boot: KFoldBootstrap) -> KFoldBootstrap:
@@ -704,10 +894,14 @@ def _parameters(
     user: Any,
     bayes: dict[str, Any] | None,
     threshold: float,
+    threshold_from: str,
+    scale: Any,
     random_slope: bool,
     full: EmpathyData,
     n_test: list[int],
     bootstrap: dict[str, Any] | None,
+    clipped: Mapping[str, Sequence[int]],
+    left_out: dict[str, Any],
     seconds: float,
 ) -> dict[str, Any]:
     """Collect what is needed to reproduce and read the numbers (``evaluation.json``)."""
@@ -739,11 +933,14 @@ def _parameters(
             ),
         },
         "bayes": bayes,
+        "scale": {
+            "min": float(scale.scale_min),
+            "max": float(scale.scale_max),
+            "label": scale.label,
+        },
         "threshold": float(threshold),
-        "threshold_rule": (
-            f"positive ('empathic') when the rating or the prediction is > {float(threshold):g} "
-            "(chosen here; the paper does not state its threshold)"
-        ),
+        "threshold_source": threshold_from,
+        "threshold_rule": threshold_rule(float(threshold), threshold_from, scale.label),
         "metrics": {
             "r": "Pearson correlation x 100",
             "rho": "Spearman rank correlation (average ranks for ties) x 100",
@@ -765,11 +962,22 @@ def _parameters(
             "are undefined (NaN) by design"
         ),
         "prediction": "population-level effects only for unseen participants",
+        "clipping": {
+            "rule": (
+                f"predictions of the package's models clipped to the {scale.label} scale "
+                f"([{float(scale.scale_min):g}, {float(scale.scale_max):g}]) before scoring; "
+                "an ordinal model's expected rating lies on the scale already; a researcher's "
+                "predictions off the scale are refused, not clipped"
+            ),
+            "scale": scale.label,
+            "outside": {m: {"n": int(n), "of": int(of)} for m, (n, of) in clipped.items()},
+        },
         "random_slope": random_slope,
         "session_features": list(full.meta["session_features"]),
         "n_ratings": int(len(full.data)),
         "n_participants": int(full.data[full.id_col].nunique()),
         "n_dropped": full.n_dropped,
+        "left_out": left_out,
         "holdout_test_participants": n_test,
         "holdout_caveat": (
             f"each seed's test set holds {', '.join(map(str, n_test))} participant(s); "

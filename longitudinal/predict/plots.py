@@ -144,8 +144,11 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
     -------
     matplotlib.figure.Figure
         One panel per metric (r, rho, Acc, F1, MSE; all x 100), one bar per model with the
-        SD over seeds as an error bar; the bars of models that are not the package's (a
-        researcher's predictions) are hatched.
+        SD over seeds as an error bar, cut at the metric's range (accuracy, F1 and MSE are
+        never negative, accuracy and F1 never above 100; the title says so when a bar is
+        cut); the bars of models that are not the package's (a
+        researcher's predictions) are hatched. Drawn in the report's style
+        (:func:`longitudinal.plotting.figure_style`).
 
     Raises
     ------
@@ -171,40 +174,55 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
         )
     from matplotlib.figure import Figure
 
+    from longitudinal.plotting import figure_style
+    from longitudinal.predict.results import spread_bounds
+
     titles = {"r": "Pearson r", "rho": "Spearman ρ", "acc": "Accuracy", "f1": "F1", "mse": "MSE"}
-    fig = Figure(figsize=(13.0, 3.4), layout="constrained")
     x = np.arange(len(block))
-    colors = ["#8c8c8c", "#9ecae1", "#4292c6", "#1f4e79", "#b5541c"]
     theirs = [m not in MODEL_DESCRIPTIONS for m in block["model"]]
-    own_colors = ["#238b45", "#6a51a3", "#c9a227", "#d94801"]
-    palette = [
-        own_colors[sum(theirs[:i]) % len(own_colors)] if theirs[i] else colors[i % len(colors)]
-        for i in range(len(block))
-    ]
-    for j, m in enumerate(METRIC_NAMES):
-        ax = fig.add_subplot(1, len(METRIC_NAMES), j + 1)
-        mean = block[f"{m}_mean"].to_numpy(dtype=float)
-        sd = np.nan_to_num(block[f"{m}_sd"].to_numpy(dtype=float))
-        bars = ax.bar(
-            x,
-            np.nan_to_num(mean),
-            yerr=sd,
-            color=palette,
-            capsize=3,
-            width=0.7,
-        )
-        for bar, own in zip(bars, theirs, strict=True):
-            if own:  # a researcher's model, beside the package's
-                bar.set_hatch("///")
-                bar.set_edgecolor("white")
-        for i, v in enumerate(mean):
-            if not np.isfinite(v):
-                ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7)
-        ax.set_xticks(x, block["model"].tolist(), rotation=45, ha="right", fontsize=7)
-        ax.set_title(f"{titles[m]} (x100)")
-        ax.axhline(0, color="0.4", linewidth=0.6)
-    title = f"Out-of-person prediction, {split} participants (mean ± SD over seeds)"
-    if any(theirs):
-        title += "; hatched: your models"
-    fig.suptitle(title)
+    floored = False
+    with figure_style() as sns:
+        ours = sns.color_palette("Blues_d", max(1, len(block) - sum(theirs)))
+        own_colors = sns.color_palette("colorblind")[1:5]
+        n_ours = 0
+        palette = []
+        for i in range(len(block)):
+            if theirs[i]:
+                palette.append(own_colors[sum(theirs[:i]) % len(own_colors)])
+            else:
+                palette.append(ours[n_ours])
+                n_ours += 1
+        fig = Figure(figsize=(13.0, 3.6), layout="constrained")
+        for j, m in enumerate(METRIC_NAMES):
+            ax = fig.add_subplot(1, len(METRIC_NAMES), j + 1)
+            mean = block[f"{m}_mean"].to_numpy(dtype=float)
+            sd = np.nan_to_num(block[f"{m}_sd"].to_numpy(dtype=float))
+            # a metric cannot leave its range: the error bar stops at 0 (and at 100)
+            below, above = spread_bounds(m, np.nan_to_num(mean), sd)
+            floored = floored or bool(np.any(below < sd) or np.any(above < sd))
+            bars = ax.bar(
+                x,
+                np.nan_to_num(mean),
+                yerr=[below, above],
+                color=palette,
+                capsize=3,
+                width=0.7,
+            )
+            for bar, own in zip(bars, theirs, strict=True):
+                if own:  # a researcher's model, beside the package's
+                    bar.set_hatch("///")
+                    bar.set_edgecolor("white")
+            for i, v in enumerate(mean):
+                if not np.isfinite(v):
+                    ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7)
+            ax.set_xticks(x, block["model"].tolist(), rotation=45, ha="right", fontsize=7)
+            ax.set_title(f"{titles[m]} (x100)")
+            ax.axhline(0, color="0.4", linewidth=0.6)
+            ax.grid(axis="x", visible=False)
+        title = f"Out-of-person prediction, {split} participants (mean ± SD over seeds)"
+        if any(theirs):
+            title += "; hatched: your models"
+        if floored:
+            title += "; error bars stop at 0 (and 100)"
+        fig.suptitle(title)
     return fig

@@ -102,8 +102,10 @@ class EmpathyData(Shown):
     n_dropped : int
         Ratings left out for a missing rating or predictor.
     meta : dict
-        Reference participants, rows per reason dropped, the traits, states and features
-        used.
+        Reference participants, rows per reason dropped (``dropped_by_column``), per
+        participant with a rating left out the ratings left out, of how many, and the rows
+        missing each source column (``dropped_by_participant``), the traits, states and
+        features used.
     """
 
     data: pd.DataFrame
@@ -365,6 +367,23 @@ def _standardize(raw: _Raw, reference: Sequence[str] | None, *, func: str) -> Em
     dropped = missing.any(axis=1)
     reasons = {c: int(missing[c].sum()) for c in used if missing[c].any()}
     data = out.loc[~dropped].reset_index(drop=True)
+    # per participant: ratings left out, of how many, and per source column the rows missing it
+    source_of = dict(zip(predictors["predictor"], predictors["source"], strict=True))
+    source_of[raw.response_col] = raw.response_col
+    by_person: dict[str, dict[str, Any]] = {}
+    totals = out[id_col].value_counts()
+    for pid, block in missing[dropped].groupby(out.loc[dropped, id_col], sort=True):
+        columns: dict[str, int] = {}
+        for source in dict.fromkeys(source_of[c] for c in used):
+            parts = [c for c in used if source_of[c] == source]
+            n = int(block[parts].any(axis=1).sum())
+            if n:
+                columns[source] = n
+        by_person[str(pid)] = {
+            "ratings": len(block),
+            "of": int(totals[pid]),
+            "columns": columns,
+        }
     return EmpathyData(
         data=data,
         predictors=predictors,
@@ -376,6 +395,7 @@ def _standardize(raw: _Raw, reference: Sequence[str] | None, *, func: str) -> Em
         meta={
             "reference_participants": len(ref),
             "dropped_by_column": reasons,
+            "dropped_by_participant": by_person,
             "traits": [s.column for s in raw.sources if s.kind == "trait"],
             "states": [s.column for s in raw.sources if s.kind == "state"],
             "session_features": [s.column for s in raw.sources if s.kind == "session"],

@@ -19,7 +19,8 @@ Conventions
 -----------
 - A value is *positive* when it is strictly greater than ``threshold``, which every
   binarising function requires (no default: it belongs to the study; the EmpathicStories++
-  benchmark's choice, 3 on the 1-5 scale, lives in :mod:`longitudinal.predict.benchmark`);
+  benchmark's choice, the midpoint of the study's declared scale unless study.toml says
+  otherwise, lives in :func:`longitudinal.predict.benchmark.benchmark_threshold`);
 - the split shares are required too (the paper's 70/20/10 is
   :data:`longitudinal.splits.SPLIT_SIZES`);
 - F1 is the binary F1 of the positive class, ``2 TP / (2 TP + FP + FN)``;

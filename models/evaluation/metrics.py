@@ -179,8 +179,9 @@ def binarize(values: Any, *, threshold: float) -> np.ndarray:
     values : array-like of float
         Ratings or predictions.
     threshold : float
-        The cut (a value is positive when strictly greater). The empathy benchmark uses 3.0,
-        the midpoint of the 1-5 scale, so whole-number ratings 4 and 5 are positive.
+        The cut (a value is positive when strictly greater). The empathy benchmark uses the
+        midpoint of the study's scale by default: 3.0 on a 1-5 scale, so whole-number ratings
+        4 and 5 are positive; 4.0 on a 1-7 scale.
 
     Returns
     -------

@@ -184,3 +184,27 @@ def test_cli_splits_refuses_a_missing_folder(study_dir, tmp_path, capsys):
     assert main(["splits", str(study_dir), "--seeds", "1", "--out", str(out)]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not out.parent.exists()
+
+
+def test_splits_of_a_1_7_study_name_everyone_left_out():
+    """slider7: sub-001 to sub-003 answered 1 of the 2 TIPI agreeableness items, so none of
+    their ratings can be predicted; the counts are those of ratings.csv."""
+    import warnings
+    from pathlib import Path
+
+    root = Path(__file__).parents[1] / "data" / "studies" / "declared" / "slider7"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study = load_study(root)
+    table = participant_splits(study, seeds=1, k=2)
+    ratings = pd.read_csv(root / "ratings.csv", dtype={"pid": str})
+    n = ratings["pid"].value_counts()
+    gone = ["sub-001", "sub-002", "sub-003"]
+    left = table.attrs["left_out"]
+    assert left["ratings"] == int(n[gone].sum()) and left["of"] == len(ratings)
+    assert [p["text"] for p in left["participants"]] == [
+        f"{p}: tipi_agreeableness not scored (1 of 2 items answered); {n[p]} ratings left out"
+        for p in gone
+    ]
+    assert set(table["pid"]) == set(ratings["pid"]) - set(gone)
+    assert table.attrs["n_ratings"] == len(ratings) - int(n[gone].sum())

@@ -118,6 +118,7 @@ class EvaluationSection(Section):
             interval_table,
             spread_table,
         )
+        from longitudinal.predict.results import FLOOR_NOTE
 
         params, tables = found.parameters, found.tables
         kfold = differences = holdout = None
@@ -137,6 +138,17 @@ class EvaluationSection(Section):
                     f"the evaluate/ files could not be read as this version writes them ({err})"
                 )
                 kfold = differences = holdout = None
+        reading, left, advice = [], [], None
+        floored = holdout is not None and bool(holdout.attrs.get("floored"))
+        if params is not None:
+            from longitudinal.predict.results import clipping_line, left_out_lines
+
+            line = clipping_line(params)
+            reading = [line] if line else []
+            # raw participant ids of evaluation.json, under the report's pseudonyms
+            lines = [ctx.scrub(text) for text in left_out_lines(params)]
+            left = lines[:1] + [text[2:] for text in lines if text.startswith("- ")]
+            advice = next((t for t in lines if t.startswith("Advice: ")), None)
         headers = {"model": "Model", "versus": "versus", **METRIC_HEADERS}
         described = (params or {}).get("models") or {}
         shown = [] if kfold is None else list(kfold["model"])
@@ -147,7 +159,8 @@ class EvaluationSection(Section):
             figures["metrics"] = (
                 "evaluate/metrics.png",
                 "Prediction metrics of each model (x 100) on the 70/20/10 test participants, "
-                "mean ± SD over split seeds.",
+                "mean ± SD over split seeds; error bars stop at the bounds of a metric "
+                "(accuracy, F1 and MSE are never negative).",
             )
         return render(
             "evaluation.html.j2",
@@ -156,12 +169,16 @@ class EvaluationSection(Section):
             show=(kfold is None and holdout is None)
             and not found.metrics.empty
             and len(found.metrics) <= 50,
-            digits={c: 3 for c in found.metrics.columns},
+            digits={c: 0 if _is_count(found.metrics[c]) else 3 for c in found.metrics.columns},
             params=params or {},
             kfold=None if kfold is None or kfold.empty else kfold,
             differences=None if differences is None or differences.empty else differences,
             holdout=None if holdout is None or holdout.empty else holdout,
             notes=notes,
+            reading=reading,
+            left=left,
+            advice=advice,
+            floor_note=FLOOR_NOTE if floored else None,
             models=[(m, described[m]) for m in order],
             headers={
                 name: {c: headers[c] for c in frame.columns}
@@ -203,6 +220,12 @@ def _copy_evaluation(ctx: ReportContext) -> _EvaluationFiles | None:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(source, target)
+        if ctx.options.pseudonymize:  # the participants left out, named in these two files
+            for name in ("table.md", "evaluation.json"):
+                path = target / name
+                if path.is_file():
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                    path.write_text(ctx.scrub(text), encoding="utf-8")
         try:
             table = pd.read_csv(target / "metrics.csv")
         except (ValueError, pd.errors.ParserError) as err:
@@ -224,6 +247,15 @@ def _copy_evaluation(ctx: ReportContext) -> _EvaluationFiles | None:
                     ctx.note(f"evaluate/{path.name} could not be read as a table ({err})")
         return _EvaluationFiles(table, parameters if isinstance(parameters, dict) else None, tables)
     return None
+
+
+def _is_count(column: pd.Series) -> bool:
+    """Whether a column of an evaluation table holds counts (seeds, folds, sizes)."""
+    name = str(column.name)
+    countish = name in ("seed", "fold", "k", "n") or name.startswith(("n_", "participants_"))
+    values = pd.to_numeric(column, errors="coerce").dropna()
+    whole = bool(values.empty or (values == values.round()).all())
+    return (countish or name.endswith("_n")) and whole
 
 
 def _names_participants(path: Path, ctx: ReportContext) -> bool:

@@ -178,6 +178,7 @@ def test_run_evaluation_writes_outputs(demo_study, tmp_path):
         "evaluation.json",
         "metrics.csv",
         "metrics.png",
+        "metrics.svg",  # the figure as a vector file, linked by the report
         "metrics_ci.csv",
         "runs.csv",
         "summary.csv",
@@ -186,7 +187,9 @@ def test_run_evaluation_writes_outputs(demo_study, tmp_path):
     metrics = pd.read_csv(out / "metrics.csv")
     assert list(metrics.columns) == ["model", "split", "seed", "r", "rho", "acc", "f1", "mse"]
     params = json.loads((out / "evaluation.json").read_text())
+    # the demo study's 1-5 scale: its midpoint, 3, as before
     assert params["threshold"] == 3.0 and params["seeds"] == [0, 1]
+    assert params["threshold_source"] == "the scale's midpoint"
     table = (out / "table.md").read_text()
     assert "| Model | r | ρ | Acc | F1 | MSE |" in table and "lmm_full" in table
     # 41 people: 4 in each seed's test set, too few for any inference; the K-fold intervals
