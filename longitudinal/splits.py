@@ -316,6 +316,7 @@ def participant_splits(
     k: int = 5,
     sizes: tuple[float, float, float] = SPLIT_SIZES,
     session_features: Sequence[str] | None = None,
+    predictors: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Export the benchmark's participant splits of a study, to train a model elsewhere.
 
@@ -333,6 +334,9 @@ def participant_splits(
     session_features : sequence of str, optional
         As in :func:`longitudinal.predict.evaluate_predictions`: they decide which ratings
         are complete, hence which participants take part.
+    predictors : sequence of str, optional
+        As in :func:`longitudinal.predict.evaluate_predictions` (default study.toml's
+        ``[roles] predictors``): a participant whose named predictor is missing is left out.
 
     Returns
     -------
@@ -366,7 +370,9 @@ def participant_splits(
 
     func = "participant_splits"
     _check_study(study, func=func)
-    raw, data = _benchmark_data(study, session_features=session_features, func=func)
+    raw, data = _benchmark_data(
+        study, session_features=session_features, predictors=predictors, func=func
+    )
     groups = data.data[data.id_col].to_numpy(dtype=object)
     plan = draw_splits(groups, seeds=seed_list(seeds, func=func), k=k, sizes=sizes)
     table = splits_table(groups, plan, id_col=study.config.id_col)

@@ -221,6 +221,8 @@ def _used_columns(
     keep = np.ones(len(data), dtype=bool)
     for values in columns.values():
         keep &= ~pd.isna(values.to_numpy())
+    if not columns:  # an intercept-only model: every row, no column
+        return pd.DataFrame(index=data.index), keep
     return pd.DataFrame(columns, copy=False), keep
 
 

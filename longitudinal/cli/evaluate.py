@@ -99,6 +99,7 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
             "'empathic' (default: [ratings] threshold of study.toml, else the scale's midpoint)"
         ),
     )
+    _add_predictors(parser)
     parser.add_argument(
         "--n-boot",
         type=int,
@@ -117,6 +118,19 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing folder")
     return parser
+
+
+def _add_predictors(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--predictors",
+        nargs="+",
+        metavar="NAME",
+        help=(
+            "the traits, states and session features the models use (scale score columns "
+            "such as tipi_agreeableness, instruments, or sessions.csv columns); default "
+            "study.toml's [roles] predictors, else all of them"
+        ),
+    )
 
 
 def _check_seeds_kfold(args: argparse.Namespace) -> None:
@@ -138,9 +152,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise InvalidParameterError(
             f"--bootstrap-seed must be a non-negative number; got {args.bootstrap_seed}"
         )
-    options: dict[str, Any] = {}
+    from longitudinal.predict.selection import parse_predictor_list
+
+    options: dict[str, Any] = {"predictors": parse_predictor_list(args.predictors)}
     if args.threshold is not None:
-        options = {"threshold": args.threshold, "threshold_source": "--threshold"}
+        options.update(threshold=args.threshold, threshold_source="--threshold")
     path = run_evaluation(
         args.study_dir,
         args.out,
@@ -194,6 +210,7 @@ def _splits_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--seeds", required=True, type=int, help="number of split seeds (evaluate's default: 5)"
     )
     _add_kfold(parser)
+    _add_predictors(parser)
     parser.add_argument(
         "--out", required=True, type=Path, metavar="SPLITS.csv", help="file to write"
     )
@@ -209,7 +226,11 @@ def _splits(args: argparse.Namespace) -> int:
     _check_outputs({"--out": out})
     refuse_overlap(out, study_inputs(args.study_dir), option="--out", func="longitudinal splits")
     study = load_study(args.study_dir)
-    table = participant_splits(study, seeds=args.seeds, k=args.kfold)
+    from longitudinal.predict.selection import parse_predictor_list
+
+    table = participant_splits(
+        study, seeds=args.seeds, k=args.kfold, predictors=parse_predictor_list(args.predictors)
+    )
     atomic_write_files({out: _csv_writer(table)})
     id_col = study.config.id_col
     people = table[id_col].nunique()

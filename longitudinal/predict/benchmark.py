@@ -478,15 +478,35 @@ def threshold_rule(threshold: float, source: str, scale_label: str) -> str:
 
 
 def _benchmark_data(
-    study: Study, *, session_features: Sequence[str] | None, func: str
+    study: Study,
+    *,
+    session_features: Sequence[str] | None,
+    func: str,
+    predictors: Sequence[str] | None = None,
 ) -> tuple[_Raw, EmpathyData]:
     """Build the benchmark's ratings: raw predictors, and the frame standardized over all.
 
     Its rows are the ratings the benchmark scores and its participants the ones that
     :func:`longitudinal.splits.draw_splits` splits (for ``evaluate`` and ``splits`` alike).
+    ``predictors`` (default: study.toml's ``[roles] predictors``) restricts the traits, states
+    and session features to those named (:func:`longitudinal.predict.selection.
+    resolve_predictors`); no budget applies to a benchmark of prediction.
     """
+    from longitudinal.predict.selection import resolve_predictors
+
+    chosen = resolve_predictors(
+        study,
+        predictors,
+        source=None if predictors is None else "--predictors",
+        func=func,
+    )
+    traits = states = None
+    if chosen is not None:
+        traits, states = chosen["traits"], chosen["states"]
+        if session_features is None:
+            session_features = chosen["session_features"]
     raw = _raw_predictors(
-        study, traits=None, states=None, session_features=session_features, func=func
+        study, traits=traits, states=states, session_features=session_features, func=func
     )
     return raw, _standardize(raw, None, func=func)
 
@@ -503,6 +523,7 @@ def evaluate_predictions(
     threshold_source: str | None = None,
     sizes: tuple[float, float, float] = SPLIT_SIZES,
     session_features: Sequence[str] | None = None,
+    predictors: Sequence[str] | None = None,
     random_slope: bool = True,
     draws: int | None = None,
     tune: int | None = None,
@@ -550,6 +571,11 @@ def evaluate_predictions(
     session_features : sequence of str, optional
         Session features used by the session and full models; by default the study's (see
         :func:`empathy_data`).
+    predictors : sequence of str, optional
+        The traits, states and session features the models use (scale score columns,
+        instruments or sessions.csv columns; :func:`longitudinal.predict.selection.
+        resolve_predictors`); default study.toml's ``[roles] predictors``, else every trait,
+        state and session feature of the study. Every named predictor enters (no budget).
     random_slope : bool, default True
         Random week slope per participant in the models that have the week term
         (``lmm_traits`` has a random intercept only).
@@ -673,7 +699,9 @@ def evaluate_predictions(
     ci_level = check_unit(ci_level, name="ci_level", where=func)
     bootstrap_seed = check_int(bootstrap_seed, name="bootstrap_seed", where=func, minimum=0)
     start = time.perf_counter()
-    raw, full = _benchmark_data(study, session_features=session_features, func=func)
+    raw, full = _benchmark_data(
+        study, session_features=session_features, predictors=predictors, func=func
+    )
     chosen, fractional_note = _whole_ratings_for_ordinal(chosen, full, asked=models, func=func)
     groups = full.data[full.id_col].to_numpy(dtype=object)
     plan = draw_splits(groups, seeds=seed_list_, k=k, sizes=sizes)
@@ -743,6 +771,13 @@ def evaluate_predictions(
         clipped=runner.clipped,
         left_out=left_out_summary(study, raw, full),
         seconds=time.perf_counter() - start,
+        predictors_source=(
+            "--predictors"
+            if predictors is not None
+            else "study.toml [roles] predictors"
+            if study.config.predictors is not None
+            else "every trait, state and session feature of the study"
+        ),
     )
     return EvaluationResult(
         metrics=metrics,
@@ -903,6 +938,7 @@ def _parameters(
     clipped: Mapping[str, Sequence[int]],
     left_out: dict[str, Any],
     seconds: float,
+    predictors_source: str,
 ) -> dict[str, Any]:
     """Collect what is needed to reproduce and read the numbers (``evaluation.json``)."""
     user_models = list(user.models) if user is not None else []
@@ -974,6 +1010,9 @@ def _parameters(
         },
         "random_slope": random_slope,
         "session_features": list(full.meta["session_features"]),
+        "traits": list(full.meta["traits"]),
+        "states": list(full.meta["states"]),
+        "predictors_source": predictors_source,
         "n_ratings": int(len(full.data)),
         "n_participants": int(full.data[full.id_col].nunique()),
         "n_dropped": full.n_dropped,

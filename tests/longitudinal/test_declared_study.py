@@ -75,6 +75,16 @@ def test_chosen_predictors_are_tested(tmp_path, capsys):
     )
     provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
     assert provenance["sections_not_computed"] == []
+    # the three people without an agreeableness score are named (by pseudonym), with the count
+    ratings = pd.read_csv(SLIDER7 / "ratings.csv")
+    per_person = ratings.groupby("pid").size()
+    skipped = per_person[["sub-001", "sub-002", "sub-003"]]
+    assert f"Left out: {skipped.sum()} of {len(ratings)} ratings; 3 participants entirely" in text
+    for n in skipped:
+        assert (
+            f"tipi_agreeableness not scored (1 of 2 items answered); {n} ratings left out" in text
+        )
+    assert "sub-00" not in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_report_predictors_option_wins_over_study_toml(tmp_path):
@@ -107,3 +117,29 @@ def test_power_pilot_tests_a_chosen_trait(tmp_path, capsys):
     provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
     assert provenance["power"]["term"] == "tipi_agreeableness_z"
     assert any("closeness_bond" in n for n in provenance["notes"])
+
+
+def test_evaluate_uses_the_chosen_predictors_and_the_declared_scale(tmp_path, capsys):
+    out = tmp_path / "evaluate"
+    args = ["evaluate", str(SLIDER7), "--seeds", "2", "--kfold", "0", "--out", str(out)]
+    assert main([*args, "--predictors", "closeness", "turns"]) == 0
+    printed = capsys.readouterr().out
+    params = json.loads((out / "evaluation.json").read_text(encoding="utf-8"))
+    assert (params["traits"], params["states"]) == ([], ["closeness_bond"])
+    assert params["session_features"] == ["turns"]
+    assert params["predictors_source"] == "--predictors"
+    assert params["threshold"] == 4.0  # the midpoint of 1-7
+    # without the TIPI nobody is left out for an unscored agreeableness item
+    assert params["n_dropped"] == 0 and "sub-001" not in printed
+    assert "> 4 (the scale's midpoint, 1–7 scale" in printed
+
+
+def test_splits_leave_out_and_name_people_by_the_chosen_predictors(tmp_path, capsys):
+    out = tmp_path / "splits.csv"
+    args = ["splits", str(SLIDER7), "--seeds", "1", "--kfold", "0", "--out", str(out)]
+    assert main(args) == 0  # every trait: sub-001..003 have no agreeableness score
+    printed = capsys.readouterr().out
+    assert "sub-001: tipi_agreeableness not scored (1 of 2 items answered)" in printed
+    assert pd.read_csv(out)["pid"].nunique() == 15
+    assert main([*args, "--predictors", "turns"]) == 0
+    assert pd.read_csv(out)["pid"].nunique() == 18

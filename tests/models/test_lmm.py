@@ -863,3 +863,13 @@ def test_summary_prints_an_lme4_style_table(sleep):
     assert "t value" in text and "Pr(>|t|)" in text and "Satterthwaite df" in text
     assert "None" not in text and "statistic" not in text
     assert repr(model.summary()) == text and model.summary()._repr_html_().startswith("<pre>")
+
+
+def test_population_prediction_of_an_intercept_only_model():
+    """An intercept-only model predicts its intercept: the grand mean in a balanced design."""
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"g": np.repeat(np.arange(10), 5).astype(str), "y": rng.normal(size=50)})
+    fitted = LinearMixedModel("y ~ 1 + (1 | g)").fit(data)
+    predicted = fitted.predict(data.iloc[:3], re_form="~0")
+    np.testing.assert_allclose(predicted, data["y"].mean(), rtol=0, atol=1e-9)
+    assert list(predicted.index) == [0, 1, 2]

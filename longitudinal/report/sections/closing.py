@@ -85,6 +85,10 @@ class PredictorsSection(Section):
         ctx.figures.update(section.figures)
         ctx.note(*(ctx.scrub(n) for n in section.notes))
         ctx.results["predictors"] = section
+        left_out = [ctx.scrub(line) for line in _models_left_out(ctx.study, plan)]
+        ctx.results["predictors_left_out"] = left_out
+        if left_out:
+            ctx.note(f"What predicts empathy: {left_out[0]} The section names each participant.")
         self.anchor, self.heading = section.anchor, section.heading
 
     def _body(self, ctx: ReportContext) -> Markup | None:
@@ -92,9 +96,31 @@ class PredictorsSection(Section):
         if section is None:
             return None
         plan = ctx.results["predictor_rule"]
-        return render("predictors.html.j2", plan=plan, per=PEOPLE_PER_PREDICTOR) + Markup(
-            section.html
-        )
+        return render(
+            "predictors.html.j2",
+            plan=plan,
+            per=PEOPLE_PER_PREDICTOR,
+            left_out=ctx.results.get("predictors_left_out") or [],
+        ) + Markup(section.html)
+
+
+def _models_left_out(study, plan) -> list[str]:
+    """Name every participant and count every rating the empathy models leave out, with why."""
+    from longitudinal.predict.left_out import left_out_summary
+    from longitudinal.predict.predictors import _raw_predictors, _standardize
+    from longitudinal.predict.results import left_out_lines
+
+    func = "What predicts empathy"
+    raw = _raw_predictors(
+        study,
+        traits=list(plan.traits),
+        states=list(plan.states),
+        session_features=list(plan.session_features),
+        func=func,
+    )
+    return left_out_lines(
+        {"left_out": left_out_summary(study, raw, _standardize(raw, None, func=func))}
+    )
 
 
 class EvaluationSection(Section):
