@@ -51,8 +51,9 @@ mean, sd, orthogonalisation and knots apply to new data (:meth:`Design.transform
 formula is refused, naming the part, when it writes an integer of more than
 :data:`MAX_INTEGER_DIGITS` (15) digits, an exponent (after ``**`` or ``^``) that is not a number
 of at most :data:`MAX_EXPONENT` (10), a power of a power of numbers (``10**10**10``,
-``(2**10)**10``), or a ``poly`` degree or ``bs`` df or degree that is not a whole number
-within its bound.
+``(2**10)**10``), a formula power ``(a + b + ...)**p`` of ``m`` terms with ``m**p`` above
+:data:`MAX_FORMULA_POWER` (10,000), or a ``poly`` degree or ``bs`` df or degree that is not a
+whole number within its bound.
 """
 
 from __future__ import annotations
@@ -412,6 +413,9 @@ MAX_SPLINE_DF = 50
 MAX_SPLINE_DEGREE = 10
 """Largest ``degree`` of ``bs``."""
 
+MAX_FORMULA_POWER = 10_000
+"""Largest ``m ** p`` of a formula power ``(t1 + ... + tm)**p`` (formulaic forms the products)."""
+
 _OPERATORS = {"~", "+", "-", "*", "/", ":", "**", "^", "|", "(", ")", ","}
 
 _BOUNDED_ARGUMENTS = {
@@ -507,7 +511,9 @@ def _check_bounds(formula: str, tokens: list[tuple[int, str]], quoted: list[str]
     with ten billion digits. Refused, naming the part: an integer of more than
     :data:`MAX_INTEGER_DIGITS` digits; an exponent (after ``**`` or ``^``) that is not a number
     of at most :data:`MAX_EXPONENT`; a power of a power (``2**3**4``, ``(2**10)**10`` when the
-    parenthesised base holds no data column); ``poly`` degree above :data:`MAX_POLY_DEGREE`,
+    parenthesised base holds no data column); a formula power ``(a + b + c)**p`` (outside a
+    function) of ``m`` terms with ``m**p`` above :data:`MAX_FORMULA_POWER`, as formulaic forms
+    every product (a term ``a*b`` counts as 3); ``poly`` degree above :data:`MAX_POLY_DEGREE`,
     ``bs`` df above :data:`MAX_SPLINE_DF` or degree above :data:`MAX_SPLINE_DEGREE`, or any of
     them not a whole number written as digits. Data columns are arrays of fixed-size numbers
     and cannot grow so.
@@ -544,6 +550,25 @@ def _check_bounds(formula: str, tokens: list[tuple[int, str]], quoted: list[str]
                 return j
         return 0
 
+    in_call, stack = [], [False]  # per token: inside the arguments of a function
+    for k, (_, string) in enumerate(tokens):
+        in_call.append(stack[-1])
+        if string == "(":
+            stack.append(stack[-1] or (k > 0 and tokens[k - 1][1] in TRANSFORMS))
+        elif string == ")" and len(stack) > 1:
+            stack.pop()
+
+    def _pieces(indices: range) -> list[list[int]]:  # split at "+" and "-" outside parentheses
+        out: list[list[int]] = [[]]
+        depth = 0
+        for i in indices:
+            depth += {"(": 1, ")": -1}.get(tokens[i][1], 0)
+            if tokens[i][1] in ("+", "-") and depth == 0:
+                out.append([])
+            else:
+                out[-1].append(i)
+        return [p for p in out if p]
+
     for k, (kind, string) in enumerate(tokens):
         if kind == tokenize.NUMBER and re.fullmatch(r"[0-9]+", string):
             if len(string.lstrip("0")) > MAX_INTEGER_DIGITS:
@@ -569,6 +594,17 @@ def _check_bounds(formula: str, tokens: list[tuple[int, str]], quoted: list[str]
                     is_data_name(i) for i in inside
                 ):
                     refuse(show(tokens[start:end]), "a power of a power of numbers")
+                if not in_call[k]:  # a formula power: formulaic multiplies the terms out
+                    terms = 0
+                    for piece in _pieces(inside):
+                        names = sum(1 for i in piece if is_data_name(i))
+                        terms += 2 ** min(names, 20) - 1 if names else 1
+                    if terms ** float(tokens[j][1]) > MAX_FORMULA_POWER:
+                        refuse(
+                            show(tokens[start:end]),
+                            f"a formula power of {terms} terms to the power {tokens[j][1]} "
+                            f"(at most {MAX_FORMULA_POWER:,} products of terms)",
+                        )
         if kind == tokenize.NAME and string in _BOUNDED_ARGUMENTS and k + 1 < len(tokens):
             if tokens[k + 1][1] != "(":
                 continue

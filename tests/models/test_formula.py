@@ -570,6 +570,8 @@ def test_an_empty_quoted_name_is_refused(formula):
         ("y ~ I(x**(1 + 1))", "x**(", "an exponent must be a number"),
         ("y ~ I(x**y)", "x**y", "an exponent must be a number"),
         ("y ~ (a + b)**20", ")**20", "an exponent above 10"),
+        ("y ~ (a + b + c + d + e + f)**10", "(a+b+c+d+e+f)**10", "6 terms to the power 10"),
+        ("y ~ (a*b*c*d*e + f)**3", "(a*b*c*d*e+f)**3", "32 terms to the power 3"),
         ("y ~ I(1234567890123456 * x)", "1234567890123456", "more than 15 digits"),
         ("y ~ poly(x, 11)", "poly(x, 11)", "degree of poly must be a whole number from 1 to 10"),
         ("y ~ poly(x, degree=10**10)", "poly(x, degree=10**10)", "degree of poly"),
@@ -591,7 +593,7 @@ def test_unbounded_arithmetic_is_refused_naming_the_part(formula, part, why):
     "formula",
     [
         "y ~ I(x**2) + I(x**-1) + I(x**0.5) + I(x^2)",
-        "y ~ (a + b + c)**2",
+        "y ~ (a + b + c)**2 + (a*b + c)**3 + (a + b + c + d + e)**5 + I((a + b + c + d)**10)",
         "y ~ I((x + 1)**2) + I((x**2 + 1)**2)",
         "y ~ I(2**10 * x) + I(123456789012345 * x)",
         "y ~ poly(x, 10) + poly(x, degree=3, raw=True) + bs(x, df=50) + bs(x, 5, degree=2)",
