@@ -15,7 +15,19 @@ import numpy as np
 import pandas as pd
 
 from models._errors import FormulaError, InvalidParameterError
-from models.formula import Design, FormulaSpec, RandomBlock, RandomTerm
+from models.formula import (
+    _ENCODED,
+    Design,
+    FormulaSpec,
+    RandomBlock,
+    RandomTerm,
+    _decode,
+    _encode,
+    _split_top,
+    _unquote,
+    decode_message,
+)
+from models.formula import _QUOTED as _QUOTED_NAME
 
 
 def _required_variables(text: str) -> set[str]:
@@ -24,20 +36,39 @@ def _required_variables(text: str) -> set[str]:
 
 @functools.lru_cache(maxsize=512)
 def _required_variables_of(text: str) -> frozenset[str]:
-    from formulaic import Formula
+    """Return the data columns an expression reads (names in backticks without them).
 
-    # a function of ours (sqrt) that formulaic does not know is a callable, not a data column
+    formulaic's own ``required_variables`` leaves out the argument of a stateful transform
+    (``poly(x, 2)``, ``bs``, ``center``, ``scale``), so the names are read from each factor's
+    code here, with no function known: every call is a callable, every other name a column.
+    """
+    from formulaic import Formula
+    from formulaic.transforms import TRANSFORMS as FORMULAIC_TRANSFORMS
+    from formulaic.utils.variables import get_required_variables
+
+    names: set[str] = set()
+    for term in Formula(_encode(text)):
+        for factor in term.factors:
+            method = factor.eval_method.value
+            if method == "lookup":
+                names.add(str(factor.expr))
+            elif method == "python":
+                for v in get_required_variables(str(factor.expr), {}):
+                    root = str(v).split(".", 1)[0]
+                    if any(role.value == "value" for role in v.roles) and not (
+                        root in FORMULAIC_TRANSFORMS or root in _CONTEXT
+                    ):
+                        names.add(root)
     return frozenset(
-        str(v)
-        for v in Formula(text).required_variables
-        if str(v) not in _CONTEXT or any(role.value == "value" for role in v.roles)
+        bytes.fromhex(m.group(1)).decode("utf-8") if (m := _ENCODED.fullmatch(n)) else n
+        for n in names
     )
 
 
-def _response_variables(response: str, columns: pd.Index) -> set[str]:
-    if response in columns:
-        return {response}
-    return _required_variables(response)
+def _response_variables(spec: FormulaSpec, columns: pd.Index) -> set[str]:
+    if spec.response_is_column or spec.response in columns:
+        return {spec.response}
+    return _required_variables(spec.response)
 
 
 def _sorted_levels(values: pd.Series) -> pd.Index:
@@ -159,40 +190,68 @@ class _PlainSpec:
 
 def _plain_spec(text: str, frame: pd.DataFrame) -> _PlainSpec | None:
     """Return the expression as a :class:`_PlainSpec`, or None if formulaic must evaluate it."""
-    tokens = [t.strip() for t in text.split("+")]
+    tokens = [t.strip() for t in (_split_top(text, "+") if "`" in text else text.split("+"))]
     intercept = "0" not in tokens
-    variables = tuple(t for t in tokens if t not in ("0", "1"))
+    variables = []
+    for token in tokens:
+        if token in ("0", "1"):
+            continue
+        quoted = _QUOTED_NAME.fullmatch(token)
+        if quoted:
+            variables.append(_unquote(quoted.group(1)))
+        elif _PLAIN_NAME.match(token):
+            variables.append(token)
+        else:
+            return None
     if len(set(variables)) != len(variables) or (not intercept and "1" in tokens):
         return None
     for name in variables:
-        if not _PLAIN_NAME.match(name) or name not in frame.columns:
+        if name not in frame.columns:
             return None
         if not isinstance(frame.columns.get_loc(name), int):  # a repeated column name
             return None
         if frame[name].dtype.kind not in "iuf":
             return None
-    return _PlainSpec(intercept=intercept, variables=variables)
+    return _PlainSpec(intercept=intercept, variables=tuple(variables))
+
+
+def _with_encoded(frame: pd.DataFrame, code: str) -> pd.DataFrame:
+    """``frame`` with a column under the encoded name of each quoted name ``code`` uses."""
+    encoded = {m.group(0): m.group(1) for m in _ENCODED.finditer(code)}
+    if not encoded:
+        return frame
+    extra = {
+        key: frame[bytes.fromhex(hexed).decode("utf-8")]
+        for key, hexed in encoded.items()
+        if bytes.fromhex(hexed).decode("utf-8") in frame.columns
+    }
+    return frame.assign(**extra)
 
 
 def _matrix(spec_or_text: Any, frame: pd.DataFrame, what: str, formula: str) -> Any:
     from formulaic import ModelSpec, model_matrix
 
     if isinstance(spec_or_text, str):
-        spec_or_text = _plain_spec(spec_or_text, frame) or spec_or_text
+        spec_or_text = _plain_spec(spec_or_text, frame) or _encode(spec_or_text)
     try:
-        if isinstance(spec_or_text, ModelSpec | _PlainSpec):
+        if isinstance(spec_or_text, _PlainSpec):
             mm = spec_or_text.get_model_matrix(frame, na_action="raise")
+        elif isinstance(spec_or_text, ModelSpec):
+            data = _with_encoded(frame, str(spec_or_text.formula))
+            mm = spec_or_text.get_model_matrix(data, na_action="raise")
         else:
-            mm = model_matrix(spec_or_text, frame, na_action="raise", context=_CONTEXT)
+            data = _with_encoded(frame, spec_or_text)
+            mm = model_matrix(spec_or_text, data, na_action="raise", context=_CONTEXT)
     except Exception as err:  # formulaic raises many error types while materialising
         raise FormulaError(
-            f"build_design: could not evaluate the {what} of {formula!r} on the data: {err}"
+            f"build_design: could not evaluate the {what} of {formula!r} on the data: "
+            f"{decode_message(err)}"
         ) from err
     return mm
 
 
 def _split_blocks(term: RandomTerm, mm: Any) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
-    names = tuple(str(c) for c in mm.columns)
+    names = tuple(_decode(str(c)) for c in mm.columns)
     if term.correlated:
         return [(names, tuple(range(len(names))))]
     blocks = []
@@ -237,7 +296,7 @@ def _clean_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _response(spec: FormulaSpec, frame: pd.DataFrame) -> np.ndarray:
-    if spec.response in frame.columns:
+    if spec.response_is_column or spec.response in frame.columns:
         col = frame[spec.response]
         if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
             raise FormulaError(
@@ -266,7 +325,7 @@ def _build_design(spec: FormulaSpec, data: pd.DataFrame) -> Design:
             f"the `data` parameter of build_design must be a pandas DataFrame; "
             f"got {type(data).__name__}"
         )
-    needed = _response_variables(spec.response, data.columns)
+    needed = _response_variables(spec, data.columns)
     needed |= _required_variables(spec.fixed)
     for term in spec.random:
         needed |= _required_variables(term.expr)
@@ -284,7 +343,7 @@ def _build_design(spec: FormulaSpec, data: pd.DataFrame) -> Design:
     fixed_mm = _matrix(spec.fixed, frame, "fixed part", spec.formula)
     X = pd.DataFrame(
         np.asarray(fixed_mm, dtype=float),
-        columns=[str(c) for c in fixed_mm.columns],
+        columns=[_decode(str(c)) for c in fixed_mm.columns],
         index=frame.index,
     )
     blocks: list[RandomBlock] = []
@@ -331,7 +390,7 @@ def _transform(design: Design, data: pd.DataFrame, *, random: bool) -> Design:
             needed |= _required_variables(block.expr) | set(block.factors)
     frame, keep = _used_columns(data, needed, where="Design.transform", formula=spec.formula)
     frame = frame.loc[keep]
-    resp_vars = _response_variables(spec.response, data.columns)
+    resp_vars = _response_variables(spec, data.columns)
     if resp_vars <= set(data.columns):
         full = data.loc[keep]
         y = np.full(len(frame), np.nan)

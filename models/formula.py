@@ -1,4 +1,4 @@
-"""Mixed-model formulas in lme4 syntax: parsing and design matrices.
+r"""Mixed-model formulas in lme4 syntax: parsing and design matrices.
 
 A formula such as ``"Reaction ~ Days + (Days | Subject)"`` has a fixed part, handed to
 :mod:`formulaic` (so categorical predictors, interactions and transforms follow formulaic's
@@ -17,11 +17,49 @@ rules and term names), and random-effects terms in parentheses:
 :func:`parse_formula` turns the text into a :class:`FormulaSpec`; :func:`build_design` evaluates
 it on a DataFrame and returns a :class:`Design` (response, fixed-effects matrix and one
 :class:`RandomBlock` per random-effects block).
+
+**Names.** A column name that is not a plain name (letters, digits, ``_``) goes in backticks:
+```two words``` or ```story_id) + (1 | x``` is one column wherever a name may stand (the
+response, a fixed effect, inside a function, a grouping factor); inside the backticks ``\```
+stands for a backtick and ``\\`` for a backslash. :func:`quote_name` writes any name so, and
+:func:`formula_name` only when needed; build formulas from column names held as data with
+them. Model-matrix columns show the name without backticks (``two words``,
+``two words[T.b]``), and with them inside a function (``C(`two words`)[T.b]``).
+
+**Functions** (:data:`TRANSFORMS`; nothing else is called):
+
+=============================  =============================================================
+``I(expr)``                    arithmetic as written (``I(x**2)``)
+``C(x)``                       ``x`` as a categorical
+``log``, ``exp``, ``sqrt``     elementwise; ``log`` and ``sqrt`` refuse values outside their
+                               domain
+``center(x)``                  ``x`` minus its mean (R's ``scale(x, scale = FALSE)``)
+``scale(x)``                   ``(x - mean) / sd`` with ``n - 1`` (R's ``scale``);
+                               ``center=``, ``scale=`` as ``True``/``False``
+``poly(x, degree)``            orthogonal polynomials of R's ``poly``; ``raw=True`` for
+                               ``x, x**2, ...``; degree 1 to :data:`MAX_POLY_DEGREE` (10)
+``bs(x, df=, degree=3)``       B-spline basis of R's ``splines::bs``; df 1 to
+                               :data:`MAX_SPLINE_DF` (50), degree 1 to
+                               :data:`MAX_SPLINE_DEGREE` (10)
+=============================  =============================================================
+
+``center``, ``scale``, ``poly`` and ``bs`` remember the data they were built on: the same
+mean, sd, orthogonalisation and knots apply to new data (:meth:`Design.transform`), as R's
+``predict`` does.
+
+**Bounds.** Python computes numbers in a formula exactly, so before anything is evaluated a
+formula is refused, naming the part, when it writes an integer of more than
+:data:`MAX_INTEGER_DIGITS` (15) digits, an exponent (after ``**`` or ``^``) that is not a number
+of at most :data:`MAX_EXPONENT` (10), a power of a power of numbers (``10**10**10``,
+``(2**10)**10``), a formula power ``(a + b + ...)**p`` of ``m`` terms with ``m**p`` above
+:data:`MAX_FORMULA_POWER` (10,000), or a ``poly`` degree or ``bs`` df or degree that is not a
+whole number within its bound.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +74,9 @@ __all__ = [
     "RandomBlock",
     "RandomTerm",
     "build_design",
+    "formula_name",
     "parse_formula",
+    "quote_name",
 ]
 
 
@@ -77,12 +117,16 @@ class FormulaSpec:
         written).
     random : tuple of RandomTerm
         Random-effects terms in the order written, nesting expanded outer factor first.
+    response_is_column : bool
+        ``True`` when the left-hand side is one column name (bare or in backticks); ``response``
+        is then that name without backticks.
     """
 
     formula: str
     response: str
     fixed: str
     random: tuple[RandomTerm, ...]
+    response_is_column: bool = field(default=False, compare=False, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,13 +234,126 @@ class Design:
 
 
 # ---------------------------------------------------------------------------------------------
+# names in backticks
+
+_QUOTED = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
+"""A name in backticks; inside, ``\\``` stands for a backtick and ``\\\\`` for a backslash."""
+
+_BARE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+
+def quote_name(name: str) -> str:
+    r"""Write a column name as one name of a formula, whatever characters it holds.
+
+    The name goes in backticks; a backtick or a backslash inside it is escaped with a backslash.
+    :func:`parse_formula` reads the result back as exactly that column, so a name cannot add,
+    remove or change a term.
+
+    Examples
+    --------
+    >>> from models.formula import quote_name
+    >>> quote_name("story_id) + I(10**10**10) + (1 | story_id")
+    '`story_id) + I(10**10**10) + (1 | story_id`'
+    >>> print(quote_name("a`b"))
+    `a\`b`
+    """
+    if not isinstance(name, str):
+        raise InvalidParameterError(
+            f"the `name` parameter of quote_name must be a str; got {type(name).__name__}"
+        )
+    escaped = name.replace("\\", "\\\\").replace("`", "\\`")
+    return f"`{escaped}`"
+
+
+def formula_name(name: str) -> str:
+    """Write a column name for a formula: bare when it is a plain name, else :func:`quote_name`.
+
+    A plain name is a letter followed by letters, digits and underscores, not a Python keyword
+    and not one of :data:`TRANSFORMS`; every other name is quoted. Use it to build a formula
+    from column names held as data.
+
+    Examples
+    --------
+    >>> from models.formula import formula_name
+    >>> formula_name("participant_id"), formula_name("my group")
+    ('participant_id', '`my group`')
+    """
+    import keyword
+
+    if not isinstance(name, str):
+        raise InvalidParameterError(
+            f"the `name` parameter of formula_name must be a str; got {type(name).__name__}"
+        )
+    if _BARE_NAME.match(name) and not keyword.iskeyword(name) and name not in TRANSFORMS:
+        return name
+    return quote_name(name)
+
+
+def _unquote(body: str) -> str:
+    """Return the column name written as ``body`` between backticks."""
+    return re.sub(r"\\([`\\])", r"\1", body)
+
+
+def _mask(text: str) -> str:
+    """``text`` with every name in backticks blanked out (same length), for finding structure."""
+    if "`" not in text:
+        return text
+    return _QUOTED.sub(lambda m: "_" * len(m.group(0)), text)
+
+
+def _encode_name(name: str) -> str:
+    """Name a quoted column by a Python identifier while formulaic evaluates an expression.
+
+    Names starting with an underscore are refused outside backticks, so it cannot meet a name
+    written in a formula.
+    """
+    return f"_q{name.encode('utf-8').hex()}_"
+
+
+_ENCODED = re.compile(r"_q((?:[0-9a-f]{2})*)_")
+
+
+def _encode(text: str) -> str:
+    """``text`` with each name in backticks replaced by :func:`_encode_name` (for formulaic)."""
+    if "`" not in text:
+        return text
+    return _QUOTED.sub(lambda m: _encode_name(_unquote(m.group(1))), text)
+
+
+def decode_message(err: object) -> str:
+    """Return the text of a formulaic error with encoded names written back in backticks."""
+    return _ENCODED.sub(
+        lambda m: quote_name(bytes.fromhex(m.group(1)).decode("utf-8", errors="replace")), str(err)
+    )
+
+
+def _decode(label: str) -> str:
+    """Write the encoded names of a formulaic column or term name back.
+
+    A name that is a whole factor (``name``, ``name[T.level]``, ``a:name``) is written plain, as
+    formulaic writes a column it looks up; a name inside an expression (``C(`a b`)``) keeps
+    its backticks.
+    """
+    if "_q" not in label:
+        return label
+
+    def back(m: re.Match) -> str:
+        name = bytes.fromhex(m.group(1)).decode("utf-8", errors="replace")
+        before = label[m.start() - 1] if m.start() else ":"
+        after = label[m.end()] if m.end() < len(label) else ":"
+        return name if before == ":" and after in ":[" else quote_name(name)
+
+    return _ENCODED.sub(back, label)
+
+
+# ---------------------------------------------------------------------------------------------
 # parsing
 
 
 def _scan_depth(text: str) -> list[int]:
-    """Parenthesis depth before each character of ``text``."""
+    """Parenthesis depth before each character of ``text`` (names in backticks are skipped)."""
     depth, out = 0, []
-    for ch in text:
+    for ch in _mask(text):
         if ch == ")":
             depth -= 1
         out.append(depth)
@@ -210,10 +367,11 @@ def _scan_depth(text: str) -> list[int]:
 
 
 def _split_top(text: str, sep: str) -> list[str]:
-    """Split ``text`` at occurrences of the one-character ``sep`` outside parentheses."""
+    """Split ``text`` at the one-character ``sep`` outside parentheses and backticks."""
     depth = _scan_depth(text)
+    masked = _mask(text)
     pieces, start = [], 0
-    for i, ch in enumerate(text):
+    for i, ch in enumerate(masked):
         if ch == sep and depth[i] == 0:
             pieces.append(text[start:i])
             start = i + 1
@@ -223,9 +381,10 @@ def _split_top(text: str, sep: str) -> list[str]:
 
 def _strip_name(name: str, formula: str) -> str:
     name = name.strip()
-    if name.startswith("`") and name.endswith("`") and len(name) > 1:
-        name = name[1:-1]
-    if not name or any(ch in name for ch in "()|~+*^"):
+    quoted = _QUOTED.fullmatch(name)
+    if quoted and quoted.group(1):
+        return _unquote(quoted.group(1))
+    if quoted or not name or any(ch in name for ch in "()|~+*^`"):
         raise FormulaError(
             f"parse_formula: grouping factor {name!r} in {formula!r} is not a column name; "
             "write groups as `g`, `g1/g2` (nesting) or `g1:g2` (combination)"
@@ -239,7 +398,34 @@ RE_FORM_NONE = ("~0", "NA", "none", "0")
 TRANSFORMS = ("I", "C", "log", "exp", "sqrt", "center", "scale", "poly", "bs")
 """The functions a formula may call; everything else that looks like code is refused."""
 
+MAX_EXPONENT = 10
+"""Largest exponent (in absolute value) after ``**`` or ``^``; it must be a number."""
+
+MAX_INTEGER_DIGITS = 15
+"""Most digits of an integer written in a formula."""
+
+MAX_POLY_DEGREE = 10
+"""Largest ``degree`` of ``poly``."""
+
+MAX_SPLINE_DF = 50
+"""Largest ``df`` of ``bs``."""
+
+MAX_SPLINE_DEGREE = 10
+"""Largest ``degree`` of ``bs``."""
+
+MAX_FORMULA_POWER = 10_000
+"""Largest ``m ** p`` of a formula power ``(t1 + ... + tm)**p`` (formulaic forms the products)."""
+
 _OPERATORS = {"~", "+", "-", "*", "/", ":", "**", "^", "|", "(", ")", ","}
+
+_BOUNDED_ARGUMENTS = {
+    # function: {argument: (position after x, bound, what)}
+    "poly": {"degree": (1, MAX_POLY_DEGREE, "MAX_POLY_DEGREE")},
+    "bs": {
+        "df": (1, MAX_SPLINE_DF, "MAX_SPLINE_DF"),
+        "degree": (3, MAX_SPLINE_DEGREE, "MAX_SPLINE_DEGREE"),
+    },
+}
 
 
 def _check_safe(formula: str) -> None:
@@ -249,7 +435,8 @@ def _check_safe(formula: str) -> None:
     data when the design is built), numbers, ``+ - * / : ** ^ | ~ ( ) ,``, calls of
     :data:`TRANSFORMS`, ``name=`` keyword arguments inside those calls, and column names in
     backticks. Refused, with the offending part named: attribute access (``.``), subscripts,
-    braces, strings, keywords, names starting with an underscore, and any other call.
+    braces, strings, keywords, names starting with an underscore, any other call, and
+    arithmetic beyond the bounds (:func:`_check_bounds`).
     """
     import io
     import keyword
@@ -262,18 +449,13 @@ def _check_safe(formula: str) -> None:
             f"{', '.join(TRANSFORMS)}; it is never run as code"
         )
 
-    quoted = []
+    quoted: list[str] = []
 
     def placeholder(match: Any) -> str:
-        name = match.group(1)
-        if any(ch in name for ch in "`\n"):
-            refuse(match.group(0), "a backtick name must be one column name")
-        quoted.append(name)
+        quoted.append(match.group(0))
         return f"QUOTED{len(quoted) - 1}Q"
 
-    import re
-
-    text = re.sub(r"`([^`]*)`", placeholder, formula)
+    text = _QUOTED.sub(placeholder, formula)
     if "`" in text:
         refuse("`", "an unclosed backtick")
     try:
@@ -319,23 +501,155 @@ def _check_safe(formula: str) -> None:
             refuse(tok.string, "a string (name an odd column with backticks)")
         else:
             refuse(tok.string, "not part of a formula")
+    _check_bounds(formula, [(t.type, t.string) for t in tokens], quoted)
+
+
+def _check_bounds(formula: str, tokens: list[tuple[int, str]], quoted: list[str]) -> None:
+    """Refuse arithmetic whose size is not bounded, before anything is evaluated.
+
+    Python evaluates numbers in a formula exactly, so ``I(10**10**10)`` would compute a number
+    with ten billion digits. Refused, naming the part: an integer of more than
+    :data:`MAX_INTEGER_DIGITS` digits; an exponent (after ``**`` or ``^``) that is not a number
+    of at most :data:`MAX_EXPONENT`; a power of a power (``2**3**4``, ``(2**10)**10`` when the
+    parenthesised base holds no data column); a formula power ``(a + b + c)**p`` (outside a
+    function) of ``m`` terms with ``m**p`` above :data:`MAX_FORMULA_POWER`, as formulaic forms
+    every product (a term ``a*b`` counts as 3); ``poly`` degree above :data:`MAX_POLY_DEGREE`,
+    ``bs`` df above :data:`MAX_SPLINE_DF` or degree above :data:`MAX_SPLINE_DEGREE`, or any of
+    them not a whole number written as digits. Data columns are arrays of fixed-size numbers
+    and cannot grow so.
+    """
+    import tokenize
+
+    def show(part: list[tuple[int, str]]) -> str:
+        out = "".join(s for _, s in part).replace(",", ", ")
+        return re.sub(r"QUOTED([0-9]+)Q", lambda m: quoted[int(m.group(1))], out)
+
+    def refuse(part: str, why: str) -> None:
+        raise FormulaError(
+            f"parse_formula: {part!r} in {formula!r} is refused before anything is evaluated: {why}"
+        )
+
+    def is_data_name(k: int) -> bool:
+        kind, string = tokens[k]
+        nxt = tokens[k + 1][1] if k + 1 < len(tokens) else ""
+        return kind == tokenize.NAME and nxt not in ("(", "=") and string not in ("True", "False")
+
+    def closing(k: int) -> int:  # index of the ")" matching the "(" at k
+        depth = 0
+        for j in range(k, len(tokens)):
+            depth += {"(": 1, ")": -1}.get(tokens[j][1], 0)
+            if depth == 0:
+                return j
+        return len(tokens) - 1
+
+    def opening(k: int) -> int:  # index of the "(" matching the ")" at k
+        depth = 0
+        for j in range(k, -1, -1):
+            depth += {")": 1, "(": -1}.get(tokens[j][1], 0)
+            if depth == 0:
+                return j
+        return 0
+
+    in_call, stack = [], [False]  # per token: inside the arguments of a function
+    for k, (_, string) in enumerate(tokens):
+        in_call.append(stack[-1])
+        if string == "(":
+            stack.append(stack[-1] or (k > 0 and tokens[k - 1][1] in TRANSFORMS))
+        elif string == ")" and len(stack) > 1:
+            stack.pop()
+
+    def _pieces(indices: range) -> list[list[int]]:  # split at "+" and "-" outside parentheses
+        out: list[list[int]] = [[]]
+        depth = 0
+        for i in indices:
+            depth += {"(": 1, ")": -1}.get(tokens[i][1], 0)
+            if tokens[i][1] in ("+", "-") and depth == 0:
+                out.append([])
+            else:
+                out[-1].append(i)
+        return [p for p in out if p]
+
+    for k, (kind, string) in enumerate(tokens):
+        if kind == tokenize.NUMBER and re.fullmatch(r"[0-9]+", string):
+            if len(string.lstrip("0")) > MAX_INTEGER_DIGITS:
+                refuse(string, f"an integer of more than {MAX_INTEGER_DIGITS} digits")
+        if string in ("**", "^"):
+            j = k + 1
+            if j < len(tokens) and tokens[j][1] in ("+", "-"):
+                j += 1
+            end = min(j + 1, len(tokens))
+            if j >= len(tokens) or tokens[j][0] != tokenize.NUMBER:
+                refuse(
+                    show(tokens[max(k - 1, 0) : end]),
+                    f"an exponent must be a number of at most {MAX_EXPONENT}",
+                )
+            if float(tokens[j][1]) > MAX_EXPONENT:
+                refuse(show(tokens[max(k - 1, 0) : end]), f"an exponent above {MAX_EXPONENT}")
+            if j + 1 < len(tokens) and tokens[j + 1][1] in ("**", "^"):
+                refuse(show(tokens[max(k - 1, 0) : j + 3]), "a power of a power")
+            if k and tokens[k - 1][1] == ")":
+                start = opening(k - 1)
+                inside = range(start + 1, k - 1)
+                if any(tokens[i][1] in ("**", "^") for i in inside) and not any(
+                    is_data_name(i) for i in inside
+                ):
+                    refuse(show(tokens[start:end]), "a power of a power of numbers")
+                if not in_call[k]:  # a formula power: formulaic multiplies the terms out
+                    terms = 0
+                    for piece in _pieces(inside):
+                        names = sum(1 for i in piece if is_data_name(i))
+                        terms += 2 ** min(names, 20) - 1 if names else 1
+                    if terms ** float(tokens[j][1]) > MAX_FORMULA_POWER:
+                        refuse(
+                            show(tokens[start:end]),
+                            f"a formula power of {terms} terms to the power {tokens[j][1]} "
+                            f"(at most {MAX_FORMULA_POWER:,} products of terms)",
+                        )
+        if kind == tokenize.NAME and string in _BOUNDED_ARGUMENTS and k + 1 < len(tokens):
+            if tokens[k + 1][1] != "(":
+                continue
+            end = closing(k + 1)
+            args: list[list[tuple[int, str]]] = [[]]
+            depth = 0
+            for tok in tokens[k + 2 : end]:
+                depth += {"(": 1, ")": -1}.get(tok[1], 0)
+                if tok[1] == "," and depth == 0:
+                    args.append([])
+                else:
+                    args[-1].append(tok)
+            for argument, (position, bound, _) in _BOUNDED_ARGUMENTS[string].items():
+                for index, arg in enumerate(args):
+                    named = len(arg) >= 2 and arg[1][1] == "="
+                    if (arg[0][1] == argument if named else index == position) if arg else False:
+                        value = arg[2:] if named else arg
+                        if not (
+                            len(value) == 1
+                            and re.fullmatch(r"[0-9]+", value[0][1])
+                            and 1 <= int(value[0][1]) <= bound
+                        ):
+                            refuse(
+                                show(tokens[k : end + 1]),
+                                f"the {argument} of {string} must be a whole number from 1 to "
+                                f"{bound}",
+                            )
 
 
 def _check_formulaic(text: str, formula: str, what: str) -> None:
     from formulaic import Formula
 
     try:
-        Formula(text)
+        Formula(_encode(text))
     except Exception as err:  # formulaic raises several parser error types
         raise FormulaError(
             f"parse_formula: the {what} {text!r} of {formula!r} is not a valid formulaic "
-            f"expression: {err}"
+            f"expression: {decode_message(err)}"
         ) from err
 
 
 def _parse_random(inner: str, formula: str) -> list[RandomTerm]:
     depth = _scan_depth(inner)
-    bars = [i for i, ch in enumerate(inner) if ch == "|" and depth[i] == 0]
+    masked = _mask(inner)
+    bars = [i for i, ch in enumerate(masked) if ch == "|" and depth[i] == 0]
     if not bars:
         raise FormulaError(f"parse_formula: no '|' in random-effects term ({inner}) of {formula!r}")
     first = bars[0]
@@ -357,11 +671,11 @@ def _parse_random(inner: str, formula: str) -> list[RandomTerm]:
             f"parse_formula: random-effects term ({inner}) of {formula!r} names no grouping factor"
         )
     _check_formulaic(expr, formula, "random-effects expression")
-    nests = group_text.split("/")
+    nests = _split_top(group_text, "/")
     terms: list[RandomTerm] = []
     factors: tuple[str, ...] = ()
     for nest in nests:
-        parts = tuple(_strip_name(p, formula) for p in nest.split(":"))
+        parts = tuple(_strip_name(p, formula) for p in _split_top(nest, ":"))
         factors = factors + parts
         terms.append(
             RandomTerm(group=":".join(factors), factors=factors, expr=expr, correlated=not double)
@@ -380,14 +694,14 @@ def _collect_terms(
             inner_depth = _scan_depth(text)
             closes_at_end = all(d > 0 for d in inner_depth[1:-1])
             inner = text[1:-1]
-            if closes_at_end and "|" in inner:
+            if closes_at_end and "|" in _mask(inner):
                 depth = _scan_depth(inner)
-                if any(ch == "|" and depth[i] == 0 for i, ch in enumerate(inner)):
+                if any(ch == "|" and depth[i] == 0 for i, ch in enumerate(_mask(inner))):
                     random_terms.extend(_parse_random(inner, formula))
                 else:  # a parenthesised sum of terms, as R deparses `||` terms
                     _collect_terms(inner, formula, fixed_pieces, random_terms)
                 continue
-        if "|" in text:
+        if "|" in _mask(text):
             raise FormulaError(
                 f"parse_formula: '|' outside a parenthesised random-effects term in "
                 f"{text!r} of {formula!r}; write random terms as '+ (expr | group)'"
@@ -426,8 +740,12 @@ def parse_formula(formula: str) -> FormulaSpec:
     ``log``, ``exp``, ``sqrt``, ``center``, ``scale``, ``poly``, ``bs``, with ``name=value``
     arguments inside them). Attribute access, subscripts, braces, strings, Python keywords,
     names starting with an underscore and any other call raise :class:`FormulaError` naming
-    the offending part; names that are not columns of the data are refused when the design is
-    built.
+    the offending part; so do arithmetic beyond the bounds (integers of more than 15 digits,
+    exponents that are not numbers of at most 10, powers of powers of numbers, ``poly`` degree
+    above 10, ``bs`` df above 50 or degree above 10; see the module documentation). Names that
+    are not columns of the data are refused when the design is built. A name in backticks is
+    one column whatever it holds (:func:`quote_name`); a response written as one name is
+    returned without backticks.
 
     The grammar follows ``lme4::lFormula`` (Bates et al. 2015): ``(1 | g1/g2)`` becomes
     ``(1 | g1) + (1 | g1:g2)``. A ``||`` term is split into one uncorrelated block per
@@ -457,7 +775,7 @@ def _parse(formula: str) -> FormulaSpec:
     """Parse a checked formula string (cached: a FormulaSpec is immutable; errors are not)."""
     _check_safe(formula)
     depth = _scan_depth(formula)
-    tildes = [i for i, ch in enumerate(formula) if ch == "~" and depth[i] == 0]
+    tildes = [i for i, ch in enumerate(_mask(formula)) if ch == "~" and depth[i] == 0]
     if len(tildes) != 1:
         raise FormulaError(
             f"parse_formula: a formula needs exactly one '~' separating response and "
@@ -473,7 +791,18 @@ def _parse(formula: str) -> FormulaSpec:
     _collect_terms(rhs, formula, fixed_pieces, random_terms)
     fixed = " + ".join(fixed_pieces) if fixed_pieces else "1"
     _check_formulaic(fixed, formula, "fixed part")
-    return FormulaSpec(formula=formula, response=lhs, fixed=fixed, random=tuple(random_terms))
+    quoted = _QUOTED.fullmatch(lhs)
+    if quoted:
+        if not quoted.group(1):
+            raise FormulaError(f"parse_formula: the response `` of {formula!r} names no column")
+        lhs = _unquote(quoted.group(1))
+    return FormulaSpec(
+        formula=formula,
+        response=lhs,
+        fixed=fixed,
+        random=tuple(random_terms),
+        response_is_column=bool(quoted) or bool(_BARE_NAME.match(lhs)),
+    )
 
 
 def build_design(spec: FormulaSpec, data: pd.DataFrame) -> Design:

@@ -24,6 +24,7 @@ from longitudinal.change.results import (
     RANDOM_COLUMNS,
     GrowthModelResult,
 )
+from models.formula import formula_name
 
 
 @dataclass(frozen=True)
@@ -300,9 +301,9 @@ def growth_model(
             backend=backend,
         ),
         "formula": (
-            f"{outcome_col} ~ time + (1 + time | {id_col})"
+            f"{formula_name(str(outcome_col))} ~ time + (1 + time | {formula_name(str(id_col))})"
             if structure == "intercept + slope"
-            else f"{outcome_col} ~ time + (1 | {id_col})"
+            else f"{formula_name(str(outcome_col))} ~ time + (1 | {formula_name(str(id_col))})"
         ),
         "random_effects": structure,
         "fallback_reason": fallback_reason,

@@ -24,6 +24,7 @@ from longitudinal.predict._common import _short, sampling_settings
 from longitudinal.predict.predictors import EmpathyData, empathy_formula
 from models import DataQualityWarning, ModelsError
 from models.bayes import default_sampler
+from models.formula import formula_name
 from surveys import __version__
 
 EFFECT_COLUMNS = [
@@ -472,10 +473,10 @@ def fit_empathy_models(
         start = time.perf_counter()
         lmm, formula = _stepped_lmm(data, story_effects=story_effects, ci_level=ci_level)
         timings["lmm"] = time.perf_counter() - start
-        random = f"(1 | {data.id_col}) + (1 | session_id)"
+        random = f"(1 | {formula_name(data.id_col)}) + (1 | session_id)"
         if story_effects:
             random += " + (1 | story_id)"
-        null = LinearMixedModel(f"{response} ~ 1 + {random}", reml=True).fit(frame)
+        null = LinearMixedModel(f"{formula_name(response)} ~ 1 + {random}", reml=True).fit(frame)
         _ = lmm.fixed_  # the df are computed on first access: their warnings belong here
         clmm = bayes = None
         if include_clmm:

@@ -531,7 +531,10 @@ def empathy_formula(
     Returns
     -------
     str
-        ``"{rating} ~ x1 + x2 + ... + (1 + week | id) + (1 | story_id)"``.
+        ``"{rating} ~ x1 + x2 + ... + (1 + week | id) + (1 | story_id)"``. A name that is not
+        a plain name (letters, digits, ``_``) is written in backticks
+        (:func:`models.formula.formula_name`), so a column name is never read as formula
+        syntax.
 
     Raises
     ------
@@ -547,6 +550,9 @@ def empathy_formula(
     >>> d = EmpathyData(pd.DataFrame(), preds, "participant_id", "empathy", 1, 5, 0)
     >>> empathy_formula(d, story_effects=False)
     'empathy ~ tas4_absorption_z + week + (1 + week | participant_id)'
+    >>> d = EmpathyData(pd.DataFrame(), preds, "id) + (1 | x", "empathy", 1, 5, 0)
+    >>> empathy_formula(d, story_effects=False)
+    'empathy ~ tas4_absorption_z + week + (1 + week | `id) + (1 | x`)'
     """
     func = "empathy_formula"
     kinds = [kinds] if isinstance(kinds, str) else list(kinds)
@@ -555,11 +561,14 @@ def empathy_formula(
         raise InvalidParameterError(
             f"the `kinds` parameter of {func} must hold kinds from {list(_KINDS)}; got {bad}"
         )
+    from models.formula import formula_name as name  # a column name is data: quoted if odd
+
     terms = data.terms(kinds=kinds)
-    rhs = " + ".join(terms) if terms else "1"
+    rhs = " + ".join(name(t) for t in terms) if terms else "1"
     slope = random_slope and "week" in terms
-    random = f"(1 + week | {data.id_col})" if slope else f"(1 | {data.id_col})"
-    formula = f"{data.response_col} ~ {rhs} + {random}"
+    group = name(data.id_col)
+    random = f"(1 + week | {group})" if slope else f"(1 | {group})"
+    formula = f"{name(data.response_col)} ~ {rhs} + {random}"
     if story_effects:
         formula += " + (1 | story_id)"
     return formula

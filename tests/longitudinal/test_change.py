@@ -721,3 +721,19 @@ def test_change_result_prints_one_short_line():
     text = repr(result)
     assert text.startswith("ChangeResult('score': waves pre, mid, post; RM-ANOVA F = ")
     assert "\n" not in text and "DataFrame" not in text
+
+
+def test_growth_model_formula_writes_odd_column_names_in_backticks():
+    rng = np.random.default_rng(5)
+    n = 30
+    person, outcome = "pid) + (1 | x", "score ~ y"
+    data = pd.DataFrame({person: np.repeat(np.arange(n), 3), "wave": np.tile(WAVES, n)})
+    data[outcome] = (
+        rng.normal(size=n)[:, None] + 0.3 * np.arange(3) + rng.normal(size=(n, 3))
+    ).ravel()
+    res = growth_model(data, id_col=person, wave_col="wave", outcome_col=outcome, waves=WAVES)
+    from models.formula import parse_formula
+
+    spec = parse_formula(res.meta["formula"])
+    assert spec.response == outcome and spec.fixed == "time"
+    assert [t.factors for t in spec.random] == [(person,)]

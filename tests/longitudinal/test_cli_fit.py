@@ -164,3 +164,20 @@ def test_help_states_the_bayesian_model_defaults(command, capsys):
     ):
         shown = re.search(re.escape(option) + r" (?:bayes|Bayesian model): [^()]*\((\d+)\)", text)
         assert shown and int(shown.group(1)) == defaults[name].default, option
+
+
+@pytest.mark.parametrize(
+    ("formula", "part"),
+    [
+        ("empathy ~ I(10**10**10) + (1 | participant_id)", "'10**10**10'"),
+        ("empathy ~ poly(week, 100) + (1 | participant_id)", "'poly(week, 100)'"),
+    ],
+)
+def test_fit_refuses_unbounded_arithmetic_with_exit_2(tmp_path, capsys, formula, part):
+    data = tmp_path / "data.csv"
+    data.write_text("empathy,week,participant_id\n1,0,a\n2,1,a\n3,0,b\n4,1,b\n")
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(data), "--formula", formula, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert part in err and "refused before anything is evaluated" in err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()

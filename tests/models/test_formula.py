@@ -11,10 +11,13 @@ from models.formula import (
     RandomBlock,
     RandomTerm,
     build_design,
+    formula_name,
     parse_formula,
+    quote_name,
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+REFERENCE = Path(__file__).resolve().parent / "reference"
 
 
 @pytest.fixture(scope="module")
@@ -441,3 +444,195 @@ def test_other_expressions_go_to_formulaic(expr):
 
     data = pd.DataFrame({"a": [1.0, 2.0], "b": [1, 2], "g": ["x", "y"], "c": [True, False]})
     assert _plain_spec(expr, data) is None
+
+
+# -- names are data: any column name in backticks is one column -----------------------------------
+
+HOSTILE = [
+    "story_id) + I(10**10**10) + (1 | story_id",
+    "a + b",
+    "p|q",
+    "p || q",
+    "x ~ y",
+    "x**2",
+    "two words",
+    "back`tick",
+    "ends in backslash\\",
+    "`",
+    "g1/g2",
+    "g1:g2",
+    "C(x)",
+    "(1 | g)",
+    "open('PWNED', 'w')",
+    "_private",
+    "1st",
+    "éü",
+]
+
+
+def hostile_data(n=12):
+    rng = np.random.default_rng(3)
+    data = {name: rng.normal(size=n) for name in HOSTILE}
+    data["y"] = rng.normal(size=n)
+    data["x"] = rng.normal(size=n)
+    data["g"] = np.repeat(["a", "b", "c", "d"], n // 4)
+    return pd.DataFrame(data)
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_a_quoted_name_is_one_column_everywhere(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = hostile_data()
+    data["grp " + name] = data.pop("g")
+    q = quote_name(name)
+    formula = f"{q} ~ x + {q} + (1 + {q} | {quote_name('grp ' + name)})"
+    spec = parse_formula(formula)
+    assert spec.response == name and spec.response_is_column
+    assert spec.fixed == f"x + {q}"
+    assert [(t.group, t.factors, t.expr) for t in spec.random] == [
+        ("grp " + name, ("grp " + name,), f"1 + {q}")
+    ]
+    design = build_design(spec, data)
+    assert list(design.X.columns) == ["Intercept", "x", name]
+    assert design.random[0].terms == ("Intercept", name)
+    np.testing.assert_array_equal(design.y, data[name].to_numpy())
+    np.testing.assert_array_equal(design.X[name], data[name].to_numpy())
+    assert design.random[0].n_levels == 4
+    new = design.transform(data.head(3))
+    pd.testing.assert_frame_equal(new.X, design.X.head(3))
+    np.testing.assert_array_equal(new.y, data[name].to_numpy()[:3])
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["two words", "back`tick", "x**2", "a + b", "p|q"])
+def test_a_quoted_name_inside_functions_interactions_and_nesting(name):
+    data = hostile_data()
+    data["level " + name] = np.tile(["u", "v", "w"], 4)
+    q, lv = quote_name(name), quote_name("level " + name)
+    formula = (
+        f"y ~ C({lv}) + {lv}:{q} + I({q}**2) + poly({q}, 2) + scale({q}) + log(exp({q}))"
+        f" + (1 | g/{lv})"
+    )
+    design = build_design(parse_formula(formula), data)
+    columns = list(design.X.columns)
+    assert f"C({q})[T.v]".replace(q, lv) in columns
+    assert f"level {name}[v]:{name}" in columns
+    assert f"I({q} ** 2)" in columns and f"poly({q}, 2)[2]" in columns
+    np.testing.assert_allclose(design.X[f"log(exp({q}))"], data[name])
+    np.testing.assert_allclose(design.X[f"I({q} ** 2)"], data[name] ** 2)
+    assert [b.group for b in design.random] == ["g", f"g:level {name}"]
+
+
+def test_quote_name_escapes_backticks_and_backslashes():
+    assert quote_name("a b") == "`a b`"
+    assert quote_name("a`b") == "`a\\`b`"
+    assert quote_name("a\\") == "`a\\\\`"
+    for name in ("a`b", "a\\", "\\`", "``"):
+        assert parse_formula(f"{quote_name(name)} ~ 1").response == name
+    # a backslash before another character stays a backslash, as before
+    assert parse_formula("`a\\b` ~ 1").response == "a\\b"
+    with pytest.raises(InvalidParameterError, match="`name` parameter of quote_name"):
+        quote_name(1)
+
+
+def test_formula_name_quotes_only_what_is_not_a_plain_name():
+    assert formula_name("tipi_agreeableness_z") == "tipi_agreeableness_z"
+    assert formula_name("week2") == "week2"
+    for name in ("two words", "_x", "1st", "class", "log", "poly", "x.y", "a)"):
+        assert formula_name(name) == quote_name(name)
+
+
+def test_a_missing_quoted_column_is_named():
+    data = hostile_data()
+    with pytest.raises(FormulaError, match=r"\['no such\) \+ column'\]"):
+        build_design(parse_formula("y ~ `no such) + column` + (1 | g)"), data)
+    with pytest.raises(FormulaError, match=r"\['z'\]"):
+        build_design(parse_formula("y ~ poly(z, 2) + (1 | g)"), data)
+
+
+@pytest.mark.parametrize("formula", ["`` ~ x", "y ~ x + (1 | ``)", "y ~ x + (1 | g:``)"])
+def test_an_empty_quoted_name_is_refused(formula):
+    with pytest.raises(FormulaError, match="names no column|not a column name"):
+        parse_formula(formula)
+
+
+# -- arithmetic is bounded before anything is evaluated -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("formula", "part", "why"),
+    [
+        ("empathy ~ I(10**10**10) + (1 | participant_id)", "10**10**10", "a power of a power"),
+        ("y ~ I(2^3^4)", "2^3^4", "a power of a power"),
+        ("y ~ I((2**10)**10)", "(2**10)**10", "a power of a power of numbers"),
+        ("y ~ I(((9**9)))**9", "(((9**9)))**9", "a power of a power of numbers"),
+        ("y ~ I(x**11)", "x**11", "an exponent above 10"),
+        ("y ~ I(x**(1 + 1))", "x**(", "an exponent must be a number"),
+        ("y ~ I(x**y)", "x**y", "an exponent must be a number"),
+        ("y ~ (a + b)**20", ")**20", "an exponent above 10"),
+        ("y ~ (a + b + c + d + e + f)**10", "(a+b+c+d+e+f)**10", "6 terms to the power 10"),
+        ("y ~ (a*b*c*d*e + f)**3", "(a*b*c*d*e+f)**3", "32 terms to the power 3"),
+        ("y ~ I(1234567890123456 * x)", "1234567890123456", "more than 15 digits"),
+        ("y ~ poly(x, 11)", "poly(x, 11)", "degree of poly must be a whole number from 1 to 10"),
+        ("y ~ poly(x, degree=10**10)", "poly(x, degree=10**10)", "degree of poly"),
+        ("y ~ poly(x, 2.5)", "poly(x, 2.5)", "degree of poly"),
+        ("y ~ bs(x, df=51)", "bs(x, df=51)", "df of bs must be a whole number from 1 to 50"),
+        ("y ~ bs(x, 100)", "bs(x, 100)", "df of bs"),
+        ("y ~ bs(x, df=4, degree=11)", "bs(x, df=4, degree=11)", "degree of bs"),
+        ("y ~ bs(`a b`, df=x)", "bs(`a b`, df=x)", "df of bs"),
+    ],
+)
+def test_unbounded_arithmetic_is_refused_naming_the_part(formula, part, why):
+    with pytest.raises(FormulaError, match="refused before anything is evaluated") as info:
+        parse_formula(formula)
+    assert repr(part) in str(info.value) or part in str(info.value)
+    assert why in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "y ~ I(x**2) + I(x**-1) + I(x**0.5) + I(x^2)",
+        "y ~ (a + b + c)**2 + (a*b + c)**3 + (a + b + c + d + e)**5 + I((a + b + c + d)**10)",
+        "y ~ I((x + 1)**2) + I((x**2 + 1)**2)",
+        "y ~ I(2**10 * x) + I(123456789012345 * x)",
+        "y ~ poly(x, 10) + poly(x, degree=3, raw=True) + bs(x, df=50) + bs(x, 5, degree=2)",
+        "y ~ bs(x, degree=10, df=12) + scale(x, center=True, scale=False) + center(x)",
+    ],
+)
+def test_bounded_arithmetic_parses(formula):
+    parse_formula(formula)
+
+
+# -- poly, bs, scale and center against R ---------------------------------------------------------
+
+TRANSFORM_REFERENCE = pd.read_csv(REFERENCE / "transforms.csv", comment="#")
+TRANSFORM_X = np.array([0.5, 1.2, 2.0, 2.1, 3.7, 4.4, 5.0, 6.3, 7.9, 8.8])
+TRANSFORM_NEW_X = np.array([0.7, 3.0, 8.0])
+
+
+@pytest.mark.parametrize("case", list(dict.fromkeys(TRANSFORM_REFERENCE["case"])))
+def test_transforms_match_r(case):
+    """poly (orthogonal and raw), splines::bs and scale as in R 4.2.2
+    (tests/models/reference/transforms.R), on the data and, with the same basis, on new data
+    (R's predict, here Design.transform); R printed 15 significant digits."""
+    reference = TRANSFORM_REFERENCE[TRANSFORM_REFERENCE["case"] == case]
+    data = pd.DataFrame({"y": np.arange(10.0), "x": TRANSFORM_X, "g": [1, 2] * 5})
+    design = build_design(parse_formula(f"y ~ 0 + {case} + (1 | g)"), data)
+    new = design.transform(pd.DataFrame({"x": TRANSFORM_NEW_X}), random=False)
+    for which, got in (("fit", design.X), ("new", new.X)):
+        want = (
+            reference[reference["data"] == which]
+            .pivot(index="row", columns="column", values="value")
+            .to_numpy()
+        )
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-12, atol=1e-13)
+
+
+def test_transforms_in_the_random_part_and_on_a_quoted_column():
+    data = pd.DataFrame({"y": np.arange(10.0), "x y": TRANSFORM_X, "g": [1, 2] * 5})
+    design = build_design(parse_formula("y ~ poly(`x y`, 2) + (1 + center(`x y`) | g)"), data)
+    assert list(design.X.columns) == ["Intercept", "poly(`x y`, 2)[1]", "poly(`x y`, 2)[2]"]
+    assert design.random[0].terms == ("Intercept", "center(`x y`)")
+    np.testing.assert_allclose(design.random[0].Z[:, 1], TRANSFORM_X - TRANSFORM_X.mean())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import TRUTH_TERMS
@@ -95,3 +96,54 @@ def test_empathy_formula(demo_data):
     assert "week" not in traits
     with pytest.raises(InvalidParameterError, match="kinds"):
         empathy_formula(demo_data, kinds=["behaviour"])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "story_id) + I(10**10**10) + (1 | story_id",
+        "a + b",
+        "p | q",
+        "x ~ y",
+        "x**2",
+        "two words",
+        "back`tick",
+        "back\\slash",
+        "class",
+    ],
+)
+def test_empathy_formula_writes_every_name_as_one_column(name):
+    from longitudinal.predict import EmpathyData
+    from models.formula import build_design, parse_formula
+
+    preds = pd.DataFrame(
+        {
+            "predictor": [f"{name} trait", f"{name} feature", "week"],
+            "kind": ["trait", "session", "time"],
+        }
+    )
+    data = EmpathyData(pd.DataFrame(), preds, f"{name} id", f"{name} rating", 1, 5, 0)
+    spec = parse_formula(empathy_formula(data))
+    assert spec.response == f"{name} rating" and spec.response_is_column
+    assert [(t.factors, t.expr) for t in spec.random] == [
+        ((f"{name} id",), "1 + week"),
+        (("story_id",), "1"),
+    ]
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            f"{name} rating": rng.integers(1, 6, 24).astype(float),
+            f"{name} trait": np.repeat(rng.normal(size=4), 6),
+            f"{name} feature": rng.normal(size=24),
+            "week": np.tile(np.arange(6.0), 4),
+            f"{name} id": np.repeat(list("abcd"), 6),
+            "story_id": np.tile(list("xyz"), 8),
+        }
+    )
+    design = build_design(spec, frame)
+    assert list(design.X.columns) == ["Intercept", f"{name} trait", f"{name} feature", "week"]
+    assert [b.group for b in design.random] == [f"{name} id", "story_id"]
+    plain = empathy_formula(
+        EmpathyData(pd.DataFrame(), preds.iloc[2:], "participant_id", "empathy", 1, 5, 0)
+    )
+    assert plain == "empathy ~ week + (1 + week | participant_id) + (1 | story_id)"

@@ -108,3 +108,45 @@ def test_six_people_test_session_features_within_persons_only(tmp_path):
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "6 with ratings here, so 0" in page
     assert "Within-person part only: duration_min, gaze_on_robot." in page
+
+
+# -- names are data: column names that look like formula syntax ----------------------------------
+
+PERSON = "story_id) + I(10**10**10) + (1 | story_id"
+FEATURE = "gaze `on` robot) + (1 | x ~ y**2"
+
+
+def test_report_on_a_study_whose_column_names_look_like_formula_syntax(tmp_path, capsys):
+    """A person column and a session feature named like formula code are only names: the
+    report is whole (no section left out), the feature is a predictor under its own name, and
+    the model formula holds the names in backticks (before, the person column put
+    I(10**10**10) into the formula and the report hung)."""
+    root = tmp_path / "study"
+    _writer().study(
+        "hostile",
+        root=root,
+        people=20,
+        waves=["pre", "post"],
+        traits=False,
+        features=(FEATURE,),
+        columns={"person": PERSON},
+        seed=2,
+    )
+    out = tmp_path / "report"
+    code = main(["report", str(root), "--out", str(out), "--no-bayes"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "Traceback" not in captured.out + captured.err
+    provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["sections_not_computed"] == []
+    effects = pd.read_csv(out / "tables" / "empathy_effects.csv")
+    lmm = effects[effects["engine"] == "lmm"].set_index("term")
+    assert {f"{FEATURE}_between_z", f"{FEATURE}_within_z", "week"} <= set(lmm.index)
+    assert lmm.loc[f"{FEATURE}_within_z", "label"] == FEATURE
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "(1 + week | `story_id) + I(10**10**10) + (1 | story_id`)" in page
+    ratings = pd.read_csv(root / "ratings.csv", dtype=str)
+    sample = pd.read_csv(out / "tables" / "sample.csv").set_index("quantity")["n"]
+    excluded = pd.read_csv(out / "exclusions.csv", dtype=str)
+    assert sample["ratings kept"] + (excluded["file"] == "ratings.csv").sum() == len(ratings)
+    assert sample["ratings kept"] > 0.9 * len(ratings)
