@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from longitudinal._format import num, p_value
+from longitudinal._format import num, p_text, p_value
 
 
 @cache
@@ -35,6 +35,7 @@ def environment() -> Any:
     )
     env.filters["num"] = num
     env.filters["p"] = p_value
+    env.filters["p_text"] = p_text
     env.globals["table"] = table
     return env
 
