@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["num", "p_value", "signed"]
+__all__ = ["num", "p_text", "p_value", "signed"]
 
 
 def num(value: Any, digits: int = 2) -> str:
@@ -34,3 +34,19 @@ def p_value(value: Any) -> str:
     if value < 0.001:
         return "< .001"
     return f"{value:.3f}".lstrip("0")
+
+
+def p_text(value: Any) -> str:
+    """Write a p value as it stands in a sentence (APA): ``p = .008``, ``p < .001``.
+
+    The sign is part of the text: a p value below .001 reads ``p < .001``, never
+    ``p = < .001``; a missing one reads ``p = –``.
+
+    Examples
+    --------
+    >>> from longitudinal._format import p_text
+    >>> p_text(0.0081), p_text(0.00002)
+    ('p = .008', 'p < .001')
+    """
+    shown = p_value(value)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"

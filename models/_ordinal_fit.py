@@ -68,6 +68,48 @@ def _curvature(
     return cov, pos_def, cond, max_grad, scaled
 
 
+def _short(x: float) -> str:
+    """Write a small number as ``3e-3``, ``1.5e-4`` (no zero-padded exponent)."""
+    if not np.isfinite(x):
+        return "inf" if x > 0 else str(x)
+    mantissa, exponent = f"{x:.1e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def convergence_failure(
+    *, ok: bool, message: str, pos_def: bool, max_grad: float, newton_step: float
+) -> str:
+    """Say which convergence criterion of :class:`OrdinalMixedModel` failed; "" when none.
+
+    A fit converged when the optimizer stopped normally (or found no lower point), the
+    information matrix is positive definite and ``max|grad| < GRAD_TOL`` or the Newton step
+    ``max|H^-1 g| < STEP_TOL``. The text names each failing criterion with its value and
+    bound, then what the optimizer itself reported (L-BFGS-B's own success message does not
+    mean the fit converged).
+
+    Examples
+    --------
+    >>> from models._ordinal_fit import convergence_failure
+    >>> convergence_failure(ok=True, message="CONVERGENCE: NORM_OF_PROJECTED_GRADIENT_<=_PGTOL",
+    ...                     pos_def=True, max_grad=3e-3, newton_step=2e-4)[:49]
+    'max|grad| 3e-3 > 1e-4 and Newton step 2e-4 > 1e-5'
+    """
+    reasons = []
+    if not ok:
+        reasons.append("the optimizer stopped before an optimum")
+    if not pos_def:
+        reasons.append("the information matrix is not positive definite")
+    if not (max_grad < GRAD_TOL or newton_step < STEP_TOL):
+        reasons.append(
+            f"max|grad| {_short(max_grad)} > {_short(GRAD_TOL)} and Newton step "
+            f"{_short(newton_step)} > {_short(STEP_TOL)}"
+        )
+    if not reasons:
+        return ""
+    return "; ".join(reasons) + f" (L-BFGS-B: {message})"
+
+
 def _line_search_stop(res: Any) -> bool:
     """Tell whether L-BFGS-B stopped because its line search found no lower point."""
     return str(res.message).startswith("ABNORMAL")
@@ -320,8 +362,11 @@ class _Estimation:
         self.nfev_ = int(nfev)
         self.max_grad_ = max_grad
         self.cond_hessian_ = cond
-        self.converged_ = bool(ok and pos_def and (max_grad < GRAD_TOL or scaled < STEP_TOL))
-        self.convergence_message_ = message
+        failure = convergence_failure(
+            ok=ok, message=message, pos_def=pos_def, max_grad=max_grad, newton_step=scaled
+        )
+        self.converged_ = not failure
+        self.convergence_message_ = failure or message
         self.singular_ = bool(any(np.any(np.diag(T) < SINGULAR_TOL) for T in Ts))
         self.npar_ = int(pr.n_par)
         self.loglik_ = float(loglik)
@@ -377,13 +422,8 @@ class _Estimation:
             "approximation": "laplace" if self.n_agq == 1 else f"agq{self.n_agq}",
         }
         if not self.converged_:
-            reason = (
-                "the information matrix is not positive definite"
-                if not pos_def
-                else f"largest absolute gradient {max_grad:.2g}; {message}"
-            )
             warnings.warn(
-                f"OrdinalMixedModel.fit did not converge for {self.formula!r}: {reason}. "
+                f"OrdinalMixedModel.fit did not converge for {self.formula!r}: {failure}. "
                 "Results are at the best point found; simplify the random effects or check "
                 "for categories that almost never occur.",
                 ConvergenceWarning,

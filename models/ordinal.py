@@ -119,6 +119,10 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         largest absolute gradient is below ``GRAD_TOL`` (or the Newton step it implies below
         ``STEP_TOL``, which scales with the data: a log-likelihood of -110,000 has gradients
         of 1e-4 at its optimum).
+    convergence_message_ : str
+        When ``converged_`` is false, the criteria that failed with their values and bounds
+        (``"max|grad| 3e-3 > 1e-4 and Newton step 2e-4 > 1e-5 (L-BFGS-B: ...)"``, see
+        :func:`models._ordinal_fit.convergence_failure`); otherwise the optimizer's report.
     max_grad_ : float
         Largest absolute gradient of the log-likelihood at the estimate.
     cond_hessian_ : float

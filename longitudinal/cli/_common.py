@@ -124,12 +124,72 @@ _WARNING_WIDTH = 120
 _WARNING_SOURCE = re.compile(r"^(?P<source>[^:|]+\.(?:csv|tsv|txt|xlsx|xls|sav)(?:, [\w.-]+)?): ")
 
 
+_SCALE_FINDING = re.compile(
+    r"^(?:score: )?(?P<instrument>[\w-]+)\.(?P<scale>[\w-]+)"
+    r"(?: \(wave (?P<wave>'[^']*')\))?: (?P<finding>.+)$"
+)
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _findings(parts: list[str], *, source: str = "") -> list[str]:
+    """One text per finding: the scales (and waves) of an instrument that share one merged.
+
+    ``tipi.extraversion (wave 'baseline'): X`` and ``tipi.openness (wave 'baseline'): X``
+    become ``tipi scales extraversion and openness (wave 'baseline'): X``; the same scales
+    with the same finding at several waves become one text naming the waves. Any other text
+    is kept as it is, each distinct one once. When ``source`` (``file, instrument``) names
+    the instrument already, a merged text starts with ``scales``.
+    """
+    merged: dict[tuple[str, str, str], dict[str, list[str]]] = {}
+    order: list[tuple[str, ...]] = []
+    for part in parts:
+        match = _SCALE_FINDING.match(part)
+        if match is None:
+            key: tuple[str, ...] = ("text", part)
+            if key not in order:
+                order.append(key)
+            continue
+        group = (match["instrument"], match["finding"], "")
+        waves = merged.setdefault(group, {})
+        scales = waves.setdefault(match["wave"] or "", [])
+        if match["scale"] not in scales:
+            scales.append(match["scale"])
+        if ("scales", *group) not in order:
+            order.append(("scales", *group))
+    out = []
+    for key in order:
+        if key[0] == "text":
+            out.append(key[1])
+            continue
+        instrument, finding, _ = key[1:]
+        by_scales: dict[tuple[str, ...], list[str]] = {}
+        for wave, scales in merged[(instrument, finding, "")].items():
+            by_scales.setdefault(tuple(scales), []).append(wave)
+        for scales, waves in by_scales.items():
+            named = [w for w in waves if w]
+            where = ""
+            if named:
+                where = f" (wave{'s' if len(named) > 1 else ''} {_join(named)})"
+            if len(scales) == 1:
+                out.append(f"{instrument}.{scales[0]}{where}: {finding}")
+            else:
+                named_already = source.endswith(f", {instrument}")
+                lead = "scales" if named_already else f"{instrument} scales"
+                out.append(f"{lead} {_join(list(scales))}{where}: {finding}")
+    return out
+
+
 def _warning_lines(caught: list[warnings.WarningMessage], *, width: int | None) -> list[str]:
     """Warnings as lines: one per finding, grouped by file and instrument, counted.
 
-    A warning that joins several findings with `` | `` is split into them; a finding repeated
-    is printed once with its count; with ``width``, each line is cut to that many characters
-    (used when a file, the report's ``notes.csv``, keeps every text in full).
+    A warning that joins several findings with `` | `` is split into them; the scales of an
+    instrument with the same finding (a two-item scale's undefined alpha if deleted, at one
+    or more waves) are named on one line; a finding repeated word for word is printed once
+    with its count; with ``width``, each line is cut to that many characters (used when a
+    file, the report's ``notes.csv``, keeps every text in full).
     """
     groups: dict[str, dict[str, int]] = {}
     for message in caught:
@@ -137,8 +197,8 @@ def _warning_lines(caught: list[warnings.WarningMessage], *, width: int | None) 
         match = _WARNING_SOURCE.match(text)
         source = match.group("source") if match else ""
         body = text[match.end() :] if match else text
-        for part in body.split(" | "):
-            counts = groups.setdefault(source, {})
+        counts = groups.setdefault(source, {})
+        for part in _findings(body.split(" | "), source=source):
             counts[part] = counts.get(part, 0) + 1
     lines = []
     for source, counts in groups.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -86,7 +86,7 @@ def plot_rating_distribution(
         mean = values.mean() if len(values) else float("nan")
         sd = values.std(ddof=1) if len(values) > 1 else float("nan")
         ax.set_title(f"{rating_col} ratings (n = {len(values)}, M = {mean:.2f}, SD = {sd:.2f})")
-        ax.set_xlabel(f"{rating_col} ({scale_min:g}-{scale_max:g})")
+        ax.set_xlabel(f"{rating_col} ({scale_min:g}–{scale_max:g})")
     return fig
 
 
@@ -240,7 +240,7 @@ def plot_empathy_course(
     time_col: str = "week",
     scale_min: float | None = None,
     scale_max: float | None = None,
-    min_participants: int = 3,
+    min_participants: int = 5,
     ci_level: float = 0.95,
 ) -> Figure:
     """Empathy ratings over the month: participants' means per period and the group mean.
@@ -253,8 +253,9 @@ def plot_empathy_course(
         Column names (``time_col``: a whole-number period such as the study week, the day
         or ``session_index``).
     scale_min, scale_max : float, optional
-        Declared rating scale; sets the y axis.
-    min_participants : int, default 3
+        Declared rating scale: sets the y axis (labelled with the scale, e.g. "mean score
+        (1–7)"), and the intervals are clipped to it (:func:`empathy_course_table`).
+    min_participants : int, default 5
         Periods with fewer participants are drawn as open markers without an interval.
     ci_level : float, default 0.95
         Coverage of the t interval of the group mean across participants.
@@ -263,8 +264,8 @@ def plot_empathy_course(
     -------
     matplotlib.figure.Figure
         Faint lines: each participant's mean rating per period; bold: the mean of those
-        participant means with its interval across participants; the number of
-        participants per period is printed along the bottom.
+        participant means with its interval across participants (clipped to the declared
+        scale); the number of participants per period is printed along the bottom.
 
     Raises
     ------
@@ -274,17 +275,16 @@ def plot_empathy_course(
     func = "plot_empathy_course"
     check_frame(data, [rating_col, id_col, time_col], where=func)
     check_unit(ci_level, name="ci_level", where=func)
-    if (
-        isinstance(min_participants, bool)
-        or not isinstance(min_participants, int)
-        or (min_participants < 2)
-    ):
-        raise InvalidParameterError(
-            f"the `min_participants` parameter of {func} must be an int >= 2; "
-            f"got {min_participants!r}"
-        )
+    _check_min_participants(min_participants, func=func)
     summary = empathy_course_table(
-        data, rating_col=rating_col, id_col=id_col, time_col=time_col, ci_level=ci_level
+        data,
+        rating_col=rating_col,
+        id_col=id_col,
+        time_col=time_col,
+        ci_level=ci_level,
+        scale_min=scale_min,
+        scale_max=scale_max,
+        min_participants=min_participants,
     )
     sub = data[[id_col, time_col, rating_col]].dropna()
     person = sub.groupby([id_col, time_col], sort=True)[rating_col].mean().reset_index()
@@ -292,7 +292,7 @@ def plot_empathy_course(
         color = sns.color_palette("colorblind")[0]
         fig, (ax,) = _new_figure(1, figsize=(6.4, 3.6))
         _person_lines(ax, person, x=time_col, y=rating_col, id_col=id_col, lw=0.7, alpha=0.3)
-        enough = summary["n"] >= min_participants
+        enough = ~summary["too_few"]
         ax.fill_between(
             summary[time_col].where(enough),
             summary["ci_low"].where(enough),
@@ -330,7 +330,8 @@ def plot_empathy_course(
             pad = 0.12 * (scale_max - scale_min)
             ax.set_ylim(scale_min - pad, scale_max + 0.04 * (scale_max - scale_min))
         ax.set_xlabel(time_col.replace("_", " "))
-        ax.set_ylabel(f"mean {rating_col}")
+        scale = "" if scale_min is None or scale_max is None else f" ({scale_min:g}–{scale_max:g})"
+        ax.set_ylabel(f"mean {rating_col}{scale}")
         ax.set_title(f"{rating_col} over the study ({ci_level:.0%} CI across participants)")
         if pd.api.types.is_integer_dtype(summary[time_col]):
             ax.set_xticks(summary[time_col].to_numpy())
@@ -344,6 +345,9 @@ def empathy_course_table(
     id_col: str = "participant_id",
     time_col: str = "week",
     ci_level: float = 0.95,
+    scale_min: float | None = None,
+    scale_max: float | None = None,
+    min_participants: int = 2,
 ) -> pd.DataFrame:
     """Mean rating per period: the mean of the participants' means, with a t interval.
 
@@ -355,13 +359,21 @@ def empathy_course_table(
         Column names.
     ci_level : float, default 0.95
         Coverage of the interval.
+    scale_min, scale_max : float, optional
+        Declared rating scale: an interval reaching past an end of it is clipped to that end
+        (a mean rating cannot leave the scale; with few participants the t interval does).
+    min_participants : int, default 2
+        Periods with fewer participants get no interval (``too_few``); a t interval of two
+        or three people spans most of a scale.
 
     Returns
     -------
     pandas.DataFrame
         One row per period: ``time_col``, ``n`` (participants), ``n_ratings``, ``estimate``
         (mean of the participants' mean ratings), ``sd`` (across participants), ``ci_low``,
-        ``ci_high`` (``estimate +- t(n - 1) sd / sqrt(n)``; missing when ``n < 2``).
+        ``ci_high`` (``estimate +- t(n - 1) sd / sqrt(n)``, clipped to the declared scale;
+        missing when ``n < min_participants``), ``too_few`` (``n < min_participants``) and
+        ``clipped`` (the interval was cut at an end of the scale).
 
     Examples
     --------
@@ -373,10 +385,16 @@ def empathy_course_table(
        week  n  estimate
     0     0  2       4.0
     1     1  2       4.0
+    >>> table = empathy_course_table(d, id_col="pid", scale_min=1, scale_max=5)
+    >>> table[["ci_low", "ci_high", "clipped"]].round(2)
+       ci_low  ci_high  clipped
+    0     1.0      5.0     True
+    1     4.0      4.0    False
     """
     func = "empathy_course_table"
     check_frame(data, [rating_col, id_col, time_col], where=func)
     check_unit(ci_level, name="ci_level", where=func)
+    _check_min_participants(min_participants, func=func)
     sub = data[[id_col, time_col, rating_col]].dropna()
     person = sub.groupby([id_col, time_col], sort=True)[rating_col].agg(["mean", "size"])
     person = person.reset_index()
@@ -386,8 +404,21 @@ def empathy_course_table(
         n = len(vals)
         mean = float(vals.mean())
         sd = float(vals.std(ddof=1)) if n > 1 else float("nan")
+        few = n < min_participants
         half = stats.t.ppf(0.5 + ci_level / 2, n - 1) * sd / math.sqrt(n) if n > 1 else np.nan
-        rows.append((t, n, int(group["size"].sum()), mean, sd, mean - half, mean + half))
-    return pd.DataFrame(
-        rows, columns=[time_col, "n", "n_ratings", "estimate", "sd", "ci_low", "ci_high"]
-    )
+        low, high = (np.nan, np.nan) if few else (mean - half, mean + half)
+        clipped = False
+        if scale_min is not None and low < scale_min:
+            low, clipped = float(scale_min), True
+        if scale_max is not None and high > scale_max:
+            high, clipped = float(scale_max), True
+        rows.append((t, n, int(group["size"].sum()), mean, sd, low, high, few, clipped))
+    columns = [time_col, "n", "n_ratings", "estimate", "sd", "ci_low", "ci_high"]
+    return pd.DataFrame(rows, columns=[*columns, "too_few", "clipped"])
+
+
+def _check_min_participants(value: Any, *, func: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise InvalidParameterError(
+            f"the `min_participants` parameter of {func} must be an int >= 2; got {value!r}"
+        )

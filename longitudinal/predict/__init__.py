@@ -7,13 +7,13 @@ rated, :meth:`longitudinal.study.Study.story_frame`):
     :func:`empathy_data` builds the predictors (standardized traits; states of the nearest
     preceding survey wave and session features, each split into a between-person and a
     within-person part; weeks since the first session) and :func:`fit_empathy_models` fits
-    the same model with two engines: a linear mixed model on the 1-5 rating
-    (:class:`models.lmm.LinearMixedModel`, REML) and a Bayesian cumulative-logit model
-    (:class:`models.bayes.BayesianMixedModel`), both with a random intercept and week slope
-    per participant and a random intercept per story. It returns one effects table for both
-    engines, a variance decomposition with ICCs, and :func:`plot_effects` draws the forest
-    plot. :func:`empathy_effects_section` packages all of it as a report section
-    (:mod:`longitudinal.report.sections.effects`).
+    the same model with two engines: a linear mixed model on the rating, in points of the
+    study's declared scale (:class:`models.lmm.LinearMixedModel`, REML) and a Bayesian
+    cumulative-logit model (:class:`models.bayes.BayesianMixedModel`), both with a random
+    intercept and week slope per participant and a random intercept per story. It returns one
+    effects table for both engines, a variance decomposition with ICCs, and
+    :func:`plot_effects` draws the forest plot. :func:`empathy_effects_section` packages all
+    of it as a report section (:mod:`longitudinal.report.sections.effects`).
 
 *How well can a person's ratings be predicted when the model has never seen that person?*
     :func:`evaluate_predictions` runs the EmpathicStories++ benchmark (Shen et al., ACL

@@ -1,8 +1,9 @@
 """Which person and session characteristics go with higher empathy: both engines, one table.
 
 :func:`fit_empathy_models` fits the empathy model of :func:`longitudinal.predict.empathy_formula`
-with a linear mixed model on the 1-5 rating, the cumulative link mixed model and (optionally)
-the Bayesian ordinal model, and returns their effects on one scale with a variance
+with a linear mixed model on the rating (in points of the study's declared scale,
+``[ratings] scale_min``-``scale_max`` of study.toml), the cumulative link mixed model and
+(optionally) the Bayesian ordinal model, and returns their effects on one scale with a variance
 decomposition.
 """
 
@@ -99,7 +100,8 @@ class EmpathyEffects(Shown):
     notes : tuple of str
         Warnings raised by the fits (convergence, boundary, sampling diagnostics).
     meta : dict
-        Options, sizes, timings and package version.
+        Options, sizes (``n_obs``, ``n_participants``), the declared rating scale
+        (``scale_min``, ``scale_max``), timings and package version.
     """
 
     effects: pd.DataFrame
@@ -511,6 +513,8 @@ def fit_empathy_models(
         "n_obs": int(len(frame)),
         "n_participants": int(frame[data.id_col].nunique()),
         "n_dropped": data.n_dropped,
+        "scale_min": float(data.scale_min),
+        "scale_max": float(data.scale_max),
         "ci_level": ci_level,
         "seconds": timings,
     }

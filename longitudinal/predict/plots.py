@@ -20,7 +20,13 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
     from matplotlib.figure import Figure
 
 
-def plot_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> Figure:
+def plot_effects(
+    effects: pd.DataFrame,
+    *,
+    ci_level: float = 0.95,
+    scale_min: float | None = None,
+    scale_max: float | None = None,
+) -> Figure:
     """Forest plot of the standardized effects of both engines, side by side.
 
     Parameters
@@ -29,6 +35,10 @@ def plot_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> Figure:
         :attr:`EmpathyEffects.effects`.
     ci_level : float, default 0.95
         Level of the intervals (for the axis label).
+    scale_min, scale_max : float, optional
+        The declared rating scale (``EmpathyData.scale_min``, ``scale_max``), named in the
+        left panel's title ("Effects on the 1–7 rating"); without them the title says "the
+        rating".
 
     Returns
     -------
@@ -51,6 +61,9 @@ def plot_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> Figure:
     func = "plot_effects"
     check_effects_table(effects, func=func)
     check_unit(ci_level, name="ci_level", where=func)
+    rating = "rating"
+    if scale_min is not None and scale_max is not None:
+        rating = f"{float(scale_min):g}–{float(scale_max):g} rating"
     from matplotlib.figure import Figure
 
     lmm = effects[(effects["engine"] == "lmm") & (effects["scale"] == "rating")]
@@ -113,7 +126,7 @@ def plot_effects(effects: pd.DataFrame, *, ci_level: float = 0.95) -> Figure:
         ax.axvline(0.0, color="0.4", linewidth=0.8, linestyle="--")
         ax.set_yticks([y[t] for t in order], [labels[t] for t in order])
         ax.set_xlabel("rating points per SD of the predictor\n(weeks: per week)")
-        ax.set_title("Effects on the 1–5 rating")
+        ax.set_title(f"Effects on the {rating}")
         ax.grid(axis="x", color="0.9")
         ax.set_ylim(-0.7, n - 0.3)
         if two:

@@ -17,7 +17,9 @@ figures (:mod:`longitudinal.plotting`) and writes one folder::
 The folder is written atomically: everything goes to a temporary sibling folder that is
 renamed at the end, so a failed run leaves no half report. Participant ids are replaced by
 pseudonyms (``S01``, ``S02``, ... in an order set by a secret key kept beside, never inside,
-the report folder; see :mod:`longitudinal.report.pseudonyms`) unless ``pseudonymize=False``;
+the report folder; see :mod:`longitudinal.report.pseudonyms`) unless ``pseudonymize=False``.
+The report's header says so: reruns with the same key give the same pseudonyms, a new key new
+ones (two reports of a study made with different keys cannot be matched person by person);
 session ids (which often contain participant ids) and free-text columns are never written.
 
 :func:`run_demo` simulates a study (:func:`longitudinal.simulate.simulate_study`) and writes

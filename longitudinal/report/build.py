@@ -303,7 +303,9 @@ def _page(ctx: ReportContext, sections: list[Any]) -> str:
     title = f"Change report: {cfg.name}"
     ids = (
         "Participant ids are replaced by pseudonyms (S01, S02, … in an order set by a secret "
-        "key kept outside this folder)."
+        "key kept outside this folder). Reruns with the same key give the same pseudonyms; a "
+        "new key gives new ones, so two reports of this study made with different keys give "
+        "the same participant different pseudonyms."
         if ctx.options.pseudonymize
         else "Participant ids are shown as recorded."
     )

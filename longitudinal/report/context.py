@@ -120,10 +120,31 @@ def choose_states(ctx: ReportContext) -> None:
             ctx.labels[col] = label(instrument, key.name)
 
 
-def describe(values: pd.Series) -> dict[str, float]:
-    """n, mean, SD, min, median and max of the non-missing values."""
+ORDER_STATISTICS = ("min", "median", "max")
+"""Columns of :func:`describe` that are values of the data (whole numbers for counts)."""
+
+
+def describe(values: pd.Series, *, whole: bool | None = None) -> dict[str, float | int]:
+    """n, mean, SD, min, median and max of the non-missing values.
+
+    Counts (``whole=True``; by default, the values of an integer column: sessions per
+    participant, ratings per session, days) give whole-number min, median and max as
+    ints, so a report prints ``8``, not ``8.00``; a median halfway between two counts stays
+    a float (``9.5``). The mean and SD are always floats.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from longitudinal.report.context import describe
+    >>> d = describe(pd.Series([6, 10, 9, 10]))
+    >>> [d["min"], float(d["median"]), d["max"]]
+    [6, 9.5, 10]
+    """
+    counts = whole
+    if counts is None:
+        counts = pd.api.types.is_integer_dtype(values) and not pd.api.types.is_bool_dtype(values)
     values = values.dropna().astype(float)
-    return {
+    out: dict[str, float | int] = {
         "n": len(values),
         "mean": values.mean() if len(values) else np.nan,
         "sd": values.std(ddof=1) if len(values) > 1 else np.nan,
@@ -131,6 +152,26 @@ def describe(values: pd.Series) -> dict[str, float]:
         "median": values.median() if len(values) else np.nan,
         "max": values.max() if len(values) else np.nan,
     }
+    if counts:
+        for key in ORDER_STATISTICS:
+            value = float(out[key])
+            if value.is_integer():
+                out[key] = int(value)
+    return out
+
+
+def summary_frame(rows: list[dict[str, Any]], columns: list[str] | None = None) -> pd.DataFrame:
+    """Rows of :func:`describe` as a table that keeps the whole-number counts whole.
+
+    A column of min, median or max that holds an int (a count) is kept as Python objects,
+    so the ints and the real values of other rows are each written as they are.
+    """
+    frame = pd.DataFrame(rows, columns=columns)
+    for key in ORDER_STATISTICS:
+        if key in frame.columns and any(isinstance(r.get(key), int) for r in rows):
+            cells = [r.get(key, np.nan) for r in rows]
+            frame[key] = pd.Series(cells, index=frame.index, dtype=object)
+    return frame
 
 
 def join_words(items: list[str]) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from longitudinal._format import num, p_value
+from longitudinal._format import num, p_text, p_value
 
 
 @cache
@@ -35,6 +35,7 @@ def environment() -> Any:
     )
     env.filters["num"] = num
     env.filters["p"] = p_value
+    env.filters["p_text"] = p_text
     env.globals["table"] = table
     return env
 
@@ -45,6 +46,15 @@ def render(template: str, **variables: Any) -> Markup:
 
 
 def _is_text(series: pd.Series) -> bool:
+    """Tell whether a column is text (left aligned).
+
+    An object column of numbers only (counts as ints among floats) is numeric.
+    """
+    if series.dtype == object:
+        return not all(
+            isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+            for v in series
+        )
     return not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
 
 

@@ -1,6 +1,7 @@
 """Tests of the `longitudinal report` command (longitudinal/cli/): the pseudonym key."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,54 @@ def test_report_writes_every_note_in_full_and_prints_short_lines(tmp_path, capsy
     lines = [line for line in err.splitlines() if line]
     assert lines and all(len(line) <= 120 for line in lines if not line.startswith("(short"))
     assert "Heywood" in err
+
+
+def test_warning_lines_name_the_scales_of_one_finding_on_one_line():
+    from longitudinal.cli._common import _warning_lines
+
+    undefined = (
+        "scale_reliability: returned NaN where a statistic is undefined: alpha if deleted is "
+        "undefined for a two-item scale (one item left)"
+    )
+    heywood = "scale_reliability: omega_total rests on a boundary solution"
+    caught = _caught(
+        "surveys/baseline.csv, tipi: score: "
+        + " | ".join(
+            f"tipi.{s} (wave 'baseline'): {undefined}"
+            for s in ("extraversion", "agreeableness", "openness")
+        ),
+        f"surveys/all.csv, who5: score: who5.raw (wave 'w2'): {heywood} | who5.percentage "
+        f"(wave 'w2'): {heywood} | who5.raw (wave 'w3'): {heywood} | who5.percentage "
+        f"(wave 'w3'): {heywood} | who5.raw (wave 'w4'): {heywood}",
+        "a growth model was reduced to a random intercept",
+        "a growth model was reduced to a random intercept",
+    )
+    assert _warning_lines(caught, width=None) == [
+        "warning: surveys/baseline.csv, tipi: scales extraversion, agreeableness and openness "
+        f"(wave 'baseline'): {undefined}",
+        "warning: surveys/all.csv, who5:",
+        f"  - scales raw and percentage (waves 'w2' and 'w3'): {heywood}",
+        f"  - who5.raw (wave 'w4'): {heywood}",
+        "warning: a growth model was reduced to a random intercept (×2)",
+    ]
+
+
+def test_report_prints_each_finding_once_and_keeps_every_note(tmp_path, capsys):
+    import pandas as pd
+
+    slider7 = Path(__file__).parents[1] / "data" / "studies" / "declared" / "slider7"
+    out = tmp_path / "rep"
+    assert main(["report", str(slider7), "--out", str(out), "--no-bayes"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert lines[0].startswith(
+        "warning: surveys/baseline.csv, tipi: scales extraversion, agreeableness, "
+        "conscientiousness, emotional_stability and "
+    )
+    assert lines[1].startswith(
+        "warning: surveys/month1.csv, who5: scales raw and percentage (wave 'month1'): "
+    )
+    assert len(lines) == 3 and lines[2].startswith("(shortened; every note in full")
+    notes = "\n".join(pd.read_csv(out / "notes.csv")["note"])
+    for scale in ("extraversion", "agreeableness", "conscientiousness", "openness"):
+        assert f"tipi.{scale} (wave 'baseline'): scale_reliability: returned NaN" in notes
+    assert "who5.raw (wave 'month1')" in notes and "who5.percentage (wave 'month1')" in notes

@@ -134,6 +134,46 @@ def test_empathy_course_table_averages_people_not_ratings():
     assert table.loc[0, "n_ratings"] == 4
 
 
+def test_empathy_course_table_clips_to_the_scale_and_flags_small_weeks():
+    # week 0: three people far apart on a 1-7 scale, t(2) interval 0.03-9.97 before clipping;
+    # week 1: one person, no interval; week 2: five people, within the scale
+    data = pd.DataFrame(
+        {
+            "pid": ["a", "b", "c", "a", "a", "b", "c", "d", "e"],
+            "week": [0, 0, 0, 1, 2, 2, 2, 2, 2],
+            "empathy": [3.0, 7.0, 5.0, 4.0, 4.0, 4.0, 5.0, 4.0, 5.0],
+        }
+    )
+    raw = empathy_course_table(data, id_col="pid")
+    assert [round(raw.loc[0, c], 2) for c in ("ci_low", "ci_high")] == [0.03, 9.97]
+    assert not raw["clipped"].any() and raw["too_few"].tolist() == [False, True, False]
+    table = empathy_course_table(data, id_col="pid", scale_min=1, scale_max=7, min_participants=5)
+    assert table["too_few"].tolist() == [True, True, False]
+    assert table.loc[:1, ["ci_low", "ci_high"]].isna().all().all()  # no interval under 5
+    assert table.loc[2, "ci_low"] >= 1 and table.loc[2, "ci_high"] <= 7
+    assert table["estimate"].notna().all()  # the means are kept, only marked
+    clipped = empathy_course_table(data, id_col="pid", scale_min=1, scale_max=7)
+    assert clipped.loc[0, ["ci_low", "ci_high"]].tolist() == [1.0, 7.0]
+    assert clipped["clipped"].tolist() == [True, False, False]
+    with pytest.raises(InvalidParameterError, match="min_participants"):
+        empathy_course_table(data, id_col="pid", min_participants=1)
+
+
+def test_empathy_course_plot_labels_the_scale_and_leaves_small_weeks_open(pyplot):
+    data = pd.DataFrame(
+        {
+            "participant_id": list("abcabcdeab"),
+            "week": [0, 0, 0, 1, 1, 1, 1, 1, 2, 2],
+            "empathy": [3.0, 7.0, 5.0, 4.0, 4.0, 5.0, 4.0, 5.0, 6.0, 2.0],
+        }
+    )
+    fig = plot_empathy_course(data, scale_min=1, scale_max=7)
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "mean empathy (1–7)"
+    band = ax.collections[-1].get_paths()[0].vertices[:, 1]
+    assert band.min() >= 1 and band.max() <= 7  # only week 1 (5 people) has an interval
+
+
 def test_trajectories_and_distributions_return_one_panel_per_scale(pyplot, person_wave):
     from matplotlib.figure import Figure
 

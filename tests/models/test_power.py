@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -456,3 +457,63 @@ def test_wald_and_lrt_refits_read_the_standard_error_without_the_df(pilot):
     assert estimate == pytest.approx(row["estimate"], rel=1e-12)
     assert se == pytest.approx(row["se"], rel=1e-10)
     assert term_test(refit, "trait", satterthwaite=True)[2] == pytest.approx(row["p_value"])
+
+
+def test_a_clmm_failure_states_the_criterion_that_failed():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from models._backends.power_lmm import refit_outcome
+    from models._ordinal_fit import convergence_failure
+
+    pgtol = "CONVERGENCE: NORM_OF_PROJECTED_GRADIENT_<=_PGTOL"
+    reason = convergence_failure(
+        ok=True, message=pgtol, pos_def=True, max_grad=3e-3, newton_step=2e-4
+    )
+    assert reason == f"max|grad| 3e-3 > 1e-4 and Newton step 2e-4 > 1e-5 (L-BFGS-B: {pgtol})"
+    assert convergence_failure(ok=True, message=pgtol, pos_def=True, max_grad=3e-3,
+                               newton_step=1e-6) == ""  # fmt: skip
+    assert convergence_failure(ok=True, message=pgtol, pos_def=True, max_grad=5e-5,
+                               newton_step=1.0) == ""  # fmt: skip
+    assert convergence_failure(
+        ok=False, message="ABNORMAL: x", pos_def=False, max_grad=1e-6, newton_step=1e-7
+    ) == (
+        "the optimizer stopped before an optimum; the information matrix is not positive "
+        "definite (L-BFGS-B: ABNORMAL: x)"
+    )
+    # what a power simulation records for a refit of that kind
+    fixed = pd.DataFrame({"term": ["x"], "estimate": [0.4], "se": [0.2], "p_value": [0.05]})
+    bad = SimpleNamespace(converged_=False, convergence_message_=reason, fixed_=fixed)
+    template = SimpleNamespace(refit=lambda y: bad)
+    outcome = refit_outcome(0, np.zeros(3), template, None, "x", "wald", refit="refit")
+    assert outcome.reason == "not_converged"
+    assert outcome.message.startswith("max|grad| 3e-3 > 1e-4")
+
+
+def test_a_non_converged_ordinal_fit_reports_its_failing_criterion(monkeypatch):
+    import warnings
+
+    import pandas as pd
+
+    import models._ordinal_fit as fit_module
+    from models.ordinal import OrdinalMixedModel
+
+    rng = np.random.default_rng(3)
+    n_people, per = 30, 6
+    person = np.repeat(np.arange(n_people), per)
+    x = rng.standard_normal(n_people * per)
+    latent = 0.6 * x + rng.standard_normal(n_people)[person] + rng.logistic(size=x.size)
+    frame = pd.DataFrame(
+        {"y": np.digitize(latent, [-1.5, 0.0, 1.5]) + 1, "x": x, "pid": person.astype(str)}
+    )
+    # an impossible bound on the gradient: the optimizer succeeds, the criterion fails
+    monkeypatch.setattr(fit_module, "GRAD_TOL", 0.0)
+    monkeypatch.setattr(fit_module, "STEP_TOL", 0.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = OrdinalMixedModel("y ~ x + (1 | pid)").fit(frame)
+    assert not model.converged_
+    assert re.match(r"max\|grad\| \S+ > 0e0 and Newton step \S+ > 0e0 \(L-BFGS-B: ",
+                    model.convergence_message_)  # fmt: skip
+    assert any("max|grad|" in str(w.message) for w in caught)

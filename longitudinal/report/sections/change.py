@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from longitudinal._errors import LongitudinalError
 from longitudinal.report.context import ReportContext
-from longitudinal.report.html import figure, num, p_value, render
+from longitudinal.report.html import figure, num, p_text, render
 from longitudinal.report.sections.base import Section, SectionUnavailable
 from models import ModelsError
 from surveys import SurveysError
@@ -265,7 +265,7 @@ def _state_view(ctx: ReportContext, column: str) -> dict[str, Any]:
         rec = sph.iloc[0]
         view["mauchly"] = (
             f"Mauchly's W = {num(rec['statistic'], 3)}, χ²({num(rec['df'], 0)}) = "
-            f"{num(rec['chi2'], 2)}, p = {p_value(rec['p_value'])}. "
+            f"{num(rec['chi2'], 2)}, {p_text(rec['p_value'])}. "
         )
     view["n_complete"] = int(meta.get("n_complete") or 0)
     view["n_excluded"] = int(meta.get("n_excluded") or 0)

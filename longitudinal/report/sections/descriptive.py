@@ -9,14 +9,23 @@ import pandas as pd
 from markupsafe import Markup
 
 from longitudinal.frames import scale_column
-from longitudinal.report.context import ReportContext, describe
+from longitudinal.report.context import ReportContext, describe, join_words, summary_frame
 from longitudinal.report.html import figure, render
 from longitudinal.report.sections.base import Section, SectionUnavailable
 from longitudinal.report.sections.change import _saver
 
+MIN_WEEK_PARTICIPANTS = 5
+"""Study weeks rated by fewer participants get no interval in the empathy course."""
+
 
 class RatingsSection(Section):
-    """Distribution of the ratings, by position, per participant, and over the month."""
+    """Distribution of the ratings, by position, per participant, and over the month.
+
+    The course over the month (``empathy_course`` table and figure) has a t interval per
+    study week across participants, clipped to the declared rating scale; weeks rated by
+    fewer than :data:`MIN_WEEK_PARTICIPANTS` participants keep their mean (flagged
+    ``too_few``, an open circle in the figure) without an interval. The caption says both.
+    """
 
     anchor = "ratings"
     heading = "Empathy ratings"
@@ -54,6 +63,9 @@ class RatingsSection(Section):
             id_col=cfg.id_col,
             time_col="study_week",
             ci_level=ctx.options.ci_level,
+            scale_min=spec.scale_min,
+            scale_max=spec.scale_max,
+            min_participants=MIN_WEEK_PARTICIPANTS,
         )
         person_means = story.groupby(cfg.id_col)[cfg.rating_col].mean()
         summary.append(_summary_row("participant means", person_means))
@@ -76,10 +88,10 @@ class RatingsSection(Section):
                 time_col="study_week",
                 scale_min=spec.scale_min,
                 scale_max=spec.scale_max,
+                min_participants=MIN_WEEK_PARTICIPANTS,
                 ci_level=ctx.options.ci_level,
             ),
-            f"{cfg.rating_col.capitalize()} ratings over the month by study week (week 0 = days "
-            "0-6 after the first session): participants' weekly means (grey) and their mean.",
+            _course_caption(ctx),
         )
 
     def _body(self, ctx: ReportContext) -> Markup:
@@ -94,6 +106,38 @@ class RatingsSection(Section):
                 figure(ctx.figures, ctx.out, n) for n in ("empathy_ratings", "empathy_course")
             ],
         )
+
+
+def _whole(values: pd.Series) -> bool:
+    """Tell whether a session feature holds whole numbers only (turns, words: counts)."""
+    v = values.dropna().astype(float)
+    return bool(len(v)) and bool(np.all(np.equal(np.round(v), v)))
+
+
+def _course_caption(ctx: ReportContext) -> str:
+    """Caption of the empathy course: what is drawn, the clipping and the small weeks."""
+    cfg = ctx.config
+    course = ctx.tables["empathy_course"]
+    text = (
+        f"{cfg.rating_col.capitalize()} ratings over the month by study week (week 0 = days "
+        "0-6 after the first session): participants' weekly means (grey) and their mean with "
+        f"its {ctx.options.ci_level:.0%} t interval across participants, kept within the "
+        f"{cfg.ratings.label} scale"
+    )
+    clipped = course.loc[course["clipped"], "study_week"].tolist()
+    if clipped:
+        text += f" (cut at the scale's end in week {_weeks(clipped)})"
+    text += (
+        f". Weeks rated by fewer than {MIN_WEEK_PARTICIPANTS} participants are drawn as open "
+        "circles without an interval"
+    )
+    few = course.loc[course["too_few"], "study_week"].tolist()
+    text += f" (week {_weeks(few)})." if few else " (none here)."
+    return text
+
+
+def _weeks(weeks: list[Any]) -> str:
+    return join_words([str(int(w)) for w in weeks])
 
 
 def _distribution(values: pd.Series, spec: Any) -> pd.DataFrame:
@@ -123,7 +167,11 @@ def _summary_row(group: str, values: pd.Series) -> dict[str, Any]:
 
 
 class SessionsSection(Section):
-    """Session behaviour features, sessions per participant, ratings per session."""
+    """Session behaviour features, sessions per participant, ratings per session.
+
+    Counts (sessions, ratings, days, features recorded as whole numbers such as turns) are
+    written as whole numbers.
+    """
 
     anchor = "sessions"
     heading = "Sessions"
@@ -132,14 +180,17 @@ class SessionsSection(Section):
         study = ctx.study
         sessions = ctx.frames["sessions"]
         id_col = ctx.config.id_col
-        rows = [{"feature": f, **describe(sessions[f])} for f in study.numeric_session_columns]
+        rows = [
+            {"feature": f, **describe(sessions[f], whole=_whole(sessions[f]))}
+            for f in study.numeric_session_columns
+        ]
         rows.append(
             {"feature": "sessions per participant", **describe(sessions.groupby(id_col).size())}
         )
         rows.append({"feature": "ratings per session", **describe(sessions["n_ratings"])})
         span = sessions.groupby(id_col)["day"].max()
         rows.append({"feature": "days from first to last session", **describe(span)})
-        ctx.tables["sessions_summary"] = pd.DataFrame(rows)
+        ctx.tables["sessions_summary"] = summary_frame(rows)
 
     def _body(self, ctx: ReportContext) -> Markup:
         return render("sessions.html.j2", sessions=ctx.tables["sessions_summary"])
@@ -163,7 +214,7 @@ class TraitsSection(Section):
                 col = scale_column(name, key.name)
                 if col in people.columns:
                     rows.append({"scale": col, "instrument": name, **describe(people[col])})
-        ctx.tables["traits"] = pd.DataFrame(
+        ctx.tables["traits"] = summary_frame(
             rows, columns=["scale", "instrument", "n", "mean", "sd", "min", "median", "max"]
         )
         ctx.tables["demographics"] = _demographics(study)
@@ -209,7 +260,7 @@ def _demographics(study: Any) -> pd.DataFrame:
             counts = values.fillna("(missing)").astype(str).value_counts().sort_index()
             for level, n in counts.items():
                 rows.append({"variable": col, "level": level, "n": int(n)})
-    return pd.DataFrame(
+    return summary_frame(
         rows, columns=["variable", "level", "n", "mean", "sd", "min", "median", "max"]
     )
 

@@ -41,13 +41,14 @@ class EffectsSection:
         ``"What predicts empathy"``.
     html : str
         Section body: the reading of each effect, the effects table, the forest plot (PNG
-        embedded as a data URI, with a link to the file), the variance table and a note on
-        the scales. Every text is escaped.
+        embedded as a data URI, with links to the PNG and SVG files), the variance table and
+        a note on the scales. Every text is escaped.
     tables : dict of str to pandas.DataFrame
         ``empathy_effects``, ``empathy_variance``, ``empathy_predictors``,
         ``empathy_reading`` at full precision, for ``tables/*.csv``.
     figures : dict of str to tuple of (str, str)
-        ``{"empathy_effects": (file relative to the report folder, caption)}``.
+        ``{"empathy_effects": (PNG file relative to the report folder, caption)}``; the SVG
+        is beside it.
     notes : tuple of str
         Warnings raised while fitting (recorded, not re-issued).
     """
@@ -115,7 +116,8 @@ def empathy_effects_section(
         A loaded study.
     out_dir : str or path-like
         The report folder; the forest plot is written to ``out_dir / figure_dir /
-        "empathy_effects.png"``.
+        "empathy_effects.png"`` and, as a vector figure, ``"empathy_effects.svg"`` (in the
+        style of every report figure, :func:`longitudinal.plotting.save_figure`).
     include_bayes : bool, default True
         Fit the Bayesian ordinal model too (skipped, with a note, when the ratings are not
         whole numbers).
@@ -208,7 +210,10 @@ def empathy_effects_section(
     folder.mkdir(parents=True, exist_ok=True)
     from longitudinal.plotting import save_figure
 
-    save_figure(plot_effects(fitted.effects, ci_level=ci_level), folder / "empathy_effects.png")
+    forest = plot_effects(
+        fitted.effects, ci_level=ci_level, scale_min=data.scale_min, scale_max=data.scale_max
+    )
+    save_figure(forest, folder / "empathy_effects.png", vector=True)
     figures = {"empathy_effects": (f"{figure_dir}/empathy_effects.png", _caption(fitted))}
     body = render(
         "effects.html.j2",
@@ -315,7 +320,7 @@ def _lead(fitted: EmpathyEffects, data: EmpathyData) -> str:
         "missing rating or predictor). Traits are standardized across participants; states "
         "(nearest preceding survey) and session features are split into a between-person part "
         "(the person's average) and a within-person part (the deviation from it). The linear "
-        "mixed model is fitted to the 1–5 rating"
+        f"mixed model is fitted to the {data.scale_min:g}–{data.scale_max:g} rating"
         + (
             "; the cumulative link (ordinal) mixed model treats the ratings as ordered "
             "categories (maximum likelihood, Laplace approximation, as R's ordinal::clmm): its "

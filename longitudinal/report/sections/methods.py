@@ -108,6 +108,7 @@ def _change_sentence(ctx: ReportContext, models: pd.DataFrame) -> str:
 
 
 def _scoring_sentence(ctx: ReportContext) -> str:
+    """How the scales were scored: the rule of each, reverse keys, the items each needed."""
     study = ctx.study
     groups: dict[str, list[str]] = {}
     reversed_any = False
@@ -134,12 +135,57 @@ def _scoring_sentence(ctx: ReportContext) -> str:
             ", after reverse-keying negatively keyed items from the declared response range "
             "as (min + max) − x"
         )
-    text += (
-        f". A score required at least {cfg.min_valid:.0%} of a scale's items to be answered"
-        + ("; sum scales were prorated" if cfg.prorate else "; no answers were imputed")
-        + "."
-    )
-    return text
+    return text + ". " + _missing_items_sentence(study, cfg.min_valid, cfg.prorate)
+
+
+def _missing_items_sentence(study, min_valid: float, prorate: bool) -> str:
+    """How many answered items each kind of scale needed, as :func:`surveys.score` applies it.
+
+    Mean scales need ``ceil(min_valid x items)`` answers (``[scoring] min_valid``, rounded up)
+    and average them. Sum and count scales need every item, unless ``[scoring] prorate`` is
+    true: then they need the same share as mean scales, and a partial sum is scaled up to all
+    items (the mean of the answered items x the number of items). The study never imputes.
+    """
+    from surveys.scoring import _required
+
+    share = f"{min_valid:.0%}"
+    needs: dict[str, dict[str, list[str]]] = {}  # scoring -> instrument -> "k of n"
+    for name, instrument in study.instruments.items():
+        for key in instrument.scales:
+            if key.name not in reported_scales(instrument):
+                continue
+            counts = needs.setdefault(key.scoring, {}).setdefault(name, [])
+            need = f"{_required(min_valid, key.n_items)} of {key.n_items}"
+            if need not in counts:
+                counts.append(need)
+
+    def shares(kind: str) -> str:
+        found = needs[kind]
+        detail = "; ".join(f"{name}: {join_words(counts)}" for name, counts in found.items())
+        return (
+            f"{kind} scales ({join_words(list(found))}) required at least {share} of their "
+            f"items to be answered, rounded up ({detail} items)"
+        )
+
+    parts = []
+    if "mean" in needs:
+        parts.append(shares("mean"))
+    for kind in ("sum", "count"):
+        if kind not in needs:
+            continue
+        if prorate:
+            parts.append(
+                shares(kind) + ", the sum of the answered items scaled up to all items "
+                "(their mean times the number of items)"
+            )
+        else:
+            parts.append(
+                f"{kind} scales ({join_words(list(needs[kind]))}) required every item to be "
+                "answered (no prorating)"
+            )
+    text = "; ".join(parts)
+    text = text[:1].upper() + text[1:]
+    return (text + "; no" if text else "No") + " answers were imputed."
 
 
 def _alpha_sentence(ctx: ReportContext) -> str:

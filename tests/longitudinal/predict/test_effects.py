@@ -154,6 +154,9 @@ def test_plot_effects_panels():
     fig = plot_effects(pd.DataFrame(rows))
     assert len(fig.axes) == 2
     assert "not the rating scale" in fig.axes[1].get_xlabel()
+    assert fig.axes[0].get_title() == "Effects on the rating"
+    seven = plot_effects(pd.DataFrame(rows), scale_min=1, scale_max=7)
+    assert seven.axes[0].get_title() == "Effects on the 1–7 rating"
     assert len(plot_effects(pd.DataFrame(rows[:1])).axes) == 1
     with pytest.raises(InvalidParameterError, match="ci_level"):
         plot_effects(pd.DataFrame(rows), ci_level=95)

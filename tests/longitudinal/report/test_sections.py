@@ -94,3 +94,9 @@ def test_num(value, digits, shown):
 
 def test_p_value():
     assert [p_value(v) for v in (0.0001, 0.0449, 0.5, np.nan)] == ["< .001", ".045", ".500", "–"]
+
+
+def test_p_text_puts_the_sign_once():
+    from longitudinal._format import p_text
+
+    assert [p_text(v) for v in (0.0001, 0.0449, np.nan)] == ["p < .001", "p = .045", "p = –"]
