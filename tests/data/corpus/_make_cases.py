@@ -53,8 +53,9 @@ def _case(
     *,
     rows: dict | None = None,
     absent: list[str] | None = None,
+    prefix: str = "readers",
 ) -> Path:
-    folder = HERE / f"readers_{name}"
+    folder = HERE / f"{prefix}_{name}"
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir()
@@ -491,7 +492,61 @@ def studies() -> None:
     frame.to_csv(ratings, index=False, lineterminator="\n")
 
 
+DEEP = "[" * 5000 + "]" * 5000
+
+
+def _hardening(name: str, description: str, args: list[str], exit: int, message, **kw) -> Path:
+    return _case(name, description, args, exit, message, prefix="hardening", **kw)
+
+
+def hardening() -> None:
+    """Inputs built to crash, hang or leak: deep TOML, invisible characters, formula cells."""
+    folder = _hardening(
+        "toml_deep_instrument",
+        "an instrument key nesting arrays 5000 deep is refused with a message, not a crash",
+        _score("export.csv", instrument="{in}/key.toml"),
+        2,
+        ["key.toml", "nested 5000 deep"],
+        absent=["RecursionError"],
+    )
+    (folder / "export.csv").write_text("id,tas4_1,tas4_2,tas4_3,tas4_4\nP1,4,5,3,4\n", "utf-8")
+    (folder / "key.toml").write_text(f'[instrument]\nname = "deep"\nx = {DEEP}\n', "utf-8")
+    folder = _hardening(
+        "toml_deep_design",
+        "a power design nesting arrays 5000 deep is refused with a message, not a crash",
+        [
+            "power",
+            "--design",
+            "{in}/design.toml",
+            "--effect",
+            "trait=0.2",
+            "--participants",
+            "10",
+            "--sims",
+            "2",
+            "--out",
+            "{out}/power",
+        ],
+        2,
+        ["design.toml", "nested too deeply"],
+        absent=["RecursionError"],
+    )
+    (folder / "design.toml").write_text(f"x = {DEEP}\n", "utf-8")
+    folder = _hardening(
+        "toml_deep_study",
+        "a study.toml nesting arrays 5000 deep is refused with a message, not a crash",
+        ["report", "{in}/study", "--out", "{out}/report", "--no-bayes"],
+        2,
+        ["study.toml", "nested 5000 deep"],
+        absent=["RecursionError"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    config = folder / "study" / "study.toml"
+    config.write_text(f"deep = {DEEP}\n" + config.read_text(encoding="utf-8"), "utf-8")
+
+
 if __name__ == "__main__":
+    hardening()
     studies()
     sheets()
     qualtrics()
