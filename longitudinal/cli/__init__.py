@@ -68,8 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     2
     """
     try:
-        from longitudinal.cli._main import run
-
+        run = _import_run()
         code = run(argv)
     except KeyboardInterrupt:
         interrupted()
@@ -77,6 +76,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         _end_process(code)
     return code
+
+
+def _import_run() -> Any:
+    """Import the command line's modules with Ctrl-C (and SIGTERM) held until they are loaded.
+
+    A signal during the imports is remembered and raised as ``KeyboardInterrupt`` once they
+    end: raised inside an import, numpy and pandas turn it into an ImportError message.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        from longitudinal.cli._main import run
+
+        return run
+    caught: list[int] = []
+    held = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) in (signal.SIG_IGN, None):
+            continue  # ignored (a background job) or set outside Python: left alone
+        if signum == signal.SIGTERM and signal.getsignal(signum) != signal.SIG_DFL:
+            continue
+        held[signum] = signal.signal(signum, lambda n, frame: caught.append(n))
+    try:
+        from longitudinal.cli._main import run
+    finally:
+        for signum, previous in held.items():
+            signal.signal(signum, previous)
+    if caught:
+        raise KeyboardInterrupt
+    return run
 
 
 def _end_process(code: int) -> None:
