@@ -24,6 +24,7 @@ class ReportOptions:
     bayes: bool
     overwrite: bool
     sampling: dict[str, Any] = field(default_factory=dict)  # draws, tune, chains, sampler, ...
+    person_tables: bool = True  # write the tables with one row per participant
 
     def as_dict(self) -> dict[str, Any]:
         """Return the options as provenance.json records them."""
@@ -34,6 +35,7 @@ class ReportOptions:
             "random_slope": self.random_slope,
             "ci_level": self.ci_level,
             "bayes": self.bayes,
+            **({} if self.person_tables else {"person_tables": False}),
             **({"sampling": dict(self.sampling)} if self.sampling else {}),
         }
 
@@ -42,7 +44,17 @@ _SAMPLING = {"draws": int, "tune": int, "chains": int, "sampler": str, "target_a
 
 
 def check_options(
-    *, seed, pseudonymize, retest, random_slope, ci_level, bayes, overwrite, func, sampling=None
+    *,
+    seed,
+    pseudonymize,
+    retest,
+    random_slope,
+    ci_level,
+    bayes,
+    overwrite,
+    func,
+    sampling=None,
+    person_tables=True,
 ) -> ReportOptions:
     """Check the report's options; ``func`` names the entry point in the messages."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
@@ -54,6 +66,7 @@ def check_options(
         ("random_slope", random_slope),
         ("bayes", bayes),
         ("overwrite", overwrite),
+        ("person_tables", person_tables),
     ):
         check_bool(value, name=name, where=func)
     check_unit(ci_level, name="ci_level", where=func)
@@ -79,6 +92,7 @@ def check_options(
         ci_level=float(ci_level),
         bayes=bayes,
         overwrite=overwrite,
+        person_tables=person_tables,
     )
 
 

@@ -162,3 +162,77 @@ def test_report_copies_no_raw_id_from_evaluate(tmp_path, capsys):
     assert "evaluate/comparisons.csv is a symbolic link" in notes
     assert "evaluate/metrics.svg is a symbolic link" in notes
     assert not any(p.is_symlink() for p in out.rglob("*"))
+
+
+TINY = Path(__file__).resolve().parents[1] / "data" / "studies" / "tiny"
+
+
+def _key_case(tmp_path, key, capsys):
+    out = tmp_path / "rep"
+    code = main(["report", str(TINY), "--out", str(out), "--no-bayes", "--pseudonym-key", key])
+    return code, capsys.readouterr().err
+
+
+def test_a_short_key_is_refused_with_how_to_make_one(tmp_path, capsys):
+    key = tmp_path / "k"
+    key.write_text("hunter2\n", encoding="utf-8")
+    code, err = _key_case(tmp_path, str(key), capsys)
+    assert code == 2 and "holds 7 bytes" in err and "secrets.token_hex(32)" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_a_key_that_is_not_a_regular_file_is_refused_before_reading(tmp_path, capsys, kind):
+    key = tmp_path / "k"
+    if kind == "fifo":
+        os.mkfifo(key)  # nobody writes it: opening it to read would block
+    elif kind == "folder":
+        key.mkdir()
+    code, err = _key_case(tmp_path, "/dev/zero" if kind == "device" else str(key), capsys)
+    assert code == 2 and "must be a regular file" in err, err
+    assert not (tmp_path / "rep").exists()
+
+
+def test_a_new_key_in_a_missing_folder_or_through_a_dangling_link_fails_first(tmp_path, capsys):
+    code, err = _key_case(tmp_path, str(tmp_path / "nowhere" / "k"), capsys)
+    assert code == 2 and "does not exist" in err and "nowhere" in err, err
+    (tmp_path / "k").symlink_to(tmp_path / "gone")
+    code, err = _key_case(tmp_path, str(tmp_path / "k"), capsys)
+    assert code == 2 and "link to a missing file" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k"]
+
+
+def test_a_key_that_is_an_input_of_the_study_is_refused(tmp_path, capsys):
+    import shutil
+
+    study = tmp_path / "study"
+    shutil.copytree(TINY, study)
+    os.link(study / "participants.csv", tmp_path / "key")
+    out = tmp_path / "rep"
+    code = main(["report", str(study), "--out", str(out), "--pseudonym-key", str(tmp_path / "key")])
+    err = capsys.readouterr().err
+    assert code == 2 and "is the input" in err and "participants.csv" in err, err
+    assert not out.exists()
+
+
+def test_no_person_tables_and_the_relinking_line(tmp_path, capsys):
+    key = tmp_path / "k"
+    key.write_text("0123456789abcdef0123456789abcdef\n", encoding="utf-8")
+    both = []
+    for flag in ([], ["--no-person-tables"]):
+        out = tmp_path / ("rep" + "".join(flag))
+        args = ["report", str(TINY), "--out", str(out), "--no-bayes", "--pseudonym-key", str(key)]
+        assert main([*args, *flag]) == 0, capsys.readouterr().err
+        both.append(out)
+    html = (both[0] / "report.html").read_text(encoding="utf-8")
+    assert "can be re-linked to participants by anyone holding the raw data" in html
+    assert (both[0] / "tables" / "reliable_change_people.csv").is_file()
+    assert not (both[1] / "tables" / "reliable_change_people.csv").exists()
+    assert not (both[1] / "tables" / "complete_case_exclusions.csv").exists()
+    assert "Per-person tables are left out" in (both[1] / "report.html").read_text("utf-8")
+    provenance = json.loads((both[1] / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["options"]["person_tables"] is False
+    assert "tables/reliable_change_people.csv" not in provenance["files"]
+    # the fingerprint is not a plain hash of the key (a guessed key cannot be checked quickly)
+    plain = hashlib.sha256(b"empathic-longitudinal pseudonym key\0" + key.read_bytes().strip())
+    assert provenance["pseudonym_key_fingerprint"] != plain.hexdigest()[:16]
