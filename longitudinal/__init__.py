@@ -7,43 +7,95 @@ its :class:`Study` builds the analysis frames (story level, session level, perso
 synthetic study with known truth; :func:`run_demo` simulates one and reports on it.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from longitudinal._errors import DataQualityWarning, InvalidParameterError, LongitudinalError
-from longitudinal.change import (
-    ChangeResult,
-    GrowthModelResult,
-    PairwiseChanges,
-    ReliableChangeResult,
-    RMAnovaResult,
-    change_analysis,
-    describe_waves,
-    friedman_test,
-    growth_model,
-    holm_adjust,
-    pairwise_changes,
-    reliable_change,
-    rm_anova,
-)
-from longitudinal.frames import within_between
-from longitudinal.predict import (
-    EmpathyData,
-    EmpathyEffects,
-    EvaluationResult,
-    describe_effects,
-    empathy_data,
-    empathy_formula,
-    evaluate_predictions,
-    fit_empathy_models,
-    plot_effects,
-    plot_metrics,
-    run_evaluation,
-)
-from longitudinal.report import build_report, pseudonyms, run_demo
-from longitudinal.report.sections.effects import EffectsSection, empathy_effects_section
-from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
-from longitudinal.splits import BenchmarkSplit, draw_splits, participant_splits
-from longitudinal.study import Study, StudyConfig, load_study, read_study_config
-from longitudinal.user_predictions import read_predictions
-from surveys import __version__
+
+if TYPE_CHECKING:  # what __getattr__ imports on first use
+    from longitudinal.change import (
+        ChangeResult,
+        GrowthModelResult,
+        PairwiseChanges,
+        ReliableChangeResult,
+        RMAnovaResult,
+        change_analysis,
+        describe_waves,
+        friedman_test,
+        growth_model,
+        holm_adjust,
+        pairwise_changes,
+        reliable_change,
+        rm_anova,
+    )
+    from longitudinal.frames import within_between
+    from longitudinal.predict import (
+        EmpathyData,
+        EmpathyEffects,
+        EvaluationResult,
+        describe_effects,
+        empathy_data,
+        empathy_formula,
+        evaluate_predictions,
+        fit_empathy_models,
+        plot_effects,
+        plot_metrics,
+        run_evaluation,
+    )
+    from longitudinal.report import build_report, pseudonyms, run_demo
+    from longitudinal.report.sections.effects import EffectsSection, empathy_effects_section
+    from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
+    from longitudinal.splits import BenchmarkSplit, draw_splits, participant_splits
+    from longitudinal.study import Study, StudyConfig, load_study, read_study_config
+    from longitudinal.user_predictions import read_predictions
+    from surveys import __version__
+
+_LAZY = {
+    "ChangeResult": "longitudinal.change",
+    "GrowthModelResult": "longitudinal.change",
+    "PairwiseChanges": "longitudinal.change",
+    "ReliableChangeResult": "longitudinal.change",
+    "RMAnovaResult": "longitudinal.change",
+    "change_analysis": "longitudinal.change",
+    "describe_waves": "longitudinal.change",
+    "friedman_test": "longitudinal.change",
+    "growth_model": "longitudinal.change",
+    "holm_adjust": "longitudinal.change",
+    "pairwise_changes": "longitudinal.change",
+    "reliable_change": "longitudinal.change",
+    "rm_anova": "longitudinal.change",
+    "within_between": "longitudinal.frames",
+    "EmpathyData": "longitudinal.predict",
+    "EmpathyEffects": "longitudinal.predict",
+    "EvaluationResult": "longitudinal.predict",
+    "describe_effects": "longitudinal.predict",
+    "empathy_data": "longitudinal.predict",
+    "empathy_formula": "longitudinal.predict",
+    "evaluate_predictions": "longitudinal.predict",
+    "fit_empathy_models": "longitudinal.predict",
+    "plot_effects": "longitudinal.predict",
+    "plot_metrics": "longitudinal.predict",
+    "run_evaluation": "longitudinal.predict",
+    "build_report": "longitudinal.report",
+    "pseudonyms": "longitudinal.report",
+    "run_demo": "longitudinal.report",
+    "EffectsSection": "longitudinal.report.sections.effects",
+    "empathy_effects_section": "longitudinal.report.sections.effects",
+    "SimulatedStudy": "longitudinal.simulate",
+    "simulate_frames": "longitudinal.simulate",
+    "simulate_study": "longitudinal.simulate",
+    "BenchmarkSplit": "longitudinal.splits",
+    "draw_splits": "longitudinal.splits",
+    "participant_splits": "longitudinal.splits",
+    "Study": "longitudinal.study",
+    "StudyConfig": "longitudinal.study",
+    "load_study": "longitudinal.study",
+    "read_study_config": "longitudinal.study",
+    "read_predictions": "longitudinal.user_predictions",
+    "__version__": "surveys",
+}
 
 __all__ = [
     "BenchmarkSplit",
@@ -92,3 +144,17 @@ __all__ = [
     "within_between",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (the package's import stays light)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'longitudinal' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -24,16 +25,47 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Return the identity (device, inode) of a file, links resolved; None when it is absent."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _identities(path: Path) -> list[tuple[int, int]]:
+    """Return the identities of ``path`` (when it exists) and of each existing folder above."""
+    found = []
+    for folder in (_real(path), *_real(path).parents):
+        identity = _identity(folder)
+        if identity is not None:
+            found.append(identity)
+    return found
+
+
 def refuse_overlap(out: Path, inputs: Iterable[Path], *, option: str, func: str) -> None:
-    """Refuse an output that is, contains or lies inside one of the inputs (links resolved)."""
+    """Refuse an output that is, contains or lies inside one of the inputs.
+
+    Paths are compared by file identity (device and inode, links resolved), not by name: a
+    hard link to an input, the same file under another case of its name (a case-insensitive
+    disk) or a link to it is the input.
+    """
     target = _real(out)
+    target_id = _identity(target)
+    target_chain = _identities(target)
     for given in inputs:
         source = _real(given)
-        if target == source:
+        source_id = _identity(source)
+        if target == source or (target_id is not None and target_id == source_id):
             relation = "is"
-        elif source in target.parents:
+        elif source in target.parents or (
+            source_id is not None and source_id in target_chain[1 if target_id else 0 :]
+        ):
             relation = "lies inside"
-        elif target in source.parents:
+        elif target in source.parents or (
+            target_id is not None and target_id in _identities(source)[1 if source_id else 0 :]
+        ):
             relation = "contains"
         else:
             continue
@@ -41,6 +73,35 @@ def refuse_overlap(out: Path, inputs: Iterable[Path], *, option: str, func: str)
             f"{option} {str(out)!r} {relation} the input {str(given)!r}; {func} never writes "
             "over its inputs. Choose an output path outside them"
         )
+
+
+def refuse_special(path: Path, *, option: str, folder: bool = False) -> None:
+    """Refuse an existing ``path`` that is not a regular file (or, with ``folder``, a folder).
+
+    A device, FIFO or socket is never written to (nor read to check it): ``/dev/null`` or a
+    named pipe given as an output is refused before any work.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return
+    if stat.S_ISREG(mode) or (folder and stat.S_ISDIR(mode)):
+        return
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a folder"
+        if stat.S_ISDIR(mode)
+        else "not a regular file"
+    )
+    expected = "a folder or a new path" if folder else "a regular file or a new path"
+    raise InvalidParameterError(
+        f"cannot write {option} {str(path)!r}: it is {kind}; expected {expected}"
+    )
 
 
 def check_writable(path: Path, *, option: str) -> None:
@@ -55,18 +116,18 @@ def check_writable(path: Path, *, option: str) -> None:
 
 
 def _written_by(out: Path, command: str) -> bool:
+    """Whether ``out`` holds this package's marker naming ``command`` (a regular, small file).
+
+    Only the marker counts: a folder is never recognised by file names a user's folder could
+    have too (a ``provenance.json`` is not enough).
+    """
     marker = out / MARKER
-    if marker.is_file():
-        return marker.read_text(encoding="utf-8").strip() == command
-    if command in ("report", "demo"):  # reports written before the marker existed
-        provenance = out / "provenance.json"
-        try:
-            return json.loads(provenance.read_text(encoding="utf-8")).get("package") == (
-                "empathic-longitudinal"
-            )
-        except (OSError, ValueError):
+    try:
+        if marker.is_symlink() or not marker.is_file() or marker.stat().st_size > 1024:
             return False
-    return False
+        return marker.read_text(encoding="utf-8").strip() == command
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def check_out_dir(
@@ -82,15 +143,27 @@ def check_out_dir(
     A new or empty folder may always be written. A non-empty one only with ``overwrite``,
     and then only when it holds this command's marker (:data:`MARKER`): ``--overwrite``
     replaces a previous output of the same command, never another folder. The folder must not
-    be, contain or lie inside any of ``inputs``.
+    be, contain or lie inside any of ``inputs`` (compared by file identity), nor be a symbolic
+    link, a device, FIFO or socket, the working folder or a folder above it.
     """
     if not isinstance(out_dir, str | os.PathLike):
         raise InvalidParameterError(
             f"the `out_dir` parameter of {func} must be a path; got {type(out_dir).__name__}"
         )
     out = Path(out_dir)
+    if out.is_symlink():
+        raise InvalidParameterError(
+            f"the `out_dir` parameter of {func} must not be a symbolic link; {str(out)!r} "
+            f"links to {os.readlink(out)!r}. Name the folder itself"
+        )
+    if out.name in ("", ".", "..") or _real(out) in (_real(Path.cwd()), *_real(Path.cwd()).parents):
+        raise InvalidParameterError(
+            f"the `out_dir` parameter of {func} must name a folder to create or replace, not "
+            f"the working folder or one above it; got {str(out)!r}"
+        )
     refuse_overlap(out, inputs, option="the output folder", func=func)
     check_writable(out, option="the output folder")
+    refuse_special(out, option="the output folder", folder=True)
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(
             f"the `out_dir` parameter of {func} must be a directory; {str(out)!r} is a file"

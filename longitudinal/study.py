@@ -28,6 +28,7 @@ surveys scored by the loader in :mod:`longitudinal._study_loader`; this module h
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,9 +43,10 @@ from longitudinal.study_config import (
     RatingsSpec,
     StudyConfig,
     SurveySpec,
-    read_study_config,
-    study_inputs,
 )
+from longitudinal.study_config import read_study_config as _read_study_config
+from longitudinal.study_config import study_inputs as _study_inputs
+from surveys import InputValidationError
 
 __all__ = [
     "EXCLUSION_COLUMNS",
@@ -265,3 +267,46 @@ def load_study(path: str | Path) -> Study:
 
     config = read_study_config(root)
     return _Loader(root, config).run()
+
+
+def _refuse_deep_toml(path: str | Path, reason: str | None = None) -> None:
+    """Refuse a study.toml nested too deeply for the TOML parser, before it is parsed."""
+    from surveys._toml import too_deep
+
+    given = Path(path)
+    toml_path = given / CONFIG_FILE if given.is_dir() else given
+    if reason is None and toml_path.is_file():
+        try:
+            reason = too_deep(toml_path.read_bytes().decode("utf-8"))
+        except (OSError, UnicodeDecodeError):
+            reason = None  # read_study_config says what is wrong
+    if reason is not None:
+        raise InputValidationError(
+            pd.DataFrame(
+                [{"file": CONFIG_FILE, "row": None, "reason": f"not valid TOML: {reason}"}]
+            ),
+            summary=f"cannot read {CONFIG_FILE}",
+        )
+
+
+_NESTED_KEY = "an instrument key file it names nests arrays or inline tables too deeply"
+
+
+@functools.wraps(_read_study_config)
+def read_study_config(path: str | Path) -> StudyConfig:  # noqa: D103 (docstring from wraps)
+    _refuse_deep_toml(path)
+    try:
+        return _read_study_config(path)
+    except RecursionError:
+        _refuse_deep_toml(path, _NESTED_KEY)
+        raise
+
+
+@functools.wraps(_study_inputs)
+def study_inputs(path: str | Path) -> list[Path]:  # noqa: D103 (docstring from wraps)
+    _refuse_deep_toml(path)
+    try:
+        return _study_inputs(path)
+    except RecursionError:
+        _refuse_deep_toml(path, _NESTED_KEY)
+        raise

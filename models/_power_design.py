@@ -352,6 +352,10 @@ def _load(path_or_dict: Any) -> tuple[dict[str, Any], str]:
     elif isinstance(path_or_dict, str | Path):
         path = Path(path_or_dict)
         source = str(path)
+        if path.exists() and not path.is_file():
+            raise InvalidParameterError(
+                f"the design {source} must be a TOML file; it is not a regular file"
+            )
         try:
             with path.open("rb") as fh:
                 raw = tomllib.load(fh)
@@ -359,6 +363,11 @@ def _load(path_or_dict: Any) -> tuple[dict[str, Any], str]:
             raise InvalidParameterError(f"cannot read the design {source}: {err}") from err
         except tomllib.TOMLDecodeError as err:
             raise InvalidParameterError(f"the design {source} is not valid TOML: {err}") from err
+        except RecursionError:
+            raise InvalidParameterError(
+                f"the design {source} is not valid TOML: arrays or inline tables are nested "
+                "too deeply"
+            ) from None
     else:
         raise InvalidParameterError(
             "the `path_or_dict` parameter of read_design must be a path to a TOML file or a "

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from surveys._errors import InputValidationError
+from surveys._toml import too_deep
 from surveys.instruments import (
     _INSTRUMENT_FIELDS,
     _NAME_RE,
@@ -36,18 +37,23 @@ def _problem(file: str, column: str | None, value: Any, reason: str) -> dict[str
 def _load_path(path: Path) -> Instrument:
     file = str(path)
     if not path.is_file():
+        what = "is not a regular file" if path.exists() else "does not exist"
         raise InputValidationError(
-            pd.DataFrame([_problem(file, None, None, "key file does not exist")]),
+            pd.DataFrame([_problem(file, None, None, f"key file {what}")]),
             summary="cannot load instrument",
         )
     try:
-        with path.open("rb") as fh:
-            raw = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as err:
+        text = path.read_bytes().decode("utf-8")
+        deep = too_deep(text)
+        if deep is not None:
+            raise tomllib.TOMLDecodeError(deep)
+        raw = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as err:
+        reason = "nested too deeply" if isinstance(err, RecursionError) else str(err)
         raise InputValidationError(
-            pd.DataFrame([_problem(file, None, None, f"not valid TOML: {err}")]),
+            pd.DataFrame([_problem(file, None, None, f"not valid TOML: {reason}")]),
             summary="cannot load instrument",
-        ) from err
+        ) from None
     return _build(raw, file=file, stem=path.stem)
 
 

@@ -15,100 +15,23 @@ rename), so a failed run leaves no partial output behind.
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
-
-from longitudinal._errors import LongitudinalError
-from longitudinal.cli._common import (
-    EXIT_INPUT,
-    _format_failures,
-    _format_os_error,
-    _Formatter,
-    _print_warnings,
-)
-from longitudinal.cli.evaluate import _evaluate, _evaluate_parser, _splits, _splits_parser
-from longitudinal.cli.fit import _fit, _fit_parser
-from longitudinal.cli.power import _power, _power_parser
-from longitudinal.cli.score import _instruments, _instruments_parser, _score, _score_parser
-from longitudinal.cli.study import (
-    _demo,
-    _demo_parser,
-    _report,
-    _report_parser,
-    _simulate,
-    _simulate_parser,
-)
-from longitudinal.report.context import NOTES_FILE
-from models import ModelsError
-from surveys import InputValidationError, SurveysError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-_Handler = Callable[[argparse.Namespace], int]
-_Register = Callable[[Any], argparse.ArgumentParser]
-
-#: Subcommands, in the order ``--help`` lists them: name -> (register parser, run).
-COMMANDS: dict[str, tuple[_Register, _Handler]] = {
-    "score": (_score_parser, _score),
-    "instruments": (_instruments_parser, _instruments),
-    "simulate": (_simulate_parser, _simulate),
-    "report": (_report_parser, _report),
-    "demo": (_demo_parser, _demo),
-    "fit": (_fit_parser, _fit),
-    "evaluate": (_evaluate_parser, _evaluate),
-    "splits": (_splits_parser, _splits),
-    "power": (_power_parser, _power),
-}
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Build the ``longitudinal`` argument parser with every subcommand in :data:`COMMANDS`.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The top-level parser; the chosen subcommand is stored in ``args.command``.
-    """
-    from surveys import __version__
-
-    parser = argparse.ArgumentParser(
-        prog="longitudinal",
-        description="Statistics for longitudinal empathy studies.",
-        epilog="example:\n  longitudinal score surveys/pre.csv --instrument tas4 --out scores.csv",
-        formatter_class=_Formatter,
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for register, _ in COMMANDS.values():
-        register(subparsers)
-    return parser
-
-
+#: Exit code of a command ended by Ctrl-C (SIGINT) or SIGTERM.
 EXIT_INTERRUPTED = 130
 
 
-def _on_sigterm() -> Any:
-    """Treat SIGTERM like Ctrl-C while a command runs, so that every cleanup runs."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGTERM, interrupt)
-
-
-def _restore_sigterm(previous: Any) -> None:
-    import signal
-
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
+def interrupted() -> None:
+    """Say, in one line, that the command was interrupted (nothing is left half-written)."""
+    try:
+        print("interrupted; nothing was written", file=sys.stderr, flush=True)
+    except (OSError, ValueError, KeyboardInterrupt):  # a closed stderr, a second Ctrl-C
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -117,12 +40,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     Parameters
     ----------
     argv : sequence of str, optional
-        Arguments without the program name; ``None`` reads ``sys.argv[1:]``.
+        Arguments without the program name; ``None`` reads ``sys.argv[1:]`` and then *ends the
+        process* with the exit code (the ``longitudinal`` command and ``python -m
+        longitudinal.cli``), without the interpreter's teardown of native thread pools, which
+        can abort a finished command ("terminate called without an active exception").
 
     Returns
     -------
     int
-        Exit code: 0 on success, 2 on bad arguments or bad input.
+        Exit code: 0 on success, 2 on bad arguments or bad input, 130 when interrupted.
 
     Notes
     -----
@@ -130,7 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     :class:`longitudinal.LongitudinalError`, ``models.ModelsError``), unreadable files
     (``OSError``) and missing optional packages (``ImportError``) end the command with one
     message on stderr and exit code 2; data problems list every failure. Warnings raised
-    while a command runs are printed as ``warning: ...`` lines.
+    while a command runs are printed as ``warning: ...`` lines. Ctrl-C (or SIGTERM) at any
+    moment, the first seconds of imports included, ends the command with one line and exit
+    code 130, never a traceback. The heavy imports happen here, not when
+    :mod:`longitudinal.cli` is imported, so that Ctrl-C during them is caught too.
 
     Examples
     --------
@@ -138,42 +67,62 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["score", "no-such-file.csv", "--instrument", "tas4", "--out", "s.csv"])
     2
     """
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # --help, --version and usage errors
-        code = exit_.code
-        return code if isinstance(code, int) else (0 if code is None else EXIT_INPUT)
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return EXIT_INPUT
-    _, handler = COMMANDS[args.command]
-    caught: list[warnings.WarningMessage] = []
-    previous = _on_sigterm()
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            code = handler(args)
-    except InputValidationError as err:
-        _print_warnings(caught)
-        print(_format_failures(err), file=sys.stderr)
-        return EXIT_INPUT
-    except OSError as err:
-        _print_warnings(caught)
-        print(_format_os_error(err), file=sys.stderr)
-        return EXIT_INPUT
-    except (SurveysError, LongitudinalError, ModelsError, ImportError) as err:
-        if isinstance(err, ModuleNotFoundError):  # a broken installation, not bad input
-            raise
-        _print_warnings(caught)
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_INPUT
+        run = _import_run()
+        code = run(argv)
     except KeyboardInterrupt:
-        # Ctrl-C or SIGTERM: the staging folders were removed on the way out, nothing written
-        print("interrupted; nothing was written", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    finally:
-        _restore_sigterm(previous)
-    written = args.command in ("report", "demo") and code == 0
-    _print_warnings(caught, args.out / NOTES_FILE if written else None)
+        interrupted()
+        code = EXIT_INTERRUPTED
+    if argv is None:
+        _end_process(code)
     return code
+
+
+def _import_run() -> Any:
+    """Import the command line's modules with Ctrl-C (and SIGTERM) held until they are loaded.
+
+    A signal during the imports is remembered and raised as ``KeyboardInterrupt`` once they
+    end: raised inside an import, numpy and pandas turn it into an ImportError message.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        from longitudinal.cli._main import run
+
+        return run
+    caught: list[int] = []
+    held = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) in (signal.SIG_IGN, None):
+            continue  # ignored (a background job) or set outside Python: left alone
+        if signum == signal.SIGTERM and signal.getsignal(signum) != signal.SIG_DFL:
+            continue
+        held[signum] = signal.signal(signum, lambda n, frame: caught.append(n))
+    try:
+        from longitudinal.cli._main import run
+    finally:
+        for signum, previous in held.items():
+            signal.signal(signum, previous)
+    if caught:
+        raise KeyboardInterrupt
+    return run
+
+
+def _end_process(code: int) -> None:
+    """End the process with ``code`` once stdout and stderr are flushed, skipping teardown."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code)
+
+
+def __getattr__(name: str) -> Any:
+    """``COMMANDS`` and ``build_parser``, imported on first use (see :func:`main`)."""
+    if name in ("COMMANDS", "build_parser"):
+        from longitudinal.cli import _main
+
+        return getattr(_main, name)
+    raise AttributeError(f"module 'longitudinal.cli' has no attribute {name!r}")

@@ -16,6 +16,7 @@ import pandas as pd
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import (
     check_writable,
+    refuse_special,
     write_csv,
 )
 from surveys import InputValidationError
@@ -29,7 +30,11 @@ _Formatter = argparse.RawDescriptionHelpFormatter
 
 
 def _check_outputs(outputs: dict[str, Path | None]) -> None:
-    """Refuse, before any work, outputs whose folder is missing or that name one file twice."""
+    """Refuse, before any work, outputs whose folder is missing or that name one file twice.
+
+    An existing output must be a regular file: a device, FIFO or socket is refused. Two
+    options name the same file when their paths resolve to the same file (links, hard links).
+    """
     seen: dict[Path, str] = {}
     for option, path in outputs.items():
         if path is None:
@@ -40,12 +45,18 @@ def _check_outputs(outputs: dict[str, Path | None]) -> None:
                 f"cannot write {option} {path}: the folder {folder} does not exist; create it first"
             )
         check_writable(path, option=option)
+        refuse_special(path, option=option)
         if path.is_dir():
             raise InvalidParameterError(
                 f"cannot write {option} {path}: it is a folder; name a file (it may be inside "
                 "that folder)"
             )
         resolved = path.resolve()
+        if path.exists():
+            stat = path.stat()
+            for other in seen:
+                if other.exists() and other.stat()[1:3] == stat[1:3]:
+                    resolved = other
         if resolved in seen:
             raise InvalidParameterError(f"{seen[resolved]} and {option} name the same file")
         seen[resolved] = option

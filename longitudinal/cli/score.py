@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -171,7 +172,8 @@ def _score(args: argparse.Namespace) -> int:
             )
     _check_outputs({"--out": out, "--reliability": rel_out, "--exclusions": excl_out})
 
-    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if i.endswith(".toml"))]
+    # every instrument given as a file is an input, whatever its name or extension
+    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if _names_a_file(i))]
     inputs += [Path(args.item_map)] if args.item_map else []
     for option, path in (("--out", out), ("--reliability", rel_out), ("--exclusions", excl_out)):
         if path is not None:
@@ -225,6 +227,16 @@ def _score(args: argparse.Namespace) -> int:
         + (f"; reliability -> {rel_out}" if rel_out is not None else "")
     )
     return 0
+
+
+def _names_a_file(instrument: str) -> bool:
+    """Whether an --instrument argument names a file (as load_instrument reads it), not a name."""
+    return (
+        os.path.lexists(instrument)
+        or instrument.lower().endswith(".toml")
+        or "/" in instrument
+        or os.sep in instrument
+    )
 
 
 def _instruments_parser(subparsers: Any) -> argparse.ArgumentParser:

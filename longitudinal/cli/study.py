@@ -113,7 +113,18 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="secret key of the pseudonyms (default: OUT.pseudonym-key beside the report; "
-        "created on the first run, reused afterwards; keep it private)",
+        "created before the report on the first run, reused afterwards; keep it private). A "
+        "regular file of at least 16 bytes (128 bits), at most 64 KiB, not a file of the "
+        'study; make one with: python -c "import secrets; print(secrets.token_hex(32))" > KEY',
+    )
+    parser.add_argument(
+        "--person-tables",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write the tables with one row per participant, e.g. "
+        "tables/reliable_change_people.csv (default: on). Pseudonyms do not make them "
+        "anonymous: anyone holding the raw data can re-link a row by its scores; "
+        "--no-person-tables leaves them out",
     )
     parser.add_argument(
         "--retest",
@@ -175,6 +186,7 @@ def _report(args: argparse.Namespace) -> int:
         bayes=args.bayes,
         overwrite=args.overwrite,
         pseudonym_key=key,
+        person_tables=args.person_tables,
         sampling={
             "draws": args.draws,
             "tune": args.tune,

@@ -49,6 +49,7 @@ def build_report(
     pseudonym_key: str | os.PathLike[str] | None = None,
     sampling: Mapping[str, Any] | None = None,
     predictors: Sequence[str] | None = None,
+    person_tables: bool = True,
 ) -> Path:
     """Write the change report of a study directory.
 
@@ -87,8 +88,17 @@ def build_report(
     pseudonym_key : str or path-like, optional
         File holding the secret key of the pseudonyms. When absent, the key is
         ``<out_dir>.pseudonym-key`` beside the report folder, created (readable by its owner
-        only) on the first run and reused afterwards, so reruns give the same pseudonyms. A
-        key inside the report folder is refused; ``provenance.json`` holds its fingerprint.
+        only, written before the report) on the first run and reused afterwards, so reruns
+        give the same pseudonyms. Refused before any work: a key inside the report folder or
+        that is an input of the study, a path that is not a regular file (FIFO, device,
+        folder, dangling link), a file over 64 KiB and a key under 16 bytes (128 bits; make
+        one with ``python -c "import secrets; print(secrets.token_hex(32))" > KEY``).
+        ``provenance.json`` holds a slow keyed fingerprint of it.
+    person_tables : bool, default True
+        Write the tables with one row per participant (``tables/reliable_change_people.csv``,
+        ``tables/complete_case_exclusions.csv``). Pseudonyms do not make them anonymous:
+        anyone holding the raw data can re-link a row to its participant by the scores.
+        ``False`` leaves them out (the report says so).
 
     Returns
     -------
@@ -143,6 +153,7 @@ def build_report(
         func="build_report",
         sampling=sampling,
         predictors=predictors,
+        person_tables=person_tables,
     )
     from longitudinal.study import load_study, study_inputs
 
@@ -157,7 +168,9 @@ def build_report(
 
     key_path = default_key_path(out) if pseudonym_key is None else Path(pseudonym_key)
     key, new_key = (
-        read_or_new_key(key_path, out, func="build_report") if pseudonymize else (b"", False)
+        read_or_new_key(key_path, out, func="build_report", inputs=study_inputs(study_path))
+        if pseudonymize
+        else (b"", False)
     )
     study = load_study(study_path)
     preserved = out / "evaluate" if (out / EVALUATION_FILE).is_file() else None
@@ -165,9 +178,14 @@ def build_report(
     def write(staging: Path) -> None:
         write_report(study, staging, options=options, previous_evaluate=preserved, key=key)
 
-    atomic_write(out, write, overwrite=overwrite, what="the report", command="report")
-    if new_key:
+    if new_key:  # before the report: a key that cannot be written fails before any work
         write_key(key_path, key)
+    try:
+        atomic_write(out, write, overwrite=overwrite, what="the report", command="report")
+    except BaseException:
+        if new_key:  # nobody has seen this key: a failed or interrupted run leaves none
+            key_path.unlink(missing_ok=True)
+        raise
     return out
 
 
@@ -283,6 +301,11 @@ def write_report(
     for section in sections:
         section.run(ctx)
 
+    if not options.person_tables:
+        people = set(id_map.values())
+        for name in [n for n, t in ctx.tables.items() if _names_people(t, people)]:
+            del ctx.tables[name]
+            ctx.note(f"tables/{name}.csv (one row per participant) left out: --no-person-tables")
     for name, table in ctx.tables.items():
         write_csv(table, out / "tables" / f"{name}.csv")
     write_csv(
@@ -298,6 +321,15 @@ def write_report(
     (out / REPORT_FILE).write_text(_page(ctx, sections), encoding="utf-8", newline="\n")
 
 
+def _names_people(table: pd.DataFrame, people: set[str]) -> bool:
+    """Whether a table has a column of participant ids (pseudonyms or raw): one row per person."""
+    for column in table.columns:
+        values = table[column].dropna()
+        if len(values) and values.astype(str).isin(people).all():
+            return True
+    return False
+
+
 def _page(ctx: ReportContext, sections: list[Any]) -> str:
     cfg = ctx.config
     title = f"Change report: {cfg.name}"
@@ -309,6 +341,14 @@ def _page(ctx: ReportContext, sections: list[Any]) -> str:
         if ctx.options.pseudonymize
         else "Participant ids are shown as recorded."
     )
+    if ctx.options.person_tables:
+        ids += (
+            " The per-person tables (one row per participant, e.g. "
+            "tables/reliable_change_people.csv) can be re-linked to participants by anyone "
+            "holding the raw data; `longitudinal report --no-person-tables` leaves them out."
+        )
+    else:
+        ids += " Per-person tables are left out (--no-person-tables)."
     shown = []
     for section in sections:
         body = section.render(ctx)

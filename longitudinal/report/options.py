@@ -25,6 +25,7 @@ class ReportOptions:
     overwrite: bool
     sampling: dict[str, Any] = field(default_factory=dict)  # draws, tune, chains, sampler, ...
     predictors: tuple[str, ...] | None = None  # --predictors; None: study.toml or the rule
+    person_tables: bool = True  # write the tables with one row per participant
 
     def as_dict(self) -> dict[str, Any]:
         """Return the options as provenance.json records them."""
@@ -35,6 +36,7 @@ class ReportOptions:
             "random_slope": self.random_slope,
             "ci_level": self.ci_level,
             "bayes": self.bayes,
+            **({} if self.person_tables else {"person_tables": False}),
             **({"sampling": dict(self.sampling)} if self.sampling else {}),
             **({"predictors": list(self.predictors)} if self.predictors else {}),
         }
@@ -55,6 +57,7 @@ def check_options(
     func,
     sampling=None,
     predictors=None,
+    person_tables=True,
 ) -> ReportOptions:
     """Check the report's options; ``func`` names the entry point in the messages."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
@@ -66,6 +69,7 @@ def check_options(
         ("random_slope", random_slope),
         ("bayes", bayes),
         ("overwrite", overwrite),
+        ("person_tables", person_tables),
     ):
         check_bool(value, name=name, where=func)
     check_unit(ci_level, name="ci_level", where=func)
@@ -103,6 +107,7 @@ def check_options(
         ci_level=float(ci_level),
         bayes=bayes,
         overwrite=overwrite,
+        person_tables=person_tables,
     )
 
 

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,56 @@ def test_an_unwritable_output_is_refused_before_any_work(study_dir, tmp_path, mo
     err = capsys.readouterr().err
     assert code == 2 and "is not writable" in err and ".partial" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def _command(*args):
+    return subprocess.Popen(
+        [sys.executable, "-m", "longitudinal.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def _wait_for_library(child, name, timeout=60.0):
+    """Wait until the child has loaded a shared library whose path holds ``name``."""
+    maps = Path(f"/proc/{child.pid}/maps")
+    start = time.monotonic()
+    while time.monotonic() - start < timeout and child.poll() is None:
+        try:
+            if name in maps.read_text(errors="replace"):
+                return
+        except OSError:
+            pass
+        time.sleep(0.005)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps")
+@pytest.mark.parametrize("library", ["_multiarray_umath", "pandas/_libs", "scipy"])
+def test_ctrl_c_during_the_first_seconds_ends_with_one_line(tmp_path, library):
+    """Ctrl-C while the command still imports numpy, pandas, scipy: one line, exit 130."""
+    export = tmp_path / "export.csv"
+    export.write_text("id,tas4_1,tas4_2,tas4_3,tas4_4\nP1,4,5,3,4\n", encoding="utf-8")
+    child = _command("score", str(export), "--instrument", "tas4", "--out", str(tmp_path / "s.csv"))
+    _wait_for_library(child, library)
+    child.send_signal(signal.SIGINT)
+    stdout, stderr = child.communicate(timeout=120)
+    if child.returncode == 0:  # the command finished before the signal came
+        return
+    assert "Traceback" not in stdout + stderr, stderr
+    assert child.returncode == 130, stderr
+    assert stderr.strip() == "interrupted; nothing was written"
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_a_refused_header_only_export_exits_2_without_an_abort(tmp_path):
+    """The refusal is the last thing printed: no native thread pool aborts the exit (134)."""
+    export = tmp_path / "headeronly.csv"
+    export.write_text(",".join(["id", *(f"tipi_{k}" for k in range(1, 11))]) + "\n", "utf-8")
+    child = _command("score", str(export), "--instrument", "tipi", "--out", str(tmp_path / "x.csv"))
+    stdout, stderr = child.communicate(timeout=120)
+    assert child.returncode == 2, stderr
+    assert "no data rows" in stderr
+    assert "terminate called" not in stderr and "Traceback" not in stderr
+    assert list(tmp_path.iterdir()) == [export]

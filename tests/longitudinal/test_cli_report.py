@@ -30,7 +30,7 @@ def test_report_creates_the_key_once_and_says_where(study_dir, tmp_path, capsys)
 
 def test_report_with_a_given_key_and_one_inside_the_output(study_dir, tmp_path, capsys):
     key = tmp_path / "secret.key"
-    key.write_text("my own secret\n")
+    key.write_text("my own secret, 128 bits or more\n")
     out = tmp_path / "rep"
     assert main(["report", str(study_dir), "--out", str(out), "--no-bayes",
                  "--pseudonym-key", str(key)]) == 0  # fmt: skip

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 from markupsafe import Markup
@@ -228,30 +227,84 @@ class _EvaluationFiles:
     tables: dict[str, pd.DataFrame]
 
 
+EVALUATION_FILES = (
+    "metrics.csv",
+    "summary.csv",
+    "runs.csv",
+    "metrics_ci.csv",
+    "comparisons.csv",
+    "evaluation.json",
+    "table.md",
+    "metrics.png",
+    "metrics.svg",
+)
+"""The files of ``longitudinal evaluate`` that the report copies; nothing else of evaluate/."""
+
+_MAX_EVALUATION_FILE = 64 << 20  # bytes; a larger file is not an output of evaluate
+
+
 def _copy_evaluation(ctx: ReportContext) -> _EvaluationFiles | None:
+    """Copy the known files of ``evaluate/`` into the report, never through a link.
+
+    Only :data:`EVALUATION_FILES` are copied, each only when it is a regular file (a symbolic
+    link, in the folder or as the folder, is refused with a note). In a pseudonymized report,
+    a text file naming a participant by the raw id is not copied and a note says so; when
+    that file is metrics.csv, the section is left out.
+    """
+    import os
+    import stat
+
     sources = [ctx.study.root / "evaluate"]
     if ctx.previous_evaluate is not None:
         sources.append(ctx.previous_evaluate)
     for source in sources:
-        metrics = source / "metrics.csv"
-        if not metrics.is_file():
-            continue
-        if ctx.options.pseudonymize and _names_participants(metrics, ctx):
+        if source.is_symlink():
             ctx.note(
-                f"{metrics.name} in {source.name}/ names participants; it was not copied into "
-                "the pseudonymized report"
+                f"{source.name}/ of the study is a symbolic link; the evaluation results were "
+                "not copied into the report (copy the folder itself into the study)"
             )
-            return None
+            continue
+        metrics = source / "metrics.csv"
+        if not source.is_dir() or not (metrics.is_file() or metrics.is_symlink()):
+            continue
         target = ctx.out / "evaluate"
         if target.exists():
             shutil.rmtree(target)
-        shutil.copytree(source, target)
-        if ctx.options.pseudonymize:  # the participants left out, named in these two files
-            for name in ("table.md", "evaluation.json"):
-                path = target / name
-                if path.is_file():
-                    text = path.read_text(encoding="utf-8", errors="replace")
-                    path.write_text(ctx.scrub(text), encoding="utf-8")
+        target.mkdir(parents=True)
+        copied = []
+        for name in EVALUATION_FILES:
+            path = source / name
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            where = f"{source.name}/{name}"
+            if stat.S_ISLNK(info.st_mode):
+                ctx.note(f"{where} is a symbolic link; it was not copied into the report")
+                continue
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_EVALUATION_FILE:
+                ctx.note(f"{where} is not a regular file of evaluate; it was not copied")
+                continue
+            try:
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                with os.fdopen(fd, "rb") as fh:
+                    data = fh.read(_MAX_EVALUATION_FILE + 1)
+            except OSError as err:
+                ctx.note(f"{where} could not be read ({err.strerror}); it was not copied")
+                continue
+            if ctx.options.pseudonymize and name in ("table.md", "evaluation.json"):
+                # the participants left out are named in these two: under their pseudonyms
+                data = ctx.scrub(data.decode("utf-8", errors="replace")).encode("utf-8")
+            if ctx.options.pseudonymize and _names_participants(name, data, ctx):
+                ctx.note(
+                    f"{where} names participants; it was not copied into the pseudonymized report"
+                )
+                continue
+            (target / name).write_bytes(data)
+            copied.append(name)
+        if "metrics.csv" not in copied:
+            shutil.rmtree(target)
+            return None
         try:
             table = pd.read_csv(target / "metrics.csv")
         except (ValueError, pd.errors.ParserError) as err:
@@ -284,13 +337,24 @@ def _is_count(column: pd.Series) -> bool:
     return (countish or name.endswith("_n")) and whole
 
 
-def _names_participants(path: Path, ctx: ReportContext) -> bool:
-    """Whether any cell of a CSV file is a raw participant id."""
-    import csv
+def _names_participants(name: str, data: bytes, ctx: ReportContext) -> bool:
+    """Whether a file of evaluate/ holds a raw participant id.
 
+    A CSV file: any cell equal to a raw id. Other text (JSON, Markdown, SVG): a raw id as a
+    whole token (the rule of :meth:`ReportContext.scrub`). A PNG is not text and not read.
+    """
+    import csv
+    import io
+
+    if name.endswith(".png") or not ctx.id_map:
+        return False
+    text = data.decode("utf-8", errors="replace")
     raw = set(ctx.id_map)
-    with path.open(newline="", encoding="utf-8", errors="replace") as fh:
-        return any(cell.strip() in raw for row in csv.reader(fh) for cell in row)
+    if name.endswith(".csv"):
+        rows = csv.reader(io.StringIO(text, newline=""))
+        return any(cell.strip().lstrip("'") in raw for row in rows for cell in row)
+    ctx.scrub("")  # builds ctx.id_pattern
+    return ctx.id_pattern is not None and ctx.id_pattern.search(text) is not None
 
 
 class NotesSection(Section):

@@ -53,8 +53,9 @@ def _case(
     *,
     rows: dict | None = None,
     absent: list[str] | None = None,
+    prefix: str = "readers",
 ) -> Path:
-    folder = HERE / f"readers_{name}"
+    folder = HERE / f"{prefix}_{name}"
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir()
@@ -491,7 +492,125 @@ def studies() -> None:
     frame.to_csv(ratings, index=False, lineterminator="\n")
 
 
+DEEP = "[" * 5000 + "]" * 5000
+
+
+def _hardening(name: str, description: str, args: list[str], exit: int, message, **kw) -> Path:
+    return _case(name, description, args, exit, message, prefix="hardening", **kw)
+
+
+def hardening() -> None:
+    """Inputs built to crash, hang or leak: deep TOML, invisible characters, formula cells."""
+    folder = _hardening(
+        "toml_deep_instrument",
+        "an instrument key nesting arrays 5000 deep is refused with a message, not a crash",
+        _score("export.csv", instrument="{in}/key.toml"),
+        2,
+        ["key.toml", "nested 5000 deep"],
+        absent=["RecursionError"],
+    )
+    (folder / "export.csv").write_text("id,tas4_1,tas4_2,tas4_3,tas4_4\nP1,4,5,3,4\n", "utf-8")
+    (folder / "key.toml").write_text(f'[instrument]\nname = "deep"\nx = {DEEP}\n', "utf-8")
+    folder = _hardening(
+        "toml_deep_design",
+        "a power design nesting arrays 5000 deep is refused with a message, not a crash",
+        [
+            "power",
+            "--design",
+            "{in}/design.toml",
+            "--effect",
+            "trait=0.2",
+            "--participants",
+            "10",
+            "--sims",
+            "2",
+            "--out",
+            "{out}/power",
+        ],
+        2,
+        ["design.toml", "nested too deeply"],
+        absent=["RecursionError"],
+    )
+    (folder / "design.toml").write_text(f"x = {DEEP}\n", "utf-8")
+    folder = _hardening(
+        "toml_deep_study",
+        "a study.toml nesting arrays 5000 deep is refused with a message, not a crash",
+        ["report", "{in}/study", "--out", "{out}/report", "--no-bayes"],
+        2,
+        ["study.toml", "nested 5000 deep"],
+        absent=["RecursionError"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    config = folder / "study" / "study.toml"
+    config.write_text(f"deep = {DEEP}\n" + config.read_text(encoding="utf-8"), "utf-8")
+
+    outputs_by_identity()
+
+
+KEY = (
+    '[instrument]\nname = "mykey"\ntitle = "My key"\nresponse_min = 1\nresponse_max = 5\n'
+    '[scales.total]\nitems = ["tas4_1", "tas4_2"]\nscoring = "mean"\n'
+)
+EXPORT = "id,tas4_1,tas4_2,tas4_3,tas4_4\nP1,4,5,3,4\nP2,2,1,2,3\n"
+
+
+def outputs_by_identity() -> None:
+    """Outputs compared with inputs by what they are, not by their name."""
+    for name, key in (("upper_case_toml", "key.TOML"), ("no_extension", "keys/mykey")):
+        folder = _hardening(
+            f"out_score_is_instrument_{name}",
+            f"score --out naming its instrument key {key} is refused before any work",
+            _score("export.csv", "--out", "{in}/" + key, instrument="{in}/" + key),
+            2,
+            ["--out", "is the input", key],
+        )
+        (folder / "export.csv").write_text(EXPORT, "utf-8")
+        (folder / key).parent.mkdir(parents=True, exist_ok=True)
+        (folder / key).write_text(KEY, "utf-8")
+    folder = _hardening(
+        "out_score_is_a_device",
+        "score --out /dev/null (a device) is refused before any work",
+        _score("export.csv", "--out", "/dev/null"),
+        2,
+        ["--out", "/dev/null", "is a device", "expected a regular file"],
+    )
+    (folder / "export.csv").write_text(EXPORT, "utf-8")
+    folder = _hardening(
+        "overwrite_folder_with_provenance_json",
+        "--overwrite never replaces a user's folder that holds a provenance.json like a report",
+        ["report", "{in}/study", "--out", "{in}/thesis", "--overwrite", "--no-bayes"],
+        2,
+        ["was not written by `longitudinal report`", "nothing was replaced"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    (folder / "thesis").mkdir()
+    (folder / "thesis" / "thesis.txt").write_text("Chapter 1\n", "utf-8")
+    provenance = {"package": "empathic-longitudinal", "version": "0.1.0"}
+    (folder / "thesis" / "provenance.json").write_text(json.dumps(provenance) + "\n", "utf-8")
+    folder = _hardening(
+        "out_report_is_working_folder",
+        "report --out . (the working folder) is refused before any work",
+        ["report", "{in}/study", "--out", ".", "--no-bayes"],
+        2,
+        ["must name a folder to create or replace", "working folder"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    folder = _hardening(
+        "out_report_is_a_symlink",
+        "report --out naming a symbolic link to a folder is refused before any work",
+        ["report", "{in}/study", "--out", "{in}/linked", "--overwrite", "--no-bayes"],
+        2,
+        ["must not be a symbolic link", "linked"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    (folder / "_outside" / "target").mkdir(parents=True)
+    (folder / "_outside" / "target" / "keep.txt").write_text("mine\n", "utf-8")
+    with (folder / "case.toml").open("a", encoding="utf-8") as fh:
+        fh.write('[symlinks]\n"linked" = "{outside}/target"\n')
+
+
 if __name__ == "__main__":
+    hardening()
     studies()
     sheets()
     qualtrics()

@@ -1,0 +1,143 @@
+"""The ``longitudinal`` command line, imported by :func:`longitudinal.cli.main` when it runs.
+
+The subcommand table, the parser and the dispatch with its exit codes; see
+:mod:`longitudinal.cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from longitudinal._errors import LongitudinalError
+from longitudinal.cli import EXIT_INTERRUPTED, interrupted
+from longitudinal.cli._common import (
+    EXIT_INPUT,
+    _format_failures,
+    _format_os_error,
+    _Formatter,
+    _print_warnings,
+)
+from longitudinal.cli.evaluate import _evaluate, _evaluate_parser, _splits, _splits_parser
+from longitudinal.cli.fit import _fit, _fit_parser
+from longitudinal.cli.power import _power, _power_parser
+from longitudinal.cli.score import _instruments, _instruments_parser, _score, _score_parser
+from longitudinal.cli.study import (
+    _demo,
+    _demo_parser,
+    _report,
+    _report_parser,
+    _simulate,
+    _simulate_parser,
+)
+from longitudinal.report.context import NOTES_FILE
+from models import ModelsError
+from surveys import InputValidationError, SurveysError
+
+__all__ = ["COMMANDS", "build_parser", "run"]
+
+_Handler = Callable[[argparse.Namespace], int]
+_Register = Callable[[Any], argparse.ArgumentParser]
+
+#: Subcommands, in the order ``--help`` lists them: name -> (register parser, run).
+COMMANDS: dict[str, tuple[_Register, _Handler]] = {
+    "score": (_score_parser, _score),
+    "instruments": (_instruments_parser, _instruments),
+    "simulate": (_simulate_parser, _simulate),
+    "report": (_report_parser, _report),
+    "demo": (_demo_parser, _demo),
+    "fit": (_fit_parser, _fit),
+    "evaluate": (_evaluate_parser, _evaluate),
+    "splits": (_splits_parser, _splits),
+    "power": (_power_parser, _power),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the ``longitudinal`` argument parser with every subcommand in :data:`COMMANDS`.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The top-level parser; the chosen subcommand is stored in ``args.command``.
+    """
+    from surveys import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="longitudinal",
+        description="Statistics for longitudinal empathy studies.",
+        epilog="example:\n  longitudinal score surveys/pre.csv --instrument tas4 --out scores.csv",
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register, _ in COMMANDS.values():
+        register(subparsers)
+    return parser
+
+
+def _on_sigterm() -> Any:
+    """Treat SIGTERM like Ctrl-C while a command runs, so that every cleanup runs."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
+
+
+def _restore_sigterm(previous: Any) -> None:
+    import signal
+
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv``, run its subcommand, return the exit code (see :func:`main`)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version and usage errors
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else EXIT_INPUT)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_INPUT
+    _, handler = COMMANDS[args.command]
+    caught: list[warnings.WarningMessage] = []
+    previous = _on_sigterm()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code = handler(args)
+    except InputValidationError as err:
+        _print_warnings(caught)
+        print(_format_failures(err), file=sys.stderr)
+        return EXIT_INPUT
+    except OSError as err:
+        _print_warnings(caught)
+        print(_format_os_error(err), file=sys.stderr)
+        return EXIT_INPUT
+    except (SurveysError, LongitudinalError, ModelsError, ImportError) as err:
+        if isinstance(err, ModuleNotFoundError):  # a broken installation, not bad input
+            raise
+        _print_warnings(caught)
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: the staging folders were removed on the way out, nothing written
+        interrupted()
+        return EXIT_INTERRUPTED
+    finally:
+        _restore_sigterm(previous)
+    written = args.command in ("report", "demo") and code == 0
+    _print_warnings(caught, args.out / NOTES_FILE if written else None)
+    return code

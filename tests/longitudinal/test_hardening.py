@@ -1,0 +1,238 @@
+"""Inputs the corpus (tests/data/corpus/) cannot hold: hard links, FIFOs and devices made here.
+
+Each refusal is exit 2 with one message naming the path, and nothing is written or changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from longitudinal.cli import main
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX files")
+
+EXPORT = "id,tas4_1,tas4_2,tas4_3,tas4_4\nP1,4,5,3,4\nP2,2,1,2,3\n"
+DATA = "y,x,g\n" + "".join(f"{(k * 7) % 5 + k % 3},{k % 4},{'abc'[k % 3]}\n" for k in range(30))
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def test_fit_out_a_hard_link_to_the_data_is_refused(tmp_path, capsys):
+    data = tmp_path / "DATA.csv"
+    data.write_text(DATA, encoding="utf-8")
+    link = tmp_path / "HARDLINK"
+    os.link(data, link)
+    before = _digest(tmp_path)
+    code = main(["fit", str(data), "--formula", "y ~ x + (1 | g)", "--out", str(link)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "--out" in err and "is the input" in err and "HARDLINK" in err
+    assert _digest(tmp_path) == before
+
+
+def test_score_out_a_fifo_is_refused_without_blocking(tmp_path, capsys):
+    (tmp_path / "export.csv").write_text(EXPORT, encoding="utf-8")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code = main(["score", str(tmp_path / "export.csv"), "--instrument", "tas4", "--out", str(fifo)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "pipe" in err and "named pipe (FIFO)" in err and "expected a regular file" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.csv", "pipe"]
+
+
+@pytest.mark.parametrize("option", ["--reliability", "--exclusions"])
+def test_score_side_outputs_that_are_devices_are_refused(tmp_path, capsys, option):
+    (tmp_path / "export.csv").write_text(EXPORT, encoding="utf-8")
+    out = tmp_path / "s.csv"
+    args = ["score", str(tmp_path / "export.csv"), "--instrument", "tas4", "--out", str(out)]
+    code = main([*args, option, "/dev/zero"])
+    err = capsys.readouterr().err
+    assert code == 2 and "/dev/zero" in err and "is a device" in err, err
+    assert not out.exists()
+
+
+def test_report_out_a_fifo_is_refused(tmp_path, capsys):
+    fifo = tmp_path / "rep"
+    os.mkfifo(fifo)
+    study = Path(__file__).resolve().parents[1] / "data" / "studies" / "tiny"
+    code = main(["report", str(study), "--out", str(fifo), "--no-bayes"])
+    err = capsys.readouterr().err
+    assert code == 2 and "named pipe (FIFO)" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+
+
+def test_score_out_the_instrument_key_through_a_symlink_is_refused(tmp_path, capsys):
+    (tmp_path / "export.csv").write_text(EXPORT, encoding="utf-8")
+    key = tmp_path / "keys" / "mykey"
+    key.parent.mkdir()
+    key.write_text('[instrument]\nname = "mykey"\n', encoding="utf-8")
+    (tmp_path / "alias.csv").symlink_to(key)
+    before = _digest(tmp_path)
+    code = main(
+        [
+            "score",
+            str(tmp_path / "export.csv"),
+            "--instrument",
+            str(key),
+            "--out",
+            str(tmp_path / "alias.csv"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "is the input" in err, err
+    assert _digest(tmp_path) == before
+
+
+def _raw_ids_in(folder: Path, ids: list[str]) -> dict[str, list[str]]:
+    """Raw ids found as whole tokens in the files of ``folder``.
+
+    PNG pixels and the base64 images embedded in report.html are not text (their bytes hold
+    any two-letter sequence by chance); every other byte is searched.
+    """
+    import re
+
+    pattern = re.compile(
+        rb"(?<![\w.])(?:" + b"|".join(re.escape(i.encode()) for i in ids) + rb")(?![\w])"
+    )
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.suffix != ".png":
+            data = re.sub(rb"data:image/[a-z+]+;base64,[A-Za-z0-9+/=]+", b"", path.read_bytes())
+            hits = sorted({m.decode() for m in pattern.findall(data)})
+            if hits:
+                found[str(path.relative_to(folder))] = hits
+    return found
+
+
+def test_report_copies_no_raw_id_from_evaluate(tmp_path, capsys):
+    """evaluate/ holding a splits export, a per-person file and links: no raw id reaches the
+    report folder, links are not followed, and the notes say what was left out."""
+    import csv
+    import shutil
+
+    study = tmp_path / "study"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "studies" / "tiny", study)
+    (study / "raw").mkdir()
+    (study / "ratings.csv").rename(study / "raw" / "ratings.csv")
+    (study / "ratings.csv").symlink_to(Path("raw") / "ratings.csv")
+    with (study / "participants.csv").open(newline="", encoding="utf-8") as fh:
+        ids = [row["participant_id"] for row in csv.DictReader(fh)]
+    evaluate = study / "evaluate"
+    evaluate.mkdir()
+    (evaluate / "metrics.csv").write_text(
+        "model,split,seed,r,rho,acc,f1,mse\nlmm,test,0,31.0,30.0,40.0,38.0,90.0\n", "utf-8"
+    )
+    (evaluate / "summary.csv").write_text("model,split,metric,mean,sd,n\n", "utf-8")
+    (evaluate / "table.md").write_text("| model | r |\n|---|---|\n| lmm | 31.0 |\n", "utf-8")
+    note = json.dumps({"notes": [f"worst fit: {ids[0]}"]})
+    (evaluate / "evaluation.json").write_text(note + "\n", "utf-8")
+    (evaluate / "runs.csv").write_text(
+        "model,participant_id,seconds\n" + "".join(f"lmm,{i},0.1\n" for i in ids), "utf-8"
+    )
+    (evaluate / "splits.csv").write_text(
+        "scheme,seed,participant_id,split\n"
+        + "".join(f"holdout_70_20_10,0,{i},train\n" for i in ids),
+        "utf-8",
+    )
+    (evaluate / "comparisons.csv").symlink_to(Path("..") / "raw" / "ratings.csv")
+    (evaluate / "metrics.svg").symlink_to(study / "participants.csv")
+    out = tmp_path / "report"
+    code = main(["report", str(study), "--out", str(out), "--no-bayes"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert _raw_ids_in(out, ids) == {}
+    copied = sorted(p.name for p in (out / "evaluate").iterdir())
+    assert copied == ["metrics.csv", "summary.csv", "table.md"]
+    notes = (out / "notes.csv").read_text(encoding="utf-8")
+    assert "evaluate/runs.csv names participants" in notes
+    assert "evaluate/evaluation.json names participants" in notes
+    assert "evaluate/comparisons.csv is a symbolic link" in notes
+    assert "evaluate/metrics.svg is a symbolic link" in notes
+    assert not any(p.is_symlink() for p in out.rglob("*"))
+
+
+TINY = Path(__file__).resolve().parents[1] / "data" / "studies" / "tiny"
+
+
+def _key_case(tmp_path, key, capsys):
+    out = tmp_path / "rep"
+    code = main(["report", str(TINY), "--out", str(out), "--no-bayes", "--pseudonym-key", key])
+    return code, capsys.readouterr().err
+
+
+def test_a_short_key_is_refused_with_how_to_make_one(tmp_path, capsys):
+    key = tmp_path / "k"
+    key.write_text("hunter2\n", encoding="utf-8")
+    code, err = _key_case(tmp_path, str(key), capsys)
+    assert code == 2 and "holds 7 bytes" in err and "secrets.token_hex(32)" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_a_key_that_is_not_a_regular_file_is_refused_before_reading(tmp_path, capsys, kind):
+    key = tmp_path / "k"
+    if kind == "fifo":
+        os.mkfifo(key)  # nobody writes it: opening it to read would block
+    elif kind == "folder":
+        key.mkdir()
+    code, err = _key_case(tmp_path, "/dev/zero" if kind == "device" else str(key), capsys)
+    assert code == 2 and "must be a regular file" in err, err
+    assert not (tmp_path / "rep").exists()
+
+
+def test_a_new_key_in_a_missing_folder_or_through_a_dangling_link_fails_first(tmp_path, capsys):
+    code, err = _key_case(tmp_path, str(tmp_path / "nowhere" / "k"), capsys)
+    assert code == 2 and "does not exist" in err and "nowhere" in err, err
+    (tmp_path / "k").symlink_to(tmp_path / "gone")
+    code, err = _key_case(tmp_path, str(tmp_path / "k"), capsys)
+    assert code == 2 and "link to a missing file" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k"]
+
+
+def test_a_key_that_is_an_input_of_the_study_is_refused(tmp_path, capsys):
+    import shutil
+
+    study = tmp_path / "study"
+    shutil.copytree(TINY, study)
+    os.link(study / "participants.csv", tmp_path / "key")
+    out = tmp_path / "rep"
+    code = main(["report", str(study), "--out", str(out), "--pseudonym-key", str(tmp_path / "key")])
+    err = capsys.readouterr().err
+    assert code == 2 and "is the input" in err and "participants.csv" in err, err
+    assert not out.exists()
+
+
+def test_no_person_tables_and_the_relinking_line(tmp_path, capsys):
+    key = tmp_path / "k"
+    key.write_text("0123456789abcdef0123456789abcdef\n", encoding="utf-8")
+    both = []
+    for flag in ([], ["--no-person-tables"]):
+        out = tmp_path / ("rep" + "".join(flag))
+        args = ["report", str(TINY), "--out", str(out), "--no-bayes", "--pseudonym-key", str(key)]
+        assert main([*args, *flag]) == 0, capsys.readouterr().err
+        both.append(out)
+    html = (both[0] / "report.html").read_text(encoding="utf-8")
+    assert "can be re-linked to participants by anyone holding the raw data" in html
+    assert (both[0] / "tables" / "reliable_change_people.csv").is_file()
+    assert not (both[1] / "tables" / "reliable_change_people.csv").exists()
+    assert not (both[1] / "tables" / "complete_case_exclusions.csv").exists()
+    assert "Per-person tables are left out" in (both[1] / "report.html").read_text("utf-8")
+    provenance = json.loads((both[1] / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["options"]["person_tables"] is False
+    assert "tables/reliable_change_people.csv" not in provenance["files"]
+    # the fingerprint is not a plain hash of the key (a guessed key cannot be checked quickly)
+    plain = hashlib.sha256(b"empathic-longitudinal pseudonym key\0" + key.read_bytes().strip())
+    assert provenance["pseudonym_key_fingerprint"] != plain.hexdigest()[:16]
