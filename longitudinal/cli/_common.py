@@ -131,7 +131,7 @@ def _format_os_error(err: OSError) -> str:
     return f"error: {err}"
 
 
-_WARNING_WIDTH = 120
+_WARNING_WIDTH = 180
 _WARNING_SOURCE = re.compile(r"^(?P<source>[^:|]+\.(?:csv|tsv|txt|xlsx|xls|sav)(?:, [\w.-]+)?): ")
 
 
@@ -141,18 +141,24 @@ _SCALE_FINDING = re.compile(
 )
 
 
+# the leading function name and the generic half of a finding, left out on a short line
+_GENERIC = re.compile(r"^(?:[a-z_]+: )?(?:returned NaN where a statistic is undefined: )?")
+
+
 def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _findings(parts: list[str], *, source: str = "") -> list[str]:
+def _findings(parts: list[str], *, source: str = "", compact: bool = False) -> list[str]:
     """One text per finding: the scales (and waves) of an instrument that share one merged.
 
     ``tipi.extraversion (wave 'baseline'): X`` and ``tipi.openness (wave 'baseline'): X``
     become ``tipi scales extraversion and openness (wave 'baseline'): X``; the same scales
     with the same finding at several waves become one text naming the waves. Any other text
     is kept as it is, each distinct one once. When ``source`` (``file, instrument``) names
-    the instrument already, a merged text starts with ``scales``.
+    the instrument already, a merged text starts with ``scales``. ``compact`` (for a terminal
+    line of limited width) counts the scales instead of naming them and leaves out the
+    finding's function name and generic half, keeping the specific reason.
     """
     merged: dict[tuple[str, str, str], dict[str, list[str]]] = {}
     order: list[tuple[str, ...]] = []
@@ -184,12 +190,14 @@ def _findings(parts: list[str], *, source: str = "") -> list[str]:
             where = ""
             if named:
                 where = f" (wave{'s' if len(named) > 1 else ''} {_join(named)})"
+            reason = _GENERIC.sub("", finding) if compact else finding
             if len(scales) == 1:
-                out.append(f"{instrument}.{scales[0]}{where}: {finding}")
+                out.append(f"{instrument}.{scales[0]}{where}: {reason}")
             else:
                 named_already = source.endswith(f", {instrument}")
                 lead = "scales" if named_already else f"{instrument} scales"
-                out.append(f"{lead} {_join(list(scales))}{where}: {finding}")
+                listed = f"{len(scales)} {lead}" if compact else f"{lead} {_join(list(scales))}"
+                out.append(f"{listed}{where}: {reason}")
     return out
 
 
@@ -209,7 +217,7 @@ def _warning_lines(caught: list[warnings.WarningMessage], *, width: int | None) 
         source = match.group("source") if match else ""
         body = text[match.end() :] if match else text
         counts = groups.setdefault(source, {})
-        for part in _findings(body.split(" | "), source=source):
+        for part in _findings(body.split(" | "), source=source, compact=bool(width)):
             counts[part] = counts.get(part, 0) + 1
     lines = []
     for source, counts in groups.items():
