@@ -11,7 +11,7 @@ skipped one of the two TIPI agreeableness items, so that scale is not scored for
 
 Independent of longitudinal.simulate on purpose. Run from the repository root:
 
-    python tests/data/studies/declared/_write.py
+    python tests/data/studies/declared/_write_declared.py
 """
 
 from __future__ import annotations
