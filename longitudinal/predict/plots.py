@@ -236,6 +236,6 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
         if any(theirs):
             title += "; hatched: your models"
         if floored:
-            title += "; error bars stop at 0 (and 100)"
+            title += "; error bars stop at the metric's range (r, ρ: ±100; Acc, F1: 0–100; MSE: 0)"
         fig.suptitle(title)
     return fig
