@@ -10,7 +10,10 @@ INSTALL_LOG := $(VENV)/install.log
 .PHONY: demo test lint lock clean
 
 # uv when it is on PATH or can be installed from PyPI into the new venv; plain pip otherwise.
-$(STAMP): $(LOCK) pyproject.toml
+# The editable install puts the repository on sys.path (editable_mode=compat) so a folder named
+# surveys/ or models/ in the current directory (a study directory's surveys/) cannot shadow the
+# packages.
+$(STAMP): $(LOCK) pyproject.toml Makefile
 	@echo "install: .venv from $(LOCK)"
 	@set -e; \
 	if [ ! -x $(BIN)/python ]; then $(PYTHON) -m venv $(VENV); fi; \
@@ -23,14 +26,17 @@ $(STAMP): $(LOCK) pyproject.toml
 		$$UV pip install -q --python $(BIN)/python -r $(LOCK) >>$(INSTALL_LOG) 2>&1 \
 			|| { cat $(INSTALL_LOG); exit 1; }; \
 		echo "install: empathic-longitudinal (editable)"; \
-		$$UV pip install -q --python $(BIN)/python --no-deps -e . >>$(INSTALL_LOG) 2>&1 \
+		$$UV pip install -q --python $(BIN)/python --no-deps --reinstall-package empathic-longitudinal \
+			-C editable_mode=compat -e . \
+			>>$(INSTALL_LOG) 2>&1 \
 			|| { cat $(INSTALL_LOG); exit 1; }; \
 	else \
 		echo "install: pinned packages with pip (uv not available)"; \
 		$(BIN)/python -m pip install -q -r $(LOCK) >>$(INSTALL_LOG) 2>&1 \
 			|| { cat $(INSTALL_LOG); exit 1; }; \
 		echo "install: empathic-longitudinal (editable)"; \
-		$(BIN)/python -m pip install -q --no-deps -e . >>$(INSTALL_LOG) 2>&1 \
+		$(BIN)/python -m pip install -q --no-deps --config-settings editable_mode=compat -e . \
+			>>$(INSTALL_LOG) 2>&1 \
 			|| { cat $(INSTALL_LOG); exit 1; }; \
 	fi
 	@touch $(STAMP)

@@ -10,9 +10,33 @@ synthetic study with known truth; :func:`run_demo` simulates one and reports on 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
-from longitudinal._errors import DataQualityWarning, InvalidParameterError, LongitudinalError
+
+def _refuse_shadowed_packages() -> None:
+    """Fail with a clear message when a folder shadows the package's ``surveys`` or ``models``.
+
+    A study directory holds a ``surveys/`` folder; started inside it, Python may take that
+    folder (a namespace package, without ``__init__.py``) for the package. ``make`` installs
+    the package so that cannot happen; this check names the cause for other installs.
+    """
+    for name in ("surveys", "models"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin in (None, "namespace"):
+            where = ", ".join(spec.submodule_search_locations or [])
+            raise ImportError(
+                f"the folder {where} shadows the package {name!r} of empathic-longitudinal "
+                "(Python found a plain folder of that name first, typically the surveys/ "
+                "folder of a study directory you started Python in). Start Python in another "
+                "folder, or install the package with `make` or `pip install .`, which do not "
+                "let a folder shadow it."
+            )
+
+
+_refuse_shadowed_packages()
+
+from longitudinal._errors import DataQualityWarning, InvalidParameterError, LongitudinalError  # noqa: E402
 
 if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.change import (
