@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from longitudinal._errors import InvalidParameterError
+from longitudinal._errors import InvalidParameterError, LongitudinalWarning
 from surveys import FAILURE_COLUMNS, InputValidationError
 
 __all__ = [
@@ -424,7 +425,9 @@ def study_inputs(path: str | Path) -> list[Path]:
     """
     root = Path(path)
     try:
-        cfg = read_study_config(root)
+        with warnings.catch_warnings():  # load_study says it once
+            warnings.simplefilter("ignore", StudyTomlDeprecationWarning)
+            cfg = read_study_config(root)
     except (InputValidationError, InvalidParameterError):
         return [root]
     names = [CONFIG_FILE, cfg.ratings.file, cfg.sessions_file, cfg.participants_file]
@@ -616,6 +619,13 @@ def _columns_table(
             bad(f"columns.{key}", value, "must be a column name")
             continue
         mapped[key] = value.strip()
+    for old_key, new_key, section in (
+        ("study.id_col", "person", study),
+        ("ratings.column", "rating", ratings),
+    ):
+        inner = old_key.split(".")[1]
+        if inner in section and isinstance(section[inner], str):
+            _deprecated_key(old_key, f"columns.{new_key}", section[inner])
     if "person" in mapped:
         if "id_col" in study and study.get("id_col") != mapped["person"]:
             bad("columns.person", mapped["person"], f"differs from study.id_col ({id_col!r})")
@@ -629,6 +639,22 @@ def _columns_table(
     for name in sorted({n for n in names if names.count(n) > 1}):
         bad("columns", name, "one column cannot play two roles")
     return id_col, r_col, renamed
+
+
+class StudyTomlDeprecationWarning(LongitudinalWarning, FutureWarning):
+    """A study.toml key that another key replaces; the old one is read for one more release."""
+
+
+def _deprecated_key(old: str, new: str, value: str) -> None:
+    table, key = new.split(".")
+    warnings.warn(
+        f"study.toml: {old} is deprecated; write the column under [{table}] as "
+        f'{key} = "{value}" (one key per column: [columns] names the participant, session, '
+        "story, position, rating and timestamp columns). The old key is still read in this "
+        "release.",
+        StudyTomlDeprecationWarning,
+        stacklevel=4,
+    )
 
 
 def _files(sections: dict[str, dict[str, Any]], bad: Any) -> tuple[str, str, Any]:

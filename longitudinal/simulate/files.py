@@ -30,7 +30,6 @@ def _study_toml(seed: int) -> str:
     return f"""[study]
 name = "EmpathicStories++ synthetic twin (seed {seed})"
 waves = ["pre", "mid", "post"]
-id_col = "participant_id"
 
 [ratings]
 file = "ratings.csv"

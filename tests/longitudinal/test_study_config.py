@@ -105,3 +105,23 @@ def test_threshold_and_predictors_are_read_and_checked(tmp_path):
         read_study_config(bad)
     cases = info.value.failure_cases
     assert set(cases["column"]) == {"ratings.threshold", "roles.predictors"}
+
+
+def test_old_column_keys_are_read_with_a_deprecation_note(tmp_path):
+    from longitudinal.study_config import StudyTomlDeprecationWarning
+
+    old = _copy_declared(
+        tmp_path,
+        lambda t: t.replace('waves = ["baseline"', 'id_col = "pid"\nwaves = ["baseline"')
+        .replace("scale_max = 7", 'scale_max = 7\ncolumn = "score"')
+        .replace('person = "pid"\n', "")
+        .replace('rating = "score"\n', ""),
+    )
+    with pytest.warns(StudyTomlDeprecationWarning) as caught:
+        cfg = read_study_config(old)
+    messages = [str(w.message) for w in caught]
+    assert any("study.id_col is deprecated" in m and 'person = "pid"' in m for m in messages)
+    assert any("ratings.column is deprecated" in m and 'rating = "score"' in m for m in messages)
+    assert (cfg.id_col, cfg.rating_col) == ("pid", "score")
+    new = read_study_config(DECLARED)
+    assert (new.id_col, new.rating_col) == (cfg.id_col, cfg.rating_col)
