@@ -411,7 +411,7 @@ def test_package_readers_load_the_exports(study, study_dir):
 def test_study_toml_parses_and_names_existing_files(study_dir):
     config = tomllib.loads((study_dir / "study.toml").read_text())
     assert config["study"]["waves"] == ["pre", "mid", "post"]
-    assert config["study"]["id_col"] == "participant_id"
+    assert "id_col" not in config["study"]  # the default participant column, [columns] person
     assert config["ratings"]["scale_min"] == 1 and config["ratings"]["scale_max"] == 5
     for block in ("ratings", "sessions", "participants"):
         assert (study_dir / config[block]["file"]).is_file()
