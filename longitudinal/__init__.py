@@ -12,7 +12,15 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from longitudinal._errors import DataQualityWarning, InvalidParameterError, LongitudinalError
+from longitudinal._errors import (
+    DataQualityWarning,
+    EmpathicDeprecationWarning,
+    EmpathicError,
+    EmpathicWarning,
+    InvalidParameterError,
+    LongitudinalError,
+    LongitudinalWarning,
+)
 
 if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.change import (
@@ -102,12 +110,16 @@ __all__ = [
     "ChangeResult",
     "DataQualityWarning",
     "EffectsSection",
+    "EmpathicDeprecationWarning",
+    "EmpathicError",
+    "EmpathicWarning",
     "EmpathyData",
     "EmpathyEffects",
     "EvaluationResult",
     "GrowthModelResult",
     "InvalidParameterError",
     "LongitudinalError",
+    "LongitudinalWarning",
     "PairwiseChanges",
     "RMAnovaResult",
     "ReliableChangeResult",
