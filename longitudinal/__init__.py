@@ -36,7 +36,15 @@ def _refuse_shadowed_packages() -> None:
 
 _refuse_shadowed_packages()
 
-from longitudinal._errors import DataQualityWarning, InvalidParameterError, LongitudinalError  # noqa: E402
+from longitudinal._errors import (  # noqa: E402
+    DataQualityWarning,
+    EmpathicDeprecationWarning,
+    EmpathicError,
+    EmpathicWarning,
+    InvalidParameterError,
+    LongitudinalError,
+    LongitudinalWarning,
+)
 
 if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.change import (
@@ -126,12 +134,16 @@ __all__ = [
     "ChangeResult",
     "DataQualityWarning",
     "EffectsSection",
+    "EmpathicDeprecationWarning",
+    "EmpathicError",
+    "EmpathicWarning",
     "EmpathyData",
     "EmpathyEffects",
     "EvaluationResult",
     "GrowthModelResult",
     "InvalidParameterError",
     "LongitudinalError",
+    "LongitudinalWarning",
     "PairwiseChanges",
     "RMAnovaResult",
     "ReliableChangeResult",

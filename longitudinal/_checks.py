@@ -1,7 +1,8 @@
 """Parameter checks of the longitudinal package: one wording for every function.
 
 Each check names the parameter and the function and says what was expected and what was
-given, in the words of :mod:`models._checks`.
+given, in the words of :mod:`models._checks`. ``check_bool`` and ``check_unit`` are the
+distribution's shared checks (``_empathic_base``), re-exported here.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from _empathic_base.checks import check_bool, check_unit
 from longitudinal._errors import InvalidParameterError
+
+__all__ = ["check_bool", "check_frame", "check_int", "check_unit"]
 
 
 def check_int(
@@ -27,25 +31,6 @@ def check_int(
             f"the `{name}` parameter of {where} must be an integer {wanted}; got {value!r}"
         )
     return int(value)
-
-
-def check_bool(value: Any, *, name: str, where: str) -> bool:
-    """Return ``value`` if it is True or False (NumPy booleans included)."""
-    if not isinstance(value, bool | np.bool_):
-        raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be True or False; got {value!r}"
-        )
-    return bool(value)
-
-
-def check_unit(value: Any, *, name: str, where: str) -> float:
-    """Return ``value`` as a float if it lies strictly between 0 and 1 (a level, a share)."""
-    ok = not isinstance(value, bool | np.bool_) and isinstance(value, numbers.Real)
-    if not ok or not 0 < value < 1:
-        raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be a float in (0, 1); got {value!r}"
-        )
-    return float(value)
 
 
 def check_frame(data: Any, columns: Sequence[str], *, where: str, name: str = "data") -> None:

@@ -2,22 +2,30 @@
 
 Input problems in a study directory are reported with :class:`surveys.InputValidationError`
 (one failure table for everything), so callers handle one kind of data error.
+
+Every class here is the distribution's shared class (``_empathic_base.errors``):
+``longitudinal.InvalidParameterError is models.InvalidParameterError is
+surveys.InvalidParameterError``, and the same for :class:`DataQualityWarning`.
 """
 
 from __future__ import annotations
 
+from _empathic_base.errors import (
+    DataQualityWarning,
+    EmpathicDeprecationWarning,
+    EmpathicError,
+    EmpathicWarning,
+    InvalidParameterError,
+    LongitudinalError,
+    LongitudinalWarning,
+)
 
-class LongitudinalError(Exception):
-    """Base class of every error raised by :mod:`longitudinal`."""
-
-
-class InvalidParameterError(LongitudinalError, ValueError, TypeError):
-    """A function argument has the wrong type or an invalid value."""
-
-
-class LongitudinalWarning(UserWarning):
-    """Base class of the warnings issued by :mod:`longitudinal`."""
-
-
-class DataQualityWarning(LongitudinalWarning):
-    """A result is defined but rests on weak data (few people at a wave, ...)."""
+__all__ = [
+    "DataQualityWarning",
+    "EmpathicDeprecationWarning",
+    "EmpathicError",
+    "EmpathicWarning",
+    "InvalidParameterError",
+    "LongitudinalError",
+    "LongitudinalWarning",
+]

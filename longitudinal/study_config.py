@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from longitudinal._errors import InvalidParameterError, LongitudinalWarning
+from longitudinal._errors import EmpathicDeprecationWarning, InvalidParameterError
 from surveys import FAILURE_COLUMNS, InputValidationError
 
 __all__ = [
@@ -641,7 +641,7 @@ def _columns_table(
     return id_col, r_col, renamed
 
 
-class StudyTomlDeprecationWarning(LongitudinalWarning, FutureWarning):
+class StudyTomlDeprecationWarning(EmpathicDeprecationWarning):
     """A study.toml key that another key replaces; the old one is read for one more release."""
 
 

@@ -1,4 +1,8 @@
-"""Parameter checks of the models package: one wording for every function."""
+"""Parameter checks of the models package: one wording for every function.
+
+``check_bool`` and ``check_unit`` are the distribution's shared checks (``_empathic_base``),
+re-exported here so that the package's modules import every check from this one place.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from _empathic_base.checks import check_bool, check_unit
 from models._errors import FormulaError, InvalidParameterError
 
 if TYPE_CHECKING:
     from models.formula import Design
+
+__all__ = ["check_bool", "check_choice", "check_design", "check_int", "check_seed", "check_unit"]
 
 
 def check_choice(value: Any, allowed: Sequence[str], *, name: str, where: str) -> str:
@@ -22,28 +29,12 @@ def check_choice(value: Any, allowed: Sequence[str], *, name: str, where: str) -
     return value
 
 
-def check_bool(value: Any, *, name: str, where: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be True or False; got {value!r}"
-        )
-    return bool(value)
-
-
 def check_int(value: Any, *, name: str, where: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise InvalidParameterError(
             f"the `{name}` parameter of {where} must be an integer >= {minimum}; got {value!r}"
         )
     return int(value)
-
-
-def check_unit(value: Any, *, name: str, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-        raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be a float in (0, 1); got {value!r}"
-        )
-    return float(value)
 
 
 def check_seed(value: Any, *, where: str, optional: bool = True) -> int | None:

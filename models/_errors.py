@@ -1,14 +1,35 @@
-"""Exception and warning tree of :mod:`models`."""
+"""Exception and warning tree of :mod:`models`.
+
+The bases (:class:`ModelsError`, :class:`ModelsWarning`), :class:`InvalidParameterError` and
+:class:`DataQualityWarning` are the distribution's shared classes (``_empathic_base.errors``),
+re-exported here so that every module of the package imports its errors from this one place.
+"""
 
 from __future__ import annotations
 
+from _empathic_base.errors import (
+    DataQualityWarning,
+    EmpathicError,
+    EmpathicWarning,
+    InvalidParameterError,
+    ModelsError,
+    ModelsWarning,
+)
 
-class ModelsError(Exception):
-    """Base class of every error raised by :mod:`models`."""
-
-
-class InvalidParameterError(ModelsError, ValueError, TypeError):
-    """A function argument has the wrong type or an invalid value."""
+__all__ = [
+    "ConvergenceError",
+    "ConvergenceWarning",
+    "DataQualityWarning",
+    "EmpathicError",
+    "EmpathicWarning",
+    "FormulaError",
+    "InvalidParameterError",
+    "ModelsError",
+    "ModelsWarning",
+    "NotFittedError",
+    "SamplingWarning",
+    "SingularFitWarning",
+]
 
 
 class FormulaError(ModelsError, ValueError):
@@ -23,10 +44,6 @@ class ConvergenceError(ModelsError, RuntimeError):
     """An optimizer or sampler failed in a way that leaves no usable result."""
 
 
-class ModelsWarning(UserWarning):
-    """Base class of the warnings issued by :mod:`models`."""
-
-
 class ConvergenceWarning(ModelsWarning):
     """The optimizer stopped without meeting its convergence criteria."""
 
@@ -37,7 +54,3 @@ class SingularFitWarning(ModelsWarning):
 
 class SamplingWarning(ModelsWarning):
     """A Bayesian fit failed one of the diagnostics gates (R-hat, ESS, divergences, E-BFMI)."""
-
-
-class DataQualityWarning(ModelsWarning):
-    """The data support the result only weakly."""

@@ -11,6 +11,8 @@ once (:func:`validate_responses`), exact scoring from the declared response rang
 from surveys._errors import (
     FAILURE_COLUMNS,
     DataQualityWarning,
+    EmpathicError,
+    EmpathicWarning,
     InputValidationError,
     InvalidParameterError,
     SurveysError,
@@ -37,6 +39,8 @@ __all__ = [
     "__version__",
     "CheckedExport",
     "DataQualityWarning",
+    "EmpathicError",
+    "EmpathicWarning",
     "ScoreExportResult",
     "FailureCollector",
     "InputValidationError",

@@ -2,22 +2,38 @@
 
 Every error raised on purpose by the package derives from :class:`SurveysError` and also
 from the matching builtin, so ``except ValueError`` keeps working for callers who do not
-know the package.
+know the package. The bases, :class:`InvalidParameterError` and :class:`DataQualityWarning`
+are the distribution's shared classes (``_empathic_base.errors``), the same objects as
+``models.InvalidParameterError`` and ``longitudinal.InvalidParameterError``.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from _empathic_base.errors import (
+    DataQualityWarning,
+    EmpathicError,
+    EmpathicWarning,
+    InvalidParameterError,
+    SurveysError,
+    SurveysWarning,
+)
+
+__all__ = [
+    "FAILURE_COLUMNS",
+    "DataQualityWarning",
+    "EmpathicError",
+    "EmpathicWarning",
+    "InputValidationError",
+    "InvalidParameterError",
+    "SurveysError",
+    "SurveysWarning",
+    "UndefinedStatisticWarning",
+    "UnknownInstrumentError",
+]
+
 FAILURE_COLUMNS = ["file", "row", "column", "value", "reason"]
-
-
-class SurveysError(Exception):
-    """Base class of every error raised by :mod:`surveys`."""
-
-
-class InvalidParameterError(SurveysError, ValueError, TypeError):
-    """A function argument has the wrong type or an invalid value."""
 
 
 class UnknownInstrumentError(SurveysError, KeyError):
@@ -61,14 +77,6 @@ class InputValidationError(SurveysError, ValueError):
         if n > limit:
             lines.append(f"  ... and {n - limit} more (see .failure_cases)")
         return "\n".join(lines)
-
-
-class SurveysWarning(UserWarning):
-    """Base class of the warnings issued by :mod:`surveys`."""
-
-
-class DataQualityWarning(SurveysWarning):
-    """A result is defined but rests on weak data (few items, few respondents, ...)."""
 
 
 class UndefinedStatisticWarning(SurveysWarning):

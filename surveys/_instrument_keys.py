@@ -3,6 +3,8 @@
 :func:`surveys.instruments.load_instrument` reads a key (TOML or a mapping) and hands it to
 :func:`_build`, which checks ``[instrument]``, each ``[scales.NAME]``, ``[item_text]``,
 ``[derive]``, ``[anchors]`` and ``[norms]`` and builds the :class:`~surveys.instruments.Instrument`.
+The types and the scale rules come from :mod:`surveys._instrument_types`; this module does not
+import :mod:`surveys.instruments` (which imports it).
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from typing import Any
 import pandas as pd
 
 from surveys._errors import InputValidationError
-from surveys._toml import too_deep
-from surveys.instruments import (
+from surveys._instrument_types import (
     _INSTRUMENT_FIELDS,
     _NAME_RE,
     _SCALE_FIELDS,
@@ -28,6 +29,7 @@ from surveys.instruments import (
     _is_number,
     _scale_problems,
 )
+from surveys._toml import too_deep
 
 
 def _problem(file: str, column: str | None, value: Any, reason: str) -> dict[str, Any]:

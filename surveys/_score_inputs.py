@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-from surveys._checks import check_bool, check_unit
+from _empathic_base.checks import check_bool, check_unit
 from surveys._errors import FAILURE_COLUMNS, InputValidationError, InvalidParameterError
 from surveys.instruments import Instrument
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from surveys._checks import check_bool
+from _empathic_base.checks import check_bool
 from surveys._errors import (
     FAILURE_COLUMNS,
     InputValidationError,

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from _empathic_base.checks import check_unit
 from surveys import _columns as col
-from surveys._checks import check_unit
 from surveys._errors import DataQualityWarning, InvalidParameterError, UndefinedStatisticWarning
 
 __all__ = ["scale_reliability"]

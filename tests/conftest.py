@@ -1,11 +1,11 @@
 """Shared test helpers.
 
-Warnings policy: the package's own warnings (the ``SurveysWarning``, ``ModelsWarning`` and
-``LongitudinalWarning`` trees) are behaviour and are asserted exactly; pytest turns any other
-warning into an error, except the deprecation family (``DeprecationWarning``,
-``PendingDeprecationWarning``, ``FutureWarning``), which the package never issues and which a
-release of another package may start to issue at any time: those are shown, never fatal
-(``filterwarnings`` in pyproject.toml).
+Warnings policy: the package's own warnings (the ``EmpathicWarning`` tree: ``SurveysWarning``,
+``ModelsWarning``, ``LongitudinalWarning`` and the shared ``DataQualityWarning``) are behaviour
+and are asserted exactly; pytest turns any other warning into an error, except the deprecation
+family (``DeprecationWarning``, ``PendingDeprecationWarning``, ``FutureWarning``), which the
+package never issues and which a release of another package may start to issue at any time:
+those are shown, never fatal (``filterwarnings`` in pyproject.toml).
 
 Determinism: every random test is seeded; hypothesis runs derandomized (below).
 """
@@ -19,16 +19,14 @@ from contextlib import contextmanager
 import pytest
 from hypothesis import settings
 
-from longitudinal._errors import LongitudinalWarning
-from models import ModelsWarning
-from surveys import SurveysWarning
+from longitudinal import EmpathicWarning
 
 # Property tests draw the same examples on every machine and every run: no example database
 # carried between runs, no deadline (machine speed must not decide a test).
 settings.register_profile("deterministic", derandomize=True, database=None, deadline=None)
 settings.load_profile("deterministic")
 
-PACKAGE_WARNINGS = (SurveysWarning, ModelsWarning, LongitudinalWarning)
+PACKAGE_WARNINGS = EmpathicWarning
 _DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
 

@@ -1,18 +1,43 @@
-"""The three top-level packages must resolve to this project, not to same-named packages."""
+"""The top-level packages must resolve to this project, not to same-named packages.
 
+Three public packages (``surveys``, ``models``, ``longitudinal``) and exactly one private one,
+``_empathic_base``: the error and warning trees and the shared parameter checks. The leaf
+packages ``surveys`` and ``models`` may not import each other, so what both need lives below
+them in ``_empathic_base``, which imports none of the three (docs/architecture.md, "Errors and
+warnings").
+"""
+
+import ast
 import importlib
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PUBLIC = ["models", "surveys", "longitudinal"]
+PRIVATE = ["_empathic_base"]
 
 
-@pytest.mark.parametrize("name", ["models", "surveys", "longitudinal"])
+@pytest.mark.parametrize("name", PUBLIC + PRIVATE)
 def test_package_resolves_inside_project(name):
     module = importlib.import_module(name)
     assert module.__file__ is not None, f"{name} is a namespace package"
     assert Path(module.__file__).resolve().parent == ROOT / name
+
+
+def test_top_level_packages_are_the_three_and_the_private_base():
+    found = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    assert found == set(PUBLIC + PRIVATE)
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    include = config["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert sorted(include) == sorted(f"{name}*" for name in PUBLIC + PRIVATE)
+
+
+def _imports(text, name):
+    return f"import {name}" in text or f"from {name}" in text
 
 
 @pytest.mark.parametrize("name", ["models", "surveys"])
@@ -20,8 +45,72 @@ def test_leaf_packages_do_not_import_each_other(name):
     other = {"models": "surveys", "surveys": "models"}[name]
     for path in (ROOT / name).rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        for bad in (f"import {other}", f"from {other}", "import longitudinal", "from longitudinal"):
-            assert bad not in text, f"{path} imports {bad.split()[-1]}"
+        for bad in (other, "longitudinal"):
+            assert not _imports(text, bad), f"{path} imports {bad}"
+
+
+def test_private_base_imports_no_project_package():
+    for path in (ROOT / "_empathic_base").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for bad in PUBLIC:
+            assert not _imports(text, bad), f"{path} imports {bad}"
+
+
+def test_private_base_and_package_import_stay_light():
+    # longitudinal imports _empathic_base at package import; the command line catches Ctrl-C
+    # only after that, so neither may pull in NumPy (the checks module does, on first use)
+    code = "import sys, longitudinal, _empathic_base; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def _module_name(path):
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph(package):
+    """Module -> the package's modules it imports anywhere (in functions too), parents aside."""
+    paths = {_module_name(p): p for p in (ROOT / package).rglob("*.py")}
+    graph = {}
+    for name, path in paths.items():
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name in paths)
+            elif isinstance(node, ast.ImportFrom):
+                target = node.module or ""
+                if node.level:  # relative: from the module's package, up level - 1 steps
+                    base = here
+                    for _ in range(node.level - 1):
+                        base = base.rpartition(".")[0]
+                    target = ".".join(p for p in (base, node.module) if p)
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    found.add(sub if sub in paths else target)
+        graph[name] = {
+            m for m in found if m in paths and m != name and not name.startswith(m + ".")
+        }
+    return graph
+
+
+@pytest.mark.parametrize("package", ["surveys", "_empathic_base"])
+def test_no_import_cycle_inside_package(package):
+    graph = _import_graph(package)
+
+    def reachable(start):
+        seen, todo = set(), list(graph[start])
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo.extend(graph[name])
+        return seen
+
+    cyclic = sorted(m for m in graph if m in reachable(m))
+    assert cyclic == [], f"modules of {package} on an import cycle: {cyclic}"
 
 
 def test_packages_import_from_inside_a_study_directory(tmp_path):

@@ -112,10 +112,12 @@ def test_old_column_keys_are_read_with_a_deprecation_note(tmp_path):
 
     old = _copy_declared(
         tmp_path,
-        lambda t: t.replace('waves = ["baseline"', 'id_col = "pid"\nwaves = ["baseline"')
-        .replace("scale_max = 7", 'scale_max = 7\ncolumn = "score"')
-        .replace('person = "pid"\n', "")
-        .replace('rating = "score"\n', ""),
+        lambda t: (
+            t.replace('waves = ["baseline"', 'id_col = "pid"\nwaves = ["baseline"')
+            .replace("scale_max = 7", 'scale_max = 7\ncolumn = "score"')
+            .replace('person = "pid"\n', "")
+            .replace('rating = "score"\n', "")
+        ),
     )
     with pytest.warns(StudyTomlDeprecationWarning) as caught:
         cfg = read_study_config(old)
