@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._checks import check_bool, check_int, check_unit
-from longitudinal._display import Displayed
-from longitudinal._errors import InvalidParameterError
+from longitudinal._display import DECIMALS, Displayed, Result
+from longitudinal._errors import EmpathicDeprecationWarning, InvalidParameterError
 from longitudinal.predict._common import _check_study, _empty, _recording, sampling_settings
 from longitudinal.predict.effects import _check_whole
 from longitudinal.predict.left_out import left_out_summary
@@ -99,6 +100,36 @@ _PAPER_BESTS = (
 """The paper's best test-set r and ρ (x 100), shown for orientation in ``table.md``."""
 
 
+class _SummaryTable(pd.DataFrame):
+    """``EvaluationResult.summary``: called, the text summary; used as a table, deprecated.
+
+    Earlier releases had the table under this name; it is ``summary_table`` now, and
+    ``summary()`` is the text summary every result has.
+    """
+
+    _metadata = ["_owner"]
+
+    def __init__(self, data: Any = None, *args: Any, owner: Any = None, **kwargs: Any) -> None:
+        super().__init__(data, *args, **kwargs)
+        self._owner = owner
+
+    @property
+    def _constructor(self) -> type:
+        return pd.DataFrame
+
+    def __call__(self, decimals: int = DECIMALS) -> Any:
+        return Result.summary(self._owner, decimals)
+
+    def __getitem__(self, key: Any) -> Any:
+        warnings.warn(
+            "EvaluationResult.summary as a table is deprecated: use summary_table (summary() "
+            "is the text summary)",
+            EmpathicDeprecationWarning,
+            stacklevel=2,
+        )
+        return super().__getitem__(key)
+
+
 @dataclass(frozen=True, repr=False)
 class EvaluationResult(Displayed):
     """Metrics of the out-of-person prediction benchmark.
@@ -111,9 +142,11 @@ class EvaluationResult(Displayed):
         (grouped K-fold: the metrics of every participant's out-of-fold prediction, pooled;
         see :func:`evaluate_predictions`). The package's
         models come first, then a researcher's (``predictions``), in order of appearance.
-    summary : pandas.DataFrame
+    summary_table : pandas.DataFrame
         :func:`models.evaluation.summarize_metrics` over seeds: ``model, split, n`` and
-        ``{metric}_mean, {metric}_sd, {metric}_n``.
+        ``{metric}_mean, {metric}_sd, {metric}_n`` (``summary()`` is the text summary, as on
+        every result; indexing ``result.summary_table`` as a table still works in this release and
+        warns).
     runs : pandas.DataFrame
         One row per fitted model and test set: ``model, split, seed, fold, n_train, n_test,
         participants_train, participants_test, seconds`` (wall time of the fit and its
@@ -139,13 +172,18 @@ class EvaluationResult(Displayed):
     """
 
     metrics: pd.DataFrame
-    summary: pd.DataFrame
+    summary_table: pd.DataFrame
     runs: pd.DataFrame
     parameters: dict[str, Any]
     notes: tuple[str, ...]
     splits: pd.DataFrame = field(default_factory=pd.DataFrame)
     intervals: pd.DataFrame = field(default_factory=lambda: _empty(BOOTSTRAP_COLUMNS))
     comparisons: pd.DataFrame = field(default_factory=lambda: _empty(COMPARISON_COLUMNS))
+
+    @property
+    def summary(self) -> _SummaryTable:  # type: ignore[override]
+        """The text summary when called, ``summary()``; the table when indexed (deprecated)."""
+        return _SummaryTable(self.summary_table, owner=self)
 
     def _title(self) -> str:
         p = self.parameters
@@ -158,7 +196,8 @@ class EvaluationResult(Displayed):
 
     def _parts(self) -> list[tuple[str, pd.DataFrame]]:
         columns = ["model", "split", *(f"{m}_mean" for m in METRIC_NAMES)]
-        summary = self.summary[[c for c in columns if c in self.summary.columns]]
+        table = self.summary_table
+        summary = table[[c for c in columns if c in table.columns]]
         parts = [("Metrics x 100, mean over seeds", summary)]
         if not self.intervals.empty:
             keep = ["model", "metric", "estimate", "ci_low", "ci_high"]
@@ -668,7 +707,7 @@ def evaluate_predictions(
     --------
     >>> from longitudinal.predict import evaluate_predictions
     >>> result = evaluate_predictions(study, seeds=2, include_bayes=False)  # doctest: +SKIP
-    >>> result.summary[["model", "split", "r_mean", "r_sd"]]  # doctest: +SKIP
+    >>> result.summary_table[["model", "split", "r_mean", "r_sd"]]  # doctest: +SKIP
     """
     func = "evaluate_predictions"
     _check_study(study, func=func)
@@ -781,7 +820,7 @@ def evaluate_predictions(
     )
     return EvaluationResult(
         metrics=metrics,
-        summary=summary,
+        summary_table=summary,
         runs=pd.DataFrame(runs),
         parameters=parameters,
         notes=tuple(notes),

@@ -149,7 +149,7 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
     Parameters
     ----------
     summary : pandas.DataFrame
-        :attr:`EvaluationResult.summary`.
+        :attr:`EvaluationResult.summary_table`.
     split : {"test", "val", "kfold"}, default "test"
         Which split to draw.
 
@@ -171,13 +171,14 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
     Examples
     --------
     >>> from longitudinal.predict import plot_metrics
-    >>> fig = plot_metrics(result.summary)  # doctest: +SKIP
+    >>> fig = plot_metrics(result.summary_table)  # doctest: +SKIP
     """
     func = "plot_metrics"
     need = ["model", "split"] + [f"{m}_{s}" for m in METRIC_NAMES for s in ("mean", "sd")]
     if not isinstance(summary, pd.DataFrame) or any(c not in summary.columns for c in need):
         raise InvalidParameterError(
-            f"the `summary` parameter of {func} must be EvaluationResult.summary (columns {need})"
+            f"the `summary` parameter of {func} must be EvaluationResult.summary_table "
+            f"(columns {need})"
         )
     block = summary[summary["split"] == split]
     if block.empty:

@@ -298,7 +298,7 @@ def _paper_table(result: EvaluationResult) -> str:
         ]
     names = {"val": "Validation", "test": "Test", "kfold": f"Grouped {p['k']}-fold"}
     for split in ("test", "val", "kfold"):
-        block = spread_table(result.summary, split)
+        block = spread_table(result.summary_table, split)
         if block.empty:
             continue
         lines += [f"## {names[split]}", "", *_markdown(block)]
@@ -514,15 +514,17 @@ def run_evaluation(
 
     def write(folder: Path) -> None:
         write_csv(result.metrics, folder / METRICS_FILE)
-        write_csv(result.summary, folder / SUMMARY_FILE)
+        write_csv(result.summary_table, folder / SUMMARY_FILE)
         write_csv(result.runs, folder / RUNS_FILE)
         write_csv(result.intervals, folder / INTERVALS_FILE)
         write_csv(result.comparisons, folder / COMPARISONS_FILE)
         (folder / TABLE_FILE).write_text(_paper_table(result), encoding="utf-8")
         from longitudinal.plotting import save_figure
 
-        split = "test" if (result.summary["split"] == "test").any() else "kfold"
-        save_figure(plot_metrics(result.summary, split=split), folder / FIGURE_FILE, vector=True)
+        split = "test" if (result.summary_table["split"] == "test").any() else "kfold"
+        save_figure(
+            plot_metrics(result.summary_table, split=split), folder / FIGURE_FILE, vector=True
+        )
         payload = {**result.parameters, "notes": list(result.notes)}
         write_json(payload, folder / PARAMETERS_FILE)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from longitudinal.predict import empathy_data, evaluate_predictions
 from longitudinal.simulate import simulate_frames
 
@@ -27,8 +29,17 @@ def test_empathy_data_and_evaluation_show_their_tables(demo_study):
     result = evaluate_predictions(demo_study, seeds=1, k=0, models=["grand_mean"])
     page = _check(result, "EvaluationResult: 1 models, 1 split seed(s), 41 participants")
     assert "grand_mean" in page
-    # the result's own `summary` field (a table) is not shadowed by the display
-    assert list(result.summary["model"]) == ["grand_mean", "grand_mean"]
+    # the table is summary_table; summary() is the text summary, as on every result
+    assert list(result.summary_table["model"]) == ["grand_mean", "grand_mean"]
+    assert result.summary().startswith("EvaluationResult: 1 models")
+    assert "<table" in result.summary()._repr_html_()
+    # the earlier spelling, the table under `summary`, still works for a release and warns
+    from longitudinal import EmpathicDeprecationWarning
+
+    with pytest.warns(EmpathicDeprecationWarning, match="use summary_table"):
+        assert list(result.summary["model"]) == ["grand_mean", "grand_mean"]
+    assert list(result.to_frame().columns) == list(result.summary().parts[0][1].columns)
+    assert result.to_dict()["title"].startswith("EvaluationResult")
 
 
 def test_text_from_a_study_is_escaped_in_html():

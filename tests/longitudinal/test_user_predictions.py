@@ -124,7 +124,7 @@ def test_two_models_and_several_sources(study):
     b = _predict(study, model="b", shift=-0.5)
     result = _evaluate(study, {"a.csv": a, "b.csv": b})
     assert result.parameters["user_models"] == ["a", "b"]
-    summary = result.summary.set_index(["model", "split"])
+    summary = result.summary_table.set_index(["model", "split"])
     assert summary.loc[("a", "test"), "mse_mean"] == 0
     assert summary.loc[("b", "test"), "mse_mean"] > 0
 

@@ -66,7 +66,7 @@ def test_evaluation_without_bayes(demo_study):
     assert "> 3" in result.parameters["threshold_rule"]
     # expected NaN, not a warning
     assert not any("grand_mean" in n or "majority_vote" in n for n in result.notes)
-    s = result.summary
+    s = result.summary_table
     assert_allclose(
         s.set_index(["model", "split"]).loc[("lmm_traits", "test"), "mse_mean"],
         m[(m["model"] == "lmm_traits") & (m["split"] == "test")]["mse"].mean(),
@@ -224,10 +224,10 @@ def test_run_evaluation_writes_outputs(demo_study, tmp_path):
 
 def test_plot_metrics(demo_study):
     result = evaluate_predictions(demo_study, seeds=2, k=0, models=["grand_mean", "lmm_traits"])
-    fig = plot_metrics(result.summary)
+    fig = plot_metrics(result.summary_table)
     assert len(fig.axes) == 5
     with pytest.raises(InvalidParameterError, match="split"):
-        plot_metrics(result.summary, split="kfold")
+        plot_metrics(result.summary_table, split="kfold")
 
 
 @pytest.mark.slow
