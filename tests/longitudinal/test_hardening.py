@@ -236,3 +236,45 @@ def test_no_person_tables_and_the_relinking_line(tmp_path, capsys):
     # the fingerprint is not a plain hash of the key (a guessed key cannot be checked quickly)
     plain = hashlib.sha256(b"empathic-longitudinal pseudonym key\0" + key.read_bytes().strip())
     assert provenance["pseudonym_key_fingerprint"] != plain.hexdigest()[:16]
+
+
+FORMULAS = 'id,tas4_1,tas4_2,tas4_3,tas4_4\n"=1+1",4,5,3,4\n-0.5,2,1,2,3\n@x,1,2,3,4\n'
+
+
+@pytest.mark.parametrize("where", ["before", "after", "none"])
+def test_raw_csv_writes_text_cells_as_they_are(tmp_path, capsys, where):
+    (tmp_path / "export.csv").write_text(FORMULAS, encoding="utf-8")
+    out = tmp_path / "s.csv"
+    args = ["score", str(tmp_path / "export.csv"), "--instrument", "tas4", "--out", str(out)]
+    args += ["--id-col", "id"]
+    args = {"before": ["--raw-csv", *args], "after": [*args, "--raw-csv"], "none": args}[where]
+    assert main(args) == 0, capsys.readouterr().err
+    ids = [line.split(",")[0] for line in out.read_text(encoding="utf-8").splitlines()[1:]]
+    if where == "none":
+        assert ids == ["'=1+1", "-0.5", "'@x"]
+    else:
+        assert ids == ["=1+1", "-0.5", "@x"]
+
+
+def test_write_csv_leaves_numbers_and_safe_text_alone(tmp_path):
+    import pandas as pd
+
+    from longitudinal._output import write_csv
+
+    frame = pd.DataFrame(
+        {
+            "n": [-1, 2, -3],
+            "x": [-0.5, 1.5, float("nan")],
+            "t": pd.array(["-1e-3", "@me", None], dtype="string"),
+            "c": pd.Categorical(["=a", "b", "=a"]),
+            "o": ["+", "\tx", 3],
+        },
+        index=[0, 0, 1],  # duplicate labels
+    )
+    write_csv(frame, tmp_path / "t.csv")
+    assert (tmp_path / "t.csv").read_text(encoding="utf-8").splitlines() == [
+        "n,x,t,c,o",
+        "-1,-0.5,-1e-3,'=a,'+",
+        "2,1.5,'@me,b,'\tx",
+        "-3,,,'=a,3",
+    ]

@@ -545,6 +545,7 @@ def hardening() -> None:
     config.write_text(f"deep = {DEEP}\n" + config.read_text(encoding="utf-8"), "utf-8")
 
     outputs_by_identity()
+    formulas()
 
 
 KEY = (
@@ -607,6 +608,55 @@ def outputs_by_identity() -> None:
     (folder / "_outside" / "target" / "keep.txt").write_text("mine\n", "utf-8")
     with (folder / "case.toml").open("a", encoding="utf-8") as fh:
         fh.write('[symlinks]\n"linked" = "{outside}/target"\n')
+
+
+FORMULA_IDS = {
+    "P1": '=HYPERLINK("http://x","click")',
+    "P2": "+1+1",
+    "P3": "-cmd",
+    "P4": "@SUM(1)",
+}
+
+
+def _cells(folder: Path, path: str, column: str, values: list[str], absent: list[str]) -> None:
+    with (folder / "case.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f"[cells.{_toml_value(path)}]\n")
+        fh.write(f"column = {_toml_value(column)}\nvalues = {_toml_value(values)}\n")
+        fh.write(f"absent = {_toml_value(absent)}\n")
+
+
+def formulas() -> None:
+    """Ids and labels a spreadsheet would run as formulas: written with a leading apostrophe."""
+    folder = _hardening(
+        "formula_ids_score",
+        "ids that a spreadsheet runs as formulas are written with an apostrophe; +1 is a number",
+        _score("export.csv", "--id-col", "id"),
+        0,
+        ["scored 5 response row(s)"],
+        rows={"input": 5, "scored": "{out}/scores.csv", "excluded": "{out}/none.csv"},
+    )
+    ids = [*FORMULA_IDS.values(), "+1"]
+    body = [[i, 4, 5 - k % 3, 3, 1 + k % 5] for k, i in enumerate(ids)]
+    pd.DataFrame(body, columns=["id", *TAS4]).to_csv(
+        folder / "export.csv", index=False, lineterminator="\n"
+    )
+    safe = ["'" + i for i in FORMULA_IDS.values()]
+    _cells(folder, "{out}/scores.csv", "id", [*safe, "+1"], list(FORMULA_IDS.values()))
+    folder = _hardening(
+        "formula_ids_report",
+        "a study whose ids a spreadsheet runs as formulas: the report's tables hold them with an "
+        "apostrophe (--no-pseudonymize), the HTML as they are",
+        ["report", "{in}/study", "--out", "{out}/report", "--no-bayes", "--no-pseudonymize"],
+        0,
+        ["wrote the change report"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    for path in sorted((folder / "study").rglob("*.csv")):
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame["participant_id"] = frame["participant_id"].map(FORMULA_IDS)
+        frame.to_csv(path, index=False, lineterminator="\n")
+    people = "{out}/report/tables/reliable_change_people.csv"
+    _cells(folder, people, "id", safe, list(FORMULA_IDS.values()))
 
 
 if __name__ == "__main__":
