@@ -278,3 +278,134 @@ def test_write_csv_leaves_numbers_and_safe_text_alone(tmp_path):
         "2,1.5,'@me,b,'\tx",
         "-3,,,'=a,3",
     ]
+
+
+def _xlsx(path: Path, sheet_xml: str, extra: dict[str, bytes] | None = None) -> None:
+    """A minimal workbook of one sheet 'Data' whose sheet XML is ``sheet_xml``."""
+    import zipfile
+
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    pkg = "http://schemas.openxmlformats.org/package/2006"
+    ct = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+    parts = {
+        "[Content_Types].xml": f'<?xml version="1.0"?><Types xmlns="{pkg}/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+        'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
+        f'<Override PartName="/xl/workbook.xml" ContentType="{ct}.sheet.main+xml"/>'
+        f'<Override PartName="/xl/worksheets/sheet1.xml" ContentType="{ct}.worksheet+xml"/>'
+        "</Types>",
+        "_rels/.rels": f'<?xml version="1.0"?><Relationships xmlns="{pkg}/relationships">'
+        f'<Relationship Id="rId1" Type="{rel}/officeDocument" Target="xl/workbook.xml"/>'
+        "</Relationships>",
+        "xl/workbook.xml": f'<?xml version="1.0"?><workbook {ns} xmlns:r="{rel}"><sheets>'
+        '<sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": f'<?xml version="1.0"?><Relationships '
+        f'xmlns="{pkg}/relationships"><Relationship Id="rId1" Type="{rel}/worksheet" '
+        'Target="worksheets/sheet1.xml"/></Relationships>',
+        "xl/worksheets/sheet1.xml": f'<?xml version="1.0"?><worksheet {ns}>{sheet_xml}</worksheet>',
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in parts.items():
+            archive.writestr(name, text)
+        for name, data in (extra or {}).items():
+            archive.writestr(name, data)
+
+
+def _inline_row(r: int, values: list) -> str:
+    cells = []
+    for j, v in enumerate(values):
+        ref = f"{'ABCDE'[j]}{r}"
+        if isinstance(v, str):
+            cells.append(f'<c r="{ref}" t="inlineStr"><is><t>{v}</t></is></c>')
+        else:
+            cells.append(f'<c r="{ref}"><v>{v}</v></c>')
+    return f'<row r="{r}">' + "".join(cells) + "</row>"
+
+
+TABLE = _inline_row(1, ["id", *[f"tipi_{k}" for k in range(1, 5)]]) + _inline_row(
+    2, ["P1", 4, 5, 3, 4]
+)
+
+
+def _score_workbook(tmp_path, capsys):
+    import time
+
+    out = tmp_path / "out.csv"
+    start = time.perf_counter()
+    code = main(
+        ["score", str(tmp_path / "bomb.xlsx"), "--instrument", "tas4", "--id-col", "id"]
+        + ["--out", str(out)]
+    )
+    seconds = time.perf_counter() - start
+    err = capsys.readouterr().err
+    assert not out.exists()
+    return code, err, seconds
+
+
+@pytest.mark.parametrize(
+    "sheet, fragment",
+    [
+        ('<dimension ref="A1:Z5000000"/><sheetData>' + TABLE + "</sheetData>", "declares rows"),
+        ('<dimension ref="A1:XFE2"/><sheetData>' + TABLE + "</sheetData>", "declares columns"),
+        (
+            "<sheetData>" + TABLE + '<row r="5000000"><c r="A5000000"><v>1</v></c></row>'
+            "</sheetData>",
+            "holds a row numbered 5,000,000",
+        ),
+        (
+            "<sheetData>" + TABLE + '<row r="3"><c r="XFE3"><v>1</v></c></row></sheetData>',
+            "holds a column numbered 16,385",
+        ),
+        ("<sheetData>" + TABLE + "<row/>" * 1_100_000 + "</sheetData>", "holds rows past"),
+    ],
+    ids=["declared_rows", "declared_columns", "row_number", "column_number", "empty_rows"],
+)
+def test_workbook_bombs_are_refused_in_seconds(tmp_path, capsys, sheet, fragment):
+    _xlsx(tmp_path / "bomb.xlsx", sheet)
+    assert (tmp_path / "bomb.xlsx").stat().st_size < 200_000
+    code, err, seconds = _score_workbook(tmp_path, capsys)
+    assert code == 2, err
+    assert "bomb.xlsx" in err and "sheet 'Data'" in err and fragment in err, err
+    assert "Traceback" not in err
+    assert seconds < 10, seconds
+
+
+def test_a_workbook_part_too_large_unpacked_is_refused_before_unpacking(
+    tmp_path, capsys, monkeypatch
+):
+    from surveys.readers import workbooks
+
+    monkeypatch.setattr(workbooks, "MAX_MEMBER_BYTES", 1_000_000)
+    _xlsx(
+        tmp_path / "bomb.xlsx",
+        "<sheetData>" + TABLE + "</sheetData>",
+        {"xl/sharedStrings.xml": b" " * 2_000_000},
+    )
+    code, err, _ = _score_workbook(tmp_path, capsys)
+    assert code == 2, err
+    assert "xl/sharedStrings.xml unpacks to 2,000,000 bytes" in err and "1,000,000" in err, err
+
+
+def test_a_small_workbook_with_a_wide_declared_dimension_is_read(tmp_path, capsys):
+    _xlsx(
+        tmp_path / "bomb.xlsx",
+        '<dimension ref="A1:XFD1048576"/><sheetData>'
+        + TABLE.replace("tipi", "tas4")
+        + "</sheetData>",
+    )
+    out = tmp_path / "out.csv"
+    code = main(
+        [
+            "score",
+            str(tmp_path / "bomb.xlsx"),
+            "--instrument",
+            "tas4",
+            "--id-col",
+            "id",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    assert out.read_text(encoding="utf-8").splitlines()[1].startswith("P1,tas4,")
