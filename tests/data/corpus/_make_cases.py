@@ -546,6 +546,7 @@ def hardening() -> None:
 
     outputs_by_identity()
     formulas()
+    invisible()
 
 
 KEY = (
@@ -657,6 +658,90 @@ def formulas() -> None:
         frame.to_csv(path, index=False, lineterminator="\n")
     people = "{out}/report/tables/reliable_change_people.csv"
     _cells(folder, people, "id", safe, list(FORMULA_IDS.values()))
+
+
+def _tiny_with(folder: Path, file: str, edit) -> None:
+    """Copy the tiny study into ``folder``/study and rewrite one of its files with ``edit``."""
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    path = folder / "study" / file
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8", newline="\n")
+
+
+def invisible() -> None:
+    """Invisible characters in a header or an id: named, never a bare "missing column"."""
+    for name, column, char, label in (
+        ("zwsp", "tas4_1\u200b", "\\u200b", "U+200B ZERO WIDTH SPACE"),
+        ("bom", "\ufefftas4_3", "\\ufeff", "U+FEFF ZERO WIDTH NO-BREAK SPACE"),
+    ):
+        folder = _hardening(
+            f"invisible_header_{name}",
+            f"a survey header naming {label} inside an item column is refused by name",
+            _score("export.csv", "--id-col", "id"),
+            2,
+            ["export.csv", "row 1", char, label, "delete it from the header"],
+            absent=["missing item column"],
+        )
+        header = ",".join(["id", *TAS4]).replace(column.strip("\u200b\ufeff"), column, 1)
+        text = "\ufeff" + header + "\nP1,4,5,3,4\nP2,2,1,2,3\n"  # the file BOM is fine
+        (folder / "export.csv").write_text(text, encoding="utf-8", newline="\n")
+    folder = _hardening(
+        "invisible_ids_survey",
+        "survey ids holding U+200C, U+200D, U+2060 or NUL are refused with row and value",
+        _score("export.csv", "--id-col", "id"),
+        2,
+        [
+            "export.csv",
+            "row 3, column 'id'",
+            "U+200C ZERO WIDTH NON-JOINER",
+            "row 4, column 'id'",
+            "U+200D ZERO WIDTH JOINER",
+            "row 5, column 'id'",
+            "U+2060 WORD JOINER",
+            "row 6, column 'id'",
+            "U+0000 NULL",
+            "'P\\x004'",
+        ],
+    )
+    ids = ["P1", "P\u200c1", "P\u200d2", "P3\u2060", "P\x004"]
+    body = "".join(f"{i},4,5,3,{k + 1}\n" for k, i in enumerate(ids))
+    text = ",".join(["id", *TAS4]) + "\n" + body
+    (folder / "export.csv").write_text(text, encoding="utf-8", newline="\n")
+    for file, old, new, where, label in (
+        (
+            "ratings.csv",
+            "\nP2,s05",
+            "\nP2\u200b,s05",
+            "row 15, column 'participant_id'",
+            "U+200B ZERO WIDTH SPACE",
+        ),
+        (
+            "sessions.csv",
+            "\nP1,s02",
+            "\nP1,s02\u2060",
+            "row 3, column 'session_id'",
+            "U+2060 WORD JOINER",
+        ),
+        ("participants.csv", "\nP3,", "\nP3\x00,", "row 4, column 'participant_id'", "U+0000 NULL"),
+        (
+            "sessions.csv",
+            "session_id",
+            "session_id\u200d",
+            "column 'session_id\\u200d'",
+            "U+200D ZERO WIDTH JOINER",
+        ),
+    ):
+        stem = file.removesuffix(".csv") + ("_header" if "\n" not in old else "")
+        folder = _hardening(
+            f"invisible_study_{stem}",
+            f"a study whose {file} holds {label} in an id"
+            + (" column name" if "header" in stem else "")
+            + " is refused with file, row and column",
+            ["report", "{in}/study", "--out", "{out}/report", "--no-bayes"],
+            2,
+            [file, where, label],
+            absent=["missing required column"],
+        )
+        _tiny_with(folder, file, lambda text, old=old, new=new: text.replace(old, new, 1))
 
 
 if __name__ == "__main__":
