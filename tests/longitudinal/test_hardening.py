@@ -409,3 +409,44 @@ def test_a_small_workbook_with_a_wide_declared_dimension_is_read(tmp_path, capsy
     )
     assert code == 0, capsys.readouterr().err
     assert out.read_text(encoding="utf-8").splitlines()[1].startswith("P1,tas4,")
+
+
+def test_a_report_of_too_many_ratings_is_refused_up_front_with_an_estimate(
+    tmp_path, capsys, monkeypatch
+):
+    from longitudinal.cli import study as study_cli
+
+    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 5)
+    monkeypatch.setattr(study_cli, "LARGE_REPORT_RATINGS", 10)
+    monkeypatch.setattr(study_cli, "_count_lines", _lines(study_cli._count_lines))
+    out = tmp_path / "rep"
+    code = main(["report", str(TINY), "--out", str(out), "--no-bayes"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "ratings.csv holds about 34 ratings" in err and "rough estimate" in err, err
+    assert "GB of memory" in err and "--large" in err and "Traceback" not in err, err
+    assert sorted(tmp_path.iterdir()) == []  # no report, no pseudonym key
+
+
+def _lines(count_lines):
+    """``count_lines``, checked against the lines Python finds."""
+
+    def checked(path):
+        counted = count_lines(path)
+        assert counted == len(path.read_bytes().splitlines())
+        return counted
+
+    return checked
+
+
+def test_large_runs_the_report_after_printing_the_estimate(tmp_path, capsys, monkeypatch):
+    from longitudinal.cli import study as study_cli
+
+    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 5)
+    monkeypatch.setattr(study_cli, "LARGE_REPORT_RATINGS", 10)
+    out = tmp_path / "rep"
+    code = main(["report", str(TINY), "--out", str(out), "--no-bayes", "--large"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "note: ratings.csv holds about 34 ratings" in captured.err
+    assert (out / "report.html").is_file()
