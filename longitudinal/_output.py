@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -286,11 +289,84 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+FORMULA_START = "=+-@\t\r"
+"""First characters that make a spreadsheet read a text cell as a formula."""
+
+_NUMBER = r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)"
+_NUMBER_RE = re.compile(_NUMBER, re.IGNORECASE)
+_RAW_CSV: contextvars.ContextVar[bool] = contextvars.ContextVar("raw_csv", default=False)
+
+
+@contextlib.contextmanager
+def raw_csv(enabled: bool = True):
+    """Within the block, :func:`write_csv` writes text cells as they are (``--raw-csv``)."""
+    token = _RAW_CSV.set(enabled)
+    try:
+        yield
+    finally:
+        _RAW_CSV.reset(token)
+
+
+def csv_is_raw() -> bool:
+    """Return whether CSV text cells are written as they are (inside :func:`raw_csv`)."""
+    return _RAW_CSV.get()
+
+
+def needs_apostrophe(text: str) -> bool:
+    """Return whether a text cell would be read as a formula by a spreadsheet.
+
+    Text that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return does, unless it
+    is a number written as text (``-0.5``, ``+1``, ``1e-3``, ``-inf``), which a spreadsheet
+    reads as that number.
+
+    >>> [needs_apostrophe(t) for t in ("=1+1", "-cmd", "@SUM(1)", "-0.5", "+1", "P01")]
+    [True, True, True, False, False, False]
+    """
+    return bool(text) and text[0] in FORMULA_START and not _NUMBER_RE.fullmatch(text)
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return ``frame`` with an apostrophe before every text cell a spreadsheet would run.
+
+    Only text cells change (object, string and categorical columns): see
+    :func:`needs_apostrophe`. Numbers, negative ones included, are left as they are. The
+    frame itself is not changed; it is returned as is when no cell needs the apostrophe.
+
+    >>> spreadsheet_safe(pd.DataFrame({"id": ["=HYPERLINK(1)", "P2", "-0.5"], "x": [-1, 2, 3]}))
+                   id  x
+    0  '=HYPERLINK(1)  -1
+    1              P2  2
+    2            -0.5  3
+    """
+    out = frame
+    for position, name in enumerate(frame.columns):
+        column = frame.iloc[:, position]
+        if not (
+            column.dtype == object or isinstance(column.dtype, pd.StringDtype | pd.CategoricalDtype)
+        ):
+            continue
+        values = column.to_numpy(dtype=object)
+        mask = np.fromiter(
+            (isinstance(v, str) and needs_apostrophe(v) for v in values), bool, len(values)
+        )
+        if not mask.any():
+            continue
+        if out is frame:
+            out = frame.copy()
+        values = values.copy()
+        values[mask] = ["'" + v for v in values[mask]]
+        text = pd.Series(values, index=frame.index, name=name, dtype=object)
+        out.isetitem(position, text)
+    return out
+
+
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     """Write a table as UTF-8 CSV with Unix line ends, no index, floats at full precision.
 
     Categorical columns are written as their labels; floats as the shortest text that reads
-    back to the same number.
+    back to the same number. Text cells that a spreadsheet would run as a formula (they
+    begin with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return and are not a number)
+    are written with a leading apostrophe, unless inside :func:`raw_csv` (``--raw-csv``).
     """
     out = frame
     categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
@@ -298,6 +374,8 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
         out = frame.copy()
         for col in categorical:
             out[col] = out[col].astype(str).where(out[col].notna(), None)
+    if not csv_is_raw():
+        out = spreadsheet_safe(out)
     out.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
 
 

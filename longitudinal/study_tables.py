@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal.study_config import _Failures, _is_missing
+from surveys._invisible import INVISIBLE, describe_invisible
 
 
 @dataclass
@@ -85,8 +86,16 @@ def _read_table(
             failures.add(rel, "the column name is repeated", row=header_row, column=name)
             ok = False
         seen.add(name)
+    for name in header:
+        found = describe_invisible(name)
+        if found:
+            failures.add(
+                rel, f"column {name!r} holds {found}; delete it from the header", row=header_row
+            )
+            ok = False
+    visible = {INVISIBLE.sub("", h) for h in header}
     for name in required:
-        if names.get(name, name) not in header:
+        if names.get(name, name) not in header and names.get(name, name) not in visible:
             failures.add(
                 rel,
                 f"missing required column; the columns are: {', '.join(header)}",
@@ -115,6 +124,18 @@ def _read_table(
             continue
         body.append([c.strip() for c in fields])
         numbers.append(row)
+    for j, name in enumerate(header):
+        if not any(name == names.get(r, r) for r in required):
+            continue
+        cells = [fields[j] for fields in body]
+        if not INVISIBLE.search("\n".join(cells)):
+            continue  # one search over the column: no cell holds one
+        for row, cell in zip(numbers, cells, strict=True):
+            found = describe_invisible(cell)
+            if found:
+                reason = f"the cell holds {found}; delete it"
+                failures.add(rel, reason, row=row, column=name, value=cell)
+                ok = False
     if not ok:
         return None
     header = [{own: internal for internal, own in names.items()}.get(h, h) for h in header]

@@ -10,7 +10,8 @@ tests/data/corpus/README.md for the format. For every case the test asserts:
 * on refusal, nothing is written: the output folder stays empty and no file appears or
   disappears anywhere in the case's folders (hidden staging folders included);
 * every input file is byte-identical afterwards (also when the command succeeds);
-* where the case declares it, rows in = rows scored + rows in the exclusion log.
+* where the case declares it, rows in = rows scored + rows in the exclusion log;
+* where the case declares it, cells that a column of an output CSV must (or must not) hold.
 """
 
 from __future__ import annotations
@@ -96,6 +97,14 @@ def test_corpus_case(name, tmp_path, capsys, monkeypatch):
         assert _tree(places["outside"]) == outside, f"{name}: a file outside changed"
     for path in case.get("expect_files", []):
         assert Path(_fill(path, places)).is_file(), f"{name}: {path} not written"
+
+    for path, cells in case.get("cells", {}).items():
+        table = pd.read_csv(Path(_fill(path, places)), dtype=str, keep_default_na=False)
+        found = set(table[cells["column"]])
+        missing = [v for v in cells["values"] if v not in found]
+        assert not missing, f"{name}: {missing} not in column {cells['column']!r} of {path}"
+        wrong = [v for v in cells.get("absent", []) if v in found]
+        assert not wrong, f"{name}: {wrong} in column {cells['column']!r} of {path}"
 
     rows = case.get("rows")
     if rows:

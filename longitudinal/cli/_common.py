@@ -16,6 +16,7 @@ import pandas as pd
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import (
     check_writable,
+    csv_is_raw,
     refuse_special,
     write_csv,
 )
@@ -71,7 +72,8 @@ def _scores_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
 
     pyarrow writes numbers in their shortest round-trip form (``4`` for 4.0) and empty cells
     for NaN. It is used only when no text cell needs quoting (a delimiter, quote or line
-    break), so the file reads back the same as the pandas writer's.
+    break) or an apostrophe before a formula (see :func:`~longitudinal._output.write_csv`),
+    so the file reads back the same as the pandas writer's.
     """
     try:
         import pyarrow as pa
@@ -83,10 +85,13 @@ def _scores_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
         table = pa.Table.from_pandas(frame, preserve_index=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return _csv_writer(frame)
+    safe = not csv_is_raw()
     for column in table.columns:
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             if pc.any(pc.match_substring_regex(column, r'[,"\r\n]')).as_py():
                 return _csv_writer(frame)
+            if safe and pc.any(pc.match_substring_regex(column, r"^[=+\-@\t]")).as_py():
+                return _csv_writer(frame)  # its apostrophes: see write_csv
         elif not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
             return _csv_writer(frame)
     if any(any(ch in name for ch in ',"\r\n') for name in table.column_names):

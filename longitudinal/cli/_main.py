@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from longitudinal._errors import LongitudinalError
+from longitudinal._output import raw_csv
 from longitudinal.cli import EXIT_INTERRUPTED, interrupted
 from longitudinal.cli._common import (
     EXIT_INPUT,
@@ -55,6 +56,15 @@ COMMANDS: dict[str, tuple[_Register, _Handler]] = {
     "power": (_power_parser, _power),
 }
 
+#: Commands that write CSV files: they take ``--raw-csv`` after their name too.
+CSV_COMMANDS = ("score", "simulate", "report", "demo", "evaluate", "splits", "power")
+RAW_CSV_HELP = (
+    "write CSV text cells exactly as they are. By default a text cell that a spreadsheet "
+    "would run as a formula (it begins with =, +, -, @, a tab or a carriage return and is "
+    "not a number) is written with a leading apostrophe ('=HYPERLINK(...)); numbers, "
+    "negative ones included, never change"
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``longitudinal`` argument parser with every subcommand in :data:`COMMANDS`.
@@ -73,9 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_Formatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for register, _ in COMMANDS.values():
-        register(subparsers)
+    for name, (register, _) in COMMANDS.items():
+        command = register(subparsers)
+        if name in CSV_COMMANDS:  # also after the command; SUPPRESS keeps a --raw-csv before it
+            command.add_argument(
+                "--raw-csv", action="store_true", default=argparse.SUPPRESS, help=RAW_CSV_HELP
+            )
     return parser
 
 
@@ -117,7 +132,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            code = handler(args)
+            with raw_csv(args.raw_csv):
+                code = handler(args)
     except InputValidationError as err:
         _print_warnings(caught)
         print(_format_failures(err), file=sys.stderr)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from surveys._errors import InvalidParameterError
+from surveys._invisible import describe_invisible
 from surveys.readers._common import (
     _CHANNEL_FLAGS,
     _DECIMAL_COMMA,
@@ -33,7 +34,11 @@ from surveys.readers.text import (
 
 
 def _check_header(table: _RawTable) -> None:
-    """Drop unnamed empty columns; reject unnamed non-empty and repeated column names."""
+    """Drop unnamed empty columns; reject unnamed non-empty and repeated column names.
+
+    A name holding an invisible character is refused by name (``tipi_1`` followed by a
+    zero-width space would otherwise be reported as a missing column ``tipi_1``).
+    """
     problems = _Problems()
     keep = []
     for j, name in enumerate(table.header):
@@ -50,6 +55,16 @@ def _check_header(table: _RawTable) -> None:
             None,
             f"column {j + 1} has values but no name in the header; add a column name",
         )
+    for j in keep:
+        found = describe_invisible(table.header[j])
+        if found:
+            problems.add(
+                table.file,
+                1 if table.fmt != "sav" else None,
+                table.header[j],
+                None,
+                f"column {table.header[j]!r} holds {found}; delete it from the header",
+            )
     seen: dict[str, list[int]] = {}
     for j in keep:
         seen.setdefault(table.header[j], []).append(j + 1)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from surveys._errors import DataQualityWarning, InvalidParameterError
+from surveys._invisible import INVISIBLE, describe_invisible
 from surveys.readers._common import (
     _FLAG_HINT,
     _FLAG_MODES,
@@ -201,6 +202,7 @@ def read_responses(
     columns, code_counts = _typed_columns(
         table, id_col, wave_col, code_numbers, code_texts, decimal
     )
+    _refuse_invisible_labels(table, columns, (id_col, wave_col))
     # copy=False: one array per column, no consolidated copy of the item matrix
     data = pd.DataFrame(columns, index=pd.RangeIndex(len(table.row_numbers)), copy=False)
     if flag_reasons is not None:
@@ -297,6 +299,28 @@ def _apply_flags(table: Any, flagged: str) -> tuple[list[dict[str, Any]], list[s
             flag_reasons = [_describe_flags(found) for found in flags]
 
     return excluded_rows, flag_reasons
+
+
+def _refuse_invisible_labels(table: Any, columns: dict[str, Any], keys: tuple) -> None:
+    """Refuse ids (and waves) holding an invisible character: P1 and P1 + U+200B look alike."""
+    problems = _Problems()
+    for column in keys:
+        if column is None or column not in columns:
+            continue
+        labels = columns[column]
+        if not INVISIBLE.search("\n".join(v for v in labels if isinstance(v, str))):
+            continue  # one search over the column: no label holds one
+        for k, label in enumerate(labels):
+            found = describe_invisible(label) if isinstance(label, str) else None
+            if found:
+                problems.add(
+                    table.file,
+                    table.row_numbers[k],
+                    column,
+                    label,
+                    f"the {'id' if column == keys[0] else 'wave'} holds {found}; delete it",
+                )
+    problems.raise_if_any(f"{table.file} has ids that hold invisible characters")
 
 
 def _require_columns(table: Any, id_col: str, wave_col: str | None) -> None:

@@ -18,6 +18,112 @@ from surveys.readers.text import (
     _is_blank,
 )
 
+#: Bounds of a sheet read from a workbook: Excel's own maximum rows and columns, and the
+#: uncompressed size of any one member of the workbook's zip (a sheet's XML, shared strings).
+MAX_SHEET_ROWS = 1_048_576
+MAX_SHEET_COLUMNS = 16_384
+MAX_MEMBER_BYTES = 512 * 1024 * 1024
+
+_ROW_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?row[\s/>]")
+_REF = re.compile(rb'\sr="([A-Z]{0,4})(\d{1,12})"')
+_DIMENSION = re.compile(
+    rb'<(?:[A-Za-z_][\w.-]*:)?dimension\s+ref="[A-Z]*\d*:?([A-Z]{1,4})(\d{1,12})"'
+)
+
+
+def _column_number(letters: bytes) -> int:
+    number = 0
+    for ch in letters:
+        number = number * 26 + ch - 64
+    return number
+
+
+def _check_members(path: Path, file: str) -> None:
+    """Refuse a workbook whose zip holds a member larger than :data:`MAX_MEMBER_BYTES` unpacked.
+
+    The sizes are read from the zip's directory, before anything is unpacked.
+    """
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as err:
+        _fail(file, f"the file cannot be read as an Excel .xlsx workbook ({err})")
+    for info in members:
+        if info.file_size > MAX_MEMBER_BYTES:
+            _fail(
+                file,
+                f"the workbook part {info.filename} unpacks to {info.file_size:,} bytes, more "
+                f"than the limit of {MAX_MEMBER_BYTES:,} bytes (a workbook bomb or a sheet too "
+                "large to read); save the sheet as CSV instead",
+                summary=f"{file} is too large to read",
+            )
+
+
+def _check_sheet_bounds(file: str, name: str, stream: Any) -> None:
+    """Refuse a sheet that declares or holds more rows or columns than Excel allows.
+
+    ``stream`` is the sheet's XML, read in blocks and searched for the declared dimension, the
+    row elements and the row and cell references, without building the sheet; it stops at
+    the first reference past a bound, so a sheet of millions of empty rows is refused in
+    seconds.
+    """
+
+    def refuse(what: str, found: int, limit: int) -> None:
+        _fail(
+            file,
+            f"sheet {name!r} {what} {found:,}, more than the limit of {limit:,} (Excel's "
+            "maximum); the workbook is damaged or built to stall the reader",
+            summary=f"{file} is too large to read",
+        )
+
+    rows = 0
+    carry = b""
+    first = True
+    while True:
+        block = stream.read(1 << 20)
+        if not block:
+            break
+        text = carry + block
+        end = text.rfind(b">") + 1
+        text, carry = text[:end], text[end:]
+        if len(carry) > 1 << 20:  # a long text node holds no tag
+            carry = carry[-4096:]
+        if first:
+            first = False
+            match = _DIMENSION.search(text)
+            if match:
+                if int(match.group(2)) > MAX_SHEET_ROWS:
+                    refuse("declares rows up to", int(match.group(2)), MAX_SHEET_ROWS)
+                if _column_number(match.group(1)) > MAX_SHEET_COLUMNS:
+                    refuse(
+                        "declares columns up to", _column_number(match.group(1)), MAX_SHEET_COLUMNS
+                    )
+        rows += len(_ROW_TAG.findall(text))
+        if rows > MAX_SHEET_ROWS:
+            refuse("holds rows past", rows, MAX_SHEET_ROWS)
+        for letters, digits in _REF.findall(text):
+            if len(digits) >= 7 and int(digits) > MAX_SHEET_ROWS:
+                refuse("holds a row numbered", int(digits), MAX_SHEET_ROWS)
+            if len(letters) >= 3 and _column_number(letters) > MAX_SHEET_COLUMNS:
+                refuse("holds a column numbered", _column_number(letters), MAX_SHEET_COLUMNS)
+
+
+def _bounded(workbook: Any, file: str) -> None:
+    """Check every sheet of a read-only workbook and make its reader ignore the dimension.
+
+    See :func:`_check_sheet_bounds`; rows and columns then end where the cells end.
+    """
+    for name in workbook.sheetnames:
+        sheet = workbook[name]
+        member = getattr(sheet, "_worksheet_path", None)
+        if member is not None:
+            with workbook._archive.open(member) as stream:
+                _check_sheet_bounds(file, name, stream)
+        if hasattr(sheet, "reset_dimensions"):
+            sheet.reset_dimensions()
+
 
 def _sheet_records(sheet: Any) -> list[tuple[int, list[Any]]]:
     records = [
@@ -35,6 +141,7 @@ def _uncached_formulas(path: Path, sheet_name: str, blanks: set[tuple[int, int]]
     found = []
     workbook = openpyxl.load_workbook(path, read_only=True, data_only=False)
     try:
+        workbook[sheet_name].reset_dimensions()  # checked by _read_xlsx
         for row, cells in enumerate(workbook[sheet_name].iter_rows(values_only=True), start=1):
             for j, value in enumerate(cells):
                 if (row, j) in blanks and isinstance(value, str) and value.startswith("="):
@@ -49,6 +156,7 @@ def _read_xlsx(path: Path, sheet: str | None) -> _RawTable:
     openpyxl = _require("openpyxl", feature="read_responses(format='xlsx')")
     from zipfile import BadZipFile
 
+    _check_members(path, file)
     try:
         workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except (
@@ -59,6 +167,7 @@ def _read_xlsx(path: Path, sheet: str | None) -> _RawTable:
     ) as err:
         _fail(file, f"the file cannot be read as an Excel .xlsx workbook ({err})")
     try:
+        _bounded(workbook, file)
         names = list(workbook.sheetnames)
         if sheet is not None and sheet not in names:
             _fail(

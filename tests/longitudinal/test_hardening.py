@@ -236,3 +236,217 @@ def test_no_person_tables_and_the_relinking_line(tmp_path, capsys):
     # the fingerprint is not a plain hash of the key (a guessed key cannot be checked quickly)
     plain = hashlib.sha256(b"empathic-longitudinal pseudonym key\0" + key.read_bytes().strip())
     assert provenance["pseudonym_key_fingerprint"] != plain.hexdigest()[:16]
+
+
+FORMULAS = 'id,tas4_1,tas4_2,tas4_3,tas4_4\n"=1+1",4,5,3,4\n-0.5,2,1,2,3\n@x,1,2,3,4\n'
+
+
+@pytest.mark.parametrize("where", ["before", "after", "none"])
+def test_raw_csv_writes_text_cells_as_they_are(tmp_path, capsys, where):
+    (tmp_path / "export.csv").write_text(FORMULAS, encoding="utf-8")
+    out = tmp_path / "s.csv"
+    args = ["score", str(tmp_path / "export.csv"), "--instrument", "tas4", "--out", str(out)]
+    args += ["--id-col", "id"]
+    args = {"before": ["--raw-csv", *args], "after": [*args, "--raw-csv"], "none": args}[where]
+    assert main(args) == 0, capsys.readouterr().err
+    ids = [line.split(",")[0] for line in out.read_text(encoding="utf-8").splitlines()[1:]]
+    if where == "none":
+        assert ids == ["'=1+1", "-0.5", "'@x"]
+    else:
+        assert ids == ["=1+1", "-0.5", "@x"]
+
+
+def test_write_csv_leaves_numbers_and_safe_text_alone(tmp_path):
+    import pandas as pd
+
+    from longitudinal._output import write_csv
+
+    frame = pd.DataFrame(
+        {
+            "n": [-1, 2, -3],
+            "x": [-0.5, 1.5, float("nan")],
+            "t": pd.array(["-1e-3", "@me", None], dtype="string"),
+            "c": pd.Categorical(["=a", "b", "=a"]),
+            "o": ["+", "\tx", 3],
+        },
+        index=[0, 0, 1],  # duplicate labels
+    )
+    write_csv(frame, tmp_path / "t.csv")
+    assert (tmp_path / "t.csv").read_text(encoding="utf-8").splitlines() == [
+        "n,x,t,c,o",
+        "-1,-0.5,-1e-3,'=a,'+",
+        "2,1.5,'@me,b,'\tx",
+        "-3,,,'=a,3",
+    ]
+
+
+def _xlsx(path: Path, sheet_xml: str, extra: dict[str, bytes] | None = None) -> None:
+    """A minimal workbook of one sheet 'Data' whose sheet XML is ``sheet_xml``."""
+    import zipfile
+
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    pkg = "http://schemas.openxmlformats.org/package/2006"
+    ct = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+    parts = {
+        "[Content_Types].xml": f'<?xml version="1.0"?><Types xmlns="{pkg}/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+        'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
+        f'<Override PartName="/xl/workbook.xml" ContentType="{ct}.sheet.main+xml"/>'
+        f'<Override PartName="/xl/worksheets/sheet1.xml" ContentType="{ct}.worksheet+xml"/>'
+        "</Types>",
+        "_rels/.rels": f'<?xml version="1.0"?><Relationships xmlns="{pkg}/relationships">'
+        f'<Relationship Id="rId1" Type="{rel}/officeDocument" Target="xl/workbook.xml"/>'
+        "</Relationships>",
+        "xl/workbook.xml": f'<?xml version="1.0"?><workbook {ns} xmlns:r="{rel}"><sheets>'
+        '<sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": f'<?xml version="1.0"?><Relationships '
+        f'xmlns="{pkg}/relationships"><Relationship Id="rId1" Type="{rel}/worksheet" '
+        'Target="worksheets/sheet1.xml"/></Relationships>',
+        "xl/worksheets/sheet1.xml": f'<?xml version="1.0"?><worksheet {ns}>{sheet_xml}</worksheet>',
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in parts.items():
+            archive.writestr(name, text)
+        for name, data in (extra or {}).items():
+            archive.writestr(name, data)
+
+
+def _inline_row(r: int, values: list) -> str:
+    cells = []
+    for j, v in enumerate(values):
+        ref = f"{'ABCDE'[j]}{r}"
+        if isinstance(v, str):
+            cells.append(f'<c r="{ref}" t="inlineStr"><is><t>{v}</t></is></c>')
+        else:
+            cells.append(f'<c r="{ref}"><v>{v}</v></c>')
+    return f'<row r="{r}">' + "".join(cells) + "</row>"
+
+
+TABLE = _inline_row(1, ["id", *[f"tipi_{k}" for k in range(1, 5)]]) + _inline_row(
+    2, ["P1", 4, 5, 3, 4]
+)
+
+
+def _score_workbook(tmp_path, capsys):
+    import time
+
+    out = tmp_path / "out.csv"
+    start = time.perf_counter()
+    code = main(
+        ["score", str(tmp_path / "bomb.xlsx"), "--instrument", "tas4", "--id-col", "id"]
+        + ["--out", str(out)]
+    )
+    seconds = time.perf_counter() - start
+    err = capsys.readouterr().err
+    assert not out.exists()
+    return code, err, seconds
+
+
+@pytest.mark.parametrize(
+    "sheet, fragment",
+    [
+        ('<dimension ref="A1:Z5000000"/><sheetData>' + TABLE + "</sheetData>", "declares rows"),
+        ('<dimension ref="A1:XFE2"/><sheetData>' + TABLE + "</sheetData>", "declares columns"),
+        (
+            "<sheetData>" + TABLE + '<row r="5000000"><c r="A5000000"><v>1</v></c></row>'
+            "</sheetData>",
+            "holds a row numbered 5,000,000",
+        ),
+        (
+            "<sheetData>" + TABLE + '<row r="3"><c r="XFE3"><v>1</v></c></row></sheetData>',
+            "holds a column numbered 16,385",
+        ),
+        ("<sheetData>" + TABLE + "<row/>" * 1_100_000 + "</sheetData>", "holds rows past"),
+    ],
+    ids=["declared_rows", "declared_columns", "row_number", "column_number", "empty_rows"],
+)
+def test_workbook_bombs_are_refused_in_seconds(tmp_path, capsys, sheet, fragment):
+    _xlsx(tmp_path / "bomb.xlsx", sheet)
+    assert (tmp_path / "bomb.xlsx").stat().st_size < 200_000
+    code, err, seconds = _score_workbook(tmp_path, capsys)
+    assert code == 2, err
+    assert "bomb.xlsx" in err and "sheet 'Data'" in err and fragment in err, err
+    assert "Traceback" not in err
+    assert seconds < 10, seconds
+
+
+def test_a_workbook_part_too_large_unpacked_is_refused_before_unpacking(
+    tmp_path, capsys, monkeypatch
+):
+    from surveys.readers import workbooks
+
+    monkeypatch.setattr(workbooks, "MAX_MEMBER_BYTES", 1_000_000)
+    _xlsx(
+        tmp_path / "bomb.xlsx",
+        "<sheetData>" + TABLE + "</sheetData>",
+        {"xl/sharedStrings.xml": b" " * 2_000_000},
+    )
+    code, err, _ = _score_workbook(tmp_path, capsys)
+    assert code == 2, err
+    assert "xl/sharedStrings.xml unpacks to 2,000,000 bytes" in err and "1,000,000" in err, err
+
+
+def test_a_small_workbook_with_a_wide_declared_dimension_is_read(tmp_path, capsys):
+    _xlsx(
+        tmp_path / "bomb.xlsx",
+        '<dimension ref="A1:XFD1048576"/><sheetData>'
+        + TABLE.replace("tipi", "tas4")
+        + "</sheetData>",
+    )
+    out = tmp_path / "out.csv"
+    code = main(
+        [
+            "score",
+            str(tmp_path / "bomb.xlsx"),
+            "--instrument",
+            "tas4",
+            "--id-col",
+            "id",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    assert out.read_text(encoding="utf-8").splitlines()[1].startswith("P1,tas4,")
+
+
+def test_a_report_of_too_many_ratings_is_refused_up_front_with_an_estimate(
+    tmp_path, capsys, monkeypatch
+):
+    from longitudinal.cli import study as study_cli
+
+    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 5)
+    monkeypatch.setattr(study_cli, "LARGE_REPORT_RATINGS", 10)
+    monkeypatch.setattr(study_cli, "_count_lines", _lines(study_cli._count_lines))
+    out = tmp_path / "rep"
+    code = main(["report", str(TINY), "--out", str(out), "--no-bayes"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "ratings.csv holds about 34 ratings" in err and "rough estimate" in err, err
+    assert "GB of memory" in err and "--large" in err and "Traceback" not in err, err
+    assert sorted(tmp_path.iterdir()) == []  # no report, no pseudonym key
+
+
+def _lines(count_lines):
+    """``count_lines``, checked against the lines Python finds."""
+
+    def checked(path):
+        counted = count_lines(path)
+        assert counted == len(path.read_bytes().splitlines())
+        return counted
+
+    return checked
+
+
+def test_large_runs_the_report_after_printing_the_estimate(tmp_path, capsys, monkeypatch):
+    from longitudinal.cli import study as study_cli
+
+    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 5)
+    monkeypatch.setattr(study_cli, "LARGE_REPORT_RATINGS", 10)
+    out = tmp_path / "rep"
+    code = main(["report", str(TINY), "--out", str(out), "--no-bayes", "--large"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "note: ratings.csv holds about 34 ratings" in captured.err
+    assert (out / "report.html").is_file()

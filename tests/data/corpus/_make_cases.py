@@ -545,6 +545,8 @@ def hardening() -> None:
     config.write_text(f"deep = {DEEP}\n" + config.read_text(encoding="utf-8"), "utf-8")
 
     outputs_by_identity()
+    formulas()
+    invisible()
 
 
 KEY = (
@@ -607,6 +609,139 @@ def outputs_by_identity() -> None:
     (folder / "_outside" / "target" / "keep.txt").write_text("mine\n", "utf-8")
     with (folder / "case.toml").open("a", encoding="utf-8") as fh:
         fh.write('[symlinks]\n"linked" = "{outside}/target"\n')
+
+
+FORMULA_IDS = {
+    "P1": '=HYPERLINK("http://x","click")',
+    "P2": "+1+1",
+    "P3": "-cmd",
+    "P4": "@SUM(1)",
+}
+
+
+def _cells(folder: Path, path: str, column: str, values: list[str], absent: list[str]) -> None:
+    with (folder / "case.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f"[cells.{_toml_value(path)}]\n")
+        fh.write(f"column = {_toml_value(column)}\nvalues = {_toml_value(values)}\n")
+        fh.write(f"absent = {_toml_value(absent)}\n")
+
+
+def formulas() -> None:
+    """Ids and labels a spreadsheet would run as formulas: written with a leading apostrophe."""
+    folder = _hardening(
+        "formula_ids_score",
+        "ids that a spreadsheet runs as formulas are written with an apostrophe; +1 is a number",
+        _score("export.csv", "--id-col", "id"),
+        0,
+        ["scored 5 response row(s)"],
+        rows={"input": 5, "scored": "{out}/scores.csv", "excluded": "{out}/none.csv"},
+    )
+    ids = [*FORMULA_IDS.values(), "+1"]
+    body = [[i, 4, 5 - k % 3, 3, 1 + k % 5] for k, i in enumerate(ids)]
+    pd.DataFrame(body, columns=["id", *TAS4]).to_csv(
+        folder / "export.csv", index=False, lineterminator="\n"
+    )
+    safe = ["'" + i for i in FORMULA_IDS.values()]
+    _cells(folder, "{out}/scores.csv", "id", [*safe, "+1"], list(FORMULA_IDS.values()))
+    folder = _hardening(
+        "formula_ids_report",
+        "a study whose ids a spreadsheet runs as formulas: the report's tables hold them with an "
+        "apostrophe (--no-pseudonymize), the HTML as they are",
+        ["report", "{in}/study", "--out", "{out}/report", "--no-bayes", "--no-pseudonymize"],
+        0,
+        ["wrote the change report"],
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    for path in sorted((folder / "study").rglob("*.csv")):
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame["participant_id"] = frame["participant_id"].map(FORMULA_IDS)
+        frame.to_csv(path, index=False, lineterminator="\n")
+    people = "{out}/report/tables/reliable_change_people.csv"
+    _cells(folder, people, "id", safe, list(FORMULA_IDS.values()))
+
+
+def _tiny_with(folder: Path, file: str, edit) -> None:
+    """Copy the tiny study into ``folder``/study and rewrite one of its files with ``edit``."""
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+    path = folder / "study" / file
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8", newline="\n")
+
+
+def invisible() -> None:
+    """Invisible characters in a header or an id: named, never a bare "missing column"."""
+    for name, column, char, label in (
+        ("zwsp", "tas4_1\u200b", "\\u200b", "U+200B ZERO WIDTH SPACE"),
+        ("bom", "\ufefftas4_3", "\\ufeff", "U+FEFF ZERO WIDTH NO-BREAK SPACE"),
+    ):
+        folder = _hardening(
+            f"invisible_header_{name}",
+            f"a survey header naming {label} inside an item column is refused by name",
+            _score("export.csv", "--id-col", "id"),
+            2,
+            ["export.csv", "row 1", char, label, "delete it from the header"],
+            absent=["missing item column"],
+        )
+        header = ",".join(["id", *TAS4]).replace(column.strip("\u200b\ufeff"), column, 1)
+        text = "\ufeff" + header + "\nP1,4,5,3,4\nP2,2,1,2,3\n"  # the file BOM is fine
+        (folder / "export.csv").write_text(text, encoding="utf-8", newline="\n")
+    folder = _hardening(
+        "invisible_ids_survey",
+        "survey ids holding U+200C, U+200D, U+2060 or NUL are refused with row and value",
+        _score("export.csv", "--id-col", "id"),
+        2,
+        [
+            "export.csv",
+            "row 3, column 'id'",
+            "U+200C ZERO WIDTH NON-JOINER",
+            "row 4, column 'id'",
+            "U+200D ZERO WIDTH JOINER",
+            "row 5, column 'id'",
+            "U+2060 WORD JOINER",
+            "row 6, column 'id'",
+            "U+0000 NULL",
+            "'P\\x004'",
+        ],
+    )
+    ids = ["P1", "P\u200c1", "P\u200d2", "P3\u2060", "P\x004"]
+    body = "".join(f"{i},4,5,3,{k + 1}\n" for k, i in enumerate(ids))
+    text = ",".join(["id", *TAS4]) + "\n" + body
+    (folder / "export.csv").write_text(text, encoding="utf-8", newline="\n")
+    for file, old, new, where, label in (
+        (
+            "ratings.csv",
+            "\nP2,s05",
+            "\nP2\u200b,s05",
+            "row 15, column 'participant_id'",
+            "U+200B ZERO WIDTH SPACE",
+        ),
+        (
+            "sessions.csv",
+            "\nP1,s02",
+            "\nP1,s02\u2060",
+            "row 3, column 'session_id'",
+            "U+2060 WORD JOINER",
+        ),
+        ("participants.csv", "\nP3,", "\nP3\x00,", "row 4, column 'participant_id'", "U+0000 NULL"),
+        (
+            "sessions.csv",
+            "session_id",
+            "session_id\u200d",
+            "column 'session_id\\u200d'",
+            "U+200D ZERO WIDTH JOINER",
+        ),
+    ):
+        stem = file.removesuffix(".csv") + ("_header" if "\n" not in old else "")
+        folder = _hardening(
+            f"invisible_study_{stem}",
+            f"a study whose {file} holds {label} in an id"
+            + (" column name" if "header" in stem else "")
+            + " is refused with file, row and column",
+            ["report", "{in}/study", "--out", "{out}/report", "--no-bayes"],
+            2,
+            [file, where, label],
+            absent=["missing required column"],
+        )
+        _tiny_with(folder, file, lambda text, old=old, new=new: text.replace(old, new, 1))
 
 
 if __name__ == "__main__":
