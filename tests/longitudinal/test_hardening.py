@@ -155,10 +155,13 @@ def test_report_copies_no_raw_id_from_evaluate(tmp_path, capsys):
     assert code == 0, captured.err
     assert _raw_ids_in(out, ids) == {}
     copied = sorted(p.name for p in (out / "evaluate").iterdir())
-    assert copied == ["metrics.csv", "summary.csv", "table.md"]
+    # evaluation.json and table.md name the participants evaluate left out: they are copied
+    # with the report's pseudonyms in place of the raw ids; other files naming people are not
+    assert copied == ["evaluation.json", "metrics.csv", "summary.csv", "table.md"]
+    assert "worst fit: S" in (out / "evaluate" / "evaluation.json").read_text(encoding="utf-8")
     notes = (out / "notes.csv").read_text(encoding="utf-8")
     assert "evaluate/runs.csv names participants" in notes
-    assert "evaluate/evaluation.json names participants" in notes
+    assert "evaluate/splits.csv" not in copied
     assert "evaluate/comparisons.csv is a symbolic link" in notes
     assert "evaluate/metrics.svg is a symbolic link" in notes
     assert not any(p.is_symlink() for p in out.rglob("*"))
