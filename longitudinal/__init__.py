@@ -12,7 +12,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from longitudinal._errors import DataQualityWarning, InvalidParameterError, LongitudinalError
+from longitudinal._errors import (
+    DataQualityWarning,
+    InvalidParameterError,
+    LongitudinalDeprecationWarning,
+    LongitudinalError,
+    LongitudinalWarning,
+)
 
 if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.change import (
@@ -107,7 +113,9 @@ __all__ = [
     "EvaluationResult",
     "GrowthModelResult",
     "InvalidParameterError",
+    "LongitudinalDeprecationWarning",
     "LongitudinalError",
+    "LongitudinalWarning",
     "PairwiseChanges",
     "RMAnovaResult",
     "ReliableChangeResult",

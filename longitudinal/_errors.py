@@ -21,3 +21,7 @@ class LongitudinalWarning(UserWarning):
 
 class DataQualityWarning(LongitudinalWarning):
     """A result is defined but rests on weak data (few people at a wave, ...)."""
+
+
+class LongitudinalDeprecationWarning(LongitudinalWarning, FutureWarning):
+    """A name or parameter still accepted for one release; the message says what replaces it."""
