@@ -3,9 +3,10 @@
 Warnings policy: the package's own warnings (the ``SurveysWarning``, ``ModelsWarning`` and
 ``LongitudinalWarning`` trees) are behaviour and are asserted exactly; pytest turns any other
 warning into an error, except the deprecation family (``DeprecationWarning``,
-``PendingDeprecationWarning``, ``FutureWarning``), which the package never issues and which a
-release of another package may start to issue at any time: those are shown, never fatal
-(``filterwarnings`` in pyproject.toml).
+``PendingDeprecationWarning``, ``FutureWarning``), which a release of another package may start
+to issue at any time: those are shown, never fatal (``filterwarnings`` in pyproject.toml). The
+package's own deprecations are ``LongitudinalDeprecationWarning`` (a ``LongitudinalWarning``),
+asserted like its other warnings.
 
 Determinism: every random test is seeded; hypothesis runs derandomized (below).
 """
