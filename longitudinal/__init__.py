@@ -42,6 +42,7 @@ from longitudinal._errors import (  # noqa: E402
     EmpathicError,
     EmpathicWarning,
     InvalidParameterError,
+    LongitudinalDeprecationWarning,
     LongitudinalError,
     LongitudinalWarning,
 )
@@ -142,6 +143,7 @@ __all__ = [
     "EvaluationResult",
     "GrowthModelResult",
     "InvalidParameterError",
+    "LongitudinalDeprecationWarning",
     "LongitudinalError",
     "LongitudinalWarning",
     "PairwiseChanges",

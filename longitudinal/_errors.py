@@ -26,6 +26,11 @@ __all__ = [
     "EmpathicError",
     "EmpathicWarning",
     "InvalidParameterError",
+    "LongitudinalDeprecationWarning",
     "LongitudinalError",
     "LongitudinalWarning",
 ]
+
+
+class LongitudinalDeprecationWarning(LongitudinalWarning, EmpathicDeprecationWarning):
+    """A name or parameter of :mod:`longitudinal` kept for one release (named in the message)."""

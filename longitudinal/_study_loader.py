@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from longitudinal.study import _RATING_REQUIRED, _SESSION_REQUIRED, EXCLUSION_COLUMNS, Study
 from longitudinal.study_config import (
     CONFIG_FILE,
     StudyConfig,
@@ -24,6 +23,9 @@ from longitudinal.study_config import (
     instrument_is_path,
 )
 from longitudinal.study_tables import (
+    _RATING_REQUIRED,
+    _SESSION_REQUIRED,
+    EXCLUSION_COLUMNS,
     _duplicate_reason,
     _numeric_column,
     _read_table,
@@ -36,7 +38,7 @@ from surveys import InputValidationError, SurveysError
 
 
 class _Loader:
-    """One loading pass: collects failures over every file, then builds the Study."""
+    """One loading pass: collects failures over every file, then gives the Study's fields."""
 
     def __init__(self, root: Path, config: StudyConfig) -> None:
         self.root = root
@@ -54,7 +56,8 @@ class _Loader:
     def exclude(self, file: str, row: int, reason: str, scope: str = "study") -> None:
         self.exclusions.append({"file": file, "row": int(row), "reason": reason, "scope": scope})
 
-    def run(self) -> Study:
+    def run(self) -> dict[str, Any]:
+        """Check every file; return the fields of :class:`longitudinal.study.Study`."""
         cfg = self.cfg
         instruments = self.load_instruments()
         participants = self.read_participants()
@@ -80,7 +83,7 @@ class _Loader:
         exclusions = exclusions.reset_index(drop=True)
 
         self.meta["scoring"] = {"min_valid": cfg.min_valid, "prorate": cfg.prorate}
-        return Study(
+        return dict(
             root=self.root,
             config=cfg,
             participants=participants_df,

@@ -365,8 +365,8 @@ def participant_splits(
     >>> table = participant_splits(load_study("my-study"), seeds=2)  # doctest: +SKIP
     """
     from longitudinal.predict._common import _check_study
-    from longitudinal.predict.benchmark import _benchmark_data
     from longitudinal.predict.left_out import left_out_summary
+    from longitudinal.predict.selection import _benchmark_data
 
     func = "participant_splits"
     _check_study(study, func=func)

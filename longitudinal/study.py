@@ -46,6 +46,7 @@ from longitudinal.study_config import (
 )
 from longitudinal.study_config import read_study_config as _read_study_config
 from longitudinal.study_config import study_inputs as _study_inputs
+from longitudinal.study_tables import EXCLUSION_COLUMNS
 from surveys import InputValidationError
 
 __all__ = [
@@ -58,12 +59,6 @@ __all__ = [
     "read_study_config",
     "study_inputs",
 ]
-
-#: Columns of :attr:`Study.exclusions`.
-EXCLUSION_COLUMNS = ["file", "row", "reason", "scope"]
-
-_SESSION_REQUIRED = ("session_id", "started_at")
-_RATING_REQUIRED = ("session_id", "story_id", "position")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,10 +258,10 @@ def load_study(path: str | Path) -> Study:
             f"the `path` parameter of load_study must be a study directory (holding "
             f"{CONFIG_FILE}); got the file {str(path)!r}"
         )
-    from longitudinal._study_loader import _Loader  # the loader builds a Study
+    from longitudinal._study_loader import _Loader  # the loader checks; the Study is built here
 
     config = read_study_config(root)
-    return _Loader(root, config).run()
+    return Study(**_Loader(root, config).run())
 
 
 def _refuse_deep_toml(path: str | Path, reason: str | None = None) -> None:

@@ -21,6 +21,12 @@ import pandas as pd
 from longitudinal.study_config import _Failures, _is_missing
 from surveys._invisible import INVISIBLE, describe_invisible
 
+#: Columns of :attr:`longitudinal.study.Study.exclusions`.
+EXCLUSION_COLUMNS = ["file", "row", "reason", "scope"]
+
+_SESSION_REQUIRED = ("session_id", "started_at")
+_RATING_REQUIRED = ("session_id", "story_id", "position")
+
 
 @dataclass
 class _Table:

@@ -4,8 +4,10 @@ Warnings policy: the package's own warnings (the ``EmpathicWarning`` tree: ``Sur
 ``ModelsWarning``, ``LongitudinalWarning`` and the shared ``DataQualityWarning``) are behaviour
 and are asserted exactly; pytest turns any other warning into an error, except the deprecation
 family (``DeprecationWarning``, ``PendingDeprecationWarning``, ``FutureWarning``), which the
-package never issues and which a release of another package may start to issue at any time:
-those are shown, never fatal (``filterwarnings`` in pyproject.toml).
+a release of another package may start to issue at any time:
+those are shown, never fatal (``filterwarnings`` in pyproject.toml). The package's own
+deprecations are ``EmpathicDeprecationWarning`` (an ``EmpathicWarning``), asserted like its
+other warnings.
 
 Determinism: every random test is seeded; hypothesis runs derandomized (below).
 """

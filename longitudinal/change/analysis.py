@@ -11,7 +11,7 @@ from longitudinal._checks import check_unit
 from longitudinal.change._panel import _meta_head
 from longitudinal.change.anova import friedman_test, rm_anova
 from longitudinal.change.describe import describe_waves
-from longitudinal.change.growth import growth_model
+from longitudinal.change.growth import _removed_backend, growth_model
 from longitudinal.change.pairwise import pairwise_changes
 from longitudinal.change.reliable import reliable_change
 from longitudinal.change.results import RCI_COLUMNS, RCI_COUNT_COLUMNS, ChangeResult
@@ -32,7 +32,7 @@ def change_analysis(
     baseline_items: pd.DataFrame | None = None,
     higher_is_better: bool = True,
     ci_level: float = 0.95,
-    backend: Literal["lmm"] = "lmm",
+    backend: str | None = None,
 ) -> ChangeResult:
     """Run the whole change analysis for one repeated scale.
 
@@ -63,8 +63,8 @@ def change_analysis(
         Direction of improvement for the reliable change index.
     ci_level : float, default 0.95
         Level of every interval and of the reliable-change criterion.
-    backend : {"lmm"}, default "lmm"
-        Engine of the growth model (see :func:`growth_model`).
+    backend : None
+        Deprecated and ignored (removed in the next release), as in :func:`growth_model`.
 
     Returns
     -------
@@ -117,6 +117,7 @@ def change_analysis(
     """
     func = "change_analysis"
     level = check_unit(ci_level, name="ci_level", where=func)
+    backend = _removed_backend(backend, func=func)
     common = {
         "id_col": id_col,
         "wave_col": wave_col,
@@ -127,9 +128,7 @@ def change_analysis(
     anova = rm_anova(data, **common)
     pairs = pairwise_changes(data, **common, ci_level=level)
     friedman = friedman_test(data, **common)
-    growth = growth_model(
-        data, **common, time=time, random_slope=random_slope, ci_level=level, backend=backend
-    )
+    growth = growth_model(data, **common, time=time, random_slope=random_slope, ci_level=level)
     if reliability is None and baseline_items is None:
         rc_people = pd.DataFrame(columns=RCI_COLUMNS)
         rc_counts = pd.DataFrame(columns=RCI_COUNT_COLUMNS)

@@ -20,18 +20,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from longitudinal.cli._interrupt import EXIT_INTERRUPTED, interrupted
+
 __all__ = ["COMMANDS", "build_parser", "main"]
-
-#: Exit code of a command ended by Ctrl-C (SIGINT) or SIGTERM.
-EXIT_INTERRUPTED = 130
-
-
-def interrupted() -> None:
-    """Say, in one line, that the command was interrupted (nothing is left half-written)."""
-    try:
-        print("interrupted; nothing was written", file=sys.stderr, flush=True)
-    except (OSError, ValueError, KeyboardInterrupt):  # a closed stderr, a second Ctrl-C
-        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:

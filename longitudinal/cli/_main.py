@@ -14,7 +14,6 @@ from typing import Any
 
 from longitudinal._errors import LongitudinalError
 from longitudinal._output import raw_csv
-from longitudinal.cli import EXIT_INTERRUPTED, interrupted
 from longitudinal.cli._common import (
     EXIT_INPUT,
     _format_failures,
@@ -22,6 +21,7 @@ from longitudinal.cli._common import (
     _Formatter,
     _print_warnings,
 )
+from longitudinal.cli._interrupt import EXIT_INTERRUPTED, interrupted
 from longitudinal.cli.evaluate import _evaluate, _evaluate_parser, _splits, _splits_parser
 from longitudinal.cli.fit import _fit, _fit_parser
 from longitudinal.cli.power import _power, _power_parser

@@ -12,8 +12,9 @@ rated, :meth:`longitudinal.study.Study.story_frame`):
     cumulative-logit model (:class:`models.bayes.BayesianMixedModel`), both with a random
     intercept and week slope per participant and a random intercept per story. It returns one
     effects table for both engines, a variance decomposition with ICCs, and
-    :func:`plot_effects` draws the forest plot. :func:`empathy_effects_section` packages all
-    of it as a report section (:mod:`longitudinal.report.sections.effects`).
+    :func:`plot_effects` draws the forest plot. The report builds its "What predicts
+    empathy" section from these (:mod:`longitudinal.report.sections.effects`); this package
+    knows no page.
 
 *How well can a person's ratings be predicted when the model has never seen that person?*
     :func:`evaluate_predictions` runs the EmpathicStories++ benchmark (Shen et al., ACL
@@ -81,7 +82,6 @@ __all__ = [
     "PREDICTOR_COLUMNS",
     "THRESHOLD_SOURCES",
     "VARIANCE_COLUMNS",
-    "EffectsSection",
     "EmpathyData",
     "EmpathyEffects",
     "EvaluationResult",
@@ -92,7 +92,6 @@ __all__ = [
     "difference_note",
     "difference_table",
     "empathy_data",
-    "empathy_effects_section",
     "empathy_formula",
     "evaluate_predictions",
     "fit_empathy_models",
@@ -107,10 +106,26 @@ __all__ = [
 ]
 
 
+_MOVED = {
+    "EffectsSection": "longitudinal.report.sections.effects",
+    "empathy_effects_section": "longitudinal.report.sections.effects",
+}
+"""Names that left this package, with their home; importable from here for one release."""
+
+
 def __getattr__(name: str) -> Any:
-    """Give the report section of the empathy models, which lives with the other sections."""
-    if name in ("EffectsSection", "empathy_effects_section"):
+    """Give a name that moved to the report from its new home, with a deprecation warning."""
+    if name in _MOVED:
+        import warnings
+
+        from longitudinal._errors import LongitudinalDeprecationWarning
         from longitudinal.report.sections import effects
 
+        warnings.warn(
+            f"longitudinal.predict.{name} moved to {_MOVED[name]}.{name} (the report's "
+            "section); importing it from longitudinal.predict stops working in the next release",
+            LongitudinalDeprecationWarning,
+            stacklevel=2,
+        )
         return getattr(effects, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

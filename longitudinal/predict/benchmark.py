@@ -28,10 +28,10 @@ from longitudinal.predict.predictors import (
     _KINDS,
     EmpathyData,
     _Raw,
-    _raw_predictors,
     _standardize,
     empathy_formula,
 )
+from longitudinal.predict.selection import _benchmark_data
 from longitudinal.splits import SPLIT_SIZES, draw_splits, seed_list, splits_table
 from models import DataQualityWarning
 from models import InvalidParameterError as ModelsInvalidParameterError
@@ -98,6 +98,33 @@ _PAPER_BESTS = (
     ("reflection, best model (LF-LSTM, video + text)", 56.0, None),
 )
 """The paper's best test-set r and ρ (x 100), shown for orientation in ``table.md``."""
+
+
+METRIC_BOUNDS = {
+    "r": (-100.0, 100.0),
+    "rho": (-100.0, 100.0),
+    "acc": (0.0, 100.0),
+    "f1": (0.0, 100.0),
+    "mse": (0.0, float("inf")),
+}
+"""The range of each metric (x 100): a displayed spread or error bar stops at its bounds."""
+
+
+def spread_bounds(metric: str, mean: Any, sd: Any) -> tuple[Any, Any]:
+    """Return the spread below and above ``mean`` (``sd`` each), cut at the metric's range.
+
+    >>> spread_bounds("mse", 5.0, 7.0)
+    (5.0, 7.0)
+    >>> spread_bounds("acc", 96.0, 7.0)
+    (7.0, 4.0)
+    """
+    low, high = METRIC_BOUNDS.get(metric, (-np.inf, np.inf))
+    mean, sd = np.asarray(mean, dtype=float), np.asarray(sd, dtype=float)
+    below = np.minimum(sd, np.clip(mean - low, 0.0, None))
+    above = np.minimum(sd, np.clip(high - mean, 0.0, None))
+    if below.ndim == 0:
+        return float(below), float(above)
+    return below, above
 
 
 class _SummaryTable(pd.DataFrame):
@@ -514,40 +541,6 @@ def threshold_rule(threshold: float, source: str, scale_label: str) -> str:
         f"positive ('empathic') when the rating or the prediction is > {threshold:g} "
         f"({source}, {scale_label} scale; the paper does not state its threshold)"
     )
-
-
-def _benchmark_data(
-    study: Study,
-    *,
-    session_features: Sequence[str] | None,
-    func: str,
-    predictors: Sequence[str] | None = None,
-) -> tuple[_Raw, EmpathyData]:
-    """Build the benchmark's ratings: raw predictors, and the frame standardized over all.
-
-    Its rows are the ratings the benchmark scores and its participants the ones that
-    :func:`longitudinal.splits.draw_splits` splits (for ``evaluate`` and ``splits`` alike).
-    ``predictors`` (default: study.toml's ``[roles] predictors``) restricts the traits, states
-    and session features to those named (:func:`longitudinal.predict.selection.
-    resolve_predictors`); no budget applies to a benchmark of prediction.
-    """
-    from longitudinal.predict.selection import resolve_predictors
-
-    chosen = resolve_predictors(
-        study,
-        predictors,
-        source=None if predictors is None else "--predictors",
-        func=func,
-    )
-    traits = states = None
-    if chosen is not None:
-        traits, states = chosen["traits"], chosen["states"]
-        if session_features is None:
-            session_features = chosen["session_features"]
-    raw = _raw_predictors(
-        study, traits=traits, states=states, session_features=session_features, func=func
-    )
-    return raw, _standardize(raw, None, func=func)
 
 
 def evaluate_predictions(

@@ -74,7 +74,7 @@ def left_out_summary(study: Study, raw: _Raw, full: EmpathyData) -> dict[str, An
     study : longitudinal.study.Study
         The study (its scores say why a scale is missing).
     raw, full : the benchmark's raw predictors and its frame standardized over everyone
-        (:func:`longitudinal.predict.benchmark._benchmark_data`).
+        (:func:`longitudinal.predict.selection._benchmark_data`).
 
     Returns
     -------

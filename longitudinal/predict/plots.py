@@ -9,7 +9,7 @@ import pandas as pd
 
 from longitudinal._checks import check_unit
 from longitudinal._errors import InvalidParameterError
-from longitudinal.predict.benchmark import MODEL_DESCRIPTIONS
+from longitudinal.predict.benchmark import MODEL_DESCRIPTIONS, spread_bounds
 from longitudinal.predict.effects import check_effects_table
 from longitudinal.predict.reading import _term_label
 from models.evaluation import (
@@ -189,7 +189,6 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
     from matplotlib.figure import Figure
 
     from longitudinal.plotting import figure_style
-    from longitudinal.predict.results import spread_bounds
 
     titles = {"r": "Pearson r", "rho": "Spearman ρ", "acc": "Accuracy", "f1": "F1", "mse": "MSE"}
     x = np.arange(len(block))

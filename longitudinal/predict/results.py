@@ -23,6 +23,7 @@ from longitudinal.predict.benchmark import (
     NOT_COMPARED,
     EvaluationResult,
     evaluate_predictions,
+    spread_bounds,
 )
 from longitudinal.predict.plots import plot_metrics
 from models.evaluation import (
@@ -38,33 +39,6 @@ RUNS_FILE = "runs.csv"
 INTERVALS_FILE = "metrics_ci.csv"
 COMPARISONS_FILE = "comparisons.csv"
 PARAMETERS_FILE = "evaluation.json"
-
-
-METRIC_BOUNDS = {
-    "r": (-100.0, 100.0),
-    "rho": (-100.0, 100.0),
-    "acc": (0.0, 100.0),
-    "f1": (0.0, 100.0),
-    "mse": (0.0, float("inf")),
-}
-"""The range of each metric (x 100): a displayed spread or error bar stops at its bounds."""
-
-
-def spread_bounds(metric: str, mean: Any, sd: Any) -> tuple[Any, Any]:
-    """Return the spread below and above ``mean`` (``sd`` each), cut at the metric's range.
-
-    >>> spread_bounds("mse", 5.0, 7.0)
-    (5.0, 7.0)
-    >>> spread_bounds("acc", 96.0, 7.0)
-    (7.0, 4.0)
-    """
-    low, high = METRIC_BOUNDS.get(metric, (-np.inf, np.inf))
-    mean, sd = np.asarray(mean, dtype=float), np.asarray(sd, dtype=float)
-    below = np.minimum(sd, np.clip(mean - low, 0.0, None))
-    above = np.minimum(sd, np.clip(high - mean, 0.0, None))
-    if below.ndim == 0:
-        return float(below), float(above)
-    return below, above
 
 
 def _cell(mean: float, sd: float, metric: str | None = None) -> str:

@@ -22,6 +22,10 @@ skipped without a line in :attr:`PredictorPlan.left_out`.
 
 Written here because no library states such a rule; the one-per-10 figure is the usual
 events-per-variable heuristic applied to participants.
+
+The out-of-person benchmark takes the named predictors without a budget; its ratings are built
+here too (``_benchmark_data``), for ``evaluate`` (:mod:`longitudinal.predict.benchmark`) and
+``splits`` (:mod:`longitudinal.splits`) alike.
 """
 
 from __future__ import annotations
@@ -32,7 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal.frames import scale_column
-from longitudinal.predict.predictors import _dedupe_scales
+from longitudinal.predict.left_out import left_out_summary
+from longitudinal.predict.predictors import (
+    EmpathyData,
+    _dedupe_scales,
+    _Raw,
+    _raw_predictors,
+    _standardize,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from longitudinal.study import Study
@@ -41,6 +52,7 @@ __all__ = [
     "PEOPLE_PER_PREDICTOR",
     "PredictorPlan",
     "parse_predictor_list",
+    "plan_left_out",
     "plan_predictors",
     "resolve_predictors",
 ]
@@ -333,3 +345,53 @@ def plan_predictors(
         spent=tuple(spent),
         left_out=tuple(left_out),
     )
+
+
+def _benchmark_data(
+    study: Study,
+    *,
+    session_features: Sequence[str] | None,
+    func: str,
+    predictors: Sequence[str] | None = None,
+) -> tuple[_Raw, EmpathyData]:
+    """Build the benchmark's ratings: raw predictors, and the frame standardized over all.
+
+    Its rows are the ratings the benchmark scores and its participants the ones that
+    :func:`longitudinal.splits.draw_splits` splits (for ``evaluate`` and ``splits`` alike).
+    ``predictors`` (default: study.toml's ``[roles] predictors``) restricts the traits, states
+    and session features to those named (:func:`resolve_predictors`); no budget applies to a
+    benchmark of prediction.
+    """
+    chosen = resolve_predictors(
+        study,
+        predictors,
+        source=None if predictors is None else "--predictors",
+        func=func,
+    )
+    traits = states = None
+    if chosen is not None:
+        traits, states = chosen["traits"], chosen["states"]
+        if session_features is None:
+            session_features = chosen["session_features"]
+    raw = _raw_predictors(
+        study, traits=traits, states=states, session_features=session_features, func=func
+    )
+    return raw, _standardize(raw, None, func=func)
+
+
+def plan_left_out(study: Study, plan: PredictorPlan, *, func: str) -> dict[str, Any]:
+    """Name every participant and count every rating that the plan's models leave out.
+
+    The ratings are those of the empathy models with the plan's traits, states and session
+    features; the result is :func:`longitudinal.predict.left_out.left_out_summary` of them
+    (written out in lines by :func:`longitudinal.predict.results.left_out_lines`). ``func``
+    names the caller in an error message.
+    """
+    raw = _raw_predictors(
+        study,
+        traits=list(plan.traits),
+        states=list(plan.states),
+        session_features=list(plan.session_features),
+        func=func,
+    )
+    return left_out_summary(study, raw, _standardize(raw, None, func=func))

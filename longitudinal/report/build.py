@@ -60,8 +60,9 @@ def build_report(
     out_dir : str or path-like
         Report folder to create. It must not exist or be empty, unless ``overwrite=True``.
     seed : int, optional
-        Recorded in ``provenance.json`` (the seed of the simulation, for a simulated study);
-        the report itself has no random step.
+        Recorded in ``provenance.json`` (the seed of the simulation, for a simulated study)
+        and the seed of the report's one random step, the Bayesian sampler of "What predicts
+        empathy" (2024 when not given); the other sections draw nothing at random.
     pseudonymize : bool, default True
         Replace participant ids by ``S01``, ``S02``, ... in every table, figure and note, in an
         order given by a secret key (see ``pseudonym_key``), so the report folder alone cannot

@@ -14,7 +14,11 @@ import pytest
 from conftest import package_warnings
 from numpy.testing import assert_allclose
 
-from longitudinal._errors import DataQualityWarning, InvalidParameterError
+from longitudinal._errors import (
+    DataQualityWarning,
+    InvalidParameterError,
+    LongitudinalDeprecationWarning,
+)
 from longitudinal.change import (
     ChangeResult,
     change_analysis,
@@ -519,6 +523,17 @@ def test_growth_time_coding_rescales_the_slope(sim):
     for backend in ("lme4", "builtin"):
         with pytest.raises(InvalidParameterError, match="backend"):
             growth_model(sim, **COLS, backend=backend)
+
+
+def test_backend_parameter_is_accepted_for_one_release_with_a_warning(sim):
+    plain = growth_model(sim, **COLS, random_slope=False)
+    with pytest.warns(LongitudinalDeprecationWarning, match="`backend` parameter of growth_model"):
+        old = growth_model(sim, **COLS, random_slope=False, backend="lmm")
+    assert_allclose(old.fixed["estimate"], plain.fixed["estimate"])
+    assert old.meta["backend"] == plain.meta["backend"] == "lmm"
+    assert issubclass(LongitudinalDeprecationWarning, FutureWarning)
+    with pytest.warns(LongitudinalDeprecationWarning, match="change_analysis"):
+        change_analysis(sim, **COLS, random_slope=False, backend="lmm")
 
 
 def test_reliable_change_by_hand_and_direction():

@@ -291,7 +291,7 @@ GROWTH_TOL = {
 @pytest.mark.parametrize("name", ["obk_phase", "obk_phase_missing"])
 def test_growth_model_matches_lmer_reml(name, backend):
     data, cols = design(name)
-    res = growth_model(data, **cols, backend=backend)
+    res = growth_model(data, **cols)
     tol = GROWTH_TOL[backend]
     assert res.meta["backend"] == backend
     assert res.meta["random_effects"] == "intercept + slope"

@@ -31,14 +31,17 @@ __all__ = ["EffectsSection", "empathy_effects_section"]
 
 @dataclass(frozen=True)
 class EffectsSection:
-    """The "What predicts empathy" section of a report.
+    """The parts of the "What predicts empathy" section, built from the fitted models.
+
+    The report's section (:class:`~longitudinal.report.sections.predictors.PredictorsSection`)
+    places them on the page under its own anchor and heading.
 
     Attributes
     ----------
     anchor : str
-        HTML id of the section (``"predictors"``).
+        ``"predictors"``, the HTML id of the report's section (kept for callers).
     heading : str
-        ``"What predicts empathy"``.
+        ``"What predicts empathy"``, the report section's heading (kept for callers).
     html : str
         Section body: the reading of each effect, the effects table, the forest plot (PNG
         embedded as a data URI, with links to the PNG and SVG files), the variance table and
@@ -108,7 +111,7 @@ def empathy_effects_section(
     figure_dir: str = "figures",
     target_accept: float = 0.9,
 ) -> EffectsSection:
-    """Fit the empathy models and build the "What predicts empathy" report section.
+    """Fit the empathy models and build the parts of the "What predicts empathy" section.
 
     Parameters
     ----------
@@ -160,7 +163,7 @@ def empathy_effects_section(
 
     Examples
     --------
-    >>> from longitudinal.predict import empathy_effects_section
+    >>> from longitudinal.report.sections.effects import empathy_effects_section
     >>> section = empathy_effects_section(study, "report")  # doctest: +SKIP
     >>> sorted(section.tables)  # doctest: +SKIP
     ['empathy_effects', 'empathy_predictors', 'empathy_reading', 'empathy_variance']

@@ -366,7 +366,7 @@ def test_the_coverage_sentence_names_the_size_it_was_established_at():
 
 def test_counts_print_as_integers():
     from longitudinal.predict import interval_note
-    from longitudinal.report.sections.closing import _is_count
+    from longitudinal.report.sections.evaluation import _is_count
 
     # evaluation.json read back may hold counts as floats
     note = interval_note(

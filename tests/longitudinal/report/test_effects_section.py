@@ -63,3 +63,19 @@ def test_effects_section_with_bayes(demo_study, tmp_path):
     assert_allclose(bayes["icc"].sum(), 1.0, atol=1e-12)
     # 100 draws cannot pass the diagnostics gate: recorded, not raised
     assert any("SamplingWarning" in n for n in section.notes)
+
+
+def test_section_names_moved_out_of_predict_warn_for_one_release():
+    import longitudinal.predict as predict
+    from longitudinal._errors import LongitudinalDeprecationWarning
+    from longitudinal.report.sections import effects
+    from longitudinal.report.sections.predictors import PredictorsSection
+
+    for name in ("EffectsSection", "empathy_effects_section"):
+        assert name not in predict.__all__
+        with pytest.warns(LongitudinalDeprecationWarning, match=f"sections.effects.{name}"):
+            assert getattr(predict, name) is getattr(effects, name)
+    with pytest.raises(AttributeError):
+        predict.no_such_name  # noqa: B018
+    section = PredictorsSection()
+    assert (section.anchor, section.heading) == ("predictors", "What predicts empathy")

@@ -9,7 +9,7 @@ import pytest
 from longitudinal.report import build_report
 from longitudinal.report.html import num, p_value, table
 from longitudinal.report.sections import SectionUnavailable, report_sections
-from longitudinal.report.sections.sample import ReliabilitySection
+from longitudinal.report.sections.reliability import ReliabilitySection
 
 
 @pytest.fixture(scope="module")

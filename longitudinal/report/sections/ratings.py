@@ -1,4 +1,4 @@
-"""Descriptive sections: the empathy ratings and their course, sessions, traits, demographics."""
+"""The "Empathy ratings" section: distribution, by position, per participant, over the month."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from longitudinal.frames import scale_column
-from longitudinal.report.context import ReportContext, describe, join_words, summary_frame
+from longitudinal.report.context import ReportContext, join_words
 from longitudinal.report.html import figure, render
 from longitudinal.report.sections.base import Section, SectionUnavailable
 from longitudinal.report.sections.change import _saver
@@ -108,12 +107,6 @@ class RatingsSection(Section):
         )
 
 
-def _whole(values: pd.Series) -> bool:
-    """Tell whether a session feature holds whole numbers only (turns, words: counts)."""
-    v = values.dropna().astype(float)
-    return bool(len(v)) and bool(np.all(np.equal(np.round(v), v)))
-
-
 def _course_caption(ctx: ReportContext) -> str:
     """Caption of the empathy course: what is drawn, the clipping and the small weeks."""
     cfg = ctx.config
@@ -164,116 +157,3 @@ def _summary_row(group: str, values: pd.Series) -> dict[str, Any]:
         "sd": values.std(ddof=1),
         "median": values.median(),
     }
-
-
-class SessionsSection(Section):
-    """Session behaviour features, sessions per participant, ratings per session.
-
-    Counts (sessions, ratings, days, features recorded as whole numbers such as turns) are
-    written as whole numbers.
-    """
-
-    anchor = "sessions"
-    heading = "Sessions"
-
-    def _compute(self, ctx: ReportContext) -> None:
-        study = ctx.study
-        sessions = ctx.frames["sessions"]
-        id_col = ctx.config.id_col
-        rows = [
-            {"feature": f, **describe(sessions[f], whole=_whole(sessions[f]))}
-            for f in study.numeric_session_columns
-        ]
-        rows.append(
-            {"feature": "sessions per participant", **describe(sessions.groupby(id_col).size())}
-        )
-        rows.append({"feature": "ratings per session", **describe(sessions["n_ratings"])})
-        span = sessions.groupby(id_col)["day"].max()
-        rows.append({"feature": "days from first to last session", **describe(span)})
-        ctx.tables["sessions_summary"] = summary_frame(rows)
-
-    def _body(self, ctx: ReportContext) -> Markup:
-        return render("sessions.html.j2", sessions=ctx.tables["sessions_summary"])
-
-
-class TraitsSection(Section):
-    """Trait scores at the first wave (with a radar of the Big Five) and demographics."""
-
-    anchor = "traits"
-    heading = "Traits and demographics"
-
-    def _compute(self, ctx: ReportContext) -> None:
-        from longitudinal import plotting
-
-        study = ctx.study
-        cfg = study.config
-        people = ctx.frames["person_wave"].drop_duplicates(cfg.id_col)
-        rows = []
-        for name in study.trait_instruments:
-            for key in study.instruments[name].scales:
-                col = scale_column(name, key.name)
-                if col in people.columns:
-                    rows.append({"scale": col, "instrument": name, **describe(people[col])})
-        ctx.tables["traits"] = summary_frame(
-            rows, columns=["scale", "instrument", "n", "mean", "sd", "min", "median", "max"]
-        )
-        ctx.tables["demographics"] = _demographics(study)
-
-        save = _saver(ctx)
-        radar = _radar_instrument(ctx)
-        if radar is not None:
-            name, columns, lo, hi = radar
-            labels = {scale_column(name, k.name): k.name for k in study.instruments[name].scales}
-            save(
-                "trait_radar",
-                plotting.plot_big_five_radar(
-                    people, columns=columns, labels=labels, scale_min=lo, scale_max=hi
-                ),
-                f"Trait profile at {cfg.waves[0]} ({study.instruments[name].title}).",
-            )
-        if study.demographics:
-            save(
-                "demographics",
-                plotting.plot_demographics(study.participants, columns=list(study.demographics)),
-                "Demographics of the participants listed.",
-            )
-
-    def _body(self, ctx: ReportContext) -> Markup:
-        return render(
-            "traits.html.j2",
-            traits=ctx.tables["traits"],
-            demographics=ctx.tables["demographics"].fillna(""),
-            caption=f"Trait scores at {ctx.config.waves[0]}",
-            radar=figure(ctx.figures, ctx.out, "trait_radar"),
-            demographics_figure=figure(ctx.figures, ctx.out, "demographics"),
-        )
-
-
-def _demographics(study: Any) -> pd.DataFrame:
-    rows = []
-    participants = study.participants
-    for col in study.demographics:
-        values = participants[col]
-        if pd.api.types.is_numeric_dtype(values):
-            rows.append({"variable": col, "level": "", **describe(values)})
-        else:
-            counts = values.fillna("(missing)").astype(str).value_counts().sort_index()
-            for level, n in counts.items():
-                rows.append({"variable": col, "level": level, "n": int(n)})
-    return summary_frame(
-        rows, columns=["variable", "level", "n", "mean", "sd", "min", "median", "max"]
-    )
-
-
-def _radar_instrument(ctx: ReportContext):
-    """Find the first trait instrument with at least 3 mean-scored scales (the Big Five)."""
-    study = ctx.study
-    for name in study.trait_instruments:
-        instrument = study.instruments[name]
-        keys = [k for k in instrument.scales if k.scoring == "mean" and k.multiplier == 1]
-        if len(keys) >= 3:
-            columns = [scale_column(name, k.name) for k in keys]
-            lo = min(k.response_min for k in keys)
-            hi = max(k.response_max for k in keys)
-            return name, columns, lo, hi
-    return None

@@ -1,4 +1,4 @@
-"""What predicts empathy, the evaluation results, the notes and the files of the report."""
+"""The "Evaluation" section: the results of ``longitudinal evaluate``, copied into the report."""
 
 from __future__ import annotations
 
@@ -9,117 +9,12 @@ from dataclasses import dataclass
 import pandas as pd
 from markupsafe import Markup
 
-from longitudinal.predict.selection import PEOPLE_PER_PREDICTOR
 from longitudinal.report.context import (
     EVALUATION_FILE,
-    PROVENANCE_FILE,
-    REPORT_FILE,
     ReportContext,
 )
 from longitudinal.report.html import figure, render
-from longitudinal.report.sections.base import Section, SectionUnavailable
-
-__all__ = ["PEOPLE_PER_PREDICTOR", "EvaluationSection", "PredictorsSection"]
-
-
-class PredictorsSection(Section):
-    """Traits, states and session behaviour as predictors of the ratings (mixed models)."""
-
-    anchor = "predictors"
-    heading = "What predicts empathy"
-
-    def _compute(self, ctx: ReportContext) -> None:
-        from longitudinal._errors import LongitudinalError
-        from longitudinal.predict.selection import plan_predictors
-        from longitudinal.report.sections.effects import empathy_effects_section
-        from models import ModelsError
-
-        story = ctx.frames["story"]
-        n_people = int(story[ctx.config.id_col].nunique())
-        if n_people < 3:
-            raise SectionUnavailable(
-                f"the empathy models need ratings from at least 3 participants; this study has "
-                f"ratings from {n_people}. More participants would make the section possible."
-            )
-        if story[ctx.config.rating_col].nunique() < 2:
-            raise SectionUnavailable(
-                "every rating has the same value, so nothing can predict it; the models need "
-                "ratings that vary."
-            )
-        try:
-            plan = plan_predictors(ctx.study, ctx.options.predictors, n_people=n_people)
-        except LongitudinalError as err:
-            raise SectionUnavailable(str(err)) from err
-        if plan.empty:
-            raise SectionUnavailable(
-                f"with {n_people} participants the stated rule (one person-level predictor per "
-                f"{PEOPLE_PER_PREDICTOR} participants) allows no predictor, and no session "
-                "feature is among the candidates (its within-person part would need none); "
-                f"at least {PEOPLE_PER_PREDICTOR} participants with ratings are needed."
-            )
-        ctx.results["predictor_rule"] = plan
-        if plan.left_out:
-            ctx.note(
-                f"What predicts empathy: with {n_people} participants the models take at most "
-                f"{plan.budget} person-level predictor(s) (one per {PEOPLE_PER_PREDICTOR} "
-                f"participants, {plan.order_text}); left out: " + plan.left_out_text()
-            )
-        seed = ctx.options.seed if ctx.options.seed is not None else 2024
-        try:
-            section = empathy_effects_section(
-                ctx.study,
-                ctx.out,
-                include_bayes=ctx.options.bayes,
-                seed=seed,
-                ci_level=ctx.options.ci_level,
-                **ctx.options.sampling,
-                **plan.data_kwargs(),
-            )
-        except (ModelsError, LongitudinalError) as err:
-            raise SectionUnavailable(
-                f"the empathy models could not be fitted ({err}). With few participants, "
-                "name fewer predictors in study.toml ([roles]) or collect more data."
-            ) from err
-        ctx.tables.update(section.tables)
-        ctx.figures.update(section.figures)
-        ctx.note(*(ctx.scrub(n) for n in section.notes))
-        ctx.results["predictors"] = section
-        left_out = [ctx.scrub(line) for line in _models_left_out(ctx.study, plan)]
-        ctx.results["predictors_left_out"] = left_out
-        if left_out:
-            ctx.note(f"What predicts empathy: {left_out[0]} The section names each participant.")
-        self.anchor, self.heading = section.anchor, section.heading
-
-    def _body(self, ctx: ReportContext) -> Markup | None:
-        section = ctx.results.get("predictors")
-        if section is None:
-            return None
-        plan = ctx.results["predictor_rule"]
-        return render(
-            "predictors.html.j2",
-            plan=plan,
-            per=PEOPLE_PER_PREDICTOR,
-            left_out=ctx.results.get("predictors_left_out") or [],
-        ) + Markup(section.html)
-
-
-def _models_left_out(study, plan) -> list[str]:
-    """Name every participant and count every rating the empathy models leave out, with why."""
-    from longitudinal.predict.left_out import left_out_summary
-    from longitudinal.predict.predictors import _raw_predictors, _standardize
-    from longitudinal.predict.results import left_out_lines
-
-    func = "What predicts empathy"
-    raw = _raw_predictors(
-        study,
-        traits=list(plan.traits),
-        states=list(plan.states),
-        session_features=list(plan.session_features),
-        func=func,
-    )
-    return left_out_lines(
-        {"left_out": left_out_summary(study, raw, _standardize(raw, None, func=func))}
-    )
+from longitudinal.report.sections.base import Section
 
 
 class EvaluationSection(Section):
@@ -355,30 +250,3 @@ def _names_participants(name: str, data: bytes, ctx: ReportContext) -> bool:
         return any(cell.strip().lstrip("'") in raw for row in rows for cell in row)
     ctx.scrub("")  # builds ctx.id_pattern
     return ctx.id_pattern is not None and ctx.id_pattern.search(text) is not None
-
-
-class NotesSection(Section):
-    """Every warning raised while the report was computed, once."""
-
-    anchor = "notes"
-    heading = "Notes"
-
-    def _body(self, ctx: ReportContext) -> Markup:
-        return render("notes.html.j2", notes=ctx.notes)
-
-
-class FilesSection(Section):
-    """The files of the report folder and where the provenance is."""
-
-    anchor = "files"
-    heading = "Files and provenance"
-
-    def _body(self, ctx: ReportContext) -> Markup:
-        provenance = ctx.results["provenance"]
-        return render(
-            "files.html.j2",
-            demo=ctx.demo,
-            version=provenance["version"],
-            provenance_file=PROVENANCE_FILE,
-            files=[f for f in provenance["files"] if f != REPORT_FILE],
-        )

@@ -1,0 +1,92 @@
+"""The "What predicts empathy" section: the empathy models, under the predictor rule."""
+
+from __future__ import annotations
+
+from markupsafe import Markup
+
+from longitudinal.predict.selection import PEOPLE_PER_PREDICTOR
+from longitudinal.report.context import ReportContext
+from longitudinal.report.html import render
+from longitudinal.report.sections.base import Section, SectionUnavailable
+
+
+class PredictorsSection(Section):
+    """Traits, states and session behaviour as predictors of the ratings (mixed models)."""
+
+    anchor = "predictors"
+    heading = "What predicts empathy"
+
+    def _compute(self, ctx: ReportContext) -> None:
+        from longitudinal._errors import LongitudinalError
+        from longitudinal.predict.results import left_out_lines
+        from longitudinal.predict.selection import plan_left_out, plan_predictors
+        from longitudinal.report.sections.effects import empathy_effects_section
+        from models import ModelsError
+
+        story = ctx.frames["story"]
+        n_people = int(story[ctx.config.id_col].nunique())
+        if n_people < 3:
+            raise SectionUnavailable(
+                f"the empathy models need ratings from at least 3 participants; this study has "
+                f"ratings from {n_people}. More participants would make the section possible."
+            )
+        if story[ctx.config.rating_col].nunique() < 2:
+            raise SectionUnavailable(
+                "every rating has the same value, so nothing can predict it; the models need "
+                "ratings that vary."
+            )
+        try:
+            plan = plan_predictors(ctx.study, ctx.options.predictors, n_people=n_people)
+        except LongitudinalError as err:
+            raise SectionUnavailable(str(err)) from err
+        if plan.empty:
+            raise SectionUnavailable(
+                f"with {n_people} participants the stated rule (one person-level predictor per "
+                f"{PEOPLE_PER_PREDICTOR} participants) allows no predictor, and no session "
+                "feature is among the candidates (its within-person part would need none); "
+                f"at least {PEOPLE_PER_PREDICTOR} participants with ratings are needed."
+            )
+        ctx.results["predictor_rule"] = plan
+        if plan.left_out:
+            ctx.note(
+                f"What predicts empathy: with {n_people} participants the models take at most "
+                f"{plan.budget} person-level predictor(s) (one per {PEOPLE_PER_PREDICTOR} "
+                f"participants, {plan.order_text}); left out: " + plan.left_out_text()
+            )
+        seed = ctx.options.seed if ctx.options.seed is not None else 2024
+        try:
+            section = empathy_effects_section(
+                ctx.study,
+                ctx.out,
+                include_bayes=ctx.options.bayes,
+                seed=seed,
+                ci_level=ctx.options.ci_level,
+                **ctx.options.sampling,
+                **plan.data_kwargs(),
+            )
+        except (ModelsError, LongitudinalError) as err:
+            raise SectionUnavailable(
+                f"the empathy models could not be fitted ({err}). With few participants, "
+                "name fewer predictors in study.toml ([roles]) or collect more data."
+            ) from err
+        ctx.tables.update(section.tables)
+        ctx.figures.update(section.figures)
+        ctx.note(*(ctx.scrub(n) for n in section.notes))
+        ctx.results["predictors"] = section
+        summary = plan_left_out(ctx.study, plan, func=self.heading)
+        left_out = [ctx.scrub(line) for line in left_out_lines({"left_out": summary})]
+        ctx.results["predictors_left_out"] = left_out
+        if left_out:
+            ctx.note(f"What predicts empathy: {left_out[0]} The section names each participant.")
+
+    def _body(self, ctx: ReportContext) -> Markup | None:
+        section = ctx.results.get("predictors")
+        if section is None:
+            return None
+        plan = ctx.results["predictor_rule"]
+        return render(
+            "predictors.html.j2",
+            plan=plan,
+            per=PEOPLE_PER_PREDICTOR,
+            left_out=ctx.results.get("predictors_left_out") or [],
+        ) + Markup(section.html)
