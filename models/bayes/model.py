@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from models import _columns as col
+import models._columns as col
 from models._backends import pymc_model as pmod
 from models._backends.samplers import (
     MODEL_CACHE,
