@@ -52,9 +52,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from models._backends.mixedlm_lmm import one_blas_thread
 from models._errors import SingularFitWarning
 from models.lmm import LinearMixedModel
+from models.lmm._mixedlm import one_blas_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"

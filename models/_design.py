@@ -1,25 +1,24 @@
 """Evaluating a parsed formula on data: the model matrices of :func:`models.formula.build_design`.
 
 Plain numeric columns are read directly (:class:`_PlainSpec`); factors, interactions and
-transforms go to formulaic; group codes are built once per grouping factor.
+transforms go to formulaic; group codes are built once per grouping factor. The result types
+(:class:`Design`, :class:`RandomBlock`) are defined here and re-exported by :mod:`models.formula`.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from models._errors import FormulaError, InvalidParameterError
-from models.formula import (
+from models._spec import (
     _ENCODED,
-    Design,
     FormulaSpec,
-    RandomBlock,
     RandomTerm,
     _decode,
     _encode,
@@ -27,7 +26,109 @@ from models.formula import (
     _unquote,
     decode_message,
 )
-from models.formula import _QUOTED as _QUOTED_NAME
+from models._spec import _QUOTED as _QUOTED_NAME
+
+
+@dataclass(frozen=True, eq=False)
+class RandomBlock:
+    """Random-effects design of one block (one term, or one part of a ``||`` term).
+
+    Attributes
+    ----------
+    group : str
+        Grouping factor name (``"g1:g2"`` for an interaction of factors).
+    terms : tuple of str
+        Column names of ``Z`` as formulaic names them (``"Intercept"``, ``"Days"``, ...).
+    Z : numpy.ndarray
+        ``n x p`` random-effects model matrix (one column per entry of ``terms``).
+    codes : numpy.ndarray
+        Integer group index (0-based position in ``levels``) of every row; ``-1`` marks a
+        level not seen when the design was built (only in :meth:`Design.transform`).
+    levels : pandas.Index
+        Group labels. A single factor keeps its own values (sorted, or the categorical order);
+        a combination of factors uses strings ``"a:b"``.
+    factors : tuple of str
+        Data columns defining the groups.
+    expr : str
+        Random-effects right-hand side of the originating term.
+    correlated : bool
+        ``False`` when the block comes from a ``||`` term.
+    """
+
+    group: str
+    terms: tuple[str, ...]
+    Z: np.ndarray
+    codes: np.ndarray
+    levels: pd.Index
+    factors: tuple[str, ...]
+    expr: str
+    correlated: bool
+    _model_spec: Any = field(default=None, repr=False)
+    _columns: tuple[int, ...] = field(default=(), repr=False)
+
+    @property
+    def n_levels(self) -> int:
+        """Number of groups (levels of the grouping factor)."""
+        return len(self.levels)
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """Response, fixed-effects and random-effects design matrices of a mixed model.
+
+    Attributes
+    ----------
+    spec : FormulaSpec
+        The parsed formula.
+    y : numpy.ndarray
+        Response (float), one value per row used; all NaN when the design was built for new
+        data without a response column.
+    X : pandas.DataFrame
+        Fixed-effects model matrix (float), columns named by formulaic (``Intercept``,
+        ``Days``, ``age:Sex[T.Male]``), indexed like ``rows``.
+    random : list of RandomBlock
+        One block per random term after ``||`` expansion and ``/`` nesting, in formula order.
+    rows : pandas.Index
+        Index labels of the data rows used.
+    n_dropped : int
+        Rows left out because a variable the model uses was missing.
+    """
+
+    spec: FormulaSpec
+    y: np.ndarray
+    X: pd.DataFrame
+    random: list[RandomBlock]
+    rows: pd.Index
+    n_dropped: int
+    _fixed_spec: Any = field(default=None, repr=False)
+
+    @property
+    def n_obs(self) -> int:
+        """Number of rows used."""
+        return len(self.rows)
+
+    def transform(self, data: pd.DataFrame, *, random: bool = True) -> Design:
+        """Build the same design (same coding, same group levels) for other rows.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            New data with the predictor columns (the response column is optional).
+        random : bool, default True
+            Also build the random-effects blocks (needs the grouping columns).
+
+        Returns
+        -------
+        Design
+            Rows with a missing predictor are left out (see ``rows``); group levels not seen
+            in the original data get code ``-1``; ``y`` is NaN when the response is absent.
+
+        Raises
+        ------
+        FormulaError
+            When a needed column is missing or cannot be encoded as before.
+        """
+        return _transform(self, data, random=random)
 
 
 def _required_variables(text: str) -> set[str]:

@@ -60,13 +60,24 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from models._design import Design, RandomBlock, _build_design
 from models._errors import FormulaError, InvalidParameterError
+from models._spec import (
+    _QUOTED,
+    FormulaSpec,
+    RandomTerm,
+    _encode,
+    _mask,
+    _scan_depth,
+    _split_top,
+    _unquote,
+    decode_message,
+    quote_name,
+)
 
 __all__ = [
     "Design",
@@ -80,189 +91,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class RandomTerm:
-    """One random-effects term of a formula, after ``/`` nesting has been expanded.
-
-    Attributes
-    ----------
-    group : str
-        Name of the grouping factor; ``"g1:g2"`` for the inner factor of ``g1/g2``.
-    factors : tuple of str
-        Data columns whose combination defines the groups (``("g1", "g2")`` for ``g1:g2``).
-    expr : str
-        Random-effects right-hand side as written, e.g. ``"1 + week"``.
-    correlated : bool
-        ``False`` for terms written with ``||``.
-    """
-
-    group: str
-    factors: tuple[str, ...]
-    expr: str
-    correlated: bool
-
-
-@dataclass(frozen=True)
-class FormulaSpec:
-    """A parsed mixed-model formula.
-
-    Attributes
-    ----------
-    formula : str
-        The formula as given.
-    response : str
-        Left-hand side: a column name or a formulaic expression such as ``"np.log(y)"``.
-    fixed : str
-        Fixed-part right-hand side passed to formulaic (``"1"`` when only random terms were
-        written).
-    random : tuple of RandomTerm
-        Random-effects terms in the order written, nesting expanded outer factor first.
-    response_is_column : bool
-        ``True`` when the left-hand side is one column name (bare or in backticks); ``response``
-        is then that name without backticks.
-    """
-
-    formula: str
-    response: str
-    fixed: str
-    random: tuple[RandomTerm, ...]
-    response_is_column: bool = field(default=False, compare=False, repr=False)
-
-
-@dataclass(frozen=True, eq=False)
-class RandomBlock:
-    """Random-effects design of one block (one term, or one part of a ``||`` term).
-
-    Attributes
-    ----------
-    group : str
-        Grouping factor name (``"g1:g2"`` for an interaction of factors).
-    terms : tuple of str
-        Column names of ``Z`` as formulaic names them (``"Intercept"``, ``"Days"``, ...).
-    Z : numpy.ndarray
-        ``n x p`` random-effects model matrix (one column per entry of ``terms``).
-    codes : numpy.ndarray
-        Integer group index (0-based position in ``levels``) of every row; ``-1`` marks a
-        level not seen when the design was built (only in :meth:`Design.transform`).
-    levels : pandas.Index
-        Group labels. A single factor keeps its own values (sorted, or the categorical order);
-        a combination of factors uses strings ``"a:b"``.
-    factors : tuple of str
-        Data columns defining the groups.
-    expr : str
-        Random-effects right-hand side of the originating term.
-    correlated : bool
-        ``False`` when the block comes from a ``||`` term.
-    """
-
-    group: str
-    terms: tuple[str, ...]
-    Z: np.ndarray
-    codes: np.ndarray
-    levels: pd.Index
-    factors: tuple[str, ...]
-    expr: str
-    correlated: bool
-    _model_spec: Any = field(default=None, repr=False)
-    _columns: tuple[int, ...] = field(default=(), repr=False)
-
-    @property
-    def n_levels(self) -> int:
-        """Number of groups (levels of the grouping factor)."""
-        return len(self.levels)
-
-
-@dataclass(frozen=True, eq=False)
-class Design:
-    """Response, fixed-effects and random-effects design matrices of a mixed model.
-
-    Attributes
-    ----------
-    spec : FormulaSpec
-        The parsed formula.
-    y : numpy.ndarray
-        Response (float), one value per row used; all NaN when the design was built for new
-        data without a response column.
-    X : pandas.DataFrame
-        Fixed-effects model matrix (float), columns named by formulaic (``Intercept``,
-        ``Days``, ``age:Sex[T.Male]``), indexed like ``rows``.
-    random : list of RandomBlock
-        One block per random term after ``||`` expansion and ``/`` nesting, in formula order.
-    rows : pandas.Index
-        Index labels of the data rows used.
-    n_dropped : int
-        Rows left out because a variable the model uses was missing.
-    """
-
-    spec: FormulaSpec
-    y: np.ndarray
-    X: pd.DataFrame
-    random: list[RandomBlock]
-    rows: pd.Index
-    n_dropped: int
-    _fixed_spec: Any = field(default=None, repr=False)
-
-    @property
-    def n_obs(self) -> int:
-        """Number of rows used."""
-        return len(self.rows)
-
-    def transform(self, data: pd.DataFrame, *, random: bool = True) -> Design:
-        """Build the same design (same coding, same group levels) for other rows.
-
-        Parameters
-        ----------
-        data : pandas.DataFrame
-            New data with the predictor columns (the response column is optional).
-        random : bool, default True
-            Also build the random-effects blocks (needs the grouping columns).
-
-        Returns
-        -------
-        Design
-            Rows with a missing predictor are left out (see ``rows``); group levels not seen
-            in the original data get code ``-1``; ``y`` is NaN when the response is absent.
-
-        Raises
-        ------
-        FormulaError
-            When a needed column is missing or cannot be encoded as before.
-        """
-        from models._design import _transform
-
-        return _transform(self, data, random=random)
-
-
 # ---------------------------------------------------------------------------------------------
-# names in backticks
-
-_QUOTED = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
-"""A name in backticks; inside, ``\\``` stands for a backtick and ``\\\\`` for a backslash."""
+# names in backticks (the codec itself is in models._spec)
 
 _BARE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-
-
-def quote_name(name: str) -> str:
-    r"""Write a column name as one name of a formula, whatever characters it holds.
-
-    The name goes in backticks; a backtick or a backslash inside it is escaped with a backslash.
-    :func:`parse_formula` reads the result back as exactly that column, so a name cannot add,
-    remove or change a term.
-
-    Examples
-    --------
-    >>> from models.formula import quote_name
-    >>> quote_name("story_id) + I(10**10**10) + (1 | story_id")
-    '`story_id) + I(10**10**10) + (1 | story_id`'
-    >>> print(quote_name("a`b"))
-    `a\`b`
-    """
-    if not isinstance(name, str):
-        raise InvalidParameterError(
-            f"the `name` parameter of quote_name must be a str; got {type(name).__name__}"
-        )
-    escaped = name.replace("\\", "\\\\").replace("`", "\\`")
-    return f"`{escaped}`"
 
 
 def formula_name(name: str) -> str:
@@ -289,94 +121,8 @@ def formula_name(name: str) -> str:
     return quote_name(name)
 
 
-def _unquote(body: str) -> str:
-    """Return the column name written as ``body`` between backticks."""
-    return re.sub(r"\\([`\\])", r"\1", body)
-
-
-def _mask(text: str) -> str:
-    """``text`` with every name in backticks blanked out (same length), for finding structure."""
-    if "`" not in text:
-        return text
-    return _QUOTED.sub(lambda m: "_" * len(m.group(0)), text)
-
-
-def _encode_name(name: str) -> str:
-    """Name a quoted column by a Python identifier while formulaic evaluates an expression.
-
-    Names starting with an underscore are refused outside backticks, so it cannot meet a name
-    written in a formula.
-    """
-    return f"_q{name.encode('utf-8').hex()}_"
-
-
-_ENCODED = re.compile(r"_q((?:[0-9a-f]{2})*)_")
-
-
-def _encode(text: str) -> str:
-    """``text`` with each name in backticks replaced by :func:`_encode_name` (for formulaic)."""
-    if "`" not in text:
-        return text
-    return _QUOTED.sub(lambda m: _encode_name(_unquote(m.group(1))), text)
-
-
-def decode_message(err: object) -> str:
-    """Return the text of a formulaic error with encoded names written back in backticks."""
-    return _ENCODED.sub(
-        lambda m: quote_name(bytes.fromhex(m.group(1)).decode("utf-8", errors="replace")), str(err)
-    )
-
-
-def _decode(label: str) -> str:
-    """Write the encoded names of a formulaic column or term name back.
-
-    A name that is a whole factor (``name``, ``name[T.level]``, ``a:name``) is written plain, as
-    formulaic writes a column it looks up; a name inside an expression (``C(`a b`)``) keeps
-    its backticks.
-    """
-    if "_q" not in label:
-        return label
-
-    def back(m: re.Match) -> str:
-        name = bytes.fromhex(m.group(1)).decode("utf-8", errors="replace")
-        before = label[m.start() - 1] if m.start() else ":"
-        after = label[m.end()] if m.end() < len(label) else ":"
-        return name if before == ":" and after in ":[" else quote_name(name)
-
-    return _ENCODED.sub(back, label)
-
-
 # ---------------------------------------------------------------------------------------------
 # parsing
-
-
-def _scan_depth(text: str) -> list[int]:
-    """Parenthesis depth before each character of ``text`` (names in backticks are skipped)."""
-    depth, out = 0, []
-    for ch in _mask(text):
-        if ch == ")":
-            depth -= 1
-        out.append(depth)
-        if ch == "(":
-            depth += 1
-        if depth < 0:
-            raise FormulaError(f"unbalanced parentheses in formula part {text!r}")
-    if depth != 0:
-        raise FormulaError(f"unbalanced parentheses in formula part {text!r}")
-    return out
-
-
-def _split_top(text: str, sep: str) -> list[str]:
-    """Split ``text`` at the one-character ``sep`` outside parentheses and backticks."""
-    depth = _scan_depth(text)
-    masked = _mask(text)
-    pieces, start = [], 0
-    for i, ch in enumerate(masked):
-        if ch == sep and depth[i] == 0:
-            pieces.append(text[start:i])
-            start = i + 1
-    pieces.append(text[start:])
-    return pieces
 
 
 def _strip_name(name: str, formula: str) -> str:
@@ -846,6 +592,4 @@ def build_design(spec: FormulaSpec, data: pd.DataFrame) -> Design:
     >>> list(d.X.columns), d.n_dropped, d.random[0].codes.tolist()
     (['Intercept', 'x'], 1, [0, 0, 1, 1])
     """
-    from models._design import _build_design  # the evaluation lives there
-
-    return _build_design(spec, data)
+    return _build_design(spec, data)  # the evaluation lives in models._design

@@ -16,14 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("surveys", "models", "longitudinal")
-
-# Cycles that other branches are removing (models/ and surveys/ are not edited here); each is
-# the sorted tuple of the modules of one cycle. Empty this set once those branches are merged.
-KNOWN_ELSEWHERE = {
-    ("models._design", "models.formula"),
-    ("models._lmm_lrt", "models.lmm"),
-}
+PACKAGES = ("_empathic_base", "surveys", "models", "longitudinal")
 
 
 def _module_files() -> dict[str, Path]:
@@ -161,16 +154,4 @@ def test_graph_sees_every_package(graph):
 @pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_cycle(graph, package):
     cycles = [c for c in import_cycles(graph) if c[0].split(".")[0] == package]
-    unexpected = [c for c in cycles if c not in KNOWN_ELSEWHERE]
-    assert not unexpected, "import cycles:\n" + "\n".join(_describe(c, graph) for c in unexpected)
-    if cycles:
-        pytest.xfail(
-            "cycles being removed on other branches:\n"
-            + "\n".join(_describe(c, graph) for c in cycles)
-        )
-
-
-def test_known_cycles_still_exist(graph):
-    """An entry of KNOWN_ELSEWHERE that no longer is a cycle is taken out of the list."""
-    gone = KNOWN_ELSEWHERE - set(import_cycles(graph))
-    assert not gone, f"no longer cycles, remove from KNOWN_ELSEWHERE: {sorted(gone)}"
+    assert not cycles, "import cycles:\n" + "\n".join(_describe(c, graph) for c in cycles)

@@ -7,7 +7,6 @@ them in ``_empathic_base``, which imports none of the three (docs/architecture.m
 warnings").
 """
 
-import ast
 import importlib
 import subprocess
 import sys
@@ -63,54 +62,6 @@ def test_private_base_and_package_import_stay_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
-
-
-def _module_name(path):
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _import_graph(package):
-    """Module -> the package's modules it imports anywhere (in functions too), parents aside."""
-    paths = {_module_name(p): p for p in (ROOT / package).rglob("*.py")}
-    graph = {}
-    for name, path in paths.items():
-        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                found.update(a.name for a in node.names if a.name in paths)
-            elif isinstance(node, ast.ImportFrom):
-                target = node.module or ""
-                if node.level:  # relative: from the module's package, up level - 1 steps
-                    base = here
-                    for _ in range(node.level - 1):
-                        base = base.rpartition(".")[0]
-                    target = ".".join(p for p in (base, node.module) if p)
-                for alias in node.names:
-                    sub = f"{target}.{alias.name}"
-                    found.add(sub if sub in paths else target)
-        graph[name] = {
-            m for m in found if m in paths and m != name and not name.startswith(m + ".")
-        }
-    return graph
-
-
-@pytest.mark.parametrize("package", ["surveys", "_empathic_base"])
-def test_no_import_cycle_inside_package(package):
-    graph = _import_graph(package)
-
-    def reachable(start):
-        seen, todo = set(), list(graph[start])
-        while todo:
-            name = todo.pop()
-            if name not in seen:
-                seen.add(name)
-                todo.extend(graph[name])
-        return seen
-
-    cyclic = sorted(m for m in graph if m in reachable(m))
-    assert cyclic == [], f"modules of {package} on an import cycle: {cyclic}"
 
 
 def test_packages_import_from_inside_a_study_directory(tmp_path):

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from models import _columns as col
+import models._columns as col
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from models import _columns as col
+import models._columns as col
 
 R_HAT_MAX = 1.01
 ESS_MIN = 400.0

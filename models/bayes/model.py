@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from models import _columns as col
+import models._columns as col
 from models._backends import pymc_model as pmod
 from models._backends.samplers import (
     MODEL_CACHE,
@@ -33,6 +33,7 @@ from models._errors import (
     NotFittedError,
     SamplingWarning,
 )
+from models._version import __version__
 from models.bayes._predict import _Predictions
 from models.bayes._summary import _Summaries
 from models.bayes.diagnostics import _as_dataset, sampling_diagnostics
@@ -120,6 +121,25 @@ class BayesianMixedModel(_Predictions, _Summaries):
         Number of levels of each grouping factor.
     categories_ : tuple
         Ordered response categories (ordinal family).
+    fixed_ : pandas.DataFrame
+        As :meth:`fixed_effects`: ``term, estimate`` (posterior mean), ``se`` (posterior sd),
+        ``ci_low, ci_high`` (HDI), ``r_hat, ess_bulk, ess_tail``; the names the linear and
+        ordinal mixed models use.
+    thresholds_ : pandas.DataFrame
+        As :meth:`cutpoints` (empty for the gaussian family).
+    random_ : pandas.DataFrame
+        As :meth:`random_effects`: the variance components (group-level sds and correlations,
+        the gaussian residual sd).
+    ranef_ : pandas.DataFrame
+        As :meth:`group_effects`: each group's effects, ``group, term, level, estimate, ...``.
+    converged_ : bool
+        Whether the draws passed the diagnostics gate (``diagnostics_["passed"]``).
+    meta_ : dict
+        Provenance: package version, ``engine`` (``"bayes"``), ``backend`` (the sampler that
+        ran), ``params`` (the formula and every option), ``formula``, ``n_used``,
+        ``n_excluded``, ``groups``, ``sampling`` (sampler, draws, tune, chains,
+        target_accept, seed), ``seed`` and ``diagnostics`` (the gate's measures, ``failures``
+        and ``passed``).
 
     Notes
     -----
@@ -227,8 +247,11 @@ class BayesianMixedModel(_Predictions, _Summaries):
             f"sampler={self.sampler!r}, draws={self.draws}, chains={self.chains})"
         )
 
+    def _params(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._PARAMS}
+
     def _clone(self, **overrides: Any) -> BayesianMixedModel:
-        params = {name: getattr(self, name) for name in self._PARAMS}
+        params = self._params()
         params.update(overrides)
         return BayesianMixedModel(self.formula, **params)
 
@@ -315,14 +338,42 @@ class BayesianMixedModel(_Predictions, _Summaries):
             When the draws fail the diagnostics gate; every failed check is named.
         """
         diagnostics = self._fit(data)
-        if diagnostics["failures"]:
-            warnings.warn(
-                "BayesianMixedModel.fit: the draws failed the diagnostics gate: "
-                + "; ".join(diagnostics["messages"]),
-                SamplingWarning,
-                stacklevel=2,
-            )
+        _warn_failures("fit", diagnostics)
         return self
+
+    def refit(self, data: pd.DataFrame) -> BayesianMixedModel:
+        """Fit the same model, with the same options, to other data.
+
+        The formula, family, link, priors, sampler, draws, tune, chains, target acceptance,
+        interval level and seed are this model's; ``self`` is unchanged.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            As :meth:`fit`.
+
+        Returns
+        -------
+        BayesianMixedModel
+            A new fitted model.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        InvalidParameterError, FormulaError, ImportError
+            As :meth:`fit`.
+
+        Warns
+        -----
+        SamplingWarning
+            When the draws fail the diagnostics gate; every failed check is named.
+        """
+        self._check_fitted("refit")
+        out = self._clone()
+        diagnostics = out._fit(data)
+        _warn_failures("refit", diagnostics)
+        return out
 
     def _fit(self, data: pd.DataFrame) -> dict[str, Any]:
         where = "BayesianMixedModel.fit"
@@ -387,6 +438,33 @@ class BayesianMixedModel(_Predictions, _Summaries):
             chains=opts["chains"],
         )
         self.diagnostics_ = diag
+        self.meta_ = {
+            "package_version": __version__,
+            "engine": "bayes",
+            "backend": run.sampler,
+            "params": {
+                "formula": self.formula,
+                **{name: getattr(self, name) for name in self._PARAMS},
+            },
+            "formula": self.formula,
+            "n_used": self.n_obs_,
+            "n_excluded": int(design.n_dropped),
+            "groups": dict(groups),
+            "sampling": {
+                "sampler": run.sampler,
+                "draws": opts["draws"],
+                "tune": opts["tune"],
+                "chains": opts["chains"],
+                "target_accept": opts["target_accept"],
+                "seed": opts["seed"],
+            },
+            "seed": opts["seed"],
+            "diagnostics": {
+                key: (list(value) if key == "failures" else value)
+                for key, value in diag.items()
+                if key in _META_DIAGNOSTICS
+            },
+        }
         return diag
 
     def _reported_vars(self) -> list[str]:
@@ -612,6 +690,34 @@ class BayesianMixedModel(_Predictions, _Summaries):
         return table
 
     # ---------------------------------------------------------------------------- results
+    # The fitted attributes of the linear and ordinal mixed models (``fixed_``,
+    # ``thresholds_``, ``random_``, ``ranef_``, ``converged_``); the methods are their aliases.
+
+    @property
+    def fixed_(self) -> pd.DataFrame:
+        """Posterior summary of the fixed effects (:meth:`fixed_effects`)."""
+        return self.fixed_effects()
+
+    @property
+    def thresholds_(self) -> pd.DataFrame:
+        """Posterior summary of the ordinal cutpoints (:meth:`cutpoints`)."""
+        return self.cutpoints()
+
+    @property
+    def random_(self) -> pd.DataFrame:
+        """Posterior summary of the variance components (:meth:`random_effects`)."""
+        return self.random_effects()
+
+    @property
+    def ranef_(self) -> pd.DataFrame:
+        """Posterior summary of each group's effects (:meth:`group_effects`)."""
+        return self.group_effects()
+
+    @property
+    def converged_(self) -> bool:
+        """Whether the draws passed the diagnostics gate (``diagnostics_["passed"]``)."""
+        self._check_fitted("converged_")
+        return bool(self.diagnostics_["passed"])
 
     def fixed_effects(self) -> pd.DataFrame:
         """Posterior summary of the fixed effects on the data's scale.
@@ -705,6 +811,30 @@ class BayesianMixedModel(_Predictions, _Summaries):
         """
         self._check_fitted("linear_predictor")
         return self._eta_train()
+
+
+_META_DIAGNOSTICS = (
+    "r_hat_max",
+    "ess_bulk_min",
+    "ess_tail_min",
+    "divergences",
+    "bfmi_min",
+    "failures",
+    "passed",
+    "seconds",
+)
+"""The entries of ``diagnostics_`` that ``meta_["diagnostics"]`` repeats."""
+
+
+def _warn_failures(method: str, diagnostics: dict[str, Any]) -> None:
+    """Warn, at the caller of ``method``, when the draws failed the diagnostics gate."""
+    if diagnostics["failures"]:
+        warnings.warn(
+            f"BayesianMixedModel.{method}: the draws failed the diagnostics gate: "
+            + "; ".join(diagnostics["messages"]),
+            SamplingWarning,
+            stacklevel=3,
+        )
 
 
 def _holds(dtype: type, values: np.ndarray) -> bool:

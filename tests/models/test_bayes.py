@@ -386,6 +386,88 @@ def test_summary_table_vocabulary_and_rows(fitted):
     assert fitted.groups_ == {"participant": 12, "story": 15}
 
 
+def test_fitted_attributes_speak_the_mixed_models_dialect(fitted, ratings):
+    """fixed_, thresholds_, random_, ranef_ are the tables of the methods they alias."""
+    pd.testing.assert_frame_equal(fitted.fixed_, fitted.fixed_effects())
+    pd.testing.assert_frame_equal(fitted.thresholds_, fitted.cutpoints())
+    pd.testing.assert_frame_equal(fitted.random_, fitted.random_effects())
+    pd.testing.assert_frame_equal(fitted.ranef_, fitted.group_effects())
+    # the columns the linear and ordinal mixed models share come first, in their order
+    shared = ["term", "estimate", "se", "ci_low", "ci_high"]
+    assert list(fitted.fixed_.columns[:5]) == shared
+    assert list(fitted.thresholds_.columns[:5]) == shared
+    assert list(fitted.ranef_.columns[:4]) == ["group", "term", "level", "estimate"]
+    assert fitted.converged_ is True
+    assert (
+        fitted.converged_ == fitted.diagnostics_["passed"] == (not fitted.diagnostics_["failures"])
+    )
+
+
+def test_meta_records_formula_data_sampler_seed_and_diagnostics(fitted, ratings):
+    from models._version import __version__
+
+    meta = fitted.meta_
+    assert meta["package_version"] == __version__
+    assert meta["engine"] == "bayes"
+    assert meta["formula"] == FORMULA == meta["params"]["formula"]
+    assert meta["params"]["draws"] == 500 and meta["params"]["family"] == "ordinal"
+    assert meta["n_used"] == fitted.n_obs_ and meta["n_excluded"] == 0
+    assert meta["groups"] == fitted.groups_
+    assert meta["sampling"] == {
+        "sampler": fitted.diagnostics_["sampler"],
+        "draws": 500,
+        "tune": 500,
+        "chains": 2,
+        "target_accept": 0.9,
+        "seed": 5,
+    }
+    assert meta["backend"] == fitted.diagnostics_["sampler"]
+    assert meta["seed"] == 5
+    assert meta["diagnostics"]["passed"] is True
+    assert meta["diagnostics"]["failures"] == []
+    assert set(meta["diagnostics"]) == {
+        "r_hat_max",
+        "ess_bulk_min",
+        "ess_tail_min",
+        "divergences",
+        "bfmi_min",
+        "failures",
+        "passed",
+        "seconds",
+    }
+
+
+def test_refit_reruns_with_the_same_settings(fitted, ratings):
+    before = fitted.fixed_.copy()
+    again = fitted.refit(ratings)
+    assert again is not fitted
+    assert again.meta_["params"] == fitted.meta_["params"]
+    pd.testing.assert_frame_equal(again.fixed_, before)  # same seed, same data, same draws
+    pd.testing.assert_frame_equal(fitted.fixed_, before)  # self unchanged
+    fewer = ratings[ratings["participant"] != ratings["participant"].iloc[0]]
+    other = fitted.refit(fewer)
+    assert other.n_obs_ == len(fewer) and other.groups_["participant"] == 11
+
+
+def test_fitted_attributes_before_fit():
+    model = BayesianMixedModel(FORMULA)
+    for name in ("fixed_", "thresholds_", "random_", "ranef_", "converged_", "meta_"):
+        assert not hasattr(model, name)
+    with pytest.raises(NotFittedError):
+        model.refit(pd.DataFrame())
+
+
+def test_refit_warns_when_the_gate_fails(mock_sampler, ratings):
+    model = BayesianMixedModel(FORMULA, draws=60, chains=2, seed=4)
+    with pytest.warns(SamplingWarning):
+        model.fit(ratings)
+    assert model.converged_ is False
+    with pytest.warns(SamplingWarning, match="BayesianMixedModel.refit") as record:
+        again = model.refit(ratings)
+    assert record[0].filename == __file__
+    assert again.converged_ is False and again.meta_["diagnostics"]["failures"]
+
+
 def test_results_are_reported_on_the_data_scale(mock_sampler, ratings):
     """Same standardised draws, predictor in other units: data-scale slope scales exactly."""
     kw = {"draws": 200, "chains": 2, "seed": 9}

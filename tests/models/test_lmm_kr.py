@@ -67,9 +67,9 @@ def test_option_changes_the_numbers_where_the_design_is_unbalanced(case):
 
 
 def test_kenward_roger_refuses_large_data_before_fitting(monkeypatch):
-    import models.lmm
+    import models.lmm.model
 
-    monkeypatch.setattr(models.lmm, "MAX_KR_OBS", 100)
+    monkeypatch.setattr(models.lmm.model, "MAX_KR_OBS", 100)
     data = pd.read_csv(DATASETS["sleep_slope"])
     m = LinearMixedModel("Reaction ~ Days + (Days | Subject)", ddf="kenward-roger")
     with pytest.raises(InvalidParameterError, match="at most 100 observations"):

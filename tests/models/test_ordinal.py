@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import package_warnings
 
-from models._backends import ordinal_laplace as engine
+import models.ordinal._laplace as engine
 from models._errors import (
     FormulaError,
     InvalidParameterError,

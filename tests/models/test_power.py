@@ -14,7 +14,6 @@ import pytest
 from scipy import stats
 
 from models import InvalidParameterError, LinearMixedModel
-from models._power_design import extend_frame, generate_frame
 from models.power import (
     FAILURE_COLUMNS,
     POWER_COLUMNS,
@@ -25,6 +24,7 @@ from models.power import (
     read_design,
     simulate_power,
 )
+from models.power._design import extend_frame, generate_frame
 
 REFERENCE = Path(__file__).parent / "reference"
 
@@ -432,7 +432,7 @@ def test_design_file_errors_name_the_file(tmp_path):
 @pytest.mark.parametrize("test", ["satterthwaite", "wald"])
 def test_fast_refit_gives_the_p_values_of_linear_mixed_model_refit(test, monkeypatch):
     """The reduced refit optimizes and tests exactly as LinearMixedModel.refit does."""
-    from models._backends import power_lmm
+    import models.power._lmm as power_lmm
 
     design = read_design({**paired_dict(), "design": {**paired_dict()["design"], "sessions": 4}})
     kw = {"effect": {"condition": 0.4}, "n_participants": [12, 30], "n_sims": 25, "seed": 8}
@@ -447,7 +447,7 @@ def test_fast_refit_gives_the_p_values_of_linear_mixed_model_refit(test, monkeyp
 
 def test_wald_and_lrt_refits_read_the_standard_error_without_the_df(pilot):
     """Without the Satterthwaite test a refit's table (and its df Hessian) is never built."""
-    from models._backends.power_lmm import term_test
+    from models.power._lmm import term_test
 
     model, data = pilot
     refit = model.refit(data["y"].to_numpy() + 0.1)
@@ -464,8 +464,8 @@ def test_a_clmm_failure_states_the_criterion_that_failed():
 
     import pandas as pd
 
-    from models._backends.power_lmm import refit_outcome
-    from models._ordinal_fit import convergence_failure
+    from models.ordinal._fit import convergence_failure
+    from models.power._lmm import refit_outcome
 
     pgtol = "CONVERGENCE: NORM_OF_PROJECTED_GRADIENT_<=_PGTOL"
     reason = convergence_failure(
@@ -496,7 +496,7 @@ def test_a_non_converged_ordinal_fit_reports_its_failing_criterion(monkeypatch):
 
     import pandas as pd
 
-    import models._ordinal_fit as fit_module
+    import models.ordinal._fit as fit_module
     from models.ordinal import OrdinalMixedModel
 
     rng = np.random.default_rng(3)

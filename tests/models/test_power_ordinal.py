@@ -50,7 +50,7 @@ def ordinal_pilot() -> tuple[OrdinalMixedModel, pd.DataFrame]:
 
 def test_draws_follow_the_cumulative_link_model():
     """Category frequencies of the truth's draws match P(Y = j) = F(c_j - eta) - F(c_j-1 - eta)."""
-    from models._backends.power_ordinal import OrdinalTruth
+    from models.power._ordinal import OrdinalTruth
 
     cut = np.array([-1.0, 0.0, 1.5])
     eta = np.repeat([-0.5, 0.7], 50_000)

@@ -14,8 +14,8 @@ import pandas as pd
 from models._errors import (
     InvalidParameterError,
 )
-from models._ordinal_fit import _WHERE
 from models._varcorr import json_number
+from models.ordinal._fit import _WHERE
 
 DICT_KEYS = (
     "engine",

@@ -6,11 +6,11 @@ likelihood with the Laplace approximation (any random-effects structure: correla
 crossed and nested factors) or adaptive Gauss-Hermite quadrature (one scalar grouping factor),
 as ``ordinal::clmm`` does (Christensen 2019). The formula layer is the one
 :class:`models.lmm.LinearMixedModel` uses; the likelihood engine is
-:mod:`models._backends.ordinal_laplace`.
+:mod:`models.ordinal._laplace`.
 
 The class holds the options, the checks, refits, the random-effect tables and predictions; the
-estimation itself (optimiser, start values, storage) is in ``_ordinal_fit`` and the summaries
-and JSON in ``_ordinal_summary``.
+estimation itself (optimiser, start values, storage) is in ``_fit`` and the summaries
+and JSON in ``_summary``.
 """
 
 from __future__ import annotations
@@ -21,15 +21,17 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from models._backends import ordinal_laplace as engine
-from models._backends.mixedlm_lmm import one_blas_thread
+import models.ordinal._laplace as engine
 from models._checks import check_choice, check_design, check_int, check_unit
 from models._errors import (
     FormulaError,
     InvalidParameterError,
     NotFittedError,
 )
-from models._ordinal_fit import (
+from models._varcorr import random_tables, singular_description
+from models.formula import RE_FORM_NONE, Design, build_design, parse_formula
+from models.lmm._mixedlm import one_blas_thread
+from models.ordinal._fit import (
     _WHERE,
     GRAD_TOL,
     SINGULAR_TOL,
@@ -38,9 +40,7 @@ from models._ordinal_fit import (
     THRESHOLD_COLUMNS,
     _Estimation,
 )
-from models._ordinal_summary import DICT_KEYS, OrdinalModelSummary, _Summaries
-from models._varcorr import random_tables, singular_description
-from models.formula import RE_FORM_NONE, Design, build_design, parse_formula
+from models.ordinal._summary import DICT_KEYS, OrdinalModelSummary, _Summaries
 
 __all__ = [
     "DICT_KEYS",
@@ -122,7 +122,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
     convergence_message_ : str
         When ``converged_`` is false, the criteria that failed with their values and bounds
         (``"max|grad| 3e-3 > 1e-4 and Newton step 2e-4 > 1e-5 (L-BFGS-B: ...)"``, see
-        :func:`models._ordinal_fit.convergence_failure`); otherwise the optimizer's report.
+        :func:`models.ordinal._fit.convergence_failure`); otherwise the optimizer's report.
     max_grad_ : float
         Largest absolute gradient of the log-likelihood at the estimate.
     cond_hessian_ : float
@@ -141,7 +141,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
     Notes
     -----
     The Laplace log-likelihood is maximized with its exact gradient (see
-    :mod:`models._backends.ordinal_laplace`); quadrature fits start from the Laplace estimate.
+    :mod:`models.ordinal._laplace`); quadrature fits start from the Laplace estimate.
     Standard errors come from the observed information, the finite-difference Jacobian of the
     gradient at the estimate. Validated against ``ordinal::clmm`` 2022.11 (R 4.2.2) on
     ``wine`` (Laplace, 5 and 10 quadrature nodes, probit, equidistant thresholds), ``soup``

@@ -29,10 +29,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from models._backends import power_lmm, power_ordinal, power_runners
+import models.power._lmm as power_lmm
+import models.power._ordinal as power_ordinal
+import models.power._runners as power_runners
 from models._checks import check_bool, check_int, check_unit
 from models._errors import ConvergenceError, InvalidParameterError, ModelsError
-from models._power_design import (
+from models._version import __version__
+from models.power._design import (
     PowerDesign,
     extend_frame,
     generate_frame,
@@ -40,7 +43,6 @@ from models._power_design import (
     recode_groups,
     session_range,
 )
-from models._version import __version__
 
 __all__ = ["POWER_COLUMNS", "PowerDesign", "PowerResult", "read_design", "simulate_power"]
 
@@ -204,12 +206,12 @@ def _template(engine: str, formula: str, design: Any, *, reml: bool, base: dict)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if engine == "clmm":
-            from models.ordinal import OrdinalMixedModel
+            from models.ordinal.model import OrdinalMixedModel
 
             model = OrdinalMixedModel(formula, **base)
             model._fit_design(design, None, time.perf_counter())
             return model
-        from models.lmm import LinearMixedModel
+        from models.lmm.model import LinearMixedModel
 
         params = {**base, "reml": reml, "ddf": "satterthwaite"}
         return LinearMixedModel(formula, **params)._fit_design(design)
@@ -554,8 +556,8 @@ def _setup(
     n_sessions: Any,
 ) -> _Setup:
     """Check the pilot model or the design (a TOML path is read) and what goes with it."""
-    from models.lmm import LinearMixedModel
-    from models.ordinal import OrdinalMixedModel
+    from models.lmm.model import LinearMixedModel
+    from models.ordinal.model import OrdinalMixedModel
 
     if isinstance(model_or_design, str | os.PathLike):
         model_or_design = read_design(model_or_design)

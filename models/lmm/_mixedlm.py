@@ -361,7 +361,7 @@ def deviance_components(result: Any) -> Any:
     """``theta -> [log|L|^2, r^2, log|R_X|^2, (R_X' R_X)^-1 flattened]`` from mixedlm's evaluator.
 
     These are the pieces of the unprofiled deviance in ``(theta, sigma)`` that lmerTest's
-    Satterthwaite computation differentiates (:mod:`models._satterthwaite`).
+    Satterthwaite computation differentiates (:mod:`models.lmm._satterthwaite`).
     """
     from mixedlm.estimation.reml import LMMOptimizer
 

@@ -5,12 +5,12 @@ options, ``.fit(data)`` returns the fitted model with attributes ending in ``_``
 parsed and checked by :func:`models.formula.parse_formula` and evaluated by
 :func:`models.formula.build_design`; the fit itself is mixedlm's (profiled REML or ML on lme4's
 penalized least-squares formulation, Bates, Maechler, Bolker & Walker 2015), which receives only
-the numeric design columns under generated names (:mod:`models._backends.mixedlm_lmm`).
+the numeric design columns under generated names (:mod:`models.lmm._mixedlm`).
 Fixed-effect degrees of freedom are Satterthwaite's, as in lmerTest (Kuznetsova, Brockhoff &
 Christensen 2017), or Kenward & Roger's (1997), as in pbkrtest.
 
-The class is fitting and its result tables; its predictions and ICC (``_lmm_predict``), its
-summaries and JSON (``_lmm_summary``) and the likelihood-ratio test (``_lmm_lrt``) live beside it.
+The class is fitting and its result tables; its predictions and ICC (``_predict``), its
+summaries and JSON (``_summary``) and the likelihood-ratio test (``_lrt``) live beside it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from models._backends import mixedlm_lmm as engine
+import models.lmm._mixedlm as engine
 from models._checks import check_design, check_unit
 from models._errors import (
     ConvergenceError,
@@ -33,14 +33,14 @@ from models._errors import (
     NotFittedError,
     SingularFitWarning,
 )
-from models._kenward_roger import MAX_KR_OBS, kenward_roger
-from models._lmm_lrt import LikelihoodRatioTest, lrt
-from models._lmm_predict import _Predictions
-from models._lmm_summary import DICT_KEYS, MixedModelSummary, _Summaries
-from models._satterthwaite import satterthwaite_df, varpar_covariance
 from models._varcorr import random_tables, singular_description
 from models._version import __version__
 from models.formula import Design, build_design, parse_formula
+from models.lmm._kenward_roger import MAX_KR_OBS, kenward_roger
+from models.lmm._lrt import LikelihoodRatioTest, likelihood_ratio
+from models.lmm._predict import _Predictions
+from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
+from models.lmm._summary import DICT_KEYS, MixedModelSummary, _Summaries
 
 __all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
 
@@ -193,10 +193,10 @@ class LinearMixedModel(_Predictions, _Summaries):
 
     The Satterthwaite df of a contrast ``l`` is ``2 (l' C l)^2 / (g' A g)`` with ``A`` twice the
     inverse Hessian of the deviance in ``(theta, sigma)`` and ``g`` the gradient of ``l' C l``,
-    as lmerTest computes it (:mod:`models._satterthwaite`, on mixedlm's deviance components;
+    as lmerTest computes it (:mod:`models.lmm._satterthwaite`, on mixedlm's deviance components;
     mixedlm's own df profile ``sigma`` out and differ from lmerTest's for ML fits). The
     Kenward-Roger covariance and df follow pbkrtest's ``vcovAdj`` and ``Lb_ddf``
-    (:mod:`models._kenward_roger`; mixedlm 1.3's ``kenward_roger_df`` returns Satterthwaite's).
+    (:mod:`models.lmm._kenward_roger`; mixedlm 1.3's ``kenward_roger_df`` returns Satterthwaite's).
 
     Validated against ``lme4::lmer`` 1.1-31, ``lmerTest`` 3.1-3 and ``pbkrtest`` 0.5.2
     (R 4.2.2) on sleepstudy (correlated, ``||`` and intercept-only), Orthodont (``age * Sex``),
@@ -710,6 +710,43 @@ class LinearMixedModel(_Predictions, _Summaries):
     def lrt(self, other: LinearMixedModel) -> LikelihoodRatioTest:
         """Likelihood-ratio test against another fit of nested form; see :func:`lrt`."""
         return lrt(self, other)
+
+
+def lrt(m0: LinearMixedModel, m1: LinearMixedModel) -> LikelihoodRatioTest:
+    """Likelihood-ratio test between two nested linear mixed models.
+
+    Parameters
+    ----------
+    m0, m1 : LinearMixedModel
+        Fitted models on the same rows; the one with fewer parameters is taken as the null.
+
+    Returns
+    -------
+    LikelihoodRatioTest
+        ``table`` (``model, formula, npar, loglik, aic, bic, deviance, statistic, df,
+        p_value``), ``statistic``, ``df``, ``p_value``, ``refit_ml``, ``criterion``.
+
+    Raises
+    ------
+    InvalidParameterError
+        When an argument is not a fitted LinearMixedModel, the fits use different rows, or
+        both have the same number of parameters.
+
+    Notes
+    -----
+    When the fixed effects differ, REML likelihoods are not comparable, so REML fits are refitted
+    by ML first (``anova.merMod`` with ``refit = TRUE``). With identical fixed effects two REML
+    fits are compared by their REML likelihoods (``refit = FALSE``); a REML and an ML fit are
+    both compared by ML. The chi-square reference is conservative for a variance tested on its
+    boundary (Self & Liang 1987). Validated against ``anova()`` of lme4 1.1-31.
+    """
+    for name, m in (("m0", m0), ("m1", m1)):
+        if not isinstance(m, LinearMixedModel) or not hasattr(m, "theta_"):
+            raise InvalidParameterError(
+                f"the `{name}` parameter of lrt must be a fitted LinearMixedModel; "
+                f"got {type(m).__name__}"
+            )
+    return likelihood_ratio(m0, m1)
 
 
 @functools.cache

@@ -233,11 +233,11 @@ class FastRefit:
 
     The covariance parameters are optimized exactly as the refit's gradient stage does it
     (mixedlm's L-BFGS-B on the native deviance and gradient, from the template's parameters,
-    with :func:`models._backends.mixedlm_lmm.gradient_options`, the same bounds and boundary
+    with :func:`models.lmm._mixedlm.gradient_options`, the same bounds and boundary
     probes), and the estimate, standard error and Satterthwaite df of the term come from the
-    same deviance components and the same :mod:`models._satterthwaite` computation as
+    same deviance components and the same :mod:`models.lmm._satterthwaite` computation as
     :class:`LinearMixedModel`. When the refit would go on to its BOBYQA stage (no convergence,
-    a non-finite step, a variance scale near zero: :func:`~models._backends.mixedlm_lmm.settled`),
+    a non-finite step, a variance scale near zero: :func:`~models.lmm._mixedlm.settled`),
     :meth:`test` returns None and the caller refits in full, so the results are those of
     ``refit`` in every case; what is saved is building the full result (fitted values,
     conditional modes, every table).
@@ -246,7 +246,7 @@ class FastRefit:
     def __init__(self, template: Any, term: str) -> None:
         from mixedlm.estimation.reml import _build_theta_bounds, _RustMatrixCache
 
-        from models._backends.mixedlm_lmm import diagonal_positions, gradient_options
+        from models.lmm._mixedlm import diagonal_positions, gradient_options
 
         matrices = template.engine_result_.matrices
         self.native = _RustMatrixCache.from_matrices(matrices).design
@@ -265,9 +265,9 @@ class FastRefit:
         from mixedlm.estimation.optimizers import run_optimizer
         from mixedlm.estimation.reml import _LMMGradientObjective
 
-        from models._backends.mixedlm_lmm import SETTLED_THETA, one_blas_thread
-        from models._satterthwaite import satterthwaite_df, varpar_covariance
-        from models.lmm import SINGULAR_TOL
+        from models.lmm._mixedlm import SETTLED_THETA, one_blas_thread
+        from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
+        from models.lmm.model import SINGULAR_TOL
 
         response = self.native.with_response(np.ascontiguousarray(y, dtype=float))
         reml = self.reml

@@ -1,23 +1,24 @@
-"""Likelihood-ratio tests between nested linear mixed models (refitting REML fits by ML)."""
+"""Likelihood-ratio tests between nested linear mixed models (refitting REML fits by ML).
+
+:func:`models.lmm.model.lrt` checks its arguments and calls :func:`likelihood_ratio`; this module
+does not import the model class, so the dependency goes one way (``model`` imports ``_lrt``).
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from models._backends import mixedlm_lmm as engine
+import models.lmm._mixedlm as engine
 from models._errors import (
     ConvergenceError,
     InvalidParameterError,
 )
-
-if TYPE_CHECKING:
-    from models.lmm import LinearMixedModel
 
 
 @dataclass(frozen=True)
@@ -50,14 +51,15 @@ class LikelihoodRatioTest:
     criterion: str
 
 
-def _same_fixed(a: LinearMixedModel, b: LinearMixedModel) -> bool:
+def _same_fixed(a: Any, b: Any) -> bool:
     Xa, Xb = a.design_.X, b.design_.X
     if list(Xa.columns) != list(Xb.columns) or Xa.shape != Xb.shape:
         return False
     return bool(np.allclose(Xa.to_numpy(), Xb.to_numpy()))
 
 
-def _refit_ml(m: LinearMixedModel) -> LinearMixedModel:
+def _refit_ml(m: Any) -> Any:
+    """Return the ML refit of a fitted LinearMixedModel, a new model of the same class."""
     start = time.perf_counter()
     params = m.get_params()
     params["reml"] = False
@@ -68,49 +70,16 @@ def _refit_ml(m: LinearMixedModel) -> LinearMixedModel:
         result, messages, evals = engine.refit_ml(m._input, m._result, max_evals=int(m.max_evals))
     except engine.EngineFailure as err:
         raise ConvergenceError(f"lrt: the ML refit of {m.formula!r} failed: {err}") from err
-    from models.lmm import LinearMixedModel
-
-    out = LinearMixedModel(formula, **params)
+    out = type(m)(formula, **params)
     out._set_fit(m.design_, m._input, result, messages, evals, start)
     return out
 
 
-def lrt(m0: LinearMixedModel, m1: LinearMixedModel) -> LikelihoodRatioTest:
-    """Likelihood-ratio test between two nested linear mixed models.
+def likelihood_ratio(m0: Any, m1: Any) -> LikelihoodRatioTest:
+    """Likelihood-ratio test between two fitted LinearMixedModels (see :func:`models.lmm.lrt`).
 
-    Parameters
-    ----------
-    m0, m1 : LinearMixedModel
-        Fitted models on the same rows; the one with fewer parameters is taken as the null.
-
-    Returns
-    -------
-    LikelihoodRatioTest
-        ``table`` (``model, formula, npar, loglik, aic, bic, deviance, statistic, df,
-        p_value``), ``statistic``, ``df``, ``p_value``, ``refit_ml``, ``criterion``.
-
-    Raises
-    ------
-    InvalidParameterError
-        When an argument is not a fitted LinearMixedModel, the fits use different rows, or
-        both have the same number of parameters.
-
-    Notes
-    -----
-    When the fixed effects differ, REML likelihoods are not comparable, so REML fits are refitted
-    by ML first (``anova.merMod`` with ``refit = TRUE``). With identical fixed effects two REML
-    fits are compared by their REML likelihoods (``refit = FALSE``); a REML and an ML fit are
-    both compared by ML. The chi-square reference is conservative for a variance tested on its
-    boundary (Self & Liang 1987). Validated against ``anova()`` of lme4 1.1-31.
+    The arguments have been checked to be fitted models; the rows and sizes are checked here.
     """
-    from models.lmm import LinearMixedModel
-
-    for name, m in (("m0", m0), ("m1", m1)):
-        if not isinstance(m, LinearMixedModel) or not hasattr(m, "theta_"):
-            raise InvalidParameterError(
-                f"the `{name}` parameter of lrt must be a fitted LinearMixedModel; "
-                f"got {type(m).__name__}"
-            )
     if m0.n_obs_ != m1.n_obs_ or not m0.design_.rows.equals(m1.design_.rows):
         raise InvalidParameterError(
             "lrt: the two models must be fitted to the same rows; got "

@@ -1,6 +1,6 @@
 """Simulation engine of :func:`models.power.simulate_power` for cumulative link mixed models.
 
-The job has the shape of :class:`models._backends.power_lmm.LmmPowerJob`: a template
+The job has the shape of :class:`models.power._lmm.LmmPowerJob`: a template
 :class:`models.ordinal.OrdinalMixedModel` fitted once to the grid point's design, the truth to
 draw from, the term and its test. A response is drawn on the latent scale,
 ``X beta + Z b + e`` with ``e`` logistic (logit link) or standard normal (probit), and cut at the
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from models._backends.power_lmm import (
+from models.power._lmm import (
     Outcome,
     add_random_effects,
     design_blocks,
@@ -85,7 +85,7 @@ def fixed_matrix(design: Any) -> np.ndarray:
 
 @dataclass
 class OrdinalPowerJob:
-    """One grid point of an ordinal power analysis (see :mod:`models._backends.power_lmm`)."""
+    """One grid point of an ordinal power analysis (see :mod:`models.power._lmm`)."""
 
     grid: int
     entropy: int

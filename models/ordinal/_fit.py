@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from models._backends import ordinal_laplace as engine
+import models.ordinal._laplace as engine
 from models._columns import FIXED_COLUMNS
 from models._errors import (
     ConvergenceError,
@@ -90,7 +90,7 @@ def convergence_failure(
 
     Examples
     --------
-    >>> from models._ordinal_fit import convergence_failure
+    >>> from models.ordinal._fit import convergence_failure
     >>> convergence_failure(ok=True, message="CONVERGENCE: NORM_OF_PROJECTED_GRADIENT_<=_PGTOL",
     ...                     pos_def=True, max_grad=3e-3, newton_step=2e-4)[:49]
     'max|grad| 3e-3 > 1e-4 and Newton step 2e-4 > 1e-5'
@@ -450,7 +450,7 @@ class _Estimation:
         default = np.array([1.0 if r_ == c_ else 0.0 for _, r_, c_ in st.theta_index()])
         if self.start == "default":
             return default
-        from models.lmm import LinearMixedModel
+        from models.lmm.model import LinearMixedModel
 
         lmm = LinearMixedModel(self.formula, reml=False)
         try:

@@ -1,7 +1,7 @@
 """Where the simulations of :func:`models.power.simulate_power` run: serial, processes, Dask.
 
 Every back end receives the same jobs (one per grid point, see
-:mod:`models._backends.power_lmm`) and the same batches ``(job, start, stop)``; a simulation's
+:mod:`models.power._lmm`) and the same batches ``(job, start, stop)``; a simulation's
 outcome depends only on its job and index, so the results are identical whatever runs them.
 The jobs are sent to each worker once (process-pool initializer; Dask ``scatter`` with
 ``broadcast``), and each task carries only three integers. BLAS is held to one thread in every
