@@ -23,7 +23,7 @@ import html
 import math
 from typing import Any
 
-__all__ = ["DECIMALS", "Result", "Summary", "json_ready"]
+__all__ = ["DECIMALS", "Result", "Shows", "Summary", "json_ready"]
 
 DECIMALS = 4
 """Decimals of every displayed number unless a call asks for others (results keep full
@@ -55,7 +55,39 @@ def json_ready(value: Any) -> Any:
     return str(value)
 
 
-class Summary(str):
+class Shows:
+    """The one display mixin: text when printed, HTML in a notebook.
+
+    A class using it has ``text`` (the whole text) and may have ``parts`` (captioned tables)
+    and ``title``: in a notebook the title and the tables are shown, or the text as it prints
+    when there are no tables. Dataclasses using it are declared with ``repr=False``.
+    """
+
+    text: str
+    parts: list[tuple[str, Any]] = []
+    title: str = ""
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        tables = [(caption, table) for caption, table in self.parts if len(table)]
+        if not tables:
+            return f"<pre>{html.escape(self.text)}</pre>"
+        pieces = [f"<p><strong>{html.escape(self.title)}</strong></p>"]
+        for caption, table in tables:
+            markup = table.to_html(index=False, border=0, na_rep="")
+            head = markup.index(">") + 1  # after the opening <table ...>
+            pieces.append(
+                f"{markup[:head]}<caption>{html.escape(caption)}</caption>{markup[head:]}"
+            )
+        return "".join(pieces)
+
+
+class Summary(Shows, str):
     """What ``summary()`` returns: text (a ``str``) that renders as HTML tables in a notebook.
 
     Parameters
@@ -83,27 +115,10 @@ class Summary(str):
         self.parts = parts
         return self
 
-    @property
+    @property  # type: ignore[override]
     def text(self) -> str:
         """The summary as plain text."""
         return str.__str__(self)
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def _repr_html_(self) -> str:
-        pieces = [f"<p><strong>{html.escape(self.title)}</strong></p>"]
-        for caption, table in self.parts:
-            if not len(table):
-                continue
-            markup = table.to_html(index=False, border=0, na_rep="")
-            head = markup.index(">") + 1  # after the opening <table ...>
-            pieces.append(
-                f"{markup[:head]}<caption>{html.escape(caption)}</caption>{markup[head:]}"
-            )
-        if len(pieces) == 1:
-            pieces.append(f"<pre>{html.escape(self.text)}</pre>")
-        return "".join(pieces)
 
 
 def _rounded(table: Any, decimals: int) -> Any:

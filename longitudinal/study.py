@@ -35,6 +35,7 @@ from typing import Any
 
 import pandas as pd
 
+from _empathic_base.results import Result
 from longitudinal import frames as _frames
 from longitudinal._errors import InvalidParameterError
 from longitudinal.study_config import (
@@ -65,8 +66,8 @@ __all__ = [
 # the study
 
 
-@dataclass(frozen=True)
-class Study:
+@dataclass(frozen=True, repr=False)
+class Study(Result):
     """A loaded, validated and scored study directory.
 
     Use :func:`load_study` (or :meth:`Study.load`) to create one.
@@ -138,7 +139,7 @@ class Study:
     meta: dict[str, Any] = field(default_factory=dict)
     numeric_session_columns: tuple[str, ...] = ()
 
-    def __repr__(self) -> str:
+    def _title(self) -> str:
         cfg = self.config
         return (
             f"Study({cfg.name!r}: {len(self.participants)} participants, {len(self.sessions)} "
@@ -146,9 +147,7 @@ class Study:
             f"{len(self.exclusions)} row(s) in the exclusion log)"
         )
 
-    def _repr_html_(self) -> str:
-        import html
-
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
         cfg = self.config
         rows = [
             ("participants", len(self.participants)),
@@ -159,10 +158,10 @@ class Study:
             ("session features in the models", ", ".join(self.session_features) or "none"),
             ("rows in the exclusion log", len(self.exclusions)),
         ]
-        body = "".join(
-            f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows
+        overview = pd.DataFrame(
+            {"quantity": [k for k, _ in rows], "value": [str(v) for _, v in rows]}
         )
-        return f"<table><caption>Study {html.escape(cfg.name)!s}</caption>{body}</table>"
+        return [(f"Study {cfg.name}", overview), ("Exclusion log", self.exclusions)]
 
     @classmethod
     def load(cls, path: str | Path) -> Study:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from _empathic_base.errors import (
     DataQualityWarning,
+    EmpathicDeprecationWarning,
     EmpathicError,
     EmpathicWarning,
     InvalidParameterError,
@@ -20,6 +21,7 @@ __all__ = [
     "ConvergenceError",
     "ConvergenceWarning",
     "DataQualityWarning",
+    "EmpathicDeprecationWarning",
     "EmpathicError",
     "EmpathicWarning",
     "FormulaError",

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from _empathic_base.results import Result
 from surveys import _columns as col
 from surveys._errors import InvalidParameterError
 from surveys._score_inputs import (
@@ -85,8 +86,8 @@ MISSING_COLUMNS = [
 ]
 
 
-@dataclass(frozen=True)
-class ScaleScores:
+@dataclass(frozen=True, repr=False)
+class ScaleScores(Result):
     """Result of :func:`score`.
 
     Attributes
@@ -124,7 +125,7 @@ class ScaleScores:
     missing: pd.DataFrame
     meta: dict[str, Any]
 
-    def __repr__(self) -> str:
+    def _title(self) -> str:
         meta = self.meta
         scales = self.scores["scale"].nunique() if "scale" in self.scores else 0
         text = (
@@ -138,12 +139,9 @@ class ScaleScores:
             text += f"; alpha {alpha.min():.2f} to {alpha.max():.2f}"
         return text + ")"
 
-    def _repr_html_(self) -> str:
-        import html
-
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
         shown = self.reliability.drop(columns=["instrument"], errors="ignore")
-        table = shown.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep="")
-        return f"<p>{html.escape(repr(self))}</p>{table}"
+        return [("Scores", self.scores), ("Reliability", shown)]
 
     def wide(self) -> pd.DataFrame:
         """Return the scores with one row per respondent (x wave), one column per scale.

@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 
 import models._columns as col
+from _empathic_base.results import DECIMALS, Shows
 
 
-@dataclass(frozen=True)
-class BayesianModelSummary:
+@dataclass(frozen=True, repr=False)
+class BayesianModelSummary(Shows):
     """Tables of a fitted :class:`BayesianMixedModel` and its printed form.
 
     Attributes
@@ -32,14 +33,6 @@ class BayesianModelSummary:
     random: pd.DataFrame
     diagnostics: pd.DataFrame
     text: str
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def _repr_html_(self) -> str:
-        import html
-
-        return f"<pre>{html.escape(self.text)}</pre>"
 
 
 def _json_value(value: Any) -> Any:
@@ -90,10 +83,10 @@ class _Summaries:
             cutpoints=self.cutpoints(),
             random=self.random_effects(),
             diagnostics=diagnostics,
-            text=self._summary_text(3),
+            text=self._summary_text(DECIMALS),
         )
 
-    def print_summary(self, decimals: int = 3) -> None:
+    def print_summary(self, decimals: int = DECIMALS) -> None:
         """Print the summary rounded to ``decimals``."""
         self._check_fitted("print_summary")
         print(self._summary_text(decimals))
@@ -101,7 +94,7 @@ class _Summaries:
     def __str__(self) -> str:
         if not hasattr(self, "summary_"):
             return repr(self)
-        return self._summary_text(3)
+        return self._summary_text(DECIMALS)
 
     def _summary_text(self, decimals: int) -> str:
         number = lambda v: f"{v:.{decimals}f}"  # noqa: E731

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
+from _empathic_base.results import Result
 from models._checks import check_int, check_seed, check_unit
 from models._errors import DataQualityWarning, InvalidParameterError
 from models.evaluation._groups import _as_groups, _unique_groups
@@ -53,8 +54,8 @@ INTERVAL_SCALES = {"r": "fisher_z", "rho": "fisher_z", "acc": "logit", "f1": "lo
 """The scale on which each metric's bootstrap interval is built (see :func:`kfold_bootstrap`)."""
 
 
-@dataclass(frozen=True)
-class KFoldBootstrap:
+@dataclass(frozen=True, repr=False)
+class KFoldBootstrap(Result):
     """Participant-cluster bootstrap intervals of the grouped K-fold metrics.
 
     Attributes
@@ -83,27 +84,20 @@ class KFoldBootstrap:
     comparisons: pd.DataFrame
     meta: dict[str, Any]
 
-    def __repr__(self) -> str:
+    def _title(self) -> str:
         models = self.intervals["model"].nunique() if "model" in self.intervals else 0
         return (
             f"KFoldBootstrap({models} model(s), {self.meta.get('n_groups', '?')} participants, "
             f"B = {self.meta.get('n_boot', '?')}, {self.meta.get('ci_level', '?')} intervals)"
         )
 
-    def summary(self) -> str:
-        """Return the intervals and the paired differences as text tables."""
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
         keep = ["model", "metric", "estimate", "ci_low", "ci_high"]
         pairs = ["model", "versus", "metric", "estimate", "ci_low", "ci_high", "verdict"]
-        return (
-            f"{self!r}\n\n{self.intervals[keep].to_string(index=False)}\n\n"
-            f"{self.comparisons[pairs].to_string(index=False)}"
-        )
-
-    def _repr_html_(self) -> str:
-        import html
-
-        tables = self.intervals.to_html(index=False, border=0)
-        return f"<p>{html.escape(repr(self))}</p>{tables}"
+        return [
+            ("Intervals", self.intervals[[c for c in keep if c in self.intervals]]),
+            ("Paired differences", self.comparisons[[c for c in pairs if c in self.comparisons]]),
+        ]
 
 
 def _weighted_correlation(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from models._errors import DataQualityWarning, InvalidParameterError
+from models._errors import DataQualityWarning, EmpathicDeprecationWarning, InvalidParameterError
 
 METRIC_NAMES = ("r", "rho", "acc", "f1", "mse")
 """Metric columns of :func:`prediction_metrics` and of the evaluation tables, in order."""
@@ -365,9 +365,18 @@ class PredictionMetrics:
     threshold: float
     scale: float
 
-    def as_dict(self) -> dict[str, float | int]:
+    def to_dict(self) -> dict[str, float | int]:
         """Return the fields as a plain dict (for a row of a metrics table)."""
         return asdict(self)
+
+    def as_dict(self) -> dict[str, float | int]:
+        """Return :meth:`to_dict` (the earlier spelling, kept for one release; it warns)."""
+        warnings.warn(
+            "PredictionMetrics.as_dict() is deprecated: use to_dict()",
+            EmpathicDeprecationWarning,
+            stacklevel=2,
+        )
+        return self.to_dict()
 
 
 def prediction_metrics(

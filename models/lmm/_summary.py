@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from _empathic_base.results import DECIMALS, Shows
 from models._varcorr import json_number
 
 DICT_KEYS = (
@@ -32,8 +33,8 @@ DICT_KEYS = (
 _DDF_LABEL = {"satterthwaite": "Satterthwaite", "kenward-roger": "Kenward-Roger"}
 
 
-@dataclass(frozen=True)
-class MixedModelSummary:
+@dataclass(frozen=True, repr=False)
+class MixedModelSummary(Shows):
     """Tables describing a fitted :class:`LinearMixedModel`.
 
     Attributes
@@ -54,16 +55,6 @@ class MixedModelSummary:
     random_corr: pd.DataFrame
     fit: pd.DataFrame
     text: str = field(default="", repr=False)
-
-    def __repr__(self) -> str:
-        return self.text or object.__repr__(self)
-
-    __str__ = __repr__
-
-    def _repr_html_(self) -> str:
-        import html
-
-        return f"<pre>{html.escape(self.text)}</pre>"
 
 
 class _Summaries:
@@ -109,10 +100,10 @@ class _Summaries:
             random=self.random_.copy(),
             random_corr=self.random_corr_.copy(),
             fit=fit,
-            text=self._summary_text(4),
+            text=self._summary_text(DECIMALS),
         )
 
-    def print_summary(self, decimals: int = 4) -> None:
+    def print_summary(self, decimals: int = DECIMALS) -> None:
         """Print an lme4-style summary rounded to ``decimals`` (results stay full precision).
 
         Parameters

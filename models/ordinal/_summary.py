@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from _empathic_base.results import DECIMALS, Shows
 from models._errors import (
     InvalidParameterError,
 )
@@ -39,8 +40,8 @@ DICT_KEYS = (
 """Keys of :meth:`OrdinalMixedModel.to_dict`, in order."""
 
 
-@dataclass(frozen=True)
-class OrdinalModelSummary:
+@dataclass(frozen=True, repr=False)
+class OrdinalModelSummary(Shows):
     """Tables of a fitted :class:`OrdinalMixedModel` and its printed form.
 
     Attributes
@@ -58,14 +59,6 @@ class OrdinalModelSummary:
     random_corr: pd.DataFrame
     fit: pd.DataFrame
     text: str
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def _repr_html_(self) -> str:
-        import html
-
-        return f"<pre>{html.escape(self.text)}</pre>"
 
 
 class _Summaries:
@@ -128,10 +121,10 @@ class _Summaries:
             random=self.random_.copy(),
             random_corr=self.random_corr_.copy(),
             fit=fit,
-            text=self._summary_text(4),
+            text=self._summary_text(DECIMALS),
         )
 
-    def print_summary(self, decimals: int = 4) -> None:
+    def print_summary(self, decimals: int = DECIMALS) -> None:
         """Print the clmm-style summary rounded to ``decimals``."""
         self._check_fitted("print_summary")
         print(self._summary_text(decimals))
@@ -190,7 +183,7 @@ class _Summaries:
     def __str__(self) -> str:
         if not hasattr(self, "theta_"):
             return repr(self)
-        return self._summary_text(4)
+        return self._summary_text(DECIMALS)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary (the ``longitudinal fit --engine clmm`` output).

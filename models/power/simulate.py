@@ -32,6 +32,7 @@ from scipy import stats
 import models.power._lmm as power_lmm
 import models.power._ordinal as power_ordinal
 import models.power._runners as power_runners
+from _empathic_base.results import Result
 from models._checks import check_bool, check_int, check_unit
 from models._errors import ConvergenceError, InvalidParameterError, ModelsError
 from models._version import __version__
@@ -74,8 +75,8 @@ REASONS = {
 """Why a simulation is listed in :attr:`PowerResult.failures`."""
 
 
-@dataclass(frozen=True)
-class PowerResult:
+@dataclass(frozen=True, repr=False)
+class PowerResult(Result):
     """Result of :func:`simulate_power`.
 
     Attributes
@@ -104,7 +105,7 @@ class PowerResult:
     simulations: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def __repr__(self) -> str:
+    def _title(self) -> str:
         power = self.table["power"].dropna()
         span = f", power {power.min():.2f} to {power.max():.2f}" if len(power) else ""
         return (
@@ -112,14 +113,8 @@ class PowerResult:
             f"{self.meta.get('n_sims', '?')} simulations each{span})"
         )
 
-    def summary(self) -> str:
-        """Return the power table as text under a one-line heading."""
-        return f"{self!r}\n{self.table.to_string(index=False)}"
-
-    def _repr_html_(self) -> str:
-        import html
-
-        return f"<p>{html.escape(repr(self))}</p>{self.table.to_html(index=False, border=0)}"
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Power per design", self.table), ("Failed simulations", self.failures)]
 
 
 def clopper_pearson(k: int, n: int, ci_level: float = 0.95) -> tuple[float, float]:

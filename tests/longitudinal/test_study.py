@@ -506,5 +506,12 @@ def test_study_prints_briefly(tiny):
     assert line.startswith("Study(") and "\n" not in line
     assert f"{len(tiny.participants)} participants" in line
     page = tiny._repr_html_()
-    assert page.startswith("<table><caption>Study ") and "<th>ratings</th>" in page
-    assert f"<td>{len(tiny.ratings)}</td>" in page
+    assert (
+        page.startswith("<p><strong>Study(")
+        and "<caption>Study tiny hand-made study</caption>" in page
+    )
+    assert "<td>ratings</td>" in page and f"<td>{len(tiny.ratings)}</td>" in page
+    # the result protocol of every result
+    assert tiny.summary().startswith(line) and "ratings" in tiny.summary()
+    assert list(tiny.to_frame()["quantity"])[:3] == ["participants", "sessions", "ratings"]
+    assert tiny.to_dict()["title"] == line

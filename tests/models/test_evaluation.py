@@ -123,7 +123,7 @@ def test_prediction_metrics_scaled_by_100():
     raw = prediction_metrics(Y_TRUE, Y_PRED, scale=1, threshold=4)
     assert (raw.acc, raw.f1) == (1.0, 1.0)
     assert_allclose(raw.mse, 0.487, atol=1e-12)
-    assert set(m.as_dict()) == {"r", "rho", "acc", "f1", "mse", "n", "threshold", "scale"}
+    assert set(m.to_dict()) == {"r", "rho", "acc", "f1", "mse", "n", "threshold", "scale"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -702,4 +702,9 @@ def test_result_prints_one_line_and_a_reliability_table():
     assert text.startswith(f"ScaleScores(who5: {n_scales} scale(s), ")
     assert f"{len(rows)} row(s)" in text and "\n" not in text
     html = result._repr_html_()
-    assert html.startswith("<p>ScaleScores(who5") and "<table" in html and "alpha" in html
+    assert html.startswith("<p><strong>ScaleScores(who5") and "<table" in html
+    assert "<caption>Reliability</caption>" in html and "alpha" in html
+    # the result protocol: summary() prints as text, to_frame() is the scores, to_dict() JSON
+    assert result.summary().startswith(text) and "Reliability" in result.summary()
+    assert result.to_frame().equals(result.scores)
+    assert result.to_dict()["title"] == text
