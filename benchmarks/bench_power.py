@@ -92,7 +92,7 @@ def demo_case(args: argparse.Namespace) -> None:
         "n_sims": args.demo_sims,
         "seed": args.seed,
         "data": pilot.data,
-        "participant_col": pilot.participant_col,
+        "id_col": pilot.participant_col,
         "session_col": pilot.session_col,
     }
     print(f"\ndemo study as the pilot, {args.demo_sims} simulations at 40 participants, serial")

@@ -252,7 +252,7 @@ def run_power(
         source: Any = fitted.model
         pilot_options = {
             "data": fitted.data,
-            "participant_col": fitted.participant_col,
+            "id_col": fitted.participant_col,
             "session_col": fitted.session_col,
         }
     else:

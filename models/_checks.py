@@ -12,13 +12,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from _empathic_base.checks import check_bool, check_unit
+from _empathic_base.checks import check_bool, check_unit, renamed_parameter
 from models._errors import FormulaError, InvalidParameterError
 
 if TYPE_CHECKING:
     from models.formula import Design
 
-__all__ = ["check_bool", "check_choice", "check_design", "check_int", "check_seed", "check_unit"]
+__all__ = [
+    "check_bool",
+    "check_choice",
+    "check_design",
+    "check_int",
+    "check_seed",
+    "check_unit",
+    "renamed_parameter",
+]
 
 
 def check_choice(value: Any, allowed: Sequence[str], *, name: str, where: str) -> str:

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from models._checks import check_choice, check_unit
+from _empathic_base.results import Result
+from models._checks import check_choice, check_unit, renamed_parameter
 from models._columns import FIXED_COLUMNS
 from models._errors import DataQualityWarning, InvalidParameterError
 from models._optional import require
@@ -36,8 +37,8 @@ CovType = Literal["unadjusted", "robust", "clustered"]
 _COV_TYPES = ("unadjusted", "robust", "clustered")
 
 
-@dataclass(frozen=True)
-class PanelFit:
+@dataclass(frozen=True, repr=False)
+class PanelFit(Result):
     """Result of a panel estimator.
 
     Attributes
@@ -79,9 +80,21 @@ class PanelFit:
     cov_type: str
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def _title(self) -> str:
+        return (
+            f"PanelFit({self.estimator}: {self.n_obs} observations of {self.n_entities} "
+            f"entities, {self.cov_type} covariance)"
+        )
 
-@dataclass(frozen=True)
-class HausmanTest:
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [
+            ("Coefficients", self.coefficients),
+            ("Variance components", self.variance_components),
+        ]
+
+
+@dataclass(frozen=True, repr=False)
+class HausmanTest(Result):
     """Hausman test of fixed against random effects.
 
     Attributes
@@ -101,6 +114,12 @@ class HausmanTest:
     df: int
     p_value: float
     table: pd.DataFrame
+
+    def _title(self) -> str:
+        return f"HausmanTest(chi2({self.df}) = {self.statistic:.3g}, p = {self.p_value:.3g})"
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Coefficients compared", self.table)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -599,7 +618,13 @@ def hausman_test(within: PanelFit, random: PanelFit) -> HausmanTest:
     return HausmanTest(statistic=stat, df=df, p_value=float(stats.chi2.sf(stat, df)), table=table)
 
 
-def within_between(data: pd.DataFrame, columns: list[str], *, group_col: str) -> pd.DataFrame:
+def within_between(
+    data: pd.DataFrame,
+    columns: list[str],
+    *,
+    id_col: str | None = None,
+    group_col: str | None = None,
+) -> pd.DataFrame:
     """Add person means and deviations from them (Mundlak / within-between decomposition).
 
     Parameters
@@ -608,8 +633,10 @@ def within_between(data: pd.DataFrame, columns: list[str], *, group_col: str) ->
         Long data.
     columns : list of str
         Numeric time-varying columns to decompose.
-    group_col : str
-        Grouping column (the person).
+    id_col : str
+        The participant (grouping) column.
+    group_col : str, optional
+        The earlier name of ``id_col``, accepted in this release with a deprecation warning.
 
     Returns
     -------
@@ -621,7 +648,7 @@ def within_between(data: pd.DataFrame, columns: list[str], *, group_col: str) ->
     Raises
     ------
     InvalidParameterError
-        Missing or non-numeric columns, a missing ``group_col`` value, or an output column
+        Missing or non-numeric columns, a missing ``id_col`` value, or an output column
         that already exists.
 
     Notes
@@ -635,7 +662,7 @@ def within_between(data: pd.DataFrame, columns: list[str], *, group_col: str) ->
     >>> import pandas as pd
     >>> from models.panel import within_between
     >>> df = pd.DataFrame({"id": [1, 1, 2, 2], "x": [1.0, 3.0, 5.0, 5.0]})
-    >>> within_between(df, ["x"], group_col="id")
+    >>> within_between(df, ["x"], id_col="id")
        id    x  x_between  x_within
     0   1  1.0        2.0      -1.0
     1   1  3.0        2.0       1.0
@@ -643,6 +670,9 @@ def within_between(data: pd.DataFrame, columns: list[str], *, group_col: str) ->
     3   2  5.0        5.0       0.0
     """
     func = "within_between"
+    group_col = renamed_parameter("group_col", group_col, "id_col", id_col, where=func)
+    if group_col is None:
+        raise InvalidParameterError(f"{func} needs `id_col`, the participant column")
     if isinstance(columns, str):
         columns = [columns]
     if not isinstance(columns, list | tuple) or not all(isinstance(c, str) for c in columns):

@@ -11,6 +11,7 @@ once (:func:`validate_responses`), exact scoring from the declared response rang
 from surveys._errors import (
     FAILURE_COLUMNS,
     DataQualityWarning,
+    EmpathicDeprecationWarning,
     EmpathicError,
     EmpathicWarning,
     InputValidationError,
@@ -39,6 +40,7 @@ __all__ = [
     "__version__",
     "CheckedExport",
     "DataQualityWarning",
+    "EmpathicDeprecationWarning",
     "EmpathicError",
     "EmpathicWarning",
     "ScoreExportResult",

@@ -13,6 +13,7 @@ import pandas as pd
 
 from _empathic_base.errors import (
     DataQualityWarning,
+    EmpathicDeprecationWarning,
     EmpathicError,
     EmpathicWarning,
     InvalidParameterError,
@@ -23,6 +24,7 @@ from _empathic_base.errors import (
 __all__ = [
     "FAILURE_COLUMNS",
     "DataQualityWarning",
+    "EmpathicDeprecationWarning",
     "EmpathicError",
     "EmpathicWarning",
     "InputValidationError",

@@ -155,6 +155,11 @@ class _Summaries:
             lines += ["", "Cutpoints:", table(self.cutpoints())]
         return "\n".join(lines)
 
+    def to_frame(self) -> pd.DataFrame:
+        """Return the fixed-effects table (``fixed_``) at full precision: the main table."""
+        self._check_fitted("to_frame")
+        return self.fixed_.copy()
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary of the fit (the CLI's ``fit --engine bayes`` output).
 

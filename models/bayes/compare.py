@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from _empathic_base.results import Result
 from models._backends import pymc_model as pmod
+from models._checks import renamed_parameter
 from models._errors import (
     InvalidParameterError,
     SamplingWarning,
@@ -132,8 +134,8 @@ def compare(
         return az.compare(idatas, ic="loo")
 
 
-@dataclass(frozen=True)
-class GroupCVResult:
+@dataclass(frozen=True, repr=False)
+class GroupCVResult(Result):
     """Leave-one-group-out cross-validation of a :class:`BayesianMixedModel`.
 
     Attributes
@@ -152,15 +154,25 @@ class GroupCVResult:
     se: float
     pointwise: pd.DataFrame
 
+    def _title(self) -> str:
+        return (
+            f"GroupCVResult(elpd = {self.elpd:.1f}, SE {self.se:.1f}, "
+            f"{len(self.pointwise)} groups held out)"
+        )
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Held-out groups", self.pointwise)]
+
 
 def leave_one_group_out(
     model: BayesianMixedModel,
     data: pd.DataFrame,
     *,
-    group: str,
+    group_col: str | None = None,
     levels: Sequence[Any] | None = None,
     draws: int | None = None,
     tune: int | None = None,
+    group: str | None = None,
 ) -> GroupCVResult:
     """Refit ``model`` once per held-out group level and score the held-out observations.
 
@@ -170,13 +182,16 @@ def leave_one_group_out(
         Template (fitted or not): formula, family, priors and sampler settings.
     data : pandas.DataFrame
         The full data.
-    group : str
+    group_col : str
         Grouping factor to hold out (a data column named in a random term), e.g.
         ``"participant"``.
     levels : sequence, optional
         Levels to hold out (all by default); a subset keeps the cost down.
     draws, tune : int, optional
         Override the model's draws and tuning steps for the refits.
+    group : str, optional
+        The earlier name of ``group_col``, accepted in this release with a deprecation
+        warning.
 
     Returns
     -------
@@ -186,7 +201,7 @@ def leave_one_group_out(
     Raises
     ------
     InvalidParameterError
-        For an unknown ``group`` or level.
+        For an unknown ``group_col`` or level.
 
     Warns
     -----
@@ -206,6 +221,7 @@ def leave_one_group_out(
     held-out rows one draw from their fitted distribution per posterior draw.
     """
     where = "leave_one_group_out"
+    group = renamed_parameter("group", group, "group_col", group_col, where=where)
     if not isinstance(model, BayesianMixedModel):
         raise InvalidParameterError(
             f"the `model` parameter of {where} must be a BayesianMixedModel; "
@@ -221,7 +237,7 @@ def leave_one_group_out(
     groups = [t.group for t in spec.random]
     if group not in groups or group not in data.columns:
         raise InvalidParameterError(
-            f"the `group` parameter of {where} must be a grouping column of the formula "
+            f"the `group_col` parameter of {where} must be a grouping column of the formula "
             f"({sorted(set(groups))}); got {group!r}"
         )
     present = pd.unique(data[group].dropna())

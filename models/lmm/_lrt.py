@@ -15,14 +15,15 @@ import pandas as pd
 from scipy import stats
 
 import models.lmm._mixedlm as engine
+from _empathic_base.results import Result
 from models._errors import (
     ConvergenceError,
     InvalidParameterError,
 )
 
 
-@dataclass(frozen=True)
-class LikelihoodRatioTest:
+@dataclass(frozen=True, repr=False)
+class LikelihoodRatioTest(Result):
     """Likelihood-ratio test between two nested mixed models.
 
     Attributes
@@ -49,6 +50,15 @@ class LikelihoodRatioTest:
     p_value: float
     refit_ml: bool
     criterion: str
+
+    def _title(self) -> str:
+        return (
+            f"LikelihoodRatioTest(chi2({self.df}) = {self.statistic:.3g}, "
+            f"p = {self.p_value:.3g}, {self.criterion})"
+        )
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Models compared", self.table)]
 
 
 def _same_fixed(a: Any, b: Any) -> bool:

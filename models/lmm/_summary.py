@@ -154,6 +154,11 @@ class _Summaries:
         ]
         return "\n".join(lines)
 
+    def to_frame(self) -> pd.DataFrame:
+        """Return the fixed-effects table (``fixed_``) at full precision: the main table."""
+        self._check_fitted("to_frame")
+        return self.fixed_.copy()
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary (the ``longitudinal fit`` output).
 

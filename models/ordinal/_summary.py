@@ -185,6 +185,11 @@ class _Summaries:
             return repr(self)
         return self._summary_text(DECIMALS)
 
+    def to_frame(self) -> pd.DataFrame:
+        """Return the fixed-effects table (``fixed_``) at full precision: the main table."""
+        self._check_fitted("to_frame")
+        return self.fixed_.copy()
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary (the ``longitudinal fit --engine clmm`` output).
 

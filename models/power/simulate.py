@@ -33,7 +33,7 @@ import models.power._lmm as power_lmm
 import models.power._ordinal as power_ordinal
 import models.power._runners as power_runners
 from _empathic_base.results import Result
-from models._checks import check_bool, check_int, check_unit
+from models._checks import check_bool, check_int, check_unit, renamed_parameter
 from models._errors import ConvergenceError, InvalidParameterError, ModelsError
 from models._version import __version__
 from models.power._design import (
@@ -328,10 +328,11 @@ def simulate_power(
     scheduler: str | None = None,
     progress: bool = True,
     data: pd.DataFrame | None = None,
-    participant_col: str | None = None,
+    id_col: str | None = None,
     session_col: str | None = None,
     ci_level: float = 0.95,
     batch_size: int | None = None,
+    participant_col: str | None = None,
 ) -> PowerResult:
     """Estimate power by simulation over a grid of participants (and sessions per participant).
 
@@ -375,7 +376,7 @@ def simulate_power(
     data : pandas.DataFrame, optional
         The data the pilot was fitted to (required with a pilot; rows are matched on the
         index of ``model.design_.rows``).
-    participant_col : str, optional
+    id_col : str, optional
         The pilot's participant column; default the grouping factor of the formula's first
         random-effects term.
     session_col : str, optional
@@ -386,6 +387,8 @@ def simulate_power(
     batch_size : int, optional
         Simulations per task sent to a worker (default: about four tasks per worker and grid
         point, at most 100). It does not change the result.
+    participant_col : str, optional
+        The earlier name of ``id_col``, accepted in this release with a deprecation warning.
 
     Returns
     -------
@@ -464,6 +467,9 @@ def simulate_power(
     if batch_size is not None:
         batch_size = check_int(batch_size, name="batch_size", where=_WHERE, minimum=1)
     entropy = int(np.random.SeedSequence(seed).entropy)  # type: ignore[arg-type]
+    participant_col = renamed_parameter(
+        "participant_col", participant_col, "id_col", id_col, where=_WHERE
+    )
     setup = _setup(model_or_design, data, participant_col, session_col, n_sessions)
     tests = power_ordinal.TESTS if setup.engine == "clmm" else power_lmm.TESTS
     if test is None:
@@ -593,7 +599,7 @@ def _setup(
         spec = model_or_design
         if data is not None or participant_col is not None or session_col is not None:
             raise InvalidParameterError(
-                f"`data`, `participant_col` and `session_col` of {_WHERE} apply to a pilot "
+                f"`data`, `id_col` and `session_col` of {_WHERE} apply to a pilot "
                 "model; a design generates its own rows"
             )
         return _Setup(
@@ -747,13 +753,13 @@ def _pilot_participant(model: Any, participant_col: Any, frame: pd.DataFrame) ->
         first = model.design_.random[0]
         if len(first.factors) != 1:
             raise InvalidParameterError(
-                f"the `participant_col` parameter of {_WHERE} is needed: the first random term "
+                f"the `id_col` parameter of {_WHERE} is needed: the first random term "
                 f"of {model.formula!r} is grouped by {first.group!r}, not one column"
             )
         return first.factors[0]
     if not isinstance(participant_col, str) or participant_col not in frame.columns:
         raise InvalidParameterError(
-            f"the `participant_col` parameter of {_WHERE} must name a column of `data`; got "
+            f"the `id_col` parameter of {_WHERE} must name a column of `data`; got "
             f"{participant_col!r}"
         )
     return participant_col

@@ -145,7 +145,7 @@ def test_within_between_decomposes_exactly():
             "minutes": [10, 12, 14, 8, 8, 20],
         }
     )
-    out = within_between(data, ["words", "minutes"], group_col="pid")
+    out = within_between(data, ["words", "minutes"], id_col="pid")
     assert_allclose(out["words_between"], [200, 200, 200, 100, 100, 80])
     assert_allclose(out["words_within"], [-100, 100, np.nan, -50, 50, 0])
     assert_allclose(out["minutes_between"], [12, 12, 12, 8, 8, 20])
@@ -164,11 +164,11 @@ def test_within_between_refuses_clash_and_text():
 
     data = pd.DataFrame({"pid": ["a"], "x": [1.0], "x_within": [0.0], "t": ["text"]})
     with pytest.raises(InvalidParameterError, match="already exist"):
-        within_between(data, "x", group_col="pid")
+        within_between(data, "x", id_col="pid")
     with pytest.raises(InvalidParameterError, match="numeric"):
-        within_between(data, "t", group_col="pid")
+        within_between(data, "t", id_col="pid")
     with pytest.raises(InvalidParameterError, match="lack the column"):
-        within_between(data, "nope", group_col="pid")
+        within_between(data, "nope", id_col="pid")
 
 
 def test_scale_column_names():
@@ -261,7 +261,7 @@ def test_simulated_frames_match_truth(simulated):
 
 def test_within_between_on_story_frame(simulated):
     study, _ = simulated
-    story = within_between(study.story_frame(), "words", group_col="participant_id")
+    story = within_between(study.story_frame(), "words", id_col="participant_id")
     means = story.groupby("participant_id")["words"].mean()
     assert_allclose(story["words_between"], story["participant_id"].map(means), rtol=1e-12)
     sums = story.groupby("participant_id")["words_within"].sum()

@@ -709,15 +709,21 @@ def test_leave_one_group_out_matches_closed_form_for_gaussian_intercept(mock_sam
 def test_leave_one_group_out_runs_per_level(mock_sampler, ratings):
     model = BayesianMixedModel(FORMULA, draws=60, chains=1, seed=8)
     with pytest.warns(SamplingWarning, match="p00"):
-        result = leave_one_group_out(model, ratings, group="participant", levels=["p00", "p01"])
+        result = leave_one_group_out(model, ratings, group_col="participant", levels=["p00", "p01"])
     assert list(result.pointwise["level"]) == ["p00", "p01"]
     assert list(result.pointwise["n"]) == [6, 6]
     np.testing.assert_allclose(result.elpd, result.pointwise["elpd"].sum())
     assert np.isfinite(result.se)
-    with pytest.raises(InvalidParameterError, match="`group`"):
-        leave_one_group_out(model, ratings, group="week")
+    with pytest.raises(InvalidParameterError, match="`group_col`"):
+        leave_one_group_out(model, ratings, group_col="week")
+    # the earlier name of the parameter still works in this release, with a warning
+    from models import EmpathicDeprecationWarning
+
+    with pytest.warns(EmpathicDeprecationWarning, match="use `group_col`"):
+        with pytest.raises(InvalidParameterError, match="`group_col`"):
+            leave_one_group_out(model, ratings, group="week")
     with pytest.raises(InvalidParameterError, match="`levels`"):
-        leave_one_group_out(model, ratings, group="participant", levels=["nobody"])
+        leave_one_group_out(model, ratings, group_col="participant", levels=["nobody"])
 
 
 # ------------------------------------------------------------------------------- real sampling

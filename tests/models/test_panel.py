@@ -244,7 +244,7 @@ def test_missing_rows_dropped_and_counted(sim):
 
 def test_within_between_columns(riesby):
     before = riesby.copy()
-    out = within_between(riesby, ["week", "hamdep"], group_col="id")
+    out = within_between(riesby, ["week", "hamdep"], id_col="id")
     pd.testing.assert_frame_equal(riesby, before)
     mean = riesby.groupby("id")["week"].transform("mean")
     np.testing.assert_allclose(out["week_between"], mean, rtol=1e-15)
@@ -259,7 +259,7 @@ def test_within_between_columns(riesby):
 
 def test_within_between_missing_values():
     df = pd.DataFrame({"id": [1, 1, 1, 2], "x": [1.0, np.nan, 5.0, 2.0]})
-    out = within_between(df, ["x"], group_col="id")
+    out = within_between(df, ["x"], id_col="id")
     np.testing.assert_allclose(out["x_between"], [3.0, 3.0, 3.0, 2.0])
     np.testing.assert_allclose(out["x_within"], [-2.0, np.nan, 2.0, 0.0])
 
@@ -267,7 +267,7 @@ def test_within_between_missing_values():
 def test_mundlak_within_coefficient_equals_fixed_effects(sim):
     # balanced panel: the person-mean-centred coefficient of the random-intercept model is the
     # within estimator exactly
-    df = within_between(sim, ["x1", "x2"], group_col="id")
+    df = within_between(sim, ["x1", "x2"], id_col="id")
     m = LinearMixedModel("y ~ x1_within + x1_between + x2_within + x2_between + (1 | id)").fit(df)
     fe = fit_within(sim, outcome_col="y", x_cols=["x1", "x2"], id_col="id", cov_type="unadjusted")
     est = m.fixed_.set_index("term")["estimate"]
@@ -326,13 +326,13 @@ def test_hausman_refuses_robust_and_wrong_kinds(sim):
 
 def test_within_between_errors(sim):
     with pytest.raises(InvalidParameterError, match="already exist"):
-        within_between(sim.assign(x1_within=0.0), ["x1"], group_col="id")
+        within_between(sim.assign(x1_within=0.0), ["x1"], id_col="id")
     with pytest.raises(InvalidParameterError, match="must be numeric"):
-        within_between(sim.assign(s="a"), ["s"], group_col="id")
+        within_between(sim.assign(s="a"), ["s"], id_col="id")
     with pytest.raises(InvalidParameterError, match="lack the column"):
-        within_between(sim, ["x1"], group_col="person")
+        within_between(sim, ["x1"], id_col="person")
     with pytest.raises(InvalidParameterError, match="missing value"):
-        within_between(sim.assign(id=sim["id"].where(sim["id"] > 1)), ["x1"], group_col="id")
+        within_between(sim.assign(id=sim["id"].where(sim["id"] > 1)), ["x1"], id_col="id")
 
 
 def test_hausman_unbalanced_positive_definite_no_warning(riesby):
