@@ -74,7 +74,8 @@ def test_table_escapes_text_and_formats_numbers():
     assert "&lt;script&gt;x&lt;/script&gt;" in html
     assert "−1.23" in html and "–" in html
     assert "&lt; .001" in html and ".500" in html
-    assert html.startswith("<table><caption>a &#34;caption&#34;</caption>")
+    assert html.startswith('<div class="table-wrap"><table><caption>a &#34;caption&#34;</caption>')
+    assert html.endswith("</table></div>")
 
 
 @pytest.mark.parametrize(
