@@ -197,9 +197,9 @@ def run_power(
     -------
     (pathlib.Path, models.power.PowerResult)
         The folder, holding ``power.csv`` (one row per grid point), ``failures.csv`` (every
-        failed or singular simulation with its reason), ``power.png`` and ``power.svg`` (power
-        against participants, interval band, 80% target) and ``provenance.json``; and the
-        result.
+        failed or singular simulation with its reason), ``power.png``, ``power.svg`` and
+        ``power.pdf`` (power against participants, interval band, 80% target) and
+        ``provenance.json``; and the result.
 
     Raises
     ------
@@ -270,7 +270,7 @@ def run_power(
         progress=progress,
         **pilot_options,
     )
-    from longitudinal.plotting import plot_power_curve, save_figure
+    from longitudinal.plotting import JOURNAL_DPI, plot_power_curve, save_figure
     from surveys import __version__
 
     meta = result.meta
@@ -294,14 +294,21 @@ def run_power(
         "power": meta,
         "target": TARGET,
         "notes": list(notes),
-        "files": [POWER_FILE, FAILURES_FILE, FIGURE_FILE, "power.svg", PROVENANCE_FILE],
+        "files": [
+            POWER_FILE,
+            FAILURES_FILE,
+            FIGURE_FILE,
+            "power.svg",
+            "power.pdf",
+            PROVENANCE_FILE,
+        ],
     }
 
     def write(folder: Path) -> None:
         write_csv(result.table, folder / POWER_FILE)
         write_csv(result.failures, folder / FAILURES_FILE)
         fig = plot_power_curve(result.table, target=TARGET, ci_level=meta["ci_level"], title=title)
-        save_figure(fig, folder / FIGURE_FILE, vector=True)
+        save_figure(fig, folder / FIGURE_FILE, dpi=JOURNAL_DPI, vector=True)
         write_json(provenance, folder / PROVENANCE_FILE)
 
     atomic_write(out, write, overwrite=overwrite, what="the power analysis", command="power")

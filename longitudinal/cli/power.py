@@ -57,8 +57,8 @@ def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
             "odds ratio. Writes power.csv (n_participants, n_sessions, n_obs, n_sims, "
             "n_failed, n_singular, n_rejected, power, ci_low, ci_high: exact binomial "
             "interval), failures.csv (every failed or singular simulation with its reason), "
-            "power.png and power.svg, and provenance.json. The same --seed gives the same "
-            "result whatever --scheduler."
+            "power.png, power.svg and power.pdf, and provenance.json. The same --seed gives the "
+            "same result whatever --scheduler."
         ),
         epilog=(
             "examples:\n"
@@ -182,7 +182,7 @@ def _power(args: argparse.Namespace) -> int:
     else:
         print("80% power is not reached in this grid")
     print(
-        f"wrote {path} (power.csv, failures.csv, power.png, power.svg, provenance.json; "
+        f"wrote {path} (power.csv, failures.csv, power.png, power.svg, power.pdf, provenance.json; "
         f"{meta['simulations_per_second']:.0f} simulations/s)"
     )
     return 0

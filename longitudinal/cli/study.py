@@ -80,7 +80,7 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=(
             "Load and validate a study directory, score every instrument, analyse the change "
             "of each state scale from pre to post, and write report.html (figures embedded), "
-            "tables/*.csv, figures/*.png and *.svg, the exclusion log and provenance.json. "
+            "tables/*.csv, figures/*.png, *.svg and *.pdf, the exclusion log and provenance.json. "
             "Participant ids are replaced by pseudonyms unless --no-pseudonymize is given; "
             "their order comes from a secret key kept beside (never inside) the report folder "
             "(--pseudonym-key, default OUT.pseudonym-key, created on the first run)."

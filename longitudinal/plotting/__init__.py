@@ -13,7 +13,14 @@ group means carry within-subject confidence intervals (Cousineau 2005 with the M
 correction) on the complete cases, or t intervals across participants.
 """
 
-from longitudinal.plotting._style import figure_style, save_figure
+from longitudinal.plotting._style import (
+    JOURNAL_DPI,
+    ONE_COLUMN_WIDTH,
+    TWO_COLUMN_WIDTH,
+    figure_style,
+    journal_size,
+    save_figure,
+)
 from longitudinal.plotting.change import (
     plot_reliable_change,
     plot_state_course,
@@ -31,8 +38,12 @@ from longitudinal.plotting.study import (
 )
 
 __all__ = [
+    "JOURNAL_DPI",
+    "ONE_COLUMN_WIDTH",
+    "TWO_COLUMN_WIDTH",
     "empathy_course_table",
     "figure_style",
+    "journal_size",
     "plot_big_five_radar",
     "plot_demographics",
     "plot_empathy_course",

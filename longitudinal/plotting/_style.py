@@ -23,18 +23,70 @@ _PERSON_COLOR = "0.55"
 _PERSON_ALPHA = 0.35
 
 
-_PANEL_WIDTH = 3.6
+ONE_COLUMN_WIDTH = 3.5
+"""Width in inches of a one-column journal figure (89 mm)."""
+
+TWO_COLUMN_WIDTH = 7.2
+"""Width in inches of a two-column (full page width) journal figure (183 mm)."""
+
+JOURNAL_DPI = 600
+"""Resolution of the PNG files the report and the commands write for papers."""
+
+MIN_FONT_SIZE = 7.0
+"""The smallest font size (points, at print size) of any text in a figure."""
+
+_PANEL_ASPECT = 0.85  # height over width of one panel
 
 
-_PANEL_HEIGHT = 3.2
+_SAVE_RC = {
+    "svg.hashsalt": "longitudinal",
+    "svg.fonttype": "none",
+    "pdf.fonttype": 42,
+    "pdf.compression": 6,
+}
 
 
-_SAVE_RC = {"svg.hashsalt": "longitudinal", "svg.fonttype": "none"}
+def journal_size(columns: int = 1, height: float | None = None) -> tuple[float, float]:
+    """Return ``(width, height)`` in inches of a figure one or two journal columns wide.
+
+    Parameters
+    ----------
+    columns : {1, 2}, default 1
+        One column (3.5 in, 89 mm) or two columns (7.2 in, 183 mm, the page width).
+    height : float, optional
+        Height in inches; by default three quarters of the width for one column and
+        a little under half the width for two.
+
+    Returns
+    -------
+    tuple of float
+        The figure size, to pass as ``figsize``.
+
+    Examples
+    --------
+    >>> journal_size(1)
+    (3.5, 2.625)
+    >>> journal_size(2, height=3.0)
+    (7.2, 3.0)
+    """
+    if columns not in (1, 2):
+        raise InvalidParameterError(
+            f"the `columns` parameter of journal_size must be 1 or 2, got {columns!r}"
+        )
+    width = ONE_COLUMN_WIDTH if columns == 1 else TWO_COLUMN_WIDTH
+    if height is None:
+        height = width * (0.75 if columns == 1 else 0.45)
+    return (width, float(height))
 
 
 @contextmanager
 def figure_style():
-    """Style every figure of the package alike (seaborn's whitegrid theme, one font scale).
+    """Style every figure of the package alike (seaborn's whitegrid theme, journal font sizes).
+
+    Fonts are sized for print at the journal widths of :func:`journal_size` (no text under
+    7 pt); colours come from seaborn's colour-blind-safe palette (Okabe-Ito hues); plots of
+    several series give each its own marker and line style (``SERIES_MARKERS``,
+    ``SERIES_LINESTYLES``), so series stay apart in greyscale.
 
     A context manager that yields :mod:`seaborn`; it changes matplotlib's settings only
     inside the ``with`` block. Figures drawn elsewhere in the package (the effects plot of
@@ -49,11 +101,41 @@ def figure_style():
     import matplotlib as mpl
     import seaborn as sns
 
-    rc = {**sns.axes_style("whitegrid"), **sns.plotting_context("notebook", font_scale=0.85)}
-    rc.update({"axes.titleweight": "bold", "axes.titlesize": 10.5, "figure.dpi": 100})
+    rc = {**sns.axes_style("whitegrid"), **sns.plotting_context("paper")}
+    rc.update(
+        {
+            # sizes at print size (journal widths): no text under 7 pt
+            "font.size": 8,
+            "axes.labelsize": 8,
+            "axes.titlesize": 8.5,
+            "axes.titleweight": "bold",
+            "figure.titlesize": 9,
+            "xtick.labelsize": MIN_FONT_SIZE,
+            "ytick.labelsize": MIN_FONT_SIZE,
+            "legend.fontsize": MIN_FONT_SIZE,
+            "legend.title_fontsize": 8,
+            "lines.linewidth": 1.2,
+            "lines.markersize": 4,
+            "axes.prop_cycle": _cycler(sns),
+            "figure.dpi": 100,
+        }
+    )
     rc.update(_SAVE_RC)
     with mpl.rc_context(rc):
         yield sns
+
+
+def _cycler(sns: Any) -> Any:
+    from cycler import cycler
+
+    return cycler(color=sns.color_palette("colorblind"))
+
+
+SERIES_MARKERS = ("o", "s", "^", "D", "v", "P")
+"""Markers of successive series in one plot, so they differ without colour."""
+
+SERIES_LINESTYLES = ("-", "-.", ":", (0, (5, 1)), (0, (1, 1)), (0, (3, 1, 1, 1, 1, 1)))
+"""Line styles of successive series in one plot (dashed is kept for reference lines)."""
 
 
 def _new_figure(n_panels: int, *, ncols: int | None = None, polar: bool = False, **kw):
@@ -61,10 +143,12 @@ def _new_figure(n_panels: int, *, ncols: int | None = None, polar: bool = False,
 
     ncols = ncols or min(n_panels, 3)
     nrows = math.ceil(n_panels / ncols)
-    fig = Figure(
-        figsize=kw.get("figsize", (_PANEL_WIDTH * ncols, _PANEL_HEIGHT * nrows)),
-        layout="constrained",
-    )
+    if "figsize" in kw:
+        figsize = kw["figsize"]
+    else:  # one panel: one column; several side by side: the page width
+        width = ONE_COLUMN_WIDTH if ncols == 1 else TWO_COLUMN_WIDTH
+        figsize = (width, width / ncols * _PANEL_ASPECT * nrows + 0.3)
+    fig = Figure(figsize=figsize, layout="constrained")
     axes = []
     for k in range(n_panels):
         axes.append(fig.add_subplot(nrows, ncols, k + 1, projection="polar" if polar else None))
@@ -124,8 +208,15 @@ def _wave_order(data: pd.DataFrame, wave_col: str, waves: Sequence[str] | None) 
     return [str(w) for w in pd.unique(col.dropna())]
 
 
-def save_figure(fig: Figure, path: str | Path, *, dpi: int = 120, vector: bool = False) -> Path:
-    """Write a figure as a PNG (and optionally an SVG) whose bytes depend only on the figure.
+def save_figure(
+    fig: Figure,
+    path: str | Path,
+    *,
+    dpi: int = 120,
+    vector: bool = False,
+    pdf: bool | None = None,
+) -> Path:
+    """Write a figure as a PNG (and optionally SVG and PDF) whose bytes depend only on the figure.
 
     Parameters
     ----------
@@ -137,6 +228,11 @@ def save_figure(fig: Figure, path: str | Path, *, dpi: int = 120, vector: bool =
         Resolution of the PNG.
     vector : bool, default False
         Also write the figure as SVG beside the PNG (same name, ``.svg``), for papers.
+    pdf : bool, optional
+        Also write the figure as PDF beside the PNG (same name, ``.pdf``) with its
+        TrueType fonts embedded, for journals; by default when ``vector`` is true. The
+        PDF page is the figure's size (see :func:`journal_size`), so its fonts print at
+        their nominal size.
 
     Returns
     -------
@@ -146,14 +242,25 @@ def save_figure(fig: Figure, path: str | Path, *, dpi: int = 120, vector: bool =
     Notes
     -----
     The files carry no software name or time stamp, and the SVG's element ids come from a
-    fixed salt, so the same figure gives the same bytes. The bounding box is fitted to what
-    is drawn, so labels at the edge (radar spokes, long tick labels) are never cut off.
+    fixed salt, so the same figure gives the same bytes. The bounding box of the PNG and
+    the SVG is fitted to what is drawn, so labels at the edge (radar spokes, long tick
+    labels) are never cut off; the PDF keeps the figure's size, the width a journal asks
+    for (every figure of the package is laid out with constrained layout to fit it).
     """
     import matplotlib as mpl
 
     path = Path(path)
     tight = {"bbox_inches": "tight", "pad_inches": 0.08}
+    # settle the constrained layout first: a figure saved twice gives the same bytes twice
+    for _ in range(3):
+        fig.draw_without_rendering()
     with mpl.rc_context(_SAVE_RC):
+        if vector if pdf is None else pdf:
+            fig.savefig(
+                path.with_suffix(".pdf"),
+                format="pdf",
+                metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
+            )
         fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None}, **tight)
         if vector:
             fig.savefig(

@@ -323,20 +323,21 @@ def plot_reliable_change(
                 )
                 diff = sub[post_col] - sub[pre_col]
                 groups = [
-                    (diff >= t, palette[2], "reliably higher"),
-                    (diff <= -t, palette[3], "reliably lower"),
-                    ((diff > -t) & (diff < t), "0.35", "no reliable change"),
+                    (diff >= t, palette[2], "^", "reliably higher"),
+                    (diff <= -t, palette[3], "v", "reliably lower"),
+                    ((diff > -t) & (diff < t), "0.35", "o", "no reliable change"),
                 ]
             else:
-                groups = [(pd.Series(True, index=sub.index), "0.35", "participants")]
+                groups = [(pd.Series(True, index=sub.index), "0.35", "o", "participants")]
             counts = []
-            for mask, color, name in groups:
+            for mask, color, marker, name in groups:
                 pts = sub.loc[mask]
                 ax.scatter(
                     pts[pre_col],
                     pts[post_col],
-                    s=18,
+                    s=14,
                     color=color,
+                    marker=marker,
                     label=name,
                     zorder=3,
                     edgecolor="white",

@@ -11,9 +11,12 @@ from longitudinal._checks import check_frame, check_unit
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 from longitudinal.plotting._style import (
+    SERIES_LINESTYLES,
+    SERIES_MARKERS,
     _new_figure,
     _short_title,
     figure_style,
+    journal_size,
 )
 
 
@@ -56,7 +59,7 @@ def plot_power_curve(
     check_unit(target, name="target", where=func)
     with figure_style() as sns:
         palette = sns.color_palette("colorblind")
-        fig, (ax,) = _new_figure(1, figsize=(5.6, 3.6))
+        fig, (ax,) = _new_figure(1, figsize=journal_size(1))
         settings = list(dict.fromkeys(table["n_sessions"].astype(str)))
         for k, setting in enumerate(settings):
             part = table[table["n_sessions"].astype(str) == setting].sort_values("n_participants")
@@ -72,13 +75,20 @@ def plot_power_curve(
                 linewidth=0,
                 label=f"{100 * ci_level:g}% interval" if k == 0 else None,
             )
-            ax.plot(x, part["power"].to_numpy(dtype=float), marker="o", color=color, label=label)
+            ax.plot(
+                x,
+                part["power"].to_numpy(dtype=float),
+                marker=SERIES_MARKERS[k % len(SERIES_MARKERS)],
+                linestyle=SERIES_LINESTYLES[k % len(SERIES_LINESTYLES)],
+                color=color,
+                label=label,
+            )
         ax.axhline(target, color="0.3", linestyle="--", linewidth=1, label=f"{target:.0%} target")
         ax.set_ylim(0, 1.02)
         ax.set_xlabel("participants")
         ax.set_ylabel("power")
         ax.set_xticks(sorted(table["n_participants"].unique()))
         if title:
-            ax.set_title(_short_title(title, width=60))
-        ax.legend(loc="lower right", frameon=False, fontsize="small")
+            ax.set_title(_short_title(title, width=45))
+        ax.legend(loc="lower right", frameon=False)
     return fig

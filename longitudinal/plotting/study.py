@@ -20,7 +20,9 @@ from longitudinal.plotting._style import (
     _as_list,
     _new_figure,
     _person_lines,
+    _short_title,
     figure_style,
+    journal_size,
 )
 
 
@@ -59,7 +61,7 @@ def plot_rating_distribution(
     values = data[rating_col].dropna().astype(float)
     with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
-        fig, (ax,) = _new_figure(1, figsize=(5.0, 3.4))
+        fig, (ax,) = _new_figure(1, figsize=journal_size(1))
         whole = float(scale_min).is_integer() and float(scale_max).is_integer()
         if whole and values.map(float.is_integer).all():
             levels = np.arange(int(scale_min), int(scale_max) + 1)
@@ -85,7 +87,11 @@ def plot_rating_distribution(
             )
         mean = values.mean() if len(values) else float("nan")
         sd = values.std(ddof=1) if len(values) > 1 else float("nan")
-        ax.set_title(f"{rating_col} ratings (n = {len(values)}, M = {mean:.2f}, SD = {sd:.2f})")
+        ax.set_title(
+            _short_title(
+                f"{rating_col} ratings (n = {len(values)}, M = {mean:.2f}, SD = {sd:.2f})", 46
+            )
+        )
         ax.set_xlabel(f"{rating_col} ({scale_min:g}–{scale_max:g})")
     return fig
 
@@ -134,7 +140,7 @@ def plot_big_five_radar(
     closed = np.append(angles, angles[0])
     with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
-        fig, (ax,) = _new_figure(1, polar=True, figsize=(5.6, 5.0))
+        fig, (ax,) = _new_figure(1, polar=True, figsize=journal_size(1, height=3.6))
         from matplotlib.collections import LineCollection
 
         rings = [np.column_stack([closed, np.append(row, row[0])]) for row in sub.to_numpy()]
@@ -167,7 +173,7 @@ def plot_big_five_radar(
                 zorder=10,
                 bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 0.8},
             )
-        ax.set_title(f"Trait profile (n = {len(sub)}; mean ± 1 SD)", pad=18)
+        ax.set_title(_short_title(f"Trait profile (n = {len(sub)}; mean ± 1 SD)", 46), pad=18)
     return fig
 
 
@@ -290,7 +296,7 @@ def plot_empathy_course(
     person = sub.groupby([id_col, time_col], sort=True)[rating_col].mean().reset_index()
     with figure_style() as sns:
         color = sns.color_palette("colorblind")[0]
-        fig, (ax,) = _new_figure(1, figsize=(6.4, 3.6))
+        fig, (ax,) = _new_figure(1, figsize=journal_size(2, height=3.0))
         _person_lines(ax, person, x=time_col, y=rating_col, id_col=id_col, lw=0.7, alpha=0.3)
         enough = ~summary["too_few"]
         ax.fill_between(

@@ -79,7 +79,10 @@ def plot_effects(
 
     with figure_style() as sns:
         palette = sns.color_palette("colorblind")
-        fig = Figure(figsize=(12.0 if two else 7.5, 0.4 * n + 2.0), layout="constrained")
+        from longitudinal.plotting import TWO_COLUMN_WIDTH
+
+        # a forest of long term labels: the page width (two journal columns)
+        fig = Figure(figsize=(TWO_COLUMN_WIDTH, 0.3 * n + 1.8), layout="constrained")
         grid = fig.add_gridspec(1, 2, width_ratios=[1.3, 1.0]) if two else fig.add_gridspec(1, 1)
         axes = [fig.add_subplot(grid[0, k]) for k in range(2 if two else 1)]
         y = {t: n - 1 - i for i, t in enumerate(order)}
@@ -100,7 +103,7 @@ def plot_effects(
                 color=color,
                 ecolor=color,
                 capsize=2.5,
-                markersize=5,
+                markersize=4,
                 linewidth=1.2,
                 label=label,
             )
@@ -139,7 +142,7 @@ def plot_effects(
             ax2.set_title("Cumulative-logit coefficients")
             ax2.grid(axis="x", color="0.9")
             ax2.set_ylim(ax.get_ylim())
-        fig.legend(loc="outside lower center", ncols=3, fontsize=8, frameon=False)
+        fig.legend(loc="outside lower center", ncols=2, frameon=False)
     return fig
 
 
@@ -205,7 +208,10 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
             else:
                 palette.append(ours[n_ours])
                 n_ours += 1
-        fig = Figure(figsize=(13.0, 3.6), layout="constrained")
+        from longitudinal.plotting import TWO_COLUMN_WIDTH
+
+        # five panels side by side: the page width (two journal columns)
+        fig = Figure(figsize=(TWO_COLUMN_WIDTH, 3.2), layout="constrained")
         for j, m in enumerate(METRIC_NAMES):
             ax = fig.add_subplot(1, len(METRIC_NAMES), j + 1)
             mean = block[f"{m}_mean"].to_numpy(dtype=float)
@@ -237,5 +243,7 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
             title += "; hatched: your models"
         if floored:
             title += "; error bars stop at the metric's range (r, ρ: ±100; Acc, F1: 0–100; MSE: 0)"
-        fig.suptitle(title)
+        import textwrap
+
+        fig.suptitle("\n".join(textwrap.wrap(title, 100)))
     return fig

@@ -433,6 +433,7 @@ def run_evaluation(
             table.md          the summary in the paper's layout
             metrics.png       bar chart of the test-participant metrics (report style)
             metrics.svg       the same chart as SVG, for papers
+            metrics.pdf       the same chart as PDF (fonts embedded), for journals
             runs.csv          one row per fit: sizes and seconds
             metrics_ci.csv    grouped K-fold: estimate and participant-cluster bootstrap
                               interval per model x metric (header only without K-fold)
@@ -493,11 +494,14 @@ def run_evaluation(
         write_csv(result.intervals, folder / INTERVALS_FILE)
         write_csv(result.comparisons, folder / COMPARISONS_FILE)
         (folder / TABLE_FILE).write_text(_paper_table(result), encoding="utf-8")
-        from longitudinal.plotting import save_figure
+        from longitudinal.plotting import JOURNAL_DPI, save_figure
 
         split = "test" if (result.summary_table["split"] == "test").any() else "kfold"
         save_figure(
-            plot_metrics(result.summary_table, split=split), folder / FIGURE_FILE, vector=True
+            plot_metrics(result.summary_table, split=split),
+            folder / FIGURE_FILE,
+            dpi=JOURNAL_DPI,
+            vector=True,
         )
         payload = {**result.parameters, "notes": list(result.notes)}
         write_json(payload, folder / PARAMETERS_FILE)

@@ -6,7 +6,7 @@ figures (:mod:`longitudinal.plotting`) and writes one folder::
 
     report.html        self-contained (figures embedded), with a generated methods paragraph
     tables/*.csv       every table of the report, full precision
-    figures/*.png      every figure (and *.svg beside it, for papers)
+    figures/*.png      every figure (and *.svg and *.pdf beside it, for papers)
     exclusions.csv     the exclusion log (file, row, reason, scope)
     notes.csv          every warning and note of the analyses, in full
     provenance.json    package version, SHA-256 of every input file, options, seed

@@ -88,11 +88,40 @@ def table(
 
 
 def figure(figures: Mapping[str, tuple[str, str]], out: Path, name: str) -> Markup:
-    """Embed a PNG figure with its caption and a link to the file; empty if not drawn."""
+    """Embed a PNG figure with its caption and links to its files; empty if not drawn.
+
+    The page embeds a copy of the PNG at screen resolution (at most :data:`_PAGE_DPI`), so
+    the page stays small; the PNG in the folder keeps its print resolution, and the SVG
+    and the PDF beside it are linked.
+    """
     if name not in figures:
         return Markup("")
     file, caption = figures[name]
-    data = "data:image/png;base64," + base64.b64encode((out / file).read_bytes()).decode("ascii")
-    svg = file.removesuffix(".png") + ".svg"
-    svg = svg if (out / svg).is_file() else None
-    return render("figure.html.j2", file=file, svg=svg, caption=caption, data=data)
+    png = _page_png((out / file).read_bytes())
+    data = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    stem = file.removesuffix(".png")
+    svg, pdf = (
+        vector if (out / vector).is_file() else None for vector in (stem + ".svg", stem + ".pdf")
+    )
+    return render("figure.html.j2", file=file, svg=svg, pdf=pdf, caption=caption, data=data)
+
+
+_PAGE_DPI = 150
+
+
+def _page_png(png: bytes) -> bytes:
+    """Return ``png`` scaled down to :data:`_PAGE_DPI` (unchanged when not above it)."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        dpi = image.info.get("dpi", (_PAGE_DPI, _PAGE_DPI))[0]
+        if dpi <= _PAGE_DPI * 1.01:
+            return png
+        scale = _PAGE_DPI / dpi
+        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        small = image.convert("RGBA").resize(size, Image.Resampling.LANCZOS)
+    buffer = io.BytesIO()
+    small.save(buffer, format="PNG", dpi=(_PAGE_DPI, _PAGE_DPI), optimize=True)
+    return buffer.getvalue()

@@ -55,9 +55,10 @@ def provenance(ctx: ReportContext) -> dict[str, Any]:
             + [f"tables/{n}.csv" for n in ctx.tables]
             + [f for f, _ in ctx.figures.values()]
             + [
-                svg
+                vector
                 for f, _ in ctx.figures.values()
-                if (ctx.out / (svg := f.removesuffix(".png") + ".svg")).is_file()
+                for suffix in (".svg", ".pdf")
+                if (ctx.out / (vector := f.removesuffix(".png") + suffix)).is_file()
             ]
         ),
     }

@@ -306,3 +306,117 @@ def test_radar_value_labels_sit_above_the_band(pyplot):
     assert [t.get_text() for t in texts] == ["2", "3", "4", "5"]
     top = max(a.get_zorder() for a in (*ax.lines, *ax.collections))
     assert all(t.get_zorder() > top and t.get_bbox_patch() is not None for t in texts)
+
+
+def _journal_figures(person_wave):
+    """One figure of every kind the report draws, from small data."""
+    from longitudinal.plotting import plot_power_curve
+
+    traits = pd.DataFrame({c: [2.0, 3.0, 4.5] for c in ("e", "a", "c", "n", "o")})
+    people = pd.DataFrame({"age": [20.0, 35.0, np.nan], "gender": ["woman", "man", "woman"]})
+    story = pd.DataFrame(
+        {
+            "participant_id": list("aabbcc"),
+            "week": [0, 1, 0, 1, 0, 1],
+            "empathy": [3.0, 4.0, 2.0, 2.0, 5.0, 4.0],
+        }
+    )
+    change = pd.DataFrame(
+        {
+            "scale": ["a"] * 5,
+            "pre": [1.0, 2.0, 3.0, 4.0, 5.0],
+            "post": [3.5, 2.5, 0.0, 4.1, 5.0],
+            "threshold": [2.0] * 5,
+        }
+    )
+    power = pd.DataFrame(
+        {
+            "n_sessions": [4, 4, 8, 8],
+            "n_participants": [20, 40, 20, 40],
+            "power": [0.3, 0.6, 0.4, 0.8],
+            "ci_low": [0.2, 0.5, 0.3, 0.7],
+            "ci_high": [0.4, 0.7, 0.5, 0.9],
+        }
+    )
+    return {
+        "trajectories": plot_trajectories(person_wave, scales=["cls", "who5"]),
+        "distributions": plot_wave_distributions(person_wave, scales="who5"),
+        "state_course": plot_state_course(person_wave, scales=["cls"]),
+        "reliable_change": plot_reliable_change(change),
+        "rating_distribution": plot_rating_distribution(
+            pd.DataFrame({"empathy": [1, 2, 2, 4, 4, 4, 5, 5]}), scale_min=1, scale_max=5
+        ),
+        "radar": plot_big_five_radar(traits, columns=list(traits)),
+        "demographics": plot_demographics(people, columns=["age", "gender"]),
+        "empathy_course": plot_empathy_course(story, scale_min=1, scale_max=5),
+        "power": plot_power_curve(power, title="Power to detect the effect of the condition"),
+    }
+
+
+def test_figures_are_one_or_two_journal_columns_wide(pyplot, person_wave):
+    from longitudinal.plotting import ONE_COLUMN_WIDTH, TWO_COLUMN_WIDTH
+
+    for name, fig in _journal_figures(person_wave).items():
+        width = fig.get_size_inches()[0]
+        assert width in (ONE_COLUMN_WIDTH, TWO_COLUMN_WIDTH), (name, width)
+    assert _journal_figures(person_wave)["trajectories"].get_size_inches()[0] == TWO_COLUMN_WIDTH
+
+
+def test_no_text_is_smaller_than_seven_points_at_print_size(pyplot, person_wave):
+    from matplotlib.text import Text
+
+    for name, fig in _journal_figures(person_wave).items():
+        fig.canvas.draw()  # tick labels exist once drawn
+        sizes = [
+            t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
+        ]
+        assert sizes, name
+        assert min(sizes) >= 7, (name, min(sizes))
+
+
+def test_journal_size_gives_the_two_widths():
+    from longitudinal.plotting import journal_size
+
+    assert journal_size(1)[0] == 3.5 and abs(3.5 * 25.4 - 89) < 0.5
+    assert journal_size(2, height=3.0) == (7.2, 3.0) and abs(7.2 * 25.4 - 183) < 0.5
+    with pytest.raises(InvalidParameterError, match="columns"):
+        journal_size(3)
+
+
+def _media_width(pdf: bytes) -> float:
+    import re
+
+    box = re.search(rb"/MediaBox \[\s*([\d.]+) ([\d.]+) ([\d.]+) ([\d.]+)\s*\]", pdf)
+    return float(box[3]) - float(box[1])
+
+
+def test_pdf_copy_embeds_fonts_keeps_the_journal_width_and_is_deterministic(
+    pyplot, person_wave, tmp_path
+):
+    figures = _journal_figures(person_wave)
+    again = _journal_figures(person_wave)
+    for name, fig in figures.items():
+        save_figure(fig, tmp_path / f"{name}_a.png", vector=True)
+        save_figure(again[name], tmp_path / f"{name}_b.png", vector=True)
+        first = (tmp_path / f"{name}_a.pdf").read_bytes()
+        assert first == (tmp_path / f"{name}_b.pdf").read_bytes(), name
+        if name != "radar":  # the same figure saved again (the radar's polar layout drifts)
+            save_figure(fig, tmp_path / f"{name}_c.png", vector=True)
+            assert first == (tmp_path / f"{name}_c.pdf").read_bytes(), name
+        assert first.startswith(b"%PDF"), name
+        assert b"/FontFile2" in first, name  # TrueType, embedded
+        assert b"CreationDate" not in first and b"Producer" not in first, name
+        assert abs(_media_width(first) - 72 * fig.get_size_inches()[0]) <= 1, name
+    # a PDF by default only with the vector copies; on its own when asked for
+    save_figure(figures["power"], tmp_path / "plain.png")
+    assert not (tmp_path / "plain.pdf").exists()
+    save_figure(figures["power"], tmp_path / "only.png", pdf=True)
+    assert (tmp_path / "only.pdf").is_file() and not (tmp_path / "only.svg").exists()
+
+
+def test_several_series_differ_without_colour(pyplot, person_wave):
+    fig = _journal_figures(person_wave)["power"]
+    lines = [ln for ln in fig.axes[0].get_lines() if ln.get_label().endswith("sessions")]
+    assert len(lines) == 2
+    assert len({ln.get_marker() for ln in lines}) == 2
+    assert len({str(ln.get_linestyle()) for ln in lines}) == 2

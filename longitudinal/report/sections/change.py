@@ -248,7 +248,9 @@ def _saver(ctx: ReportContext):
     from longitudinal import plotting
 
     def save(name: str, fig: Any, caption: str) -> None:
-        plotting.save_figure(fig, ctx.out / "figures" / f"{name}.png", vector=True)
+        plotting.save_figure(
+            fig, ctx.out / "figures" / f"{name}.png", dpi=plotting.JOURNAL_DPI, vector=True
+        )
         ctx.figures[name] = (f"figures/{name}.png", caption)
 
     return save

@@ -119,8 +119,9 @@ def empathy_effects_section(
         A loaded study.
     out_dir : str or path-like
         The report folder; the forest plot is written to ``out_dir / figure_dir /
-        "empathy_effects.png"`` and, as a vector figure, ``"empathy_effects.svg"`` (in the
-        style of every report figure, :func:`longitudinal.plotting.save_figure`).
+        "empathy_effects.png"`` and, as vector figures, ``"empathy_effects.svg"`` and
+        ``"empathy_effects.pdf"`` (in the style of every report figure,
+        :func:`longitudinal.plotting.save_figure`).
     include_bayes : bool, default True
         Fit the Bayesian ordinal model too (skipped, with a note, when the ratings are not
         whole numbers).
@@ -211,12 +212,12 @@ def empathy_effects_section(
     )
     folder = Path(out_dir) / figure_dir
     folder.mkdir(parents=True, exist_ok=True)
-    from longitudinal.plotting import save_figure
+    from longitudinal.plotting import JOURNAL_DPI, save_figure
 
     forest = plot_effects(
         fitted.effects, ci_level=ci_level, scale_min=data.scale_min, scale_max=data.scale_max
     )
-    save_figure(forest, folder / "empathy_effects.png", vector=True)
+    save_figure(forest, folder / "empathy_effects.png", dpi=JOURNAL_DPI, vector=True)
     figures = {"empathy_effects": (f"{figure_dir}/empathy_effects.png", _caption(fitted))}
     body = render(
         "effects.html.j2",

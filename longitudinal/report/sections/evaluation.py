@@ -132,6 +132,7 @@ EVALUATION_FILES = (
     "table.md",
     "metrics.png",
     "metrics.svg",
+    "metrics.pdf",
 )
 """The files of ``longitudinal evaluate`` that the report copies; nothing else of evaluate/."""
 

@@ -72,14 +72,42 @@ def test_the_empathy_course_stays_on_the_scale_and_marks_small_weeks(report):
     )
 
 
-def test_every_figure_is_written_as_png_and_svg_and_linked(report):
+def test_every_figure_is_written_as_png_svg_and_pdf_and_linked(report):
     out, _ = report
     page = (out / "report.html").read_text(encoding="utf-8")
     pngs = sorted(p.stem for p in (out / "figures").glob("*.png"))
     assert "empathy_effects" in pngs
     assert pngs == sorted(p.stem for p in (out / "figures").glob("*.svg"))
+    assert pngs == sorted(p.stem for p in (out / "figures").glob("*.pdf"))
     for name in pngs:
-        assert f'(vector: <a href="figures/{name}.svg">SVG</a>)' in page
+        assert (
+            f'(vector: <a href="figures/{name}.svg">SVG</a>, <a href="figures/{name}.pdf">PDF</a>)'
+        ) in page
+
+
+def test_every_report_figure_is_a_journal_pdf_and_a_600_dpi_png(report):
+    import re
+
+    from PIL import Image
+
+    from longitudinal.plotting import JOURNAL_DPI, ONE_COLUMN_WIDTH, TWO_COLUMN_WIDTH
+
+    out, _ = report
+    for png in sorted((out / "figures").glob("*.png")):
+        pdf = png.with_suffix(".pdf").read_bytes()
+        assert pdf.startswith(b"%PDF"), png.name
+        assert b"/FontFile2" in pdf, png.name  # TrueType fonts embedded
+        box = re.search(rb"/MediaBox \[\s*([\d.]+) ([\d.]+) ([\d.]+) ([\d.]+)\s*\]", pdf)
+        width = float(box[3]) - float(box[1])
+        assert min(abs(width - 72 * w) for w in (ONE_COLUMN_WIDTH, TWO_COLUMN_WIDTH)) <= 1, (
+            png.name,
+            width,
+        )
+        with Image.open(png) as image:
+            assert round(image.info["dpi"][0]) == JOURNAL_DPI
+    # the page embeds smaller copies: it stays far smaller than the figures themselves
+    page = (out / "report.html").stat().st_size
+    assert page < sum(p.stat().st_size for p in (out / "figures").glob("*.png"))
 
 
 def test_methods_state_the_missing_item_rule_of_each_kind_of_scale(report):

@@ -22,7 +22,9 @@ def test_effects_section_without_bayes(demo_study, tmp_path):
     assert (tmp_path / file).is_file() and caption
     svg = file.removesuffix(".png") + ".svg"
     assert (tmp_path / svg).read_text(encoding="utf-8").startswith("<?xml")
-    assert f'(vector: <a href="{svg}">SVG</a>)' in section.html
+    pdf = file.removesuffix(".png") + ".pdf"
+    assert (tmp_path / pdf).read_bytes().startswith(b"%PDF")
+    assert f'(vector: <a href="{svg}">SVG</a>, <a href="{pdf}">PDF</a>)' in section.html
     assert "data:image/png;base64," in section.html
     assert "rating points" in section.html
     # every effect gets a sentence, and no participant id leaks into the section
