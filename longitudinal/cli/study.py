@@ -281,6 +281,9 @@ def _report(args: argparse.Namespace) -> int:
             f"{len(missing)} section(s) not computed, each with the reason in the report: "
             + "; ".join(missing)
         )
+    for note in provenance.get("notes", []):  # ratings the empathy models could not use
+        if str(note).startswith("What predicts empathy: Left out"):
+            print(note)
     if args.pseudonymize and not had_key:
         print(
             f"created the pseudonym key {key}: keep it private and outside the report; reruns "

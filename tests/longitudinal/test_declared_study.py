@@ -60,6 +60,8 @@ def test_chosen_predictors_are_tested(tmp_path, capsys):
     ))  # fmt: skip
     out = tmp_path / "report"
     assert main(["report", str(study), "--out", str(out), "--no-bayes"]) == 0
+    printed = capsys.readouterr().out
+    assert "What predicts empathy: Left out: 78 of 456 ratings; 3 participants entirely" in printed
     effects = pd.read_csv(out / "tables" / "empathy_effects.csv")
     lmm = effects[effects["engine"] == "lmm"].set_index("term")
     assert set(lmm.index) == {"tipi_agreeableness_z", "turns_within_z", "week"}
