@@ -177,6 +177,7 @@ def test_run_evaluation_writes_outputs(demo_study, tmp_path):
         "comparisons.csv",
         "evaluation.json",
         "metrics.csv",
+        "metrics.pdf",  # the figure for a journal, fonts embedded
         "metrics.png",
         "metrics.svg",  # the figure as a vector file, linked by the report
         "metrics_ci.csv",
