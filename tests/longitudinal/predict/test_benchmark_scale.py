@@ -300,7 +300,7 @@ def test_metric_figure_error_bars_stop_at_zero():
     fig = plot_metrics(_summary(5.0, 7.0), split="test")
     assert _error_bar(fig.axes[4]) == [0.0, 12.0]  # MSE 5 ± 7 stops at 0
     assert _error_bar(fig.axes[0]) == [-2.0, 12.0]  # r may be negative
-    assert "error bars stop at the metric's range" in fig._suptitle.get_text()
+    assert "error bars stop at the metric's range" in " ".join(fig._suptitle.get_text().split())
 
 
 # -- comparisons against an artifact; the coverage sentence; counts --------------------------
