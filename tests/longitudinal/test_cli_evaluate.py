@@ -82,11 +82,9 @@ def _rename_columns(root):
     rename("sessions.csv", {"participant_id": "person", "session_id": "visit"})
     rename("ratings.csv", {"participant_id": "person", "session_id": "visit", "position": "slot"})
     toml = (root / "study.toml").read_text(encoding="utf-8")
-    toml = toml.replace(
-        'id_col = "participant_id"\n\n[ratings]',
-        'id_col = "person"\n\n[columns]\nsession = "visit"\nposition = "slot"\n\n[ratings]',
-        1,
-    )
+    columns = '[columns]\nperson = "person"\nsession = "visit"\nposition = "slot"\n\n'
+    assert "\n[ratings]" in toml
+    toml = toml.replace("\n[ratings]", "\n" + columns + "[ratings]", 1)
     (root / "study.toml").write_text(toml, encoding="utf-8")
     return root
 
