@@ -99,8 +99,10 @@ def test_score_out_the_instrument_key_through_a_symlink_is_refused(tmp_path, cap
 def _raw_ids_in(folder: Path, ids: list[str]) -> dict[str, list[str]]:
     """Raw ids found as whole tokens in the files of ``folder``.
 
-    PNG pixels and the base64 images embedded in report.html are not text (their bytes hold
-    any two-letter sequence by chance); every other byte is searched.
+    PNG pixels, PDF streams (compressed, glyphs by number) and the base64 images embedded in
+    report.html are not text (their bytes hold any two-letter sequence by chance); each PDF is
+    checked through the SVG of the same figure, which holds its text as text. Every other byte
+    is searched.
     """
     import re
 
@@ -109,7 +111,9 @@ def _raw_ids_in(folder: Path, ids: list[str]) -> dict[str, list[str]]:
     )
     found = {}
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.suffix != ".png":
+        if path.is_file() and path.suffix == ".pdf":
+            assert path.with_suffix(".svg").is_file(), path
+        elif path.is_file() and path.suffix != ".png":
             data = re.sub(rb"data:image/[a-z+]+;base64,[A-Za-z0-9+/=]+", b"", path.read_bytes())
             hits = sorted({m.decode() for m in pattern.findall(data)})
             if hits:
