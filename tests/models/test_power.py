@@ -127,7 +127,7 @@ def test_extend_frame_copies_whole_sessions_with_new_ids(pilot):
     _, data = pilot
     out = extend_frame(
         data,
-        id_col="pid",
+        participant_col="pid",
         session_col="session",
         n_participants=30,
         sessions=(2, 6),
