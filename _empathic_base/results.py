@@ -23,7 +23,7 @@ import html
 import math
 from typing import Any
 
-__all__ = ["DECIMALS", "Result", "Shows", "Summary", "json_ready"]
+__all__ = ["DECIMALS", "FittedModel", "Result", "Shows", "Summary", "json_ready"]
 
 DECIMALS = 4
 """Decimals of every displayed number unless a call asks for others (results keep full
@@ -179,3 +179,16 @@ class Result:
 
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()
+
+
+class FittedModel:
+    """The result protocol of a fitted model: ``to_frame()`` is its fixed-effects table.
+
+    The model class gives ``fixed_`` and ``_check_fitted``; ``summary()`` and ``to_dict()``
+    are its own (each model family writes its own text and JSON).
+    """
+
+    def to_frame(self) -> Any:
+        """Return the fixed-effects table (``fixed_``) at full precision: the main table."""
+        self._check_fitted("to_frame")  # type: ignore[attr-defined]
+        return self.fixed_.copy()  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 import models._columns as col
-from _empathic_base.results import DECIMALS, Shows
+from _empathic_base.results import DECIMALS, FittedModel, Shows
 
 
 @dataclass(frozen=True, repr=False)
@@ -45,7 +45,7 @@ def _json_value(value: Any) -> Any:
     return value if isinstance(value, (str, bool)) else str(value)
 
 
-class _Summaries:
+class _Summaries(FittedModel):
     """summary(), print_summary() and to_dict() of a fitted Bayesian mixed model."""
 
     def summary(self) -> BayesianModelSummary:
@@ -154,11 +154,6 @@ class _Summaries:
         if family == "ordinal":
             lines += ["", "Cutpoints:", table(self.cutpoints())]
         return "\n".join(lines)
-
-    def to_frame(self) -> pd.DataFrame:
-        """Return the fixed-effects table (``fixed_``) at full precision: the main table."""
-        self._check_fitted("to_frame")
-        return self.fixed_.copy()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary of the fit (the CLI's ``fit --engine bayes`` output).

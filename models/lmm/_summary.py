@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from _empathic_base.results import DECIMALS, Shows
+from _empathic_base.results import DECIMALS, FittedModel, Shows
 from models._varcorr import json_number
 
 DICT_KEYS = (
@@ -57,7 +57,7 @@ class MixedModelSummary(Shows):
     text: str = field(default="", repr=False)
 
 
-class _Summaries:
+class _Summaries(FittedModel):
     """summary(), print_summary() and to_dict() of a fitted linear mixed model."""
 
     def summary(self) -> MixedModelSummary:
@@ -153,11 +153,6 @@ class _Summaries:
             fixed.to_string(index=False, formatters=formats),
         ]
         return "\n".join(lines)
-
-    def to_frame(self) -> pd.DataFrame:
-        """Return the fixed-effects table (``fixed_``) at full precision: the main table."""
-        self._check_fitted("to_frame")
-        return self.fixed_.copy()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary (the ``longitudinal fit`` output).

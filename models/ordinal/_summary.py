@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _empathic_base.results import DECIMALS, Shows
+from _empathic_base.results import DECIMALS, FittedModel, Shows
 from models._errors import (
     InvalidParameterError,
 )
@@ -61,7 +61,7 @@ class OrdinalModelSummary(Shows):
     text: str
 
 
-class _Summaries:
+class _Summaries(FittedModel):
     """odds_ratios(), summary(), print_summary() and to_dict() of a fitted ordinal mixed model."""
 
     def odds_ratios(self) -> pd.DataFrame:
@@ -184,11 +184,6 @@ class _Summaries:
         if not hasattr(self, "theta_"):
             return repr(self)
         return self._summary_text(DECIMALS)
-
-    def to_frame(self) -> pd.DataFrame:
-        """Return the fixed-effects table (``fixed_``) at full precision: the main table."""
-        self._check_fitted("to_frame")
-        return self.fixed_.copy()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary (the ``longitudinal fit --engine clmm`` output).
