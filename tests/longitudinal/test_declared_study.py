@@ -68,7 +68,7 @@ def test_chosen_predictors_are_tested(tmp_path, capsys):
     # the built-in effects (+0.6 per SD of agreeableness, +0.5 per SD of turns within a person)
     # are found: both intervals lie above zero
     assert lmm.loc["turns_within_z", "ci_low"] > 0
-    assert lmm.loc["tipi_agreeableness_z", "estimate"] > 0
+    assert lmm.loc["tipi_agreeableness_z", "ci_low"] > 0
     text = _text((out / "report.html").read_text(encoding="utf-8"))
     assert "in the priority order of study.toml's [roles] predictors" in text
     assert "Within-person part only: turns." in text
