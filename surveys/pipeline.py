@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from _empathic_base.checks import check_bool
+from surveys._columns import participant_column
 from surveys._errors import (
     FAILURE_COLUMNS,
     InputValidationError,
@@ -108,7 +109,7 @@ def check_export(
     source: str | os.PathLike,
     instruments: str | os.PathLike | Instrument | Sequence[str | os.PathLike | Instrument],
     *,
-    id_col: str = "id",
+    id_col: str | None = None,
     wave_col: str | None = None,
     wave: str | None = None,
     recode: tuple[float, float, float, float] | None = None,
@@ -125,7 +126,8 @@ def check_export(
         Library names, key files or loaded instruments. An unknown name is listed among the
         data problems rather than raised on its own.
     id_col, wave_col : str, str or None
-        The id and wave columns as the export names them.
+        The id and wave columns as the export names them. ``id_col=None`` (default):
+        ``participant_id``, or ``id`` when the export has no ``participant_id`` column.
     wave : str, optional
         The wave of every row of an export without a wave column (used when scoring).
     recode : tuple (a, b, c, d), optional
@@ -151,6 +153,7 @@ def check_export(
         )
     specs = _as_list(instruments)
     responses = read_responses(source, id_col=id_col, wave_col=wave_col, **read_options)
+    id_col = participant_column(responses.data.columns, id_col)
     # instruments that cannot be loaded are listed again by the validation below
     unknown = FailureCollector()
     loaded: list[Instrument] = _load(specs, unknown)

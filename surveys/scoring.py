@@ -22,6 +22,7 @@ import pandas as pd
 
 from _empathic_base.results import Result
 from surveys import _columns as col
+from surveys._columns import participant_column
 from surveys._errors import InvalidParameterError
 from surveys._score_inputs import (
     _check_parameters,
@@ -233,7 +234,7 @@ def score(
     data: pd.DataFrame,
     instrument: str | os.PathLike[str] | Instrument | Mapping[str, Any],
     *,
-    id_col: str = "id",
+    id_col: str | None = None,
     wave_col: str | None = None,
     min_valid: float | int = 0.8,
     prorate: bool = False,
@@ -255,8 +256,10 @@ def score(
         A library name (``"bfi44"``), a custom TOML key file, a mapping or an
         :class:`~surveys.instruments.Instrument` (see
         :func:`~surveys.instruments.load_instrument`).
-    id_col : str, default "id"
+    id_col : str, optional
         Respondent id column. Its values are kept as given in the output column ``id``.
+        ``None`` (default): ``participant_id``, or ``id`` when the data have no
+        ``participant_id`` column.
     wave_col : str or None, default None
         Wave column (e.g. ``pre``, ``mid``, ``post``), kept as given in the output column
         ``wave``. With it, ids may repeat across waves and reliability is computed per wave.
@@ -367,6 +370,8 @@ def score(
     alpha = 0.991
     """
     ins = load_instrument(instrument)
+    if isinstance(data, pd.DataFrame):
+        id_col = participant_column(data.columns, id_col)
     _check_parameters(
         data,
         id_col=id_col,

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from surveys._columns import participant_column
 from surveys._errors import (
     FAILURE_COLUMNS,
     InputValidationError,
@@ -211,7 +212,7 @@ def validate_responses(
     responses: Responses | pd.DataFrame,
     instruments: Any,
     *,
-    id_col: str = "id",
+    id_col: str | None = None,
     wave_col: str | None = None,
     whole_numbers: bool = True,
 ) -> None:
@@ -225,8 +226,9 @@ def validate_responses(
     instruments : str, path, Instrument, or a sequence of them
         Library names (``"tas4"``), paths to custom key TOML files, or objects from
         :func:`surveys.instruments.load_instrument`.
-    id_col : str, default "id"
-        Column holding the respondent id.
+    id_col : str, optional
+        Column holding the respondent id. ``None`` (default): ``participant_id``, or ``id``
+        when the data have no ``participant_id`` column.
     wave_col : str, optional
         Column holding the wave label; ids must then be unique within each wave.
     whole_numbers : bool, default True
@@ -296,6 +298,7 @@ def validate_responses(
             return int(rows.loc[label]), ""
         return None, f" (index {label})"
 
+    id_col = participant_column(data.columns, id_col)
     failures = FailureCollector()
     loaded = _load(instruments, failures)
 

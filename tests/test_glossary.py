@@ -101,6 +101,9 @@ def test_the_participant_column_has_one_name(key, func):
         assert param.default is None, f"{key}: `{name}` is an earlier name, default None"
         assert "earlier name" in (func.__doc__ or ""), f"{key}: `{name}` undocumented"
     assert "person_col" not in params and "subject_col" not in params, key
+    if "id_col" in params:  # one default: participant_id (None: that, or an export's `id`)
+        default = params["id_col"].default
+        assert default in (inspect.Parameter.empty, None, "participant_id"), (key, default)
 
 
 @pytest.mark.parametrize("name", sorted(RESULTS))

@@ -67,7 +67,12 @@ def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
         required=True,
         help="library instrument name (see `longitudinal instruments`) or a key TOML; repeatable",
     )
-    parser.add_argument("--id-col", default="id", metavar="C", help="id column (default: id)")
+    parser.add_argument(
+        "--id-col",
+        default=None,
+        metavar="C",
+        help="participant column (default: participant_id, or id when the export has none)",
+    )
     parser.add_argument("--wave-col", default=None, metavar="C", help="wave column of a long file")
     parser.add_argument(
         "--item-map", default=None, metavar="MAP.csv", help="CSV 'column,item' renaming columns"

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from surveys._columns import participant_column
 from surveys._errors import DataQualityWarning, InvalidParameterError
 from surveys._invisible import INVISIBLE, describe_invisible
 from surveys.readers._common import (
@@ -49,7 +50,7 @@ def read_responses(
     path: str | os.PathLike,
     *,
     format: Literal["csv", "xlsx", "qualtrics", "sav"] | None = None,
-    id_col: str = "id",
+    id_col: str | None = None,
     wave_col: str | None = None,
     item_map: str | os.PathLike | Mapping[str, str] | None = None,
     missing_codes: Iterable[float | str] = (),
@@ -69,8 +70,10 @@ def read_responses(
         File format. ``None`` (default) infers it from the extension: ``.csv`` is read as
         ``"qualtrics"`` when its row 3 holds Qualtrics ImportId JSON (see Notes), otherwise
         as ``"csv"``; ``.xlsx``/``.xlsm`` as ``"xlsx"``; ``.sav``/``.zsav`` as ``"sav"``.
-    id_col : str, default "id"
-        Column holding the respondent id (after ``item_map`` renaming). Must exist.
+    id_col : str, optional
+        Column holding the respondent id (after ``item_map`` renaming). Must exist. ``None``
+        (default): ``participant_id``, or ``id`` when the export has no ``participant_id``
+        column.
     wave_col : str, optional
         Column holding the wave label of a long file. Must exist when given.
     item_map : path or dict, optional
@@ -197,7 +200,9 @@ def read_responses(
 
     unmatched = _apply_item_map(table, mapping, map_file) if mapping else []
 
-    _require_columns(table, id_col, wave_col)
+    default_id = id_col is None
+    id_col = participant_column(table.header, id_col)
+    _require_columns(table, id_col, wave_col, default_id=default_id)
 
     columns, code_counts = _typed_columns(
         table, id_col, wave_col, code_numbers, code_texts, decimal
@@ -244,7 +249,7 @@ def _check_options(path, format, flagged, id_col, wave_col, delimiter, decimal) 
             "the `flagged` parameter of read_responses must be 'raise', 'exclude' or 'keep'; "
             f"got {flagged!r}"
         )
-    if not isinstance(id_col, str) or not id_col:
+    if id_col is not None and (not isinstance(id_col, str) or not id_col):
         raise InvalidParameterError(
             f"the `id_col` parameter of read_responses must be a column name; got {id_col!r}"
         )
@@ -323,7 +328,9 @@ def _refuse_invisible_labels(table: Any, columns: dict[str, Any], keys: tuple) -
     problems.raise_if_any(f"{table.file} has ids that hold invisible characters")
 
 
-def _require_columns(table: Any, id_col: str, wave_col: str | None) -> None:
+def _require_columns(
+    table: Any, id_col: str, wave_col: str | None, *, default_id: bool = False
+) -> None:
     """Refuse an export without its id (or wave) column, listing the columns it has."""
     file = table.file
     missing_cols = [c for c in (id_col, wave_col) if c is not None and c not in table.header]
@@ -337,8 +344,10 @@ def _require_columns(table: Any, id_col: str, wave_col: str | None) -> None:
                 1 if table.fmt != "sav" else None,
                 column,
                 None,
-                f"the {what} column {column!r} is missing; the columns are: {shown}; "
-                f"name the right one with {what}_col (CLI: --{what}-col)",
+                f"the {what} column {column!r} is missing"
+                + (" (nor is there one named 'id')" if default_id and column == id_col else "")
+                + f"; the columns are: {shown}; name the right one with {what}_col "
+                f"(CLI: --{what}-col)",
             )
         problems.raise_if_any(f"{file} lacks a required column")
 

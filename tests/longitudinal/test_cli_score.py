@@ -61,7 +61,12 @@ CORPUS = {
     # "n/a" cell, and the message naming column 'id' correctly shows the BOM was stripped.
     "bom_text_in_item.csv": (["{bad}", *TAS4], 2, "tas4_1", "text in a numeric item"),
     "latin1_bytes.csv": (["{bad}", *TAS4], 3, None, "not valid UTF-8"),
-    "missing_id_column.csv": (["{bad}", *TAS4], 1, "id", "id column 'id' is missing"),
+    "missing_id_column.csv": (
+        ["{bad}", *TAS4],
+        1,
+        "participant_id",
+        "id column 'participant_id' is missing (nor is there one named 'id')",
+    ),
     "wave_column_missing.csv": (
         ["{bad}", *TAS4, *PID, "--wave-col", "wave"],
         1,

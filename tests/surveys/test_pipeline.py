@@ -124,3 +124,34 @@ def test_wrong_arguments_are_refused():
     with pytest.raises(InvalidParameterError, match="CheckedExport"):
         score_export(read_responses(LONG, id_col="participant_id"))
     assert load_instrument("tas4").name == "tas4"
+
+
+def test_the_participant_column_defaults_to_participant_id_then_id(tmp_path):
+    both = tmp_path / "both.csv"
+    both.write_text("id,participant_id,tas4_1,tas4_2,tas4_3,tas4_4\n1,P01,1,2,3,4\n2,P02,2,2,2,2\n")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("id,tas4_1,tas4_2,tas4_3,tas4_4\nP01,1,2,3,4\nP02,2,2,2,2\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the alpha of two respondents
+        from_both = score_export(check_export(both, "tas4"))
+        from_plain = score_export(check_export(plain, "tas4"))
+    assert check_export(both, "tas4").id_col == "participant_id"
+    assert from_both.scores["id"].tolist() == ["P01", "P02"]
+    assert check_export(plain, "tas4").id_col == "id"
+    assert from_plain.scores["id"].tolist() == ["P01", "P02"]
+    frame = pd.read_csv(both)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = score(frame, "tas4", min_valid=1)
+    assert alone.scores["id"].tolist() == ["P01", "P02"]
+
+
+def test_an_export_with_neither_default_id_name_is_refused_naming_both(tmp_path):
+    path = tmp_path / "pid.csv"
+    path.write_text("pid,tas4_1\nP01,1\n")
+    with pytest.raises(InputValidationError) as err:
+        read_responses(path)
+    reason = err.value.failure_cases["reason"].iloc[0]
+    assert "'participant_id' is missing (nor is there one named 'id')" in reason
+    assert "pid" in reason and "id_col" in reason
+    assert read_responses(path, id_col="pid").data["pid"].tolist() == ["P01"]

@@ -152,7 +152,11 @@ def test_offset_after_a_utf8_bom_counts_the_bom(tmp_path):
         ("duplicate_columns.csv", 1, "used 2 times"),
         ("ragged_row.csv", 3, "6 fields but the header has 5"),
         ("unclosed_quote.csv", 3, "unclosed or stray quote"),
-        ("missing_id_column.csv", 1, "id column 'id' is missing"),
+        (
+            "missing_id_column.csv",
+            1,
+            "id column 'participant_id' is missing (nor is there one named 'id')",
+        ),
     ],
 )
 def test_structural_problems(name, row, phrase):

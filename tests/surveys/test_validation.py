@@ -132,7 +132,7 @@ def test_duplicate_ids_without_wave(tmp_path):
 def test_missing_id_column_and_missing_items():
     frame = tas4_frame().drop(columns=["id", "tas4_4"])
     cases = problems(lambda: validate_responses(frame, "tas4"))
-    assert cases["column"].tolist() == ["id", "tas4_4"]
+    assert cases["column"].tolist() == ["participant_id", "tas4_4"]
     assert "missing id column" in cases["reason"].iloc[0]
     assert "missing item column of tas4" in cases["reason"].iloc[1]
 
