@@ -185,10 +185,18 @@ class FittedModel:
     """The result protocol of a fitted model: ``to_frame()`` is its fixed-effects table.
 
     The model class gives ``fixed_`` and ``_check_fitted``; ``summary()`` and ``to_dict()``
-    are its own (each model family writes its own text and JSON).
+    are its own (each model family writes its own text and JSON). ``get_params()`` returns
+    the constructor's parameters, which the class keeps under their own names.
     """
 
     def to_frame(self) -> Any:
         """Return the fixed-effects table (``fixed_``) at full precision: the main table."""
         self._check_fitted("to_frame")  # type: ignore[attr-defined]
         return self.fixed_.copy()  # type: ignore[attr-defined]
+
+    def get_params(self) -> dict[str, Any]:
+        """Return the constructor parameters as a dict (each is kept as an attribute)."""
+        import inspect
+
+        names = list(inspect.signature(type(self).__init__).parameters)[1:]
+        return {name: getattr(self, name) for name in names}

@@ -161,6 +161,10 @@ def test_the_mixed_models_share_their_fitted_vocabulary():
         for name in ("refit", "summary", "to_frame", "to_dict", "print_summary"):
             assert callable(getattr(cls, name, None)), f"{cls.__name__} lacks {name}()"
         assert inspect.signature(cls.print_summary).parameters["decimals"].default == 4
+        unfitted = cls("y ~ x + (1 | g)", ci_level=0.9)
+        params = unfitted.get_params()
+        assert list(params) == list(inspect.signature(cls.__init__).parameters)[1:]
+        assert params["ci_level"] == 0.9 and params["formula"] == "y ~ x + (1 | g)"
     # the Bayesian model's fitted attributes are properties over its draws (fit in test_bayes)
     static = {
         n

@@ -259,17 +259,6 @@ class LinearMixedModel(_Predictions, _Summaries):
         return f"LinearMixedModel({self.formula!r}, reml={self.reml})"
 
     # -----------------------------------------------------------------------------------------
-    def get_params(self) -> dict[str, Any]:
-        """Return the constructor parameters as a dict."""
-        return {
-            "formula": self.formula,
-            "reml": self.reml,
-            "ddf": self.ddf,
-            "optimizer": self.optimizer,
-            "max_evals": self.max_evals,
-            "tol": self.tol,
-            "ci_level": self.ci_level,
-        }
 
     def fit(self, data: pd.DataFrame) -> LinearMixedModel:
         """Fit the model to ``data``.

@@ -192,18 +192,6 @@ class OrdinalMixedModel(_Summaries, _Estimation):
     def __repr__(self) -> str:
         return f"OrdinalMixedModel({self.formula!r}, link={self.link!r})"
 
-    def get_params(self) -> dict[str, Any]:
-        """Return the constructor parameters as a dict."""
-        return {
-            "formula": self.formula,
-            "link": self.link,
-            "threshold": self.threshold,
-            "n_agq": self.n_agq,
-            "start": self.start,
-            "max_iter": self.max_iter,
-            "ci_level": self.ci_level,
-        }
-
     # -----------------------------------------------------------------------------------------
     def fit(self, data: pd.DataFrame) -> OrdinalMixedModel:
         """Fit the model to ``data``.
