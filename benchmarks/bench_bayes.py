@@ -18,11 +18,15 @@ divergences, the largest R-hat and whether the diagnostics gate passed. Then, in
 run: refits of the same structure on newly simulated data (the compiled model is reused:
 seconds per refit, compilation seconds, which must be 0), and a crossed 10,000-row ordinal
 model (400 students x 25 of 40 lecturers, simulated here, seeded) with its wall time and
-diagnostics.
+diagnostics, fitted in a child process that also reports its memory: the peak resident size
+after the fit and PSIS-LOO (``loo()``, computed in blocks of rows), then after reading
+``idata_`` (which builds the whole draws x rows log-likelihood and predictive draws, as every
+fit did before) and ``arviz.loo`` on it, with the relative difference of the two LOO estimates.
 
     .venv/bin/python benchmarks/bench_bayes.py                 # baseline + every sampler
     .venv/bin/python benchmarks/bench_bayes.py --samplers nutpie --no-baseline
     .venv/bin/python benchmarks/bench_bayes.py --json out.json
+    .venv/bin/python benchmarks/bench_bayes.py --crossed-only  # the crossed fit and its memory
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import subprocess
+import sys
 import time
 import warnings
 
@@ -191,6 +198,46 @@ def ours(data: pd.DataFrame, formula: str = FORMULA, *, label: str = "", **setti
     }
 
 
+def _peak_gb() -> float:
+    """Peak resident size of this process so far, in GB (Linux reports kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+
+
+def crossed_memory(settings: dict) -> dict:
+    """The crossed fit, its blocked LOO and the peak memory, then the same LOO from ``idata_``."""
+    import arviz as az
+
+    from models.bayes import BayesianMixedModel
+
+    wide = simulate_crossed()
+    model = BayesianMixedModel(
+        CROSSED_FORMULA, **{k: v for k, v in settings.items() if v is not None}
+    )
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(wide)
+        fit_seconds = time.perf_counter() - start
+        loo = model.loo()
+    loo_seconds = time.perf_counter() - start - fit_seconds
+    peak_fit = _peak_gb()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = az.loo(model.idata_)
+    diag = model.diagnostics_
+    return {
+        "rows": len(wide),
+        "draws": diag["draws"] * diag["chains"],
+        "fit_seconds": fit_seconds,
+        "loo_seconds": loo_seconds,
+        "peak_gb_fit_and_loo": peak_fit,
+        "peak_gb_with_idata": _peak_gb(),
+        "elpd_loo": float(loo["elpd_loo"]),
+        "elpd_loo_relative_difference": abs(loo["elpd_loo"] / full["elpd_loo"] - 1.0),
+        "passed": bool(diag["passed"]),
+    }
+
+
 def _row(r: dict, base: float | None) -> str:
     rate = r["ess_bulk_min"] / r["seconds"]
     ratio = f"{rate / base:7.1f}" if base else "      -"
@@ -218,14 +265,10 @@ def main() -> None:
     parser.add_argument("--refits", type=int, default=2, help="refits on new data; 0: skip")
     parser.add_argument("--no-crossed", action="store_true", help="skip the 10,000-row model")
     parser.add_argument("--json", default=None)
-    args = parser.parse_args()
-    samplers = args.samplers or ["auto"]
-    data = simulate()
-    print(
-        f"data: {len(data)} ratings, {data['participant'].nunique()} participants, "
-        f"{data['story'].nunique()} stories; {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.1f}"
+    parser.add_argument(
+        "--crossed-only", action="store_true", help="only the crossed fit's time and memory"
     )
+    args = parser.parse_args()
     settings = {
         "draws": args.draws,
         "tune": args.tune,
@@ -233,6 +276,16 @@ def main() -> None:
         "target_accept": args.target_accept,
         "seed": args.seed,
     }
+    if args.crossed_only:
+        print(json.dumps(crossed_memory(settings)), flush=True)
+        return
+    samplers = args.samplers or ["auto"]
+    data = simulate()
+    print(
+        f"data: {len(data)} ratings, {data['participant'].nunique()} participants, "
+        f"{data['story'].nunique()} stories; {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     results = []
     if not args.no_baseline:
         kw = {"draws": 1000, "tune": 1000, "chains": 2, "seed": args.seed}
@@ -256,6 +309,12 @@ def main() -> None:
             wide, CROSSED_FORMULA, sampler=samplers[-1], label="crossed 10k ", **settings
         )
         print(crossed, flush=True)
+        child = [sys.executable, __file__, "--crossed-only", "--seed", str(args.seed)]
+        for name in ("draws", "tune", "chains", "target_accept"):
+            if settings[name] is not None:
+                child += [f"--{name.replace('_', '-')}", str(settings[name])]
+        out = subprocess.run(child, capture_output=True, text=True, check=True).stdout
+        crossed["memory"] = json.loads(out.strip().splitlines()[-1])
     base = results[0]["ess_bulk_min"] / results[0]["seconds"] if not args.no_baseline else None
     print(
         f"\n{'run':44s} {'seconds':>7s} {'compile':>7s} {'minESS':>7s} {'ESS/s':>7s} "
@@ -281,6 +340,14 @@ def main() -> None:
             f"crossed ordinal model, {len(wide):,} ratings: {crossed['wall_seconds']:.1f} s wall "
             f"({crossed['compile_seconds']:.1f} s compiling), diagnostics "
             f"{'passed' if crossed['passed'] else 'FAILED ' + ', '.join(crossed['failures'])}"
+        )
+        mem = crossed["memory"]
+        print(
+            f"crossed model's memory (child process): peak {mem['peak_gb_fit_and_loo']:.2f} GB "
+            f"after fit() and loo() (target <= 1.5 GB); {mem['peak_gb_with_idata']:.2f} GB once "
+            f"idata_ holds the {mem['draws']:,} x {mem['rows']:,} pointwise draws; LOO in blocks "
+            f"vs arviz.loo(idata_): relative difference {mem['elpd_loo_relative_difference']:.1e} "
+            "(target <= 1e-8)"
         )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -261,7 +261,7 @@ def _bayes_effects(
     model: Any, predictors: pd.DataFrame, ci_level: float
 ) -> tuple[pd.DataFrame, np.ndarray]:
     info = predictors.set_index("predictor")
-    post = model.idata_.posterior
+    post = model.posterior_
     terms = [str(t) for t in post["fixed"].coords["term"].values]
     beta = _flat(post["fixed"].values)
     cut = _flat(post["cutpoints"].values)
@@ -320,7 +320,7 @@ def _lmm_variance(model: Any, *, id_col: str, label: str) -> pd.DataFrame:
 
 
 def _bayes_variance(model: Any, blocks: list[Any], *, id_col: str, ci_level: float) -> pd.DataFrame:
-    post = model.idata_.posterior
+    post = model.posterior_
     names = {id_col: "participant", "session_id": "session", "story_id": "story"}
     comps: list[tuple[str, np.ndarray]] = []
     for r, block in enumerate(blocks):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -42,28 +43,82 @@ class _NewRows:
     y: np.ndarray | None
 
 
-def _loo(idata: Any, *, pointwise: bool, name: str) -> Any:
-    import arviz as az
+_LOO_CELLS = 2_000_000
+"""Draws x rows of log-likelihood held at once by :func:`_psis_loo` (16 MB)."""
 
+
+def _psis_loo(
+    posterior: Any,
+    n_obs: int,
+    loglik_rows: Callable[[slice], np.ndarray],
+    *,
+    pointwise: bool,
+    name: str,
+) -> Any:
+    """PSIS-LOO as ``arviz.loo`` computes it, from the log-likelihood of blocks of rows.
+
+    ``loglik_rows(rows)`` returns the ``S x len(rows)`` pointwise log-likelihood of the fitted
+    rows ``rows`` (draws in ``posterior``'s chain-then-draw order). Each row's Pareto
+    smoothing depends only on its own column and on the relative efficiency of the whole
+    posterior, so the rows are smoothed block by block and the whole ``S x n`` matrix is never
+    held: the estimates equal ``arviz.loo`` on the full matrix (same functions, same order of
+    summation).
+    """
+    import arviz as az
+    import xarray as xr
+    from arviz.stats.stats import ELPDData
+    from arviz.stats.stats_utils import logsumexp
+
+    n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
+    n_samples = n_chains * n_draws
+    if n_chains == 1:
+        reff = 1.0
+    else:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=RuntimeWarning)
+            ess_p = az.ess(posterior, method="mean")
+        reff = np.hstack([ess_p[v].values.flatten() for v in ess_p.data_vars]).mean() / n_samples
+    step = max(1, _LOO_CELLS // n_samples)
+    loo_i = np.empty(n_obs)
+    lppd_i = np.empty(n_obs)
+    pareto_k = np.empty(n_obs)
     with warnings.catch_warnings():
-        # ArviZ warns about large Pareto k; it is re-issued below in our own category
         warnings.filterwarnings("ignore", message=".*Pareto.*", category=UserWarning)
-        result = az.loo(idata, pointwise=True)
-    k = np.asarray(result["pareto_k"])
-    good_k = float(result.get("good_k", 0.7))
-    bad = int(np.sum(k > good_k))
+        for start in range(0, n_obs, step):
+            rows = slice(start, min(start + step, n_obs))
+            ll = np.ascontiguousarray(loglik_rows(rows).T)  # rows x draws
+            log_weights, k = az.psislw(-ll, reff)
+            log_weights += ll
+            loo_i[rows] = logsumexp(log_weights, axis=-1)
+            lppd_i[rows] = logsumexp(ll, b_inv=n_samples, axis=-1)
+            pareto_k[rows] = k
+    good_k = min(1 - 1 / np.log10(n_samples), 0.7)
+    bad = int(np.sum(pareto_k > good_k))
     if bad:
         warnings.warn(
-            f"{name}: {bad} of {k.size} observations have Pareto k > {good_k:.2f}, so PSIS-LOO "
+            f"{name}: {bad} of {n_obs} observations have Pareto k > {good_k:.2f}, so PSIS-LOO "
             "is unreliable for them; use leave_one_group_out, or more draws",
             DataQualityWarning,
             stacklevel=3,
         )
+    elpd = loo_i.sum()
+    se = (n_obs * np.var(loo_i)) ** 0.5
+    p_loo = np.sum(lppd_i) - elpd
+    head = [elpd, se, p_loo, n_samples, n_obs, bool(bad)]
+    index = ["elpd_loo", "se", "p_loo", "n_samples", "n_data_points", "warning"]
     if not pointwise:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*Pareto.*", category=UserWarning)
-            result = az.loo(idata, pointwise=False)
-    return result
+        return ELPDData(data=[*head, "log", good_k], index=[*index, "scale", "good_k"])
+    obs = {"obs": np.arange(n_obs)}
+    return ELPDData(
+        data=[
+            *head,
+            xr.DataArray(loo_i, dims=("obs",), coords=obs, name="loo_i"),
+            xr.DataArray(pareto_k, dims=("obs",), coords=obs),
+            "log",
+            good_k,
+        ],
+        index=[*index, "loo_i", "pareto_k", "scale", "good_k"],
+    )
 
 
 class _Predictions:
@@ -204,6 +259,9 @@ class _Predictions:
     def loo(self, *, pointwise: bool = False) -> Any:
         """PSIS-LOO estimate of the expected log predictive density (``arviz.loo``).
 
+        Computed in blocks of rows, without the full ``draws x rows`` log-likelihood; the
+        numbers equal ``arviz.loo(model.idata_)``.
+
         Parameters
         ----------
         pointwise : bool, default False
@@ -226,7 +284,13 @@ class _Predictions:
             observations; :func:`leave_one_group_out` does not need PSIS).
         """
         self._check_fitted("loo")
-        return _loo(self.idata_, pointwise=pointwise, name="BayesianMixedModel.loo")
+        return _psis_loo(
+            self.posterior_,
+            self.n_obs_,
+            self._loglik_rows,
+            pointwise=pointwise,
+            name="BayesianMixedModel.loo",
+        )
 
     def plot_ppc(self, *, group: str | None = None, max_groups: int = 12) -> Any:
         """Posterior predictive check: observed vs predicted rating distribution.
@@ -266,10 +330,13 @@ class _Predictions:
             raise InvalidParameterError(
                 f"the `group` parameter of {where} must be one of {sorted(blocks)}; got {group!r}"
             )
-        obs = np.asarray(self.idata_.observed_data["y"].values, dtype=float)
-        pred = pmod.flatten_draws(
-            np.asarray(self.idata_.posterior_predictive["y"].values, dtype=float)
-        )
+        obs = np.asarray(self._observed_values(), dtype=float)
+        if "_idata_full" in vars(self):
+            pred = pmod.flatten_draws(
+                np.asarray(self.idata_.posterior_predictive["y"].values, dtype=float)
+            )
+        else:  # the same draws, without computing the log-likelihood
+            pred = np.asarray(self._pointwise_draws(loglik=False)[1], dtype=float)
         if inputs.family == "ordinal":
             obs = inputs.y.astype(float)
             if all(isinstance(c, numbers.Real) for c in inputs.categories):

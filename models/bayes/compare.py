@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -18,18 +19,24 @@ from models._errors import (
     InvalidParameterError,
     SamplingWarning,
 )
-from models.bayes._predict import _loo
+from models.bayes._predict import _psis_loo
 from models.bayes.model import BayesianMixedModel
 
 
-def _discretized_gaussian(model: BayesianMixedModel, categories: np.ndarray) -> np.ndarray:
-    """Log probability of each observed category under a gaussian model, ``S x n``."""
+def _discretized_gaussian(
+    model: BayesianMixedModel, categories: np.ndarray, rows: slice = slice(None)
+) -> np.ndarray:
+    """Log probability of each observed category under a gaussian model, ``S x n``.
+
+    ``rows`` restricts it to a block of the fitted rows (``S x len(rows)``).
+    """
     from scipy import special
 
     inputs = model._inputs
-    eta = model._eta_train()
+    Z = [block.Z[rows] * block.scale + block.center for block in inputs.random]
+    eta = model._eta(inputs.X_data[rows], Z, [block.codes[rows] for block in inputs.random])
     sigma = model._draws["sigma"][:, None]
-    k = np.searchsorted(categories, inputs.y_data)
+    k = np.searchsorted(categories, inputs.y_data[rows])
     mids = (categories[1:] + categories[:-1]) / 2
     upper = np.concatenate([mids, [np.inf]])[k]
     lower = np.concatenate([[-np.inf], mids])[k]
@@ -69,7 +76,9 @@ def compare(
     each gaussian model is scored instead by the probability it gives the observed
     category: the normal mass between the midpoints of adjacent observed categories
     (the outer categories open-ended), which puts both families on the same discrete
-    scale. Comparisons within a family use each model's own likelihood.
+    scale. Comparisons within a family use each model's own likelihood. Each model's PSIS-LOO
+    is computed in blocks of rows (as :meth:`BayesianMixedModel.loo`), never from the whole
+    ``draws x rows`` log-likelihood.
     """
     import arviz as az
 
@@ -86,52 +95,42 @@ def compare(
     if len(named) < 2:
         raise InvalidParameterError(f"{where} needs at least two models; got {len(named)}")
     for name, m in named.items():
-        if not isinstance(m, BayesianMixedModel) or not hasattr(m, "idata_"):
+        if not isinstance(m, BayesianMixedModel) or "_idata" not in vars(m):
             raise InvalidParameterError(
                 f"models[{name!r}] of {where} is not a fitted BayesianMixedModel"
             )
     first = next(iter(named.values()))
+    observed = {name: np.asarray(m._observed_values(), dtype=float) for name, m in named.items()}
+    y = observed[next(iter(named))]
     for name, m in named.items():
-        same = m.n_obs_ == first.n_obs_ and np.array_equal(
-            np.asarray(m.idata_.observed_data["y"].values, dtype=float),
-            np.asarray(first.idata_.observed_data["y"].values, dtype=float),
-        )
-        if not same:
+        if not (m.n_obs_ == first.n_obs_ and np.array_equal(observed[name], y)):
             raise InvalidParameterError(
                 f"models[{name!r}] of {where} was fitted to other observations than the "
                 "first model; LOO comparisons need the same response rows"
             )
     families = {m._inputs.family for m in named.values()}
-    idatas = {}
+    categories = None
     if len(families) > 1:
-        y = np.asarray(first.idata_.observed_data["y"].values, dtype=float)
         categories = np.unique(y)
         if not np.all(np.round(categories) == categories):
             raise InvalidParameterError(
                 f"{where}: comparing ordinal and gaussian models needs whole-number ratings"
             )
-        for name, m in named.items():
-            if m._inputs.family == "gaussian":
-                import xarray as xr
-
-                ll = _discretized_gaussian(m, categories)
-                post = m.idata_.posterior
-                shape = (post.sizes["chain"], post.sizes["draw"], m.n_obs_)
-                idatas[name] = az.InferenceData(
-                    posterior=post,
-                    log_likelihood=xr.Dataset(
-                        {"y": xr.DataArray(ll.reshape(shape), dims=("chain", "draw", "obs"))}
-                    ),
-                )
-            else:
-                idatas[name] = m.idata_
-    else:
-        idatas = {name: m.idata_ for name, m in named.items()}
-    for name, idata in idatas.items():
-        _loo(idata, pointwise=False, name=f"compare (model {name!r})")
+    elpds = {}
+    for name, m in named.items():
+        rows_loglik = m._loglik_rows
+        if categories is not None and m._inputs.family == "gaussian":
+            rows_loglik = functools.partial(_discretized_gaussian, m, categories)
+        elpds[name] = _psis_loo(
+            m.posterior_,
+            m.n_obs_,
+            rows_loglik,
+            pointwise=True,
+            name=f"compare (model {name!r})",
+        )
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*Pareto.*", category=UserWarning)
-        return az.compare(idatas, ic="loo")
+        return az.compare(elpds, ic="loo")
 
 
 @dataclass(frozen=True, repr=False)

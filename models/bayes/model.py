@@ -106,6 +106,13 @@ class BayesianMixedModel(_Predictions, _Summaries):
         data-scale versions ``fixed``, ``cutpoints``, ``sigma``, ``sd_{r}``, ``cor_{r}``,
         ``re_{r}`` for random-effects block ``r``), ``sample_stats``, ``log_likelihood``
         and ``posterior_predictive`` (``y``, on the data's scale) and ``observed_data``.
+        The two pointwise groups hold ``draws x chains x rows`` numbers each (1.6 GB of
+        log-likelihood at 10,000 rows and 20,000 draws), so they are computed the first time
+        ``idata_`` is read, not by :meth:`fit`; :meth:`loo` and :func:`compare` compute
+        PSIS-LOO in blocks of rows without them (the same numbers as ``arviz.loo`` on
+        ``idata_``).
+    posterior_ : xarray.Dataset
+        ``idata_.posterior``, read without computing the pointwise groups.
     summary_ : pandas.DataFrame
         One row per reported parameter: ``component`` (``fixed``, ``cutpoint``, ``sd``,
         ``cor``), ``group`` (grouping factor; ``Residual`` for the gaussian sigma),
@@ -301,7 +308,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         }
 
     def _check_fitted(self, where: str) -> None:
-        if not hasattr(self, "idata_"):
+        if "_idata" not in vars(self):
             raise NotFittedError(
                 f"BayesianMixedModel.{where} needs a fitted model; call fit(data) first"
             )
@@ -422,13 +429,14 @@ class BayesianMixedModel(_Predictions, _Summaries):
         for block in inputs.random:
             groups[block.group] = len(block.levels)
         self.groups_ = groups
-        self.idata_ = self._assemble(run.idata, opts)
+        self._idata = self._assemble(run.idata, opts)
+        vars(self).pop("_idata_full", None)  # a refit: the pointwise groups are recomputed
         table = self._tables(opts["ci_level"])
         summary = table[table["component"] != "effect"].drop(columns="level")
         self.summary_ = summary.reset_index(drop=True)
         effects = table[table["component"] == "effect"]
         self._effects = effects.drop(columns="component").reset_index(drop=True)
-        diag = sampling_diagnostics(self.idata_, var_names=self._reported_vars())
+        diag = sampling_diagnostics(self._idata, var_names=self._reported_vars())
         diag.update(
             sampler=run.sampler,
             seconds=run.seconds,
@@ -475,7 +483,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         return names
 
     def _assemble(self, idata: Any, opts: dict[str, Any]) -> Any:
-        """Add data-scale draws, log-likelihood and posterior predictive draws."""
+        """Add the data-scale draws and the observed data (the pointwise groups: ``idata_``)."""
         import arviz as az
         import xarray as xr
 
@@ -517,12 +525,70 @@ class BayesianMixedModel(_Predictions, _Summaries):
                 )
         new_posterior = posterior.assign(data_vars)
         self._draws = {k: pmod.flatten_draws(v) for k, v in draws.items()}
+        obs_coords = {"obs": np.arange(inputs.n_obs)}
+        groups = {
+            "posterior": new_posterior,
+            "sample_stats": idata.sample_stats,
+            "observed_data": xr.Dataset(
+                {"y": xr.DataArray(self._observed_values(), dims=("obs",))}, coords=obs_coords
+            ),
+        }
+        return az.InferenceData(**groups)
+
+    @property
+    def idata_(self) -> Any:
+        """The draws as ``arviz.InferenceData``, with the pointwise groups (see the class)."""
+        if "_idata" not in vars(self):
+            raise AttributeError("idata_: the model is not fitted; call fit(data) first")
+        if "_idata_full" not in vars(self):
+            self._idata_full = self._with_pointwise_groups(self._idata)
+        return self._idata_full
+
+    @property
+    def posterior_(self) -> Any:
+        """The posterior draws (``idata_.posterior``), without the pointwise groups."""
+        self._check_fitted("posterior_")
+        return self._idata.posterior
+
+    def _with_pointwise_groups(self, lean: Any) -> Any:
+        """``lean`` plus ``log_likelihood`` and ``posterior_predictive`` (``S x n`` each)."""
+        import arviz as az
+        import xarray as xr
+
+        post = lean.posterior
+        n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
+        loglik, ppc = self._pointwise_draws(loglik=True)
+        n = self._inputs.n_obs
+        chain_draw = ("chain", "draw")
+        coords = {"chain": post["chain"].values, "draw": post["draw"].values}
+        obs_coords = {"obs": np.arange(n)}
+        shape = (n_chain, n_draw, n)
+        return az.InferenceData(
+            posterior=post,
+            sample_stats=lean.sample_stats,
+            log_likelihood=xr.Dataset(
+                {"y": xr.DataArray(loglik.reshape(shape), dims=(*chain_draw, "obs"))},
+                coords={**coords, **obs_coords},
+            ),
+            posterior_predictive=xr.Dataset(
+                {"y": xr.DataArray(ppc.reshape(shape), dims=(*chain_draw, "obs"))},
+                coords={**coords, **obs_coords},
+            ),
+            observed_data=lean.observed_data,
+        )
+
+    def _pointwise_draws(self, *, loglik: bool) -> tuple[np.ndarray | None, np.ndarray]:
+        """Return the ``S x n`` log-likelihood (when asked) and predictive draws of the rows.
+
+        The predictive draws (on the data's scale) use the fit's seed, block by block of
+        draws, so they are the same whenever they are computed.
+        """
+        inputs = self._inputs
         y = inputs.y_data if inputs.family == "gaussian" else inputs.y
-        n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
-        rng = np.random.default_rng(opts["seed"])
+        rng = np.random.default_rng(self._opts["seed"])
         # draws in blocks of about _BLOCK cells: the S x n temporaries stay small at any size
-        S, n = n_chain * n_draw, inputs.n_obs
-        loglik = np.empty((S, n))
+        S, n = len(next(iter(self._draws.values()))), inputs.n_obs
+        values = np.empty((S, n)) if loglik else None
         codes = np.min_scalar_type(len(inputs.categories)) if inputs.family == "ordinal" else float
         ppc = np.empty((S, n), dtype=codes)
         step = max(1, _BLOCK // max(n, 1))
@@ -531,28 +597,19 @@ class BayesianMixedModel(_Predictions, _Summaries):
         for start in range(0, S, step):
             part = slice(start, min(start + step, S))
             eta = self._eta(inputs.X_data, Z, levels, part=part)
-            loglik[part] = self._loglik(eta, y, part=part)
+            if values is not None:
+                values[part] = self._loglik(eta, y, part=part)
             ppc[part] = self._simulate(eta, rng, part=part)
             del eta
-        obs_values = self._observed_values()
-        obs_coords = {"obs": np.arange(inputs.n_obs)}
-        shape = (n_chain, n_draw, inputs.n_obs)
-        groups = {
-            "posterior": new_posterior,
-            "sample_stats": idata.sample_stats,
-            "log_likelihood": xr.Dataset(
-                {"y": xr.DataArray(loglik.reshape(shape), dims=(*chain_draw, "obs"))},
-                coords={**coords, **obs_coords},
-            ),
-            "posterior_predictive": xr.Dataset(
-                {"y": xr.DataArray(self._to_values(ppc).reshape(shape), dims=(*chain_draw, "obs"))},
-                coords={**coords, **obs_coords},
-            ),
-            "observed_data": xr.Dataset(
-                {"y": xr.DataArray(obs_values, dims=("obs",))}, coords=obs_coords
-            ),
-        }
-        return az.InferenceData(**groups)
+        return values, self._to_values(ppc)
+
+    def _loglik_rows(self, rows: slice) -> np.ndarray:
+        """Pointwise log-likelihood of the fitted rows ``rows``, ``S x len(rows)``."""
+        inputs = self._inputs
+        y = inputs.y_data if inputs.family == "gaussian" else inputs.y
+        Z = [block.Z[rows] * block.scale + block.center for block in inputs.random]
+        levels = [block.codes[rows] for block in inputs.random]
+        return self._loglik(self._eta(inputs.X_data[rows], Z, levels), y[rows])
 
     def _observed_values(self) -> np.ndarray:
         inputs = self._inputs
@@ -635,7 +692,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         import arviz as az
 
         inputs = self._inputs
-        post = self.idata_.posterior
+        post = self._idata.posterior
         columns: list[np.ndarray] = []
         meta: list[tuple[str, str | None, str, Any]] = []
 

@@ -898,3 +898,52 @@ def test_predictive_draws_follow_the_category_probabilities(mock_sampler, rating
         sd = math.sqrt(np.mean((probs @ categories**2 - expected**2)[cells]) / cells.sum())
         assert abs(diff[cells].mean()) < 5 * sd, (diff[cells].mean(), sd)
     assert np.corrcoef(values.ravel(), eta.ravel())[0, 1] > 0
+
+
+def test_loo_in_blocks_equals_arviz_on_the_whole_log_likelihood(mock_sampler, ratings, monkeypatch):
+    import warnings
+
+    import arviz as az
+
+    from models._errors import DataQualityWarning
+
+    monkeypatch.setattr("models.bayes._predict._LOO_CELLS", 1000)  # 1 row per block
+    kw = {"draws": 500, "chains": 2, "seed": 3}
+    ordinal = BayesianMixedModel(FORMULA, **kw).fit(ratings)
+    smaller = BayesianMixedModel("rating ~ 1 + (1 | participant)", **kw).fit(ratings)
+    gaussian = BayesianMixedModel(FORMULA, family="gaussian", **kw).fit(ratings)
+    assert "_idata_full" not in vars(ordinal)  # fit leaves the pointwise groups out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # random draws are no posterior: Pareto k warnings
+        ours = ordinal.loo(pointwise=True)
+        ours_gaussian = gaussian.loo()
+        ours_table = compare({"ordinal": ordinal, "smaller": smaller})
+        full = az.loo(ordinal.idata_, pointwise=True)
+        full_gaussian = az.loo(gaussian.idata_)
+        full_table = az.compare({"ordinal": ordinal.idata_, "smaller": smaller.idata_})
+    for key in ("elpd_loo", "se", "p_loo"):
+        np.testing.assert_allclose(ours[key], full[key], rtol=1e-8)
+        np.testing.assert_allclose(ours_gaussian[key], full_gaussian[key], rtol=1e-8)
+    np.testing.assert_allclose(ours["loo_i"].values, full["loo_i"].values, rtol=1e-8)
+    np.testing.assert_allclose(ours["pareto_k"].values, full["pareto_k"].values, rtol=1e-8)
+    assert ours["warning"] == full["warning"]
+    for column in ("elpd_loo", "p_loo", "elpd_diff", "weight", "se", "dse"):
+        np.testing.assert_allclose(
+            ours_table[column].astype(float),
+            full_table.loc[ours_table.index, column].astype(float),
+            rtol=1e-8,
+            atol=1e-12,
+        )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gaussian.loo()
+    flagged = [w for w in caught if issubclass(w.category, DataQualityWarning)]
+    assert bool(flagged) == bool(full_gaussian["warning"])  # the Pareto k check, said once
+
+
+def test_the_predictive_draws_are_the_same_whenever_computed(mock_sampler, ratings):
+    model = BayesianMixedModel(FORMULA, draws=500, chains=2, seed=5).fit(ratings)
+    alone = model._pointwise_draws(loglik=False)[1]
+    stored = model.idata_.posterior_predictive["y"].values.reshape(alone.shape)
+    np.testing.assert_array_equal(alone, stored)
+    assert model.posterior_ is model.idata_.posterior
