@@ -103,9 +103,9 @@ def test_weakest_grade_is_reported():
     assert grades == {
         "bfi10": "V1",
         "bfi44": "V2",
-        "cls21_close": "U",
-        "cls21_humanity": "U",
-        "cls9_humanity": "U",
+        "cls21_close": "S",
+        "cls21_humanity": "S",
+        "cls9_humanity": "S",
         "ipip50": "V1",
         "mini_ipip": "V1",
         "mpq_bf_absorption": "V2",
@@ -118,10 +118,11 @@ def test_weakest_grade_is_reported():
         "who5": "V2",
     }
     # an unverified or secondary fact is never presented as settled
-    for name in ("cls21_humanity", "cls9_humanity", "ubc_sscs10"):
-        assert "U:" in load_instrument(name).grade_notes
-    for name in ("tas4", "scbcs5"):
+    assert "U:" in load_instrument("ubc_sscs10").grade_notes
+    for name in ("tas4", "scbcs5", "cls21_humanity", "cls21_close", "cls9_humanity"):
         assert "S:" in load_instrument(name).grade_notes
+    # facts kept unverified but not used for scoring are still stated
+    assert "U (not used for scoring)" in load_instrument("cls9_humanity").grade_notes
 
 
 # ---------------------------------------------------------------------------------------------
