@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import package_warnings
 
-from surveys._errors import InputValidationError, InvalidParameterError, UnknownInstrumentError
+from surveys._errors import (
+    InputValidationError,
+    InvalidParameterError,
+    SurveysWarning,
+    UnknownInstrumentError,
+)
 from surveys.instruments import (
     GRADES,
     Instrument,
@@ -19,17 +25,20 @@ from surveys.instruments import (
     list_instruments,
     load_instrument,
 )
+from surveys.scoring import score
 
 KEYS = Path(__file__).resolve().parents[1] / "data" / "keys"
 LIBRARY = Path(__file__).resolve().parents[2] / "surveys" / "instruments"
 
 NAMES = [
+    "batson_ecpd",
     "bfi10",
     "bfi44",
     "cls21_close",
     "cls21_humanity",
     "cls9_humanity",
     "ipip50",
+    "iri28",
     "mini_ipip",
     "mpq_bf_absorption",
     "scbcs5",
@@ -90,10 +99,16 @@ def test_library_file_is_complete_and_consistent(name):
     for key in ins.scales:
         assert set(key.reverse) <= set(key.items)
         assert (key.response_min, key.response_max) == (ins.response_min, ins.response_max)
-    # item text only for the public-domain IPIP instruments
+    # item wording only for the public-domain IPIP instruments and Batson's adjectives; the IRI
+    # (free for non-commercial use only) carries short labels, and its licence says so
     if name in ("ipip50", "mini_ipip"):
         assert set(ins.item_text) == set(ins.items)
         assert "public domain" in ins.licence.lower()
+    elif name in ("batson_ecpd", "iri28"):
+        assert set(ins.item_text) == set(ins.items)
+        if name == "iri28":
+            assert "short labels" in ins.licence
+            assert "not the published" in ins.licence
     else:
         assert ins.item_text == {}
 
@@ -101,12 +116,14 @@ def test_library_file_is_complete_and_consistent(name):
 def test_weakest_grade_is_reported():
     grades = dict(zip(list_instruments()["name"], list_instruments()["grade"], strict=True))
     assert grades == {
+        "batson_ecpd": "V1",
         "bfi10": "V1",
         "bfi44": "V2",
-        "cls21_close": "U",
-        "cls21_humanity": "U",
-        "cls9_humanity": "U",
+        "cls21_close": "S",
+        "cls21_humanity": "S",
+        "cls9_humanity": "S",
         "ipip50": "V1",
+        "iri28": "V2",
         "mini_ipip": "V1",
         "mpq_bf_absorption": "V2",
         "scbcs5": "S",
@@ -118,10 +135,12 @@ def test_weakest_grade_is_reported():
         "who5": "V2",
     }
     # an unverified or secondary fact is never presented as settled
-    for name in ("cls21_humanity", "cls9_humanity", "ubc_sscs10"):
-        assert "U:" in load_instrument(name).grade_notes
-    for name in ("tas4", "scbcs5"):
+    assert "U:" in load_instrument("ubc_sscs10").grade_notes
+    for name in ("tas4", "scbcs5", "cls21_humanity", "cls21_close", "cls9_humanity"):
         assert "S:" in load_instrument(name).grade_notes
+    # facts kept unverified but not used for scoring are still stated
+    assert "U (not used for scoring)" in load_instrument("cls9_humanity").grade_notes
+    assert "V1:" in load_instrument("batson_ecpd").grade_notes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,6 +308,137 @@ def test_who5_raw_and_percentage_scales():
     raw, pct = ins.scales
     assert (raw.name, raw.multiplier, raw.score_range) == ("raw", 1.0, (0.0, 25.0))
     assert (pct.name, pct.multiplier, pct.score_range) == ("percentage", 4.0, (0.0, 100.0))
+
+
+def test_docs_table_gives_every_instrument_with_its_file_grade():
+    # docs/instruments.md is the overview users read; its grade column must match the files
+    doc = (LIBRARY.parents[1] / "docs" / "instruments.md").read_text(encoding="utf-8")
+    rows = [line for line in doc.splitlines() if line.startswith("| `")]
+    header = next(line for line in doc.splitlines() if line.startswith("| Name |"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    documented = {}
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert len(cells) == len(columns), line
+        documented[cells[0].strip("`")] = cells[columns.index("Grade")]
+    table = list_instruments()
+    assert documented == dict(zip(table["name"], table["grade"], strict=True))
+
+
+# Interpersonal Reactivity Index (Davis 1980): item numbers per subscale, reverse keyed items
+IRI_KEY = {
+    "perspective_taking": ([3, 8, 11, 15, 21, 25, 28], [3, 15]),
+    "fantasy": ([1, 5, 7, 12, 16, 23, 26], [7, 12]),
+    "empathic_concern": ([2, 4, 9, 14, 18, 20, 22], [4, 14, 18]),
+    "personal_distress": ([6, 10, 13, 17, 19, 24, 27], [13, 19]),
+}
+
+
+def test_iri28_key():
+    ins = load_instrument("iri28")
+    assert ins.items == ids("iri28", range(1, 29))
+    assert (ins.scoring, ins.response_min, ins.response_max) == ("sum", 0, 4)
+    assert [k.name for k in ins.scales] == list(IRI_KEY)
+    for key in ins.scales:
+        items, rev = IRI_KEY[key.name]
+        assert len(key.items) == 7
+        assert key.items == ids("iri28", items)
+        assert key.reverse == ids("iri28", rev)
+        assert key.score_range == (0.0, 28.0)
+    # the four subscales partition the 28 items; no total scale
+    assert sorted(int(i.rsplit("_", 1)[1]) for k in ins.scales for i in k.items) == list(
+        range(1, 29)
+    )
+    assert reversed_numbers(ins) == [3, 4, 7, 12, 13, 14, 15, 18, 19]
+    assert ins.anchors["default"] == {
+        0: "A: Does not describe me well",
+        4: "E: Describes me very well",
+    }
+
+
+def score_quietly(data, name):
+    """Score a handful of respondents; reliability warnings of tiny samples are expected."""
+    with package_warnings() as records:
+        result = score(data, name)
+    assert all(issubclass(r.category, SurveysWarning) for r in records)
+    tidy = result.scores
+    return {(i, s): v for i, s, v in zip(tidy["id"], tidy["scale"], tidy["score"], strict=True)}
+
+
+def test_iri28_hand_scored_respondents():
+    # r1 answers item k with (k - 1) mod 5: 1->0, 2->1, 3->2, 4->3, 5->4, 6->0, ..., 28->2.
+    # Reversed items become 4 - x:
+    #   PT: 3R 2->2, 8 2, 11 0, 15R 4->0, 21 0, 25 4, 28 2           = 10
+    #   FS: 1 0, 5 4, 7R 1->3, 12R 1->3, 16 0, 23 2, 26 0            = 12
+    #   EC: 2 1, 4R 3->1, 9 3, 14R 3->1, 18R 2->2, 20 4, 22 1        = 13
+    #   PD: 6 0, 10 4, 13R 2->2, 17 1, 19R 3->1, 24 3, 27 1          = 12
+    # r2 answers E (4) to everything: the forward items count 4, the reversed ones 0, so
+    #   PT 5 x 4 = 20, FS 5 x 4 = 20, EC 4 x 4 = 16, PD 5 x 4 = 20.
+    # r3 answers A (0) to everything: the mirror image, 4 x (number of reversed items).
+    items = load_instrument("iri28").items
+    rows = [[(k - 1) % 5 for k in range(1, 29)], [4] * 28, [0] * 28]
+    data = pd.DataFrame(rows, columns=list(items), dtype=float)
+    data.insert(0, "id", ["r1", "r2", "r3"])
+    got = score_quietly(data, "iri28")
+    expected = {
+        "r1": [10, 12, 13, 12],
+        "r2": [20, 20, 16, 20],
+        "r3": [8, 8, 12, 8],
+    }
+    for rid, values in expected.items():
+        assert [got[(rid, scale)] for scale in IRI_KEY] == values
+
+
+def test_iri28_refuses_answers_coded_one_to_five():
+    items = load_instrument("iri28").items
+    data = pd.DataFrame([[5] * 28], columns=list(items), dtype=float)
+    data.insert(0, "id", ["r1"])
+    with pytest.raises(InputValidationError) as info:
+        score(data, "iri28")
+    assert set(info.value.failure_cases["column"]) == set(items)
+
+
+BATSON_EC = ["sympathetic", "moved", "compassionate", "tender", "warm", "softhearted"]
+BATSON_PD = [
+    "alarmed",
+    "grieved",
+    "upset",
+    "worried",
+    "disturbed",
+    "perturbed",
+    "distressed",
+    "troubled",
+]
+
+
+def test_batson_indices_key_and_adjectives():
+    ins = load_instrument("batson_ecpd")
+    assert (ins.scoring, ins.response_min, ins.response_max) == ("mean", 1, 7)
+    ec, pd_ = ins.scales
+    assert (ec.name, pd_.name) == ("empathic_concern", "personal_distress")
+    assert [ins.item_text[i] for i in ec.items] == BATSON_EC
+    assert [ins.item_text[i] for i in pd_.items] == BATSON_PD
+    assert reversed_numbers(ins) == []
+    assert ins.anchors["common"] == {1: "Not at all", 7: "Extremely"}
+
+
+def test_batson_hand_scored_respondents():
+    # r1: EC 7 6 5 4 3 2 -> 27 / 6 = 4.5; PD 1 2 3 4 5 6 7 7 -> 35 / 8 = 4.375 (the steps of
+    # 1/6 and 1/8 seen in published empathy and distress scores). r2: all 1 -> 1 and 1.
+    items = load_instrument("batson_ecpd").items
+    rows = [[7, 6, 5, 4, 3, 2, 1, 2, 3, 4, 5, 6, 7, 7], [1] * 14]
+    data = pd.DataFrame(rows, columns=list(items), dtype=float)
+    data.insert(0, "id", ["r1", "r2"])
+    got = score_quietly(data, "batson_ecpd")
+    assert got[("r1", "empathic_concern")] == 4.5
+    assert got[("r1", "personal_distress")] == 4.375
+    assert got[("r2", "empathic_concern")] == got[("r2", "personal_distress")] == 1.0
+
+
+def test_nine_item_cls_is_not_labelled_a_published_short_form():
+    ins = load_instrument("cls9_humanity")
+    assert "CLS-H-SF" not in ins.title
+    assert "not verified" in ins.grade_notes
 
 
 # ---------------------------------------------------------------------------------------------
