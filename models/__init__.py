@@ -26,6 +26,7 @@ from models._errors import (
     SamplingWarning,
     SingularFitWarning,
 )
+from models.agreement import AgreementResult, agreement
 from models.bayes import (
     BayesianMixedModel,
     GroupCVResult,
@@ -67,6 +68,7 @@ from models.panel import (
 )
 
 __all__ = [
+    "AgreementResult",
     "BayesianMixedModel",
     "ConvergenceError",
     "ConvergenceWarning",
@@ -98,6 +100,7 @@ __all__ = [
     "RandomTerm",
     "SamplingWarning",
     "SingularFitWarning",
+    "agreement",
     "binary_accuracy",
     "binary_f1",
     "build_design",
