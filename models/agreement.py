@@ -111,6 +111,12 @@ def _is_blank(values: pd.Series) -> np.ndarray:
     return blank | (stripped == "").to_numpy(dtype=bool, na_value=False)
 
 
+def _label(value: Any) -> Any:
+    """Return an index label as a plain Python value (``10``, not ``np.int64(10)``)."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and getattr(value, "ndim", 1) == 0 else value
+
+
 def _as_number(value: Any) -> float | None:
     """Return the value as a float when it is a number (not text or a boolean), else None."""
     if isinstance(value, bool | np.bool_):
@@ -636,7 +642,7 @@ def agreement(
     if len(problems):
         labels = data.index
         lines = [
-            f"  row {labels[int(p.position)]!r}, column {p.column!r}: {p.reason}"
+            f"  row {_label(labels[int(p.position)])!r}, column {p.column!r}: {p.reason}"
             + ("" if p.value is None else f" (value {p.value!r})")
             for p in problems.head(30).itertuples(index=False)
         ]
