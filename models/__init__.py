@@ -9,6 +9,8 @@ Laplace or adaptive quadrature; :func:`parse_formula` and :func:`build_design` a
 layer they share. The panel
 companions (:func:`fit_within`, :func:`fit_random_effects`, :func:`fit_between`,
 :func:`hausman_test`, :func:`within_between`) wrap ``linearmodels``.
+:func:`agreement` measures agreement between raters (Krippendorff's alpha, Fleiss' kappa,
+Gwet's AC1/AC2).
 """
 
 from models._errors import (
