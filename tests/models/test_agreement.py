@@ -3,11 +3,12 @@
 Published values used (each checked in its source text):
 
 * Krippendorff's reliability data, 4 coders x 12 units with missing values (Krippendorff 2011,
-  "Computing Krippendorff's Alpha-Reliability"; the same table and values in Krippendorff 2019,
-  *Content Analysis*, 4th ed., ch. 12, p. 290): alpha nominal .743, ordinal .815,
-  interval .849, ratio .797. The nominal value to seven digits, 0.7434211, is the output of
-  the documented example of ``DescTools::KrippAlpha`` (formerly ``irr::kripp.alpha``) on the
-  same matrix.
+  "Computing Krippendorff's Alpha-Reliability", the worked example): alpha nominal .743,
+  ordinal .815, interval .849, ratio .797. The PDF itself could not be read here; the data
+  matrix and the four values were checked in two texts that quote it: the documented example
+  of ``DescTools::KrippAlpha`` (formerly ``irr::kripp.alpha``), whose printed output gives the
+  nominal value to seven digits, 0.7434211, and a published test that quotes the same table
+  and the four values from Krippendorff (2019), *Content Analysis*, 4th ed., ch. 12, p. 290.
 * Fleiss (1971), 30 patients x 6 psychiatrists, 5 diagnoses: kappa .430; 0.4302445 in
   ``irr::kappam.fleiss(diagnoses)`` (the data set ``irr::diagnoses``).
 * Gwet's ``irrCAC`` 1.0 vignette "Calculating Chance-corrected Agreement Coefficients", the
