@@ -249,12 +249,13 @@ def _check_arguments(
                 f"the `levels` parameter of {_WHERE} applies to nominal and ordinal ratings "
                 f"only; level is {level!r}, whose values are numbers"
             )
-        if isinstance(levels, str) or not isinstance(levels, Sequence) or len(levels) < 2:
+        listed = isinstance(levels, Sequence | np.ndarray) and not isinstance(levels, str)
+        if not listed or len(levels) < 2:
             raise InvalidParameterError(
                 f"the `levels` parameter of {_WHERE} must be a list of at least two values "
                 f"(for ordinal ratings, in their order); got {levels!r}"
             )
-        if len(set(levels)) != len(levels):
+        if len(set(list(levels))) != len(levels):
             raise InvalidParameterError(
                 f"the `levels` parameter of {_WHERE} lists a value twice; got {list(levels)!r}"
             )
@@ -785,6 +786,9 @@ def _compute(
         )
         if not np.isfinite(kappa):
             kappa_note = "undefined: every rating of the complete units has the same value"
+    elif not n_units:
+        kappa = float("nan")
+        kappa_note = "undefined: no unit has two ratings"
     else:
         kappa = float("nan")
         kappa_note = (
@@ -820,7 +824,9 @@ def _compute(
         gwet_note = f"q = {q} categories ({source})"
     else:
         gwet_note = f"{_GWET_WEIGHTS[level]} weights; q = {q} categories ({source})"
-    if n_units and q < 2:
+    if not n_units:
+        gwet_note = "undefined: no unit has two ratings"
+    elif q < 2:
         gwet_note = "undefined: one category only"
     rows.append(
         {
@@ -843,7 +849,11 @@ def _compute(
             "ci_low": np.nan,
             "ci_high": np.nan,
             **base,
-            "note": "share of agreeing pairs of ratings within a unit, averaged over units"
+            "note": (
+                "share of agreeing pairs of ratings within a unit, averaged over units"
+                if n_units
+                else "undefined: no unit has two ratings"
+            )
             + left_note,
         }
     )

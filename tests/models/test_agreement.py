@@ -431,3 +431,23 @@ def test_input_is_not_modified(messy):
     before = messy.copy()
     agreement(messy, **COLS, level="ordinal", n_boot=10)
     pd.testing.assert_frame_equal(messy, before)
+
+
+def test_no_unit_with_two_ratings_leaves_every_coefficient_undefined():
+    frame = pd.DataFrame({"unit": [1, 2, 3], "rater": ["a", "b", "a"], "value": [1, 2, np.nan]})
+    result = agreement(frame, **COLS)
+    table = result.coefficients
+    assert table["estimate"].isna().all() and (table["n_units"] == 0).all()
+    assert table["note"].str.startswith("undefined: no unit has two ratings").all()
+    assert result.left_out["n_rows"].tolist() == [1, 2]
+    assert (
+        repr(result)
+        == "AgreementResult(nominal: Krippendorff's alpha undefined, 0 units, 0 raters)"
+    )
+
+
+def test_levels_may_be_an_array(messy):
+    levels = np.arange(7, dtype=float)
+    as_array = agreement(messy, **COLS, level="ordinal", levels=levels, n_boot=0)
+    as_list = agreement(messy, **COLS, level="ordinal", levels=list(levels), n_boot=0)
+    pd.testing.assert_frame_equal(as_array.coefficients, as_list.coefficients)
