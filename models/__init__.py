@@ -9,6 +9,8 @@ Laplace or adaptive quadrature; :func:`parse_formula` and :func:`build_design` a
 layer they share. The panel
 companions (:func:`fit_within`, :func:`fit_random_effects`, :func:`fit_between`,
 :func:`hausman_test`, :func:`within_between`) wrap ``linearmodels``.
+:func:`agreement` measures agreement between raters (Krippendorff's alpha, Fleiss' kappa,
+Gwet's AC1/AC2).
 """
 
 from models._errors import (
@@ -26,6 +28,7 @@ from models._errors import (
     SamplingWarning,
     SingularFitWarning,
 )
+from models.agreement import AgreementResult, agreement
 from models.bayes import (
     BayesianMixedModel,
     GroupCVResult,
@@ -67,6 +70,7 @@ from models.panel import (
 )
 
 __all__ = [
+    "AgreementResult",
     "BayesianMixedModel",
     "ConvergenceError",
     "ConvergenceWarning",
@@ -98,6 +102,7 @@ __all__ = [
     "RandomTerm",
     "SamplingWarning",
     "SingularFitWarning",
+    "agreement",
     "binary_accuracy",
     "binary_f1",
     "build_design",

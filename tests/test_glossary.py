@@ -49,6 +49,7 @@ RESULTS = {
     "SimulatedStudy",
     "PowerResult",
     "KFoldBootstrap",
+    "AgreementResult",
     "GroupCVResult",
     "PanelFit",
     "HausmanTest",

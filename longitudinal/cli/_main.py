@@ -22,6 +22,7 @@ from longitudinal.cli._common import (
     _print_warnings,
 )
 from longitudinal.cli._interrupt import EXIT_INTERRUPTED, interrupted
+from longitudinal.cli.agreement import _agreement, _agreement_parser
 from longitudinal.cli.evaluate import _evaluate, _evaluate_parser, _splits, _splits_parser
 from longitudinal.cli.fit import _fit, _fit_parser
 from longitudinal.cli.power import _power, _power_parser
@@ -54,6 +55,7 @@ COMMANDS: dict[str, tuple[_Register, _Handler]] = {
     "evaluate": (_evaluate_parser, _evaluate),
     "splits": (_splits_parser, _splits),
     "power": (_power_parser, _power),
+    "agreement": (_agreement_parser, _agreement),
 }
 
 #: Commands that write CSV files: they take ``--raw-csv`` after their name too.
