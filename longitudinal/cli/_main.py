@@ -25,6 +25,7 @@ from longitudinal.cli._interrupt import EXIT_INTERRUPTED, interrupted
 from longitudinal.cli.evaluate import _evaluate, _evaluate_parser, _splits, _splits_parser
 from longitudinal.cli.fit import _fit, _fit_parser
 from longitudinal.cli.power import _power, _power_parser
+from longitudinal.cli.reliability import _reliability, _reliability_parser
 from longitudinal.cli.score import _instruments, _instruments_parser, _score, _score_parser
 from longitudinal.cli.study import (
     _demo,
@@ -54,6 +55,7 @@ COMMANDS: dict[str, tuple[_Register, _Handler]] = {
     "evaluate": (_evaluate_parser, _evaluate),
     "splits": (_splits_parser, _splits),
     "power": (_power_parser, _power),
+    "reliability": (_reliability_parser, _reliability),
 }
 
 #: Commands that write CSV files: they take ``--raw-csv`` after their name too.

@@ -110,11 +110,11 @@ class MultilevelReliability(Result):
         (share of the design's total, as psych's ``Percent``) and ``negative`` (True for a
         negative ANOVA estimate, kept as it is).
     notes : tuple of str
-        What the reader must know: the method, negative or zero components, a fit that did not
-        converge, few persons, answers or people left out.
+        What the reader must know: negative or zero components, a fit that did not converge,
+        few persons, answers or people left out (the summary shows them after the methods).
     meta : dict
         Provenance: package version, the call's options, answers used and missing, whether the
-        data were balanced.
+        data were balanced, and ``methods``: how each design's components were estimated.
     """
 
     coefficients: pd.DataFrame
@@ -145,8 +145,10 @@ class MultilevelReliability(Result):
         for caption, table in self._parts():
             shown = table.round(decimals)
             blocks.append(f"{caption}\n{shown.to_string(index=False)}")
-        if self.notes:
-            blocks.append("notes\n" + "\n".join(f"- {n}" for n in self.notes))
+        methods = self.meta.get("methods", [])
+        if methods or self.notes:
+            lines = [*methods, *self.notes]
+            blocks.append("notes\n" + "\n".join(f"- {n}" for n in lines))
         return "\n\n".join(blocks)
 
 
@@ -291,13 +293,13 @@ def multilevel_reliability(
     notes = list(meta.pop("notes"))
     if use == "anova":
         crossed = _anova_components(long, n_p, n_t, n_i)
-        notes.insert(0, "crossed components by ANOVA (expected mean squares; balanced data)")
+        methods = ["crossed components by ANOVA (expected mean squares of balanced data)"]
     else:
         crossed = _reml_components(long, _CROSSED_FORMULA, _CROSSED_GROUPS, "crossed", notes)
-        reason = "" if balanced else f" ({n_p * n_t * n_i - len(long)} answers missing)"
-        notes.insert(0, f"crossed components by REML{reason}")
+        reason = "" if balanced else f"; {n_p * n_t * n_i - len(long)} answers missing"
+        methods = [f"crossed components by REML (lme4's model{reason})"]
     nested = _reml_components(long, _NESTED_FORMULA, _NESTED_GROUPS, "nested", notes)
-    notes.insert(1, "nested components (occasion within person) by REML, as psych's nlme fit")
+    methods.append("nested components (occasion within person) by REML, as psych's nlme fit")
 
     negative = [name for name, value in crossed.items() if value < 0]
     if negative:
@@ -341,6 +343,7 @@ def multilevel_reliability(
             "options": {"format": format, "method": method},
             "method": use,
             "balanced": bool(balanced),
+            "methods": methods,
             "n_answers": len(long),
         }
     )

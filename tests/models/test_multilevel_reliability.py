@@ -133,7 +133,9 @@ def test_reml_boundary_component_is_noted():
     with pytest.warns(SingularFitWarning, match="person_x_item"):
         result = multilevel_reliability(data, id_col=id_col, wave_col=wave_col, items=items)
     assert _component(result, "crossed", "person_x_item") == 0
-    assert any("4 answers missing" in note for note in result.notes)
+    assert "4 answers missing" in result.meta["methods"][0]
+    assert "4 missing answer(s) left out" in result.notes
+    assert "by REML (lme4's model; 4 answers missing)" in result.summary()
 
 
 def test_long_and_wide_input_agree():
