@@ -281,12 +281,18 @@ def _unusable(data: pd.DataFrame, key: Any, id_col: str, wave_col: str) -> str:
     answered = data[present].notna().any(axis=1)
     waves = pd.unique(data.loc[answered, wave_col])
     if len(waves) < 2:
-        shown = f" ({waves[0]!r})" if len(waves) else ""
+        shown = f" ({_plain(waves[0])!r})" if len(waves) else ""
         return f"measured at one occasion{shown}"
     people = pd.unique(data.loc[answered, id_col])
     if len(people) < 2:
         return "answered by one person"
     return ""
+
+
+def _plain(value: Any) -> Any:
+    """Return a NumPy scalar as the Python value it holds (for messages)."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
 
 
 def study_multilevel_reliability(study: Any) -> MultilevelTables:
