@@ -63,7 +63,8 @@ class MultilevelTables(Result):
         ``instrument, scale, design, component, variance``: the crossed and nested
         variance components of each scale (negative ANOVA estimates kept as they are).
     notes : tuple of str
-        One text per scale without a result (one item, one occasion, too few people) and
+        One text per scale without a result (one item, one occasion, too few people, no one
+        answering at two occasions, a model that could not be fitted) and
         per finding of a result (method, negative or zero components, few people), each
         starting with ``instrument.scale:``.
     meta : dict
@@ -242,6 +243,8 @@ def multilevel_tables(
     parts: list[pd.DataFrame] = []
     notes: list[str] = []
     meta: dict[str, Any] = {"options": {"method": method}, "scales": {}}
+    from models import ConvergenceError, FormulaError
+
     for instrument in instruments:
         for key in instrument.scales:
             label = f"{instrument.name}.{key.name}"
@@ -251,9 +254,15 @@ def multilevel_tables(
                 continue
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                result = scale_multilevel_reliability(
-                    data, key, id_col=id_col, wave_col=wave_col, method=method
-                )
+                try:
+                    result = scale_multilevel_reliability(
+                        data, key, id_col=id_col, wave_col=wave_col, method=method
+                    )
+                except InvalidParameterError:
+                    raise
+                except (FormulaError, ConvergenceError) as err:  # this scale only
+                    notes.append(f"{label}: could not be estimated ({err})")
+                    continue
             for message in caught:
                 text = str(message.message).removeprefix("models.multilevel_reliability: ")
                 warnings.warn(f"{label}: {text}", message.category, stacklevel=2)
@@ -286,6 +295,8 @@ def _unusable(data: pd.DataFrame, key: Any, id_col: str, wave_col: str) -> str:
     people = pd.unique(data.loc[answered, id_col])
     if len(people) < 2:
         return "answered by one person"
+    if not (data.loc[answered].groupby(id_col)[wave_col].nunique() >= 2).any():
+        return "no participant answered at two or more occasions"
     return ""
 
 

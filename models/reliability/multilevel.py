@@ -199,7 +199,8 @@ def multilevel_reliability(
         If `data` is not a DataFrame; a column is missing; an answer column is not numeric
         (the columns are listed; nothing is converted) or holds an infinite value; an id or
         occasion is missing; a person answers an occasion (or, in long data, an item) twice
-        (the ids are listed); fewer than two persons, occasions or items have answers; or
+        (the ids are listed); fewer than two persons, occasions or items have answers; no
+        person answers at two or more occasions; or
         ``method="anova"`` is asked of unbalanced or incomplete data.
 
     Warns
@@ -484,6 +485,12 @@ def _long_answers(
                 f"{_WHERE} needs answers from at least two {name}; got {count}. The "
                 "components of persons, occasions and items are not identified otherwise"
             )
+    repeated = long.groupby("person")["occasion"].nunique()
+    if not (repeated >= 2).any():
+        raise InvalidParameterError(
+            f"{_WHERE} needs at least one person answering at two or more occasions; every "
+            "person here answered at one only, so change within a person is not identified"
+        )
     return long, meta
 
 

@@ -76,6 +76,17 @@ def test_a_scale_answered_at_one_wave_gets_a_note_not_rows():
     )
 
 
+def test_a_scale_nobody_answered_twice_gets_a_note_not_rows():
+    data = SHROUT.rename(columns={"q1": "who5_1", "q2": "who5_2", "q3": "who5_3"}) % 6
+    data = data.assign(id=SHROUT["id"], day=SHROUT["day"], who5_4=1, who5_5=2)
+    once = data.loc[data["day"] == data["id"] % 2 + 1]
+    tables = multilevel_tables(once, [load_instrument("who5")], id_col="id", wave_col="day")
+    assert tables.multilevel.empty
+    assert tables.notes[0] == (
+        "who5.raw: no participant answered at two or more occasions; no multilevel coefficients"
+    )
+
+
 def test_study_state_scales_match_the_exports_read_by_hand():
     with warnings.catch_warnings():  # the tiny study's omega and alpha findings
         warnings.simplefilter("ignore")

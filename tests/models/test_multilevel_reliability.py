@@ -199,6 +199,7 @@ def test_input_is_not_modified():
         (lambda d: pd.concat([d, d.iloc[[0]]]), {}, r"more than once \(id 1\)"),
         (lambda d: d.drop(columns="Time"), {}, r"no column\(s\) \['Time'\]"),
         (lambda d: d.loc[d["Time"] == 1], {}, "at least two occasions"),
+        (lambda d: d.loc[d["Time"] == d["Person"] % 2 + 1], {}, "answering at two or more"),
         (lambda d: d, {"method": "mle"}, "'auto', 'anova' or 'reml'"),
         (lambda d: d, {"format": "tidy"}, "'wide' or 'long'"),
         (
