@@ -77,6 +77,12 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         plot_metrics,
         run_evaluation,
     )
+    from longitudinal.reliability import (
+        MultilevelTables,
+        multilevel_tables,
+        scale_multilevel_reliability,
+        study_multilevel_reliability,
+    )
     from longitudinal.report import build_report, pseudonyms, run_demo
     from longitudinal.report.sections.effects import EffectsSection, empathy_effects_section
     from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
@@ -111,6 +117,10 @@ _LAZY = {
     "plot_effects": "longitudinal.predict",
     "plot_metrics": "longitudinal.predict",
     "run_evaluation": "longitudinal.predict",
+    "MultilevelTables": "longitudinal.reliability",
+    "multilevel_tables": "longitudinal.reliability",
+    "scale_multilevel_reliability": "longitudinal.reliability",
+    "study_multilevel_reliability": "longitudinal.reliability",
     "build_report": "longitudinal.report",
     "pseudonyms": "longitudinal.report",
     "run_demo": "longitudinal.report",
@@ -146,6 +156,7 @@ __all__ = [
     "LongitudinalDeprecationWarning",
     "LongitudinalError",
     "LongitudinalWarning",
+    "MultilevelTables",
     "PairwiseChanges",
     "RMAnovaResult",
     "ReliableChangeResult",
@@ -166,6 +177,7 @@ __all__ = [
     "growth_model",
     "holm_adjust",
     "load_study",
+    "multilevel_tables",
     "pairwise_changes",
     "participant_splits",
     "plot_effects",
@@ -177,8 +189,10 @@ __all__ = [
     "rm_anova",
     "run_demo",
     "run_evaluation",
+    "scale_multilevel_reliability",
     "simulate_frames",
     "simulate_study",
+    "study_multilevel_reliability",
     "within_between",
     "__version__",
 ]

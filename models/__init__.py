@@ -5,8 +5,9 @@ random effects) by REML or ML with mixedlm, with Satterthwaite or Kenward-Roger 
 freedom, and
 :class:`BayesianMixedModel` fits the same formulas with an ordinal or gaussian likelihood in
 PyMC; :class:`OrdinalMixedModel` fits cumulative link mixed models (``ordinal::clmm``) by
-Laplace or adaptive quadrature; :func:`parse_formula` and :func:`build_design` are the formula
-layer they share. The panel
+Laplace or adaptive quadrature; :func:`multilevel_reliability` gives psych's ``mlr``
+variance components and generalizability coefficients of a scale over occasions;
+:func:`parse_formula` and :func:`build_design` are the formula layer they share. The panel
 companions (:func:`fit_within`, :func:`fit_random_effects`, :func:`fit_between`,
 :func:`hausman_test`, :func:`within_between`) wrap ``linearmodels``.
 :func:`agreement` measures agreement between raters (Krippendorff's alpha, Fleiss' kappa,
@@ -68,6 +69,7 @@ from models.panel import (
     hausman_test,
     within_between,
 )
+from models.reliability import MultilevelReliability, multilevel_reliability
 
 __all__ = [
     "AgreementResult",
@@ -92,6 +94,7 @@ __all__ = [
     "MixedModelSummary",
     "ModelsError",
     "ModelsWarning",
+    "MultilevelReliability",
     "NotFittedError",
     "OrdinalMixedModel",
     "OrdinalModelSummary",
@@ -118,6 +121,7 @@ __all__ = [
     "leave_one_group_out",
     "lrt",
     "mean_squared_error",
+    "multilevel_reliability",
     "overlapping_groups",
     "parse_formula",
     "pearson_r",

@@ -29,6 +29,7 @@ from surveys.instruments import (
     list_instruments,
     load_instrument,
 )
+from surveys.item_answers import keyed_item_answers
 from surveys.pipeline import CheckedExport, ScoreExportResult, check_export, score_export
 from surveys.readers import Responses, read_responses
 from surveys.reliability import scale_reliability
@@ -57,6 +58,7 @@ __all__ = [
     "UnknownInstrumentError",
     "check_export",
     "derive_items",
+    "keyed_item_answers",
     "list_instruments",
     "load_instrument",
     "read_responses",

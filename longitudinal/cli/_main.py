@@ -26,6 +26,7 @@ from longitudinal.cli.agreement import _agreement, _agreement_parser
 from longitudinal.cli.evaluate import _evaluate, _evaluate_parser, _splits, _splits_parser
 from longitudinal.cli.fit import _fit, _fit_parser
 from longitudinal.cli.power import _power, _power_parser
+from longitudinal.cli.reliability import _reliability, _reliability_parser
 from longitudinal.cli.score import _instruments, _instruments_parser, _score, _score_parser
 from longitudinal.cli.study import (
     _demo,
@@ -56,10 +57,21 @@ COMMANDS: dict[str, tuple[_Register, _Handler]] = {
     "splits": (_splits_parser, _splits),
     "power": (_power_parser, _power),
     "agreement": (_agreement_parser, _agreement),
+    "reliability": (_reliability_parser, _reliability),
 }
 
 #: Commands that write CSV files: they take ``--raw-csv`` after their name too.
-CSV_COMMANDS = ("score", "simulate", "report", "demo", "evaluate", "splits", "power")
+CSV_COMMANDS = (
+    "score",
+    "simulate",
+    "report",
+    "demo",
+    "evaluate",
+    "splits",
+    "power",
+    "agreement",
+    "reliability",
+)
 RAW_CSV_HELP = (
     "write CSV text cells exactly as they are. By default a text cell that a spreadsheet "
     "would run as a formula (it begins with =, +, -, @, a tab or a carriage return and is "

@@ -82,12 +82,6 @@ def _agreement_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--out", required=True, type=Path, metavar="AGREEMENT.csv", help="file to write"
     )
-    parser.add_argument(
-        "--raw-csv",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="write text cells exactly as they are (see `longitudinal --help`)",
-    )
     return parser
 
 

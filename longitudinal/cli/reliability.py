@@ -1,0 +1,211 @@
+"""``longitudinal reliability``: alpha and omega per wave, multilevel reliability over waves."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from longitudinal.cli._common import _Formatter
+from longitudinal.cli.score import _fraction_or_count, _names_a_file, _recode_spec
+
+#: Files of the output folder.
+INTERNAL_FILE = "internal.csv"
+MULTILEVEL_FILE = "multilevel.csv"
+COMPONENTS_FILE = "components.csv"
+INTERNAL_COLUMNS = [
+    "instrument",
+    "scale",
+    "wave",
+    "n",
+    "alpha",
+    "alpha_ci_low",
+    "alpha_ci_high",
+    "omega_total",
+]
+
+
+def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "reliability",
+        help="reliability of questionnaire scales per wave and over waves (psych mlr)",
+        description=(
+            "Read a long raw questionnaire export (one row per participant and wave), check "
+            "it as `longitudinal score` does, and write to the folder --out: internal.csv "
+            "(per scale and wave: n, Cronbach's alpha with its Feldt interval, omega total), "
+            "multilevel.csv (per scale measured at two or more waves: instrument, scale, "
+            "n_persons, n_occasions, n_items, method, RkF, R1R, RkR, Rc, RkRn, Rcn, as "
+            "psych's mlr) and components.csv (instrument, scale, design, component, "
+            "variance: the crossed person x occasion x item components and the nested "
+            "person / occasion-within-person ones). Balanced complete answers get ANOVA "
+            "components (a negative one is kept and warned about, as psych keeps it); "
+            "missing answers get REML components (method column). Reverse-keyed items are "
+            "reversed from the instrument's declared range. A scale measured at one wave "
+            "gets a note instead of multilevel rows."
+        ),
+        epilog=(
+            "examples:\n"
+            "  longitudinal reliability surveys/all_waves.csv --instrument who5 ubc_sscs10 "
+            "--id-col participant_id --wave-col wave --out reliability\n"
+            "  longitudinal reliability export.csv --instrument my_key.toml --id-col pid "
+            "--wave-col day --missing-code -99 --method reml --out reliability\n"
+            "\n"
+            "exit status: 0 on success, 2 when the input is not valid (every problem is "
+            "listed; nothing is written)."
+        ),
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("raw", metavar="RAW", help="raw export (.csv, .xlsx, .sav), long")
+    parser.add_argument(
+        "--instrument",
+        dest="instruments",
+        metavar="NAME|FILE.toml",
+        action="extend",
+        nargs="+",
+        required=True,
+        help="library instrument name (see `longitudinal instruments`) or a key TOML; repeatable",
+    )
+    parser.add_argument("--id-col", default="id", metavar="C", help="id column (default: id)")
+    parser.add_argument("--wave-col", required=True, metavar="C", help="wave column")
+    _reading_options(parser)
+    parser.add_argument(
+        "--min-valid",
+        type=_fraction_or_count,
+        default=None,
+        metavar="P|K",
+        help="items a respondent must answer for a scale score, as in `longitudinal score` "
+        "(default: 0.8); alpha and omega use the answers given",
+    )
+    parser.add_argument(
+        "--method",
+        choices=["auto", "anova", "reml"],
+        default="auto",
+        help="crossed components: ANOVA (balanced complete answers only), REML, or auto "
+        "(ANOVA when every answer is there, else REML; default)",
+    )
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder to write")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace an earlier `reliability` folder"
+    )
+    return parser
+
+
+def _reading_options(parser: argparse.ArgumentParser) -> None:
+    """Add the export-reading options of `longitudinal score`."""
+    parser.add_argument(
+        "--item-map", default=None, metavar="MAP.csv", help="CSV 'column,item' renaming columns"
+    )
+    parser.add_argument(
+        "--missing-code",
+        dest="missing_codes",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="V",
+        help="value meaning 'no answer', e.g. -99 (repeatable)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=["csv", "xlsx", "qualtrics", "sav"],
+        default=None,
+        help="file format (default: from the extension; Qualtrics CSV is recognised)",
+    )
+    parser.add_argument(
+        "--exclude-flagged",
+        action="store_true",
+        help="leave out Qualtrics previews, tests, spam and unfinished responses",
+    )
+    parser.add_argument("--encoding", default="utf-8", help="CSV text encoding (default: utf-8)")
+    parser.add_argument(
+        "--delimiter", default=None, help="CSV field delimiter (default: from the header line)"
+    )
+    parser.add_argument(
+        "--decimal", default=".", choices=[".", ","], help="decimal mark of CSV numbers"
+    )
+    parser.add_argument(
+        "--sheet", default=None, metavar="NAME", help="worksheet of an Excel workbook to read"
+    )
+    parser.add_argument(
+        "--recode",
+        type=_recode_spec,
+        default=None,
+        metavar="A-B:C-D",
+        help="shift every item answer from the coding A-B to C-D before checking, e.g. 1-6:0-5",
+    )
+
+
+def _reliability(args: argparse.Namespace) -> int:
+    from longitudinal._output import atomic_write, check_out_dir, write_csv
+    from longitudinal.reliability import multilevel_tables
+    from surveys.pipeline import check_export, score_export
+
+    func = "longitudinal reliability"
+    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if _names_a_file(i))]
+    inputs += [Path(args.item_map)] if args.item_map else []
+    out = check_out_dir(
+        args.out, overwrite=args.overwrite, func=func, command="reliability", inputs=inputs
+    )
+    export = check_export(
+        args.raw,
+        args.instruments,
+        id_col=args.id_col,
+        wave_col=args.wave_col,
+        recode=args.recode,
+        format=args.format,
+        item_map=args.item_map,
+        missing_codes=args.missing_codes,
+        flagged="exclude" if args.exclude_flagged else "raise",
+        encoding=args.encoding,
+        delimiter=args.delimiter,
+        decimal=args.decimal,
+        sheet=args.sheet,
+    )
+    options: dict[str, Any] = {}
+    if args.min_valid is not None:
+        options["min_valid"] = args.min_valid
+    scored = score_export(export, **options)
+    internal = scored.reliability.rename(columns={args.wave_col: "wave"})
+    internal = internal.loc[:, INTERNAL_COLUMNS]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tables = multilevel_tables(
+            export.responses.data,
+            export.instruments,
+            id_col=args.id_col,
+            wave_col=args.wave_col,
+            method=args.method,
+        )
+    warned = set()
+    for message in caught:  # printed as warnings by the dispatcher; not repeated as notes
+        warned.add(str(message.message))
+        warnings.warn(message.message, message.category, stacklevel=2)
+
+    def write(folder: Path) -> None:
+        write_csv(internal, folder / INTERNAL_FILE)
+        write_csv(tables.multilevel, folder / MULTILEVEL_FILE)
+        write_csv(tables.components, folder / COMPONENTS_FILE)
+
+    atomic_write(
+        out, write, overwrite=args.overwrite, what="the reliability", command="reliability"
+    )
+
+    responses = export.responses
+    if len(responses.excluded):
+        print(
+            f"note: left out {len(responses.excluded)} flagged row(s) of {responses.source}",
+            file=sys.stderr,
+        )
+    for note in tables.notes:
+        if note not in warned:
+            print(f"note: {note}", file=sys.stderr)
+    shown = tables.multilevel.drop(columns=["n_items"]).round(3)
+    if len(shown):
+        print(shown.to_string(index=False))
+    print(
+        f"{len(internal)} scale x wave row(s) of alpha and omega, multilevel reliability of "
+        f"{len(tables.multilevel)} scale(s) -> {out} ({INTERNAL_FILE}, {MULTILEVEL_FILE}, "
+        f"{COMPONENTS_FILE})"
+    )
+    return 0
