@@ -15,6 +15,7 @@ from longitudinal.report.context import (
 )
 from longitudinal.report.html import num, render
 from longitudinal.report.sections.base import Section
+from models.generalizability import GOOD_ENOUGH
 
 
 class MethodsSection(Section):
@@ -35,6 +36,9 @@ def methods_text(ctx: ReportContext) -> str:
     n_drop = int((excl["scope"] == "study").sum())
     n_nr = int((excl["scope"] == "story_frame").sum())
     sentences = [_scoring_sentence(ctx) + _alpha_sentence(ctx)]
+    g_text = _g_sentence(ctx)
+    if g_text:
+        sentences.append(g_text)
     traits = list(study.trait_instruments)
     sentences.append(
         (
@@ -204,6 +208,18 @@ def _alpha_sentence(ctx: ReportContext) -> str:
     text = f" Cronbach's α at {first} = " + join_words(parts) + "."
     if len(undefined):
         text += f" α is undefined for {join_words(list(undefined))} (single item)."
+    low = rel.loc[rel["alpha"].between(0, GOOD_ENOUGH, inclusive="left")]
+    if not low.empty:
+        shown = [
+            f"{ctx.labels.get(scale_column(r.instrument, r.scale), r.scale)} at {r.wave} "
+            f"({num(r.alpha, 2).lstrip('0')})"
+            for r in low.itertuples(index=False)
+        ]
+        text += (
+            f" α was below .70 for {join_words(shown)}: these scores carry more measurement "
+            "error than is usually accepted, and their tests and changes are read with that "
+            "in mind."
+        )
     negative = sub.loc[sub["alpha"] < 0]
     if not negative.empty:
         names = [
@@ -215,6 +231,29 @@ def _alpha_sentence(ctx: ReportContext) -> str:
             "average: check the reverse keys and the item coding before interpreting these "
             "scores."
         )
+    return text
+
+
+def _g_sentence(ctx: ReportContext) -> str:
+    """Describe the G study of the ratings in a sentence or two, or say why there is none."""
+    result = ctx.results.get("g_study")
+    if result is None:
+        line = ctx.results.get("g_study_line")
+        return line or ""
+    row = result.observed.iloc[0]
+    text = (
+        "The generalizability of a participant's mean empathy rating was estimated from REML "
+        "variance components (participant, session within participant, "
+        + ("story, " if result.design == "crossed" else "")
+        + f"residual): G = {num(row['g'], 2).lstrip('0')} for the observed "
+        f"{num(row['n_sessions'], 1)} sessions of {num(row['n_stories'], 1)} stories "
+        "(harmonic means), with new stories in each session"
+    )
+    if row["g"] < GOOD_ENOUGH:
+        text += ", below .70: a participant's mean rating is a noisy measure"
+    text += "."
+    if not result.precise:
+        text += " " + ctx.results.get("g_study_line", "")
     return text
 
 
@@ -231,9 +270,10 @@ def _rci_sources(ctx: ReportContext, models: pd.DataFrame) -> str:
         elif any(
             k in ctx.options.retest for k in (rec.scale, instrument_of.get(rec.scale, rec.scale))
         ):
-            retest.append(f"{num(value, 2).lstrip('0')} for {label}")
+            low = ", below .70" if value < GOOD_ENOUGH else ""
+            retest.append(f"{num(value, 2).lstrip('0')} for {label}{low}")
         else:
-            alpha.append(num(value, 2).lstrip("0"))
+            alpha.append(num(value, 2).lstrip("0") + (", below .70" if value < GOOD_ENOUGH else ""))
     parts = []
     if alpha:
         parts.append(
