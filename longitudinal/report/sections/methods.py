@@ -36,9 +36,9 @@ def methods_text(ctx: ReportContext) -> str:
     n_drop = int((excl["scope"] == "study").sum())
     n_nr = int((excl["scope"] == "story_frame").sum())
     sentences = [_scoring_sentence(ctx) + _alpha_sentence(ctx)]
-    g_text = _g_sentence(ctx)
-    if g_text:
-        sentences.append(g_text)
+    for extra in (_multilevel_sentence(ctx), _g_sentence(ctx)):
+        if extra:
+            sentences.append(extra)
     traits = list(study.trait_instruments)
     sentences.append(
         (
@@ -208,17 +208,21 @@ def _alpha_sentence(ctx: ReportContext) -> str:
     text = f" Cronbach's α at {first} = " + join_words(parts) + "."
     if len(undefined):
         text += f" α is undefined for {join_words(list(undefined))} (single item)."
-    low = rel.loc[rel["alpha"].between(0, GOOD_ENOUGH, inclusive="left")]
-    if not low.empty:
-        shown = [
-            f"{ctx.labels.get(scale_column(r.instrument, r.scale), r.scale)} at {r.wave} "
-            f"({num(r.alpha, 2).lstrip('0')})"
-            for r in low.itertuples(index=False)
+    shown = []
+    for r in rel.itertuples(index=False):
+        name = ctx.labels.get(scale_column(r.instrument, r.scale), r.scale)
+        values = [
+            f"{symbol} = {num(value, 2).lstrip('0')}"
+            for symbol, value in (("α", r.alpha), ("ω", r.omega_total))
+            if np.isfinite(value) and 0 <= value < GOOD_ENOUGH
         ]
+        if values:
+            shown.append(f"{name} at {r.wave} ({', '.join(values)})")
+    if shown:
         text += (
-            f" α was below .70 for {join_words(shown)}: these scores carry more measurement "
-            "error than is usually accepted, and their tests and changes are read with that "
-            "in mind."
+            f" Internal consistency was below .70 for {join_words(shown)}: these scores carry "
+            "more measurement error than is usually accepted, and their tests and changes are "
+            "read with that in mind."
         )
     negative = sub.loc[sub["alpha"] < 0]
     if not negative.empty:
@@ -231,6 +235,27 @@ def _alpha_sentence(ctx: ReportContext) -> str:
             "average: check the reverse keys and the item coding before interpreting these "
             "scores."
         )
+    return text
+
+
+def _multilevel_sentence(ctx: ReportContext) -> str:
+    """Name the multilevel reliability coefficients below .70, when that table was computed."""
+    from longitudinal.report.sections.reliability import MULTILEVEL_TABLE
+
+    table = ctx.tables.get(MULTILEVEL_TABLE)
+    if table is None or table.empty or "flag" not in table.columns:
+        return ""
+    text = (
+        "The reliability of the state scales across waves was estimated from person x wave x "
+        "item variance components (Shrout & Lane 2012)."
+    )
+    low = [
+        f"{ctx.labels.get(scale_column(r.instrument, r.scale), r.scale)} ({r.flag})"
+        for r in table.itertuples(index=False)
+        if r.flag
+    ]
+    if low:
+        text += f" Coefficients below .70: {join_words(low)}."
     return text
 
 

@@ -92,7 +92,10 @@ def test_g_study_tables_flags_and_the_imprecision_line(study, tmp_path):
     # methods: the G sentence and the α flags
     text = methods.methods_text(ctx)
     assert f"G = {expected.g:.2f}".replace("0.", ".") in text
-    assert "α was below .70 for" in text and "(.66)" in text
+    assert (
+        "Internal consistency was below .70 for Ten-Item Personality Inventory (TIPI) "
+        "(extraversion) at baseline (α = .66)" in text
+    )
 
 
 def test_the_multilevel_hook_renders_and_flags_when_present(study, tmp_path):
@@ -120,6 +123,11 @@ def test_the_multilevel_hook_renders_and_flags_when_present(study, tmp_path):
     body = _text(section.render(ctx))
     assert "Reliability within and across people" in body
     assert "Rc and Rcn below .70" in body
+    text = methods.methods_text(ctx)
+    assert (
+        "Coefficients below .70: WHO-5 Well-Being Index (percentage) (Rc and Rcn below .70) "
+        "and Closeness to the robot (R1R below .70)." in text
+    )
     # absent table: no block
     ctx2 = _context(study, tmp_path)
     section2 = ReliabilitySection()
