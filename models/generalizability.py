@@ -312,9 +312,10 @@ def g_study(
     d_stories : sequence of numbers, default 1 to 10
         Stories per session of the D study.
     design : {"auto", "crossed", "nested"}, default "auto"
-        ``"auto"``: crossed when some story is rated by two or more participants, else
-        nested. ``"crossed"`` on data where no story repeats across participants is refused
-        (the story variance would not be identified).
+        ``"auto"``: crossed when some story is rated by two or more participants (and
+        there are two or more stories), else nested. ``"crossed"`` on data where no story
+        repeats across participants is refused (the story variance would not be
+        identified).
 
     Returns
     -------
@@ -327,7 +328,9 @@ def g_study(
     InvalidParameterError
         Wrong columns, a non-numeric rating column, missing ids, or data that cannot
         identify the components (fewer than 3 participants, nobody with two sessions, no
-        session with two ratings).
+        session with two ratings, every rating the same).
+    ConvergenceError
+        When the mixed model cannot be fitted at all.
 
     Notes
     -----
@@ -379,7 +382,8 @@ def g_study(
     per_person = frame.groupby("participant")["session"].nunique()
     per_session = frame.groupby(["participant", "session"]).size()
     persons_per_story = frame.groupby("story")["participant"].nunique()
-    repeated = bool((persons_per_story >= 2).any())
+    # one story for everybody has no story variance: the nested formula fits it
+    repeated = bool((persons_per_story >= 2).any()) and len(persons_per_story) >= 2
     chosen = ("crossed" if repeated else "nested") if design == "auto" else design
     n_persons = len(per_person)
     why = []
@@ -391,6 +395,8 @@ def g_study(
         why.append("no story is rated by two or more participants (use design='nested')")
     if not (per_session >= 2).any():
         why.append("no session has two or more ratings")
+    if len(frame) and frame["y"].nunique() < 2:
+        why.append(f"every rating is {frame['y'].iloc[0]:g} (no variance to decompose)")
     if why:
         raise InvalidParameterError(
             f"{_FUNC}: the variance components are not estimable from these data: " + "; ".join(why)
@@ -399,6 +405,8 @@ def g_study(
     formula = "y ~ 1 + (1 | participant) + (1 | participant:session)"
     if chosen == "crossed":
         formula += " + (1 | story)"
+    elif len(persons_per_story) < 2:
+        notes.append("Every rating is of the same story: there is no story variance.")
     else:
         notes.append(
             "No story is rated by two participants: a story's own effect cannot be told "

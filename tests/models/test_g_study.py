@@ -128,6 +128,14 @@ def test_nested_design_says_the_story_is_in_the_residual():
     assert any("residual variance includes it" in n for n in res.notes)
 
 
+def test_one_story_for_everybody_is_fitted_without_a_story_term():
+    data = simulate(np.random.default_rng(8), n_persons=6).assign(story="st1")
+    res = _fit(data)
+    assert res.design == "nested"
+    assert "story" not in set(res.components["component"])
+    assert "Every rating is of the same story: there is no story variance." in res.notes
+
+
 def test_missing_ratings_are_counted_and_noted():
     data = simulate(np.random.default_rng(5), n_persons=8)
     data.loc[[0, 7], "y"] = np.nan
@@ -144,6 +152,9 @@ def test_unidentifiable_data_are_refused_with_the_reason():
     msg = str(err.value)
     assert "2 participant(s) rated (3 or more needed)" in msg
     assert "no participant has ratings in two or more sessions" in msg
+    flat = simulate(np.random.default_rng(6), n_persons=4).assign(y=3.0)
+    with pytest.raises(InvalidParameterError, match="every rating is 3 "):
+        _fit(flat)
     nested = simulate(np.random.default_rng(6), n_persons=5, crossed=False)
     with pytest.raises(
         InvalidParameterError, match="no story is rated by two or more participants"

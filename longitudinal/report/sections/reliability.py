@@ -125,7 +125,7 @@ class ReliabilitySection(Section):
     @staticmethod
     def _g_study(ctx: ReportContext) -> None:
         from longitudinal.generalizability import ratings_g_study
-        from models import InvalidParameterError
+        from models import InvalidParameterError, ModelsError
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -137,10 +137,18 @@ class ReliabilitySection(Section):
                 ctx.results["g_study_line"] = (
                     f"The G study of the ratings is not estimable: {reason}."
                 )
+            except ModelsError as why:  # the fit failed (ConvergenceError) or was refused
+                result = None
+                ctx.results["g_study_line"] = (
+                    "The G study of the ratings is not estimable: the mixed model could not "
+                    f"be fitted ({why})."
+                )
         for w in caught:
             ctx.note(ctx.scrub(f"G study of the ratings: {w.message}"))
         ctx.results["g_study"] = result
         if result is None:
+            ctx.results["g_study_line"] = ctx.scrub(ctx.results["g_study_line"])
+            ctx.note(ctx.results["g_study_line"])
             return
         ctx.tables["ratings_g_components"] = result.components
         ctx.tables["ratings_g_coefficient"] = result.observed
