@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         rm_anova,
     )
     from longitudinal.frames import within_between
+    from longitudinal.generalizability import ratings_g_study
     from longitudinal.predict import (
         EmpathyData,
         EmpathyEffects,
@@ -106,6 +107,7 @@ _LAZY = {
     "reliable_change": "longitudinal.change",
     "rm_anova": "longitudinal.change",
     "within_between": "longitudinal.frames",
+    "ratings_g_study": "longitudinal.generalizability",
     "EmpathyData": "longitudinal.predict",
     "EmpathyEffects": "longitudinal.predict",
     "EvaluationResult": "longitudinal.predict",
@@ -183,6 +185,7 @@ __all__ = [
     "plot_effects",
     "plot_metrics",
     "pseudonyms",
+    "ratings_g_study",
     "read_predictions",
     "read_study_config",
     "reliable_change",

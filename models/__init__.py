@@ -58,6 +58,7 @@ from models.evaluation import (
     weighted_metrics,
 )
 from models.formula import Design, FormulaSpec, RandomBlock, RandomTerm, build_design, parse_formula
+from models.generalizability import GStudy, g_study
 from models.lmm import LikelihoodRatioTest, LinearMixedModel, MixedModelSummary, lrt
 from models.ordinal import OrdinalMixedModel, OrdinalModelSummary
 from models.panel import (
@@ -83,6 +84,7 @@ __all__ = [
     "EmpathicWarning",
     "FormulaError",
     "FormulaSpec",
+    "GStudy",
     "GroupCVResult",
     "GroupedFold",
     "GroupedSplit",
@@ -114,6 +116,7 @@ __all__ = [
     "fit_between",
     "fit_random_effects",
     "fit_within",
+    "g_study",
     "grouped_kfold",
     "grouped_split",
     "hausman_test",

@@ -54,6 +54,7 @@ RESULTS = {
     "PanelFit",
     "HausmanTest",
     "LikelihoodRatioTest",
+    "GStudy",
 }
 FITTED = ("fixed_", "thresholds_", "random_", "ranef_", "converged_", "meta_")
 

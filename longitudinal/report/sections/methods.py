@@ -15,6 +15,7 @@ from longitudinal.report.context import (
 )
 from longitudinal.report.html import num, render
 from longitudinal.report.sections.base import Section
+from models.generalizability import GOOD_ENOUGH
 
 
 class MethodsSection(Section):
@@ -35,6 +36,9 @@ def methods_text(ctx: ReportContext) -> str:
     n_drop = int((excl["scope"] == "study").sum())
     n_nr = int((excl["scope"] == "story_frame").sum())
     sentences = [_scoring_sentence(ctx) + _alpha_sentence(ctx)]
+    for extra in (_multilevel_sentence(ctx), _g_sentence(ctx)):
+        if extra:
+            sentences.append(extra)
     traits = list(study.trait_instruments)
     sentences.append(
         (
@@ -204,6 +208,22 @@ def _alpha_sentence(ctx: ReportContext) -> str:
     text = f" Cronbach's α at {first} = " + join_words(parts) + "."
     if len(undefined):
         text += f" α is undefined for {join_words(list(undefined))} (single item)."
+    shown = []
+    for r in rel.itertuples(index=False):
+        name = ctx.labels.get(scale_column(r.instrument, r.scale), r.scale)
+        values = [
+            f"{symbol} = {num(value, 2).lstrip('0')}"
+            for symbol, value in (("α", r.alpha), ("ω", r.omega_total))
+            if np.isfinite(value) and 0 <= value < GOOD_ENOUGH
+        ]
+        if values:
+            shown.append(f"{name} at {r.wave} ({', '.join(values)})")
+    if shown:
+        text += (
+            f" Internal consistency was below .70 for {join_words(shown)}: these scores carry "
+            "more measurement error than is usually accepted, and their tests and changes are "
+            "read with that in mind."
+        )
     negative = sub.loc[sub["alpha"] < 0]
     if not negative.empty:
         names = [
@@ -215,6 +235,50 @@ def _alpha_sentence(ctx: ReportContext) -> str:
             "average: check the reverse keys and the item coding before interpreting these "
             "scores."
         )
+    return text
+
+
+def _multilevel_sentence(ctx: ReportContext) -> str:
+    """Name the multilevel reliability coefficients below .70, when that table was computed."""
+    from longitudinal.report.sections.reliability import MULTILEVEL_TABLE
+
+    table = ctx.tables.get(MULTILEVEL_TABLE)
+    if table is None or table.empty or "flag" not in table.columns:
+        return ""
+    text = (
+        "The reliability of the state scales across waves was estimated from person x wave x "
+        "item variance components (Shrout & Lane 2012)."
+    )
+    low = [
+        f"{ctx.labels.get(scale_column(r.instrument, r.scale), r.scale)} ({r.flag})"
+        for r in table.itertuples(index=False)
+        if r.flag
+    ]
+    if low:
+        text += f" Coefficients below .70: {join_words(low)}."
+    return text
+
+
+def _g_sentence(ctx: ReportContext) -> str:
+    """Describe the G study of the ratings in a sentence or two, or say why there is none."""
+    result = ctx.results.get("g_study")
+    if result is None:
+        line = ctx.results.get("g_study_line")
+        return line or ""
+    row = result.observed.iloc[0]
+    text = (
+        "The generalizability of a participant's mean empathy rating was estimated from REML "
+        "variance components (participant, session within participant, "
+        + ("story, " if result.design == "crossed" else "")
+        + f"residual): G = {num(row['g'], 2).lstrip('0')} for the observed "
+        f"{num(row['n_sessions'], 1)} sessions of {num(row['n_stories'], 1)} stories "
+        "(harmonic means), with new stories in each session"
+    )
+    if row["g"] < GOOD_ENOUGH:
+        text += ", below .70: a participant's mean rating is a noisy measure"
+    text += "."
+    if not result.precise:
+        text += " " + ctx.results.get("g_study_line", "")
     return text
 
 
@@ -231,9 +295,10 @@ def _rci_sources(ctx: ReportContext, models: pd.DataFrame) -> str:
         elif any(
             k in ctx.options.retest for k in (rec.scale, instrument_of.get(rec.scale, rec.scale))
         ):
-            retest.append(f"{num(value, 2).lstrip('0')} for {label}")
+            low = ", below .70" if value < GOOD_ENOUGH else ""
+            retest.append(f"{num(value, 2).lstrip('0')} for {label}{low}")
         else:
-            alpha.append(num(value, 2).lstrip("0"))
+            alpha.append(num(value, 2).lstrip("0") + (", below .70" if value < GOOD_ENOUGH else ""))
     parts = []
     if alpha:
         parts.append(

@@ -56,8 +56,11 @@ def test_an_unavailable_section_becomes_a_note_and_the_rest_is_written(
     assert "Not computed: every scale has a single item &lt;b&gt;here&lt;/b&gt;" in body
     for anchor in ("sample", "methods", "change", "ratings", "sessions", "traits", "notes"):
         assert _section(page, anchor)
-    assert "Reliability: every scale has a single item" in _section(page, "notes")
+    assert "How reliable are the measures?: every scale has a single item" in _section(
+        page, "notes"
+    )
     assert not (out / "tables" / "reliability.csv").exists()
+    assert not (out / "tables" / "ratings_g_components.csv").exists()
     assert (out / "tables" / "rm_anova.csv").is_file()
 
 
