@@ -145,7 +145,10 @@ def latex_table(table: Any) -> str:
             elif parts is None:
                 cells.append(rf"\multicolumn{{2}}{{c}}{{{_cell(text)}}}")
             else:
-                cells.append(f"{_cell(parts[0])} & {_cell(parts[1])}")
+                # a trailing space of the integer part ("< ") is kept as a tie: TeX drops
+                # plain spaces at the end of a cell
+                left = _cell(parts[0].rstrip()) + ("~" if parts[0].endswith(" ") else "")
+                cells.append(f"{left} & {_cell(parts[1])}")
         lines.append(" & ".join(cells) + r" \\")
     lines += [
         r"\bottomrule",
