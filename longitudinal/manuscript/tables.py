@@ -182,8 +182,9 @@ def anova_table(tables, *, labels, waves, number) -> ApaTable | None:
             if m["rm_n_excluded"] and m["rm_n_excluded"] > 0:
                 left.append(f"{_label(labels, column)} {int(m['rm_n_excluded'])}")
     note = (
-        "Complete cases only. ε = sphericity correction factor; GG = Greenhouse–Geisser; "
-        f"HF = Huynh–Feldt (reported when the GG ε is above {HUYNH_FELDT_ABOVE:.2f}); none = two "
+        "Complete cases only. Corr. = sphericity correction; ε = its factor; GG = "
+        "Greenhouse–Geisser; HF = Huynh–Feldt (reported when the GG ε is above "
+        f"{apa_unit(HUYNH_FELDT_ABOVE)}); none = two "
         "waves, where sphericity holds; *df*_{1}, *df*_{2} = corrected degrees of freedom; "
         "η²_{G} = generalized eta squared; χ² = Friedman statistic; *W* = Kendall's *W*; "
         f"*n* = complete cases. *n* per wave: {_n_per_wave(_get(tables, 'descriptives'), waves)}. "
@@ -199,7 +200,7 @@ def anova_table(tables, *, labels, waves, number) -> ApaTable | None:
         title="Repeated-Measures Analyses of Variance and Friedman Tests Across the Waves",
         columns=(
             "Scale",
-            "Correction",
+            "Corr.",
             "ε",
             "*df*_{1}",
             "*df*_{2}",

@@ -79,6 +79,23 @@ def _borders(cell: Any, **edges: bool) -> None:
     props.append(borders)
 
 
+def _widths(grid: Any, table: Any) -> None:
+    """Give the label column room (2.6 in) and share the rest of the 9-in line equally."""
+    from docx.shared import Inches
+
+    first = 2.6 if len(table.columns) > 3 else 4.0
+    rest = (9.0 - first) / max(len(table.columns) - 1, 1)
+    grid.autofit = False
+    for j, column in enumerate(grid.columns):
+        column.width = Inches(first if j == 0 else rest)
+    for row in grid.rows:
+        for j, cell in enumerate(row.cells):
+            cell.width = Inches(first if j == 0 else rest)
+            for paragraph in cell.paragraphs:
+                paragraph.paragraph_format.space_after = 0
+                paragraph.paragraph_format.space_before = 0
+
+
 def _add_table(document: Any, table: Any) -> None:
     from docx.enum.table import WD_TABLE_ALIGNMENT
     from docx.enum.text import WD_ALIGN_PARAGRAPH
@@ -113,8 +130,11 @@ def _add_table(document: Any, table: Any) -> None:
             if table.numeric[j]:
                 paragraph.alignment = WD_ALIGN_PARAGRAPH.RIGHT
             _borders(cells[j], bottom=i == last)
+    _widths(grid, table)
     note = document.add_paragraph()
-    note.add_run("Note.").italic = True
+    label = note.add_run("Note.")
+    label.italic = True
+    label.font.size = small
     _add_runs(note, " " + table.note, size=small)
 
 
