@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -289,3 +290,43 @@ def test_libreoffice_opens_the_word_files(built, tmp_path):
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
         assert (tmp_path / name.replace(".docx", ".pdf")).stat().st_size > 1000
+
+
+def _p(sign, text):
+    return sign.strip() + " " + text if sign.strip() != "=" else text
+
+
+def test_results_text_numbers_equal_the_csv(built, reader):
+    out, tables, _ = built
+    text = (out / "manuscript" / "results.md").read_text(encoding="utf-8")
+    pairs = re.findall(
+        r"From (\S+) to (\S+), .*? by (\S+) points, 95% CI \[(\S+), (\S+)\], \*t\*\((\S+)\) = "
+        r"(\S+), \*p\* (=|<|>) (\.\d{3}), Holm-adjusted \*p\* (=|<|>) (\.\d{3})",
+        text,
+    )
+    csv = tables["pairwise"]
+    assert len(pairs) == len(csv)
+    for found, rec in zip(pairs, csv.itertuples(index=False), strict=True):
+        assert (found[0], found[1]) == (rec.wave_from, rec.wave_to)
+        # a stated direction prints the size of the change, otherwise its signed value
+        assert reader.agrees(found[2], abs(rec.estimate)) or reader.agrees(found[2], rec.estimate)
+        assert reader.agrees_ci(f"[{found[3]}, {found[4]}]", rec.ci_low, rec.ci_high)
+        assert reader.agrees(found[5], rec.df) and reader.agrees(found[6], rec.statistic)
+        assert reader.agrees(_p(found[7], found[8]), rec.p_value)
+        assert reader.agrees(_p(found[9], found[10]), rec.p_holm)
+    anovas = re.findall(r"\*F\*\((\S+), (\S+)\) = (\S+), \*p\* (=|<|>) (\.\d{3}), η²", text)
+    scales = list(dict.fromkeys(tables["rm_anova"]["scale"]))
+    assert len(anovas) == len(scales)
+    for found, scale in zip(anovas, scales, strict=True):
+        rec = choose_correction(tables["rm_anova"][tables["rm_anova"]["scale"] == scale])
+        assert reader.agrees(found[0], rec["df1"]) and reader.agrees(found[1], rec["df2"])
+        assert reader.agrees(found[2], rec["statistic"])
+        assert reader.agrees(_p(found[3], found[4]), rec["p_value"])
+    lmm = tables["empathy_effects"].query("engine == 'lmm' and scale == 'rating'")
+    slopes = re.findall(r"\*b\* = (\S+), 95% CI \[(\S+), (\S+)\], \*t\*\((\S+)\) = (\S+),", text)
+    for found, rec in zip(slopes[-len(lmm) :], lmm.itertuples(index=False), strict=True):
+        assert reader.agrees(found[0], rec.estimate)
+        assert reader.agrees_ci(f"[{found[1]}, {found[2]}]", rec.ci_low, rec.ci_high)
+        assert reader.agrees(found[3], rec.df)
+    if tables["descriptives"]["n"].max() < 20:
+        assert "imprecise and may not replicate" in text
