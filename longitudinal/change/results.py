@@ -266,7 +266,7 @@ class GrowthModelResult(_Shown):
             ("Random effects", _shown(self.random, RANDOM_COLUMNS)),
         ]
 
-    def to_apa(self, *, label: str = "the outcome", time_unit: str = "weeks") -> str:
+    def to_apa(self, *, label: str = "the outcome", time_unit: str | None = None) -> str:
         """Return the slope in APA style; a singular or unconverged model is said to be one.
 
         See :func:`longitudinal.manuscript.sentences.growth_apa`.
@@ -411,7 +411,7 @@ class ChangeResult(_Shown):
             ("Reliable change", _shown(self.reliable_change_counts, RCI_COUNT_COLUMNS)),
         ]
 
-    def to_apa(self, *, label: str | None = None, time_unit: str = "weeks") -> str:
+    def to_apa(self, *, label: str | None = None, time_unit: str | None = None) -> str:
         """Return the results paragraph of this scale in APA style.
 
         The RM-ANOVA, the Friedman test, each pairwise change, the growth model and reliable
@@ -423,8 +423,9 @@ class ChangeResult(_Shown):
         ----------
         label : str, optional
             The scale's name in the text (default: the outcome column).
-        time_unit : str, default "weeks"
-            The unit of the growth model's time.
+        time_unit : str, optional
+            The unit of the growth model's time (``"weeks"``); by default ``wave`` when the
+            time is the wave's position, else "unit of time".
 
         Returns
         -------
@@ -447,7 +448,10 @@ class ChangeResult(_Shown):
             sentences.friedman_apa(self.friedman),
             *sentences.pairwise_apa(self.pairwise, self.effect_sizes, label=label, ci_level=level),
             sentences.growth_apa(
-                self.growth_fixed, self.growth_random, label=label, model=meta.get("growth", {}),
+                self.growth_fixed,
+                self.growth_random,
+                label=label,
+                model=meta.get("growth", {}),
                 time_unit=time_unit, ci_level=level,
             ),
         ]  # fmt: skip

@@ -181,7 +181,7 @@ def growth_apa(
     *,
     label: str,
     model: Mapping[str, Any],
-    time_unit: str = "weeks",
+    time_unit: str | None = "weeks",
     ci_level: float = 0.95,
 ) -> str:
     """Write the growth model's slope in one or two sentences, gated on the fit.
@@ -194,7 +194,7 @@ def growth_apa(
     if slope.empty:
         return f"The growth model of {_lower(label)} could not be fitted."
     rec = slope.iloc[0]
-    per = time_unit[:-1] if time_unit.endswith("s") else time_unit
+    per = _per(time_unit, model.get("time_coding"))
     problems = model.get("problems") or ""
     if not isinstance(problems, str):
         problems = "; ".join(problems)
@@ -333,6 +333,19 @@ def effects_apa(
     if caveat:
         out.append(caveat)
     return out
+
+
+def _per(time_unit: str | None, coding: Any) -> str:
+    """Return the unit of the slope.
+
+    ``week`` for weeks; without a unit, ``wave`` when the time is the wave's position (0, 1,
+    2, ...), else ``unit of time``.
+    """
+    if time_unit:
+        return time_unit[:-1] if time_unit.endswith("s") else time_unit
+    if isinstance(coding, Mapping) and list(coding.values()) == list(range(len(coding))):
+        return "wave"
+    return "unit of time"
 
 
 def _lower(label: str) -> str:

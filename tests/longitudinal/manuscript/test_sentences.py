@@ -124,3 +124,34 @@ def test_a_singular_or_unconverged_effects_model_is_not_read():
 def test_an_unusable_interval_is_not_interpreted():
     text = " ".join(effects_apa(_effects(0.1, 0.5, df=0.4), n_people=30))
     assert "cannot estimate this effect reliably" in text and "*b* =" not in text
+
+
+def test_change_result_to_apa_reads_its_own_tables():
+    import numpy as np
+
+    from longitudinal.change import change_analysis
+
+    rng = np.random.default_rng(1)
+    data = pd.DataFrame(
+        {
+            "id": np.repeat(np.arange(12), 3).astype(str),
+            "wave": np.tile(["pre", "mid", "post"], 12),
+            "y": rng.normal(4, 1, 36) + np.tile([0, 0.3, 0.6], 12),
+        }
+    )
+    result = change_analysis(
+        data, id_col="id", wave_col="wave", outcome_col="y", waves=["pre", "mid", "post"],
+        reliability=0.8,
+    )  # fmt: skip
+    text = result.to_apa(label="Well-being")
+    row = choose_correction(result.rm_anova)
+    assert row["correction"] == "greenhouse-geisser"  # ε = .66 here
+    assert f"*F*({row['df1']:.2f}, {row['df2']:.1f}) = {row['statistic']:.2f}" in text
+    slope = result.growth_fixed.set_index("term").loc["time"]
+    assert f"*b* = {slope['estimate']:.3f} points per wave" in text  # time = wave position
+    assert text.count("From ") == len(result.pairwise) == 3
+    assert "improved reliably" in text
+    assert text.endswith(
+        "With 12 participants these estimates are imprecise and may not replicate."
+    )
+    assert result.to_apa(label="Well-being") == text  # nothing random
