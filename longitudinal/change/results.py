@@ -156,6 +156,20 @@ class RMAnovaResult(_Shown):
             ("Mauchly's test of sphericity", _shown(self.sphericity, SPHERICITY_COLUMNS[1:])),
         ]
 
+    def to_apa(self, *, label: str = "the outcome") -> str:
+        """Return the test as one APA sentence (Greenhouse–Geisser or Huynh–Feldt df with ε).
+
+        See :func:`longitudinal.manuscript.sentences.anova_apa`.
+        """
+        from longitudinal.manuscript.sentences import anova_apa
+
+        return anova_apa(
+            self.table,
+            label=label,
+            n_waves=len(self.meta.get("waves", [])),
+            n_excluded=int(self.meta.get("n_excluded") or 0),
+        )
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class PairwiseChanges(_Shown):
@@ -197,6 +211,16 @@ class PairwiseChanges(_Shown):
                 ),
             ),
         ]
+
+    def to_apa(self, *, label: str = "the outcome") -> str:
+        """One APA sentence per pair of waves; a direction only when the interval excludes 0.
+
+        See :func:`longitudinal.manuscript.sentences.pairwise_apa`.
+        """
+        from longitudinal.manuscript.sentences import pairwise_apa
+
+        level = self.meta.get("ci_level", self.meta.get("parameters", {}).get("ci_level", 0.95))
+        return " ".join(pairwise_apa(self.tests, self.effect_sizes, label=label, ci_level=level))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -242,6 +266,19 @@ class GrowthModelResult(_Shown):
             ("Random effects", _shown(self.random, RANDOM_COLUMNS)),
         ]
 
+    def to_apa(self, *, label: str = "the outcome", time_unit: str | None = None) -> str:
+        """Return the slope in APA style; a singular or unconverged model is said to be one.
+
+        See :func:`longitudinal.manuscript.sentences.growth_apa`.
+        """
+        from longitudinal.manuscript.sentences import growth_apa
+
+        level = self.meta.get("ci_level", self.meta.get("parameters", {}).get("ci_level", 0.95))
+        return growth_apa(
+            self.fixed, self.random, label=label, model=self.meta, time_unit=time_unit,
+            ci_level=level,
+        )  # fmt: skip
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class ReliableChangeResult(_Shown):
@@ -273,6 +310,17 @@ class ReliableChangeResult(_Shown):
         return [
             ("Reliable change index (Jacobson & Truax)", _shown(self.counts, RCI_COUNT_COLUMNS))
         ]
+
+    def to_apa(
+        self, *, label: str = "the outcome", wave_from: str = "baseline", wave_to: str = "follow-up"
+    ) -> str:
+        """Return the counts of reliable improvement and deterioration in one sentence."""
+        from longitudinal.manuscript.sentences import reliable_change_apa
+
+        return reliable_change_apa(
+            self.counts, label=label, source=self.meta.get("reliability_source"),
+            wave_from=wave_from, wave_to=wave_to,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -362,3 +410,60 @@ class ChangeResult(_Shown):
             ("Growth model: fixed effects", _shown(self.growth_fixed, FIXED_COLUMNS)),
             ("Reliable change", _shown(self.reliable_change_counts, RCI_COUNT_COLUMNS)),
         ]
+
+    def to_apa(self, *, label: str | None = None, time_unit: str | None = None) -> str:
+        """Return the results paragraph of this scale in APA style.
+
+        The RM-ANOVA, the Friedman test, each pairwise change, the growth model and reliable
+        change, with the report's gates: an interval that includes zero is given no direction,
+        a singular or unconverged growth model is reported as such, and below 20 participants
+        the paragraph ends with the small-sample caveat.
+
+        Parameters
+        ----------
+        label : str, optional
+            The scale's name in the text (default: the outcome column).
+        time_unit : str, optional
+            The unit of the growth model's time (``"weeks"``); by default ``wave`` when the
+            time is the wave's position, else "unit of time".
+
+        Returns
+        -------
+        str
+            The paragraph; statistics are marked ``*F*`` (italic) and ``_{G}`` (subscript).
+        """
+        from longitudinal.manuscript import sentences
+        from longitudinal.predict._gates import small_sample_caveat
+
+        meta = self.meta
+        params = meta.get("parameters", {})
+        label = label or str(params.get("outcome_col", meta.get("outcome", "the outcome")))
+        waves = [str(w) for w in (meta.get("waves") or params.get("waves", []))]
+        level = params.get("ci_level", meta.get("ci_level", 0.95))
+        parts = [
+            sentences.anova_apa(
+                self.rm_anova, label=label, n_waves=len(waves),
+                n_excluded=int(meta.get("n_excluded") or 0),
+            ),
+            sentences.friedman_apa(self.friedman),
+            *sentences.pairwise_apa(self.pairwise, self.effect_sizes, label=label, ci_level=level),
+            sentences.growth_apa(
+                self.growth_fixed,
+                self.growth_random,
+                label=label,
+                model=meta.get("growth", {}),
+                time_unit=time_unit, ci_level=level,
+            ),
+        ]  # fmt: skip
+        if waves:
+            parts.append(
+                sentences.reliable_change_apa(
+                    self.reliable_change_counts,
+                    label=label,
+                    source=meta.get("reliability_source"),
+                    wave_from=waves[0],
+                    wave_to=waves[-1],
+                )  # fmt: skip
+            )
+        caveat = small_sample_caveat(meta.get("n_subjects"), what="these estimates are")
+        return " ".join(p for p in parts if p) + caveat

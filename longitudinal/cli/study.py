@@ -176,6 +176,14 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=None, help="seed recorded in provenance")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing report")
+    parser.add_argument(
+        "--formats",
+        default="html,docx,latex",
+        metavar="LIST",
+        help="comma-separated outputs (default html,docx,latex): docx and latex add "
+        "OUT/manuscript/ with APA tables (tables.docx; tables.tex and one file per table) and "
+        "the results text (results.md, results.docx); html alone writes the report only",
+    )
     return parser
 
 
@@ -272,6 +280,7 @@ def _report(args: argparse.Namespace) -> int:
             "target_accept": args.target_accept,
         },
         predictors=args.predictors,
+        formats=args.formats,
     )
     print(f"wrote the change report to {path / 'report.html'}")
     provenance = json.loads((path / "provenance.json").read_text(encoding="utf-8"))

@@ -128,6 +128,35 @@ class EmpathyEffects(Shown):
             ("Variance decomposition", self.variance[["engine", "model", "component", "icc"]]),
         ]
 
+    def to_apa(self) -> str:
+        """Return what predicts the ratings in APA style, with the report's gates.
+
+        One sentence per predictor (linear mixed model: *b*, interval, *t*, *p*; the ordinal
+        models beside it). An interval that includes zero is given no direction; a singular or
+        unconverged model, or a Bayesian fit that failed its sampling diagnostics, is reported
+        as not interpreted; below 20 participants the text ends with the small-sample caveat.
+        See :func:`longitudinal.manuscript.sentences.effects_apa`.
+
+        Returns
+        -------
+        str
+            The paragraph; statistics are marked ``*b*`` (italic).
+        """
+        from longitudinal.manuscript.sentences import effects_apa
+        from longitudinal.predict._gates import fit_problem, sampling_problem
+
+        return " ".join(
+            effects_apa(
+                self.effects,
+                ci_level=float(self.meta.get("ci_level", 0.95)),
+                n_people=self.meta.get("n_participants"),
+                n_obs=self.meta.get("n_obs"),
+                lmm_problem=fit_problem(self.lmm),
+                clmm_problem=fit_problem(self.clmm) if self.clmm is not None else None,
+                bayes_problem=sampling_problem(self.bayes),
+            )
+        )
+
 
 def _hdi(draws: np.ndarray, ci_level: float) -> tuple[float, float]:
     """Highest-density interval of one quantity's draws (:func:`arviz.hdi`)."""

@@ -9,6 +9,7 @@ import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal._format import num, signed
+from longitudinal.predict._gates import SMALL_SAMPLE, effect_status, small_sample_caveat
 from longitudinal.predict.effects import check_effects_table
 
 _CLEAR = {  # how a clear effect is read, by kind and part of the predictor
@@ -31,9 +32,7 @@ _CLEAR = {  # how a clear effect is read, by kind and part of the predictor
     ("time", "time"): "empathy ratings were {direction} as the weeks went by",
 }
 
-
-SMALL_SAMPLE = 20
-"""Below this many participants every inferential paragraph carries a small-sample caveat."""
+__all__ = ["SMALL_SAMPLE", "describe_effects"]
 
 
 def describe_effects(
@@ -99,23 +98,14 @@ def describe_effects(
     bayes = effects[(effects["engine"] == "bayes_ordinal") & (effects["scale"] == "rating")]
     bayes = bayes.set_index("term")
     pct = f"{100 * ci_level:g}%"
-    caveat = (
-        f" With {n_people} participants this estimate is imprecise and may not replicate."
-        if n_people is not None and n_people < SMALL_SAMPLE
-        else ""
-    )
+    caveat = small_sample_caveat(n_people)
     rows = []
     for rec in lmm.itertuples(index=False):
         unit = "week" if rec.kind == "time" else "SD"
         label = rec.label[:1].upper() + rec.label[1:]
-        width = rec.ci_high - rec.ci_low
-        usable = (
-            np.isfinite(rec.ci_low)
-            and np.isfinite(rec.ci_high)
-            and width < 400
-            and not (np.isfinite(rec.df) and rec.df < 1)
-        )
-        clear = bool(usable and (rec.ci_low > 0 or rec.ci_high < 0))
+        status = effect_status(rec.ci_low, rec.ci_high, rec.df)
+        usable = status != "unusable"
+        clear = status == "clear"
         direction: Any = pd.NA
         if lmm_problem:
             text = f"{label}: not interpreted, because {lmm_problem}."

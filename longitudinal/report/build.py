@@ -50,6 +50,7 @@ def build_report(
     sampling: Mapping[str, Any] | None = None,
     predictors: Sequence[str] | None = None,
     person_tables: bool = True,
+    formats: str | Sequence[str] = ("html", "docx", "latex"),
 ) -> Path:
     """Write the change report of a study directory.
 
@@ -100,6 +101,12 @@ def build_report(
         ``tables/complete_case_exclusions.csv``). Pseudonyms do not make them anonymous:
         anyone holding the raw data can re-link a row to its participant by the scores.
         ``False`` leaves them out (the report says so).
+    formats : str or sequence of str, default ("html", "docx", "latex")
+        Outputs: ``html`` is the report itself (always written); ``docx`` and ``latex`` add
+        ``out_dir/manuscript/`` with the APA tables (``tables.docx``; ``tables.tex``, a
+        wrapper that compiles alone with pdflatex, and ``table<N>.tex`` to input) and
+        the APA results text (``results.md``, and ``results.docx`` with ``docx``). A string
+        is a comma-separated list (``"html,docx"``); ``"html"`` writes the report alone.
 
     Returns
     -------
@@ -155,6 +162,7 @@ def build_report(
         sampling=sampling,
         predictors=predictors,
         person_tables=person_tables,
+        formats=formats,
     )
     from longitudinal.study import load_study, study_inputs
 
@@ -320,6 +328,10 @@ def write_report(
     ]
     write_json(ctx.results["provenance"], out / PROVENANCE_FILE)
     (out / REPORT_FILE).write_text(_page(ctx, sections), encoding="utf-8", newline="\n")
+    if set(options.formats) - {"html"}:
+        from longitudinal.manuscript.write import write_manuscript
+
+        write_manuscript(ctx, out / "manuscript", formats=options.formats)
 
 
 def _names_people(table: pd.DataFrame, people: set[str]) -> bool:

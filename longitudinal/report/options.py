@@ -26,6 +26,7 @@ class ReportOptions:
     sampling: dict[str, Any] = field(default_factory=dict)  # draws, tune, chains, sampler, ...
     predictors: tuple[str, ...] | None = None  # --predictors; None: study.toml or the rule
     person_tables: bool = True  # write the tables with one row per participant
+    formats: tuple[str, ...] = ("html",)  # --formats: html (the report), docx, latex
 
     def as_dict(self) -> dict[str, Any]:
         """Return the options as provenance.json records them."""
@@ -39,6 +40,7 @@ class ReportOptions:
             **({} if self.person_tables else {"person_tables": False}),
             **({"sampling": dict(self.sampling)} if self.sampling else {}),
             **({"predictors": list(self.predictors)} if self.predictors else {}),
+            **({"formats": list(self.formats)} if self.formats != ("html",) else {}),
         }
 
 
@@ -58,6 +60,7 @@ def check_options(
     sampling=None,
     predictors=None,
     person_tables=True,
+    formats=("html",),
 ) -> ReportOptions:
     """Check the report's options; ``func`` names the entry point in the messages."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
@@ -98,6 +101,7 @@ def check_options(
             )
         predictors = parse_predictor_list(predictors)
     return ReportOptions(
+        formats=_check_formats(formats, func),
         predictors=predictors,
         sampling=sampling,
         seed=None if seed is None else int(seed),
@@ -133,3 +137,25 @@ def _check_retest(retest: Any, func: str) -> dict[str, float]:
             )
         checked[key] = float(value)
     return checked
+
+
+FORMATS = ("html", "docx", "latex")
+"""What ``formats`` may name: the report page (always written) and the manuscript files."""
+
+
+def _check_formats(formats: Any, func: str) -> tuple[str, ...]:
+    """Parse ``"html,docx"`` or a sequence of names into the ordered tuple of formats."""
+    names = formats.split(",") if isinstance(formats, str) else formats
+    if isinstance(names, bytes) or not all(isinstance(n, str) for n in names):
+        raise InvalidParameterError(
+            f"the `formats` parameter of {func} must be a comma-separated string or a list of "
+            f"{', '.join(FORMATS)}; got {formats!r}"
+        )
+    names = [n.strip().lower() for n in names if n.strip()]
+    unknown = [n for n in names if n not in FORMATS]
+    if unknown or not names:
+        raise InvalidParameterError(
+            f"the `formats` parameter of {func} must name one or more of {', '.join(FORMATS)}; "
+            f"got {formats!r}"
+        )
+    return ("html", *[n for n in FORMATS[1:] if n in names])

@@ -17,6 +17,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from longitudinal.predict._common import _check_study, _recording
+from longitudinal.predict._gates import fit_problem, sampling_problem
 from longitudinal.predict.effects import EmpathyEffects, fit_empathy_models
 from longitudinal.predict.plots import plot_effects
 from longitudinal.predict.predictors import EmpathyData, empathy_data
@@ -54,6 +55,8 @@ class EffectsSection:
         is beside it.
     notes : tuple of str
         Warnings raised while fitting (recorded, not re-issued).
+    fitted : EmpathyEffects or None
+        The fitted models (the manuscript's tables and sentences read their gates).
     """
 
     anchor: str
@@ -62,25 +65,17 @@ class EffectsSection:
     tables: dict[str, pd.DataFrame]
     figures: dict[str, tuple[str, str]]
     notes: tuple[str, ...]
+    fitted: EmpathyEffects | None = None
 
 
 def _lmm_problem(lmm: Any) -> str | None:
     """Why the mixed model's effects must not be read, or None."""
-    if not lmm.converged_:
-        return "its fit did not converge"
-    if lmm.singular_:
-        return "its fit is singular (a variance estimated at zero or a correlation at ±1)"
-    return None
+    return fit_problem(lmm)
 
 
 def _bayes_problem(bayes: Any) -> str | None:
     """Why the Bayesian model's effects must not be read (failed diagnostics), or None."""
-    if bayes is None:
-        return None
-    diagnostics = getattr(bayes, "diagnostics_", None) or {}
-    if diagnostics.get("passed", True):
-        return None
-    return "; ".join(diagnostics.get("messages", [])) or "its sampling diagnostics failed"
+    return sampling_problem(bayes)
 
 
 def _bayes_remedy(problem: str, draws: int) -> str:
@@ -241,6 +236,7 @@ def empathy_effects_section(
         },
         figures=figures,
         notes=tuple(notes),
+        fitted=fitted,
     )
 
 
