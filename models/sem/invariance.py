@@ -1,0 +1,741 @@
+"""Longitudinal measurement invariance: configural, metric, scalar and strict, as lavaan fits them.
+
+:func:`measurement_invariance` fits the ladder of ``semTools::measEq.syntax(ID.fac = "std.lv",
+auto = "all", longFacNames = ...)`` to one scale measured at two or more waves, compares
+consecutive models, tests the equality constraints of a rejected step one by one (the partial
+model frees the worst), and reports the latent means and variances of the later waves under
+the highest level that holds. :func:`invariance_tables` writes the two tables of the
+``longitudinal reliability --invariance`` output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from _empathic_base.results import Result
+from models._checks import check_choice, check_unit
+from models._columns import CI_HIGH, CI_LOW, ESTIMATE, P_VALUE, SE, STATISTIC
+from models._errors import ConvergenceWarning, InvalidParameterError
+from models._version import __version__
+from models.sem._fit import LevelFit, fit_level
+from models.sem._ml import MLProblem, h1_trace
+from models.sem._spec import LEVELS, STEP_KIND, build_spec
+
+__all__ = ["InvarianceResult", "invariance_tables", "measurement_invariance"]
+
+FUNC = "measurement_invariance"
+
+SCOPE_NOTE = (
+    "Normal-theory maximum likelihood on complete data; ordinal (WLSMV) estimation and "
+    "full-information ML for missing answers are not available."
+)
+
+FIT_COLUMNS = [
+    "model",
+    "level",
+    "freed",
+    "estimator",
+    "n",
+    "npar",
+    "chisq",
+    "df",
+    "p_value",
+    "chisq_ml",
+    "p_value_ml",
+    "scaling_factor",
+    "cfi",
+    "tli",
+    "rmsea",
+    "rmsea_ci_low",
+    "rmsea_ci_high",
+    "srmr",
+    "loglik",
+    "aic",
+    "bic",
+    "lrt_chisq",
+    "lrt_df",
+    "lrt_p",
+    "delta_cfi",
+    "delta_rmsea",
+    "decision",
+    "converged",
+]
+
+INVARIANCE_CSV_COLUMNS = [
+    "instrument",
+    "scale",
+    "model",
+    "estimator",
+    "n",
+    "chisq",
+    "df",
+    "p_value",
+    "cfi",
+    "tli",
+    "rmsea",
+    "rmsea_ci_low",
+    "rmsea_ci_high",
+    "srmr",
+    "loglik",
+    "aic",
+    "bic",
+    "lrt_chisq",
+    "lrt_df",
+    "lrt_p",
+    "delta_cfi",
+    "decision",
+    "converged",
+]
+
+
+@dataclass(frozen=True, repr=False)
+class InvarianceResult(Result):
+    """The invariance ladder of one scale: fits, comparisons, parameters, latent change.
+
+    Attributes
+    ----------
+    fits : pandas.DataFrame
+        One row per model (the four levels, then the partial model when one was fitted):
+        ``model, level, freed, estimator, n, npar, chisq, df, p_value, chisq_ml,
+        p_value_ml, scaling_factor, cfi, tli, rmsea, rmsea_ci_low, rmsea_ci_high, srmr,
+        loglik, aic, bic, lrt_chisq, lrt_df, lrt_p, delta_cfi, delta_rmsea, decision,
+        converged``. Under MLR ``chisq``, ``p_value``, ``cfi``, ``tli`` and ``rmsea`` (with
+        its interval) are lavaan's scaled versions and ``chisq_ml``/``p_value_ml`` the
+        normal-theory ones; ``lrt_*`` compare each model with the one before it (the partial
+        model with the level below its own).
+    parameters : pandas.DataFrame
+        Every parameter of every model: ``model, lhs, op, rhs, kind, item, wave, free,
+        estimate, se, statistic, p_value, ci_low, ci_high`` in lavaan's notation (observed
+        ``{item}.{wave}``, latent ``{factor}.{wave}``; fixed parameters have NaN ``se``).
+    latent : pandas.DataFrame
+        The later waves' latent means and variances under ``level_held`` (the first wave's
+        are fixed at 0 and 1): ``quantity, wave, estimate, se, statistic, p_value, ci_low,
+        ci_high, model``. Empty when not even metric invariance holds.
+    score_tests : pandas.DataFrame
+        Univariate score tests (lavaan's ``lavTestScore``) of the equality constraints added
+        at the first rejected step, worst first: ``model, constraint, lhs, op, rhs, item,
+        wave, statistic, df, p_value``. Empty when no step is rejected.
+    level_held : str
+        The highest level whose step and every step before it hold (``"configural"`` when
+        metric is rejected).
+    meta : dict
+        Version, parameters, waves, items, ``n_used`` and ``n_excluded`` participants, the
+        estimator note.
+    """
+
+    fits: pd.DataFrame
+    parameters: pd.DataFrame
+    latent: pd.DataFrame
+    score_tests: pd.DataFrame
+    level_held: str
+    meta: dict = field(default_factory=dict)
+
+    def _title(self) -> str:
+        m = self.meta
+        return (
+            f"Measurement invariance ({m['estimator']}): {len(m['items'])} items x "
+            f"{len(m['waves'])} waves, n = {m['n_used']}; highest level held: {self.level_held}"
+        )
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [
+            ("Invariance ladder", self.fits),
+            ("Latent means and variances of the later waves", self.latent),
+            ("Score tests of the rejected step's constraints", self.score_tests),
+            ("Parameters", self.parameters),
+        ]
+
+    def _text(self, decimals: int) -> str:
+        m = self.meta
+        shown = self.fits[
+            [
+                "model",
+                "chisq",
+                "df",
+                "p_value",
+                "cfi",
+                "tli",
+                "rmsea",
+                "srmr",
+                "lrt_chisq",
+                "lrt_df",
+                "lrt_p",
+                "delta_cfi",
+                "delta_rmsea",
+                "decision",
+            ]
+        ]
+        blocks = [
+            self._title(),
+            f"Estimator: {m['estimator_note']}",
+            f"Decision rule: {m['decision_rule']}",
+            shown.round(decimals).to_string(index=False),
+        ]
+        if not self.fits["converged"].all():
+            bad = ", ".join(self.fits.loc[~self.fits["converged"], "model"])
+            blocks.append(f"Did not converge: {bad}; their numbers are not to be read.")
+        if len(self.latent):
+            blocks.append(
+                f"Latent change under the {self.level_held} model (first wave: mean 0, "
+                "variance 1)\n" + self.latent.round(decimals).to_string(index=False)
+            )
+        else:
+            blocks.append("Latent change: not comparable (metric invariance does not hold).")
+        if len(self.score_tests):
+            blocks.append(
+                "Score tests (1 df) of the rejected step's equality constraints\n"
+                + self.score_tests.head(10).round(decimals).to_string(index=False)
+            )
+        if m["n_excluded"]:
+            blocks.append(
+                f"{m['n_excluded']} participant(s) left out for missing answers "
+                "(nan_policy='omit')."
+            )
+        return "\n\n".join(blocks)
+
+
+# -- input --------------------------------------------------------------------------------
+def _wide(
+    data: Any,
+    items: list[str],
+    id_col: str,
+    wave_col: str,
+    waves: list[Any] | None,
+    nan_policy: str,
+) -> tuple[np.ndarray, list[Any], int, pd.Index]:
+    if not isinstance(data, pd.DataFrame):
+        raise InvalidParameterError(
+            f"the `data` parameter of {FUNC} must be a pandas DataFrame (long format: one row "
+            f"per participant and wave); got {type(data).__name__}"
+        )
+    problems: list[str] = []
+    missing_cols = [c for c in [id_col, wave_col, *items] if c not in data.columns]
+    if missing_cols:
+        raise InvalidParameterError(f"{FUNC}: the data lack the column(s) {missing_cols}")
+    non_numeric = [c for c in items if not pd.api.types.is_numeric_dtype(data[c])]
+    if non_numeric:
+        raise InvalidParameterError(
+            f"{FUNC}: the item column(s) {non_numeric} must be numeric; convert them "
+            "explicitly (codes are never converted here)"
+        )
+    if waves is None:
+        if not pd.api.types.is_numeric_dtype(data[wave_col]):
+            raise InvalidParameterError(
+                f"the `waves` parameter of {FUNC} is needed when `{wave_col}` is not numeric: "
+                "pass the wave labels in their order, e.g. waves=['pre', 'mid', 'post']"
+            )
+        waves = sorted(data[wave_col].dropna().unique().tolist())
+    waves = list(waves)
+    if len(waves) < 2:
+        raise InvalidParameterError(f"{FUNC} needs at least two waves; got {waves!r}")
+    if len(items) < 2:
+        raise InvalidParameterError(f"{FUNC} needs at least two items; got {items!r}")
+    frame = data[data[wave_col].isin(waves)]
+    unknown = sorted(set(data[wave_col].dropna()) - set(waves), key=str)
+    if unknown:
+        problems.append(
+            f"{int((~data[wave_col].isin(waves)).sum())} row(s) have a `{wave_col}` value not "
+            f"in waves={waves!r}: {unknown[:5]!r}"
+        )
+    dup = frame.duplicated([id_col, wave_col], keep=False)
+    if dup.any():
+        ids = frame.loc[dup, id_col].drop_duplicates().tolist()
+        problems.append(
+            f"{int(dup.sum())} rows repeat a participant x wave ({id_col} {ids[:10]!r}); "
+            "rows are never averaged"
+        )
+    if problems:
+        raise InvalidParameterError(f"{FUNC}: " + "; ".join(problems))
+    wide = frame.set_index([id_col, wave_col])[items].unstack(wave_col)
+    columns = [(item, wave) for wave in waves for item in items]
+    wide = wide.reindex(columns=pd.MultiIndex.from_tuples(columns))
+    incomplete = wide.isna().any(axis=1)
+    n_excluded = int(incomplete.sum())
+    if n_excluded and nan_policy == "raise":
+        raise InvalidParameterError(
+            f"{FUNC}: {n_excluded} of {len(wide)} participants lack an answer or a wave "
+            f"(first ids: {wide.index[incomplete].tolist()[:10]!r}); full-information ML for "
+            "missing answers is not yet available. Pass nan_policy='omit' to leave them out "
+            "(they are counted in the result)."
+        )
+    wide = wide.loc[~incomplete]
+    return wide.to_numpy(dtype=float), waves, n_excluded, wide.index
+
+
+# -- tables -------------------------------------------------------------------------------
+def _names(entry: tuple, items: list[str], waves: list[Any], factor: str) -> tuple[str, str, str]:
+    kind = entry[0]
+
+    def ov(i: int, t: int) -> str:
+        return f"{items[i]}.{waves[t]}"
+
+    def lv(t: int) -> str:
+        return f"{factor}.{waves[t]}"
+
+    if kind == "lambda":
+        return lv(entry[2]), "=~", ov(entry[1], entry[2])
+    if kind == "nu":
+        return ov(entry[1], entry[2]), "~1", ""
+    if kind == "theta":
+        return ov(entry[1], entry[2]), "~~", ov(entry[1], entry[2])
+    if kind == "theta_cov":
+        return ov(entry[1], entry[2]), "~~", ov(entry[1], entry[3])
+    if kind == "psi":
+        return lv(entry[1]), "~~", lv(entry[1])
+    if kind == "psi_cov":
+        return lv(entry[1]), "~~", lv(entry[2])
+    return lv(entry[1]), "~1", ""
+
+
+def _z_table(est: np.ndarray, se: np.ndarray, ci_level: float) -> dict[str, np.ndarray]:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = est / se
+    crit = stats.norm.ppf(0.5 + ci_level / 2.0)
+    return {
+        ESTIMATE: est,
+        SE: se,
+        STATISTIC: z,
+        P_VALUE: 2.0 * stats.norm.sf(np.abs(z)),
+        CI_LOW: est - crit * se,
+        CI_HIGH: est + crit * se,
+    }
+
+
+def _parameters(
+    fit: LevelFit, model: str, items: list[str], waves: list[Any], factor: str, ci_level: float
+) -> pd.DataFrame:
+    spec = fit.spec
+    se_free = np.sqrt(np.clip(np.diag(fit.cov), 0.0, None))
+    rows = []
+    for entry, a in spec.entries.items():
+        rows.append((entry, float(fit.theta[a]), float(se_free[a]), True))
+    for entry, value in spec.fixed.items():
+        rows.append((entry, float(value), float("nan"), False))
+    table = pd.DataFrame(
+        {
+            "model": model,
+            "lhs": [_names(r[0], items, waves, factor)[0] for r in rows],
+            "op": [_names(r[0], items, waves, factor)[1] for r in rows],
+            "rhs": [_names(r[0], items, waves, factor)[2] for r in rows],
+            "kind": [r[0][0] for r in rows],
+            "item": [
+                items[r[0][1]] if r[0][0] in STEP_KIND.values() or r[0][0] == "theta_cov" else None
+                for r in rows
+            ],
+            "wave": [
+                waves[r[0][2]]
+                if r[0][0] in ("lambda", "nu", "theta", "theta_cov")
+                else waves[r[0][1]]
+                for r in rows
+            ],
+            "free": [r[3] for r in rows],
+        }
+    )
+    numbers = _z_table(np.array([r[1] for r in rows]), np.array([r[2] for r in rows]), ci_level)
+    for key, values in numbers.items():
+        table[key] = values
+    return table
+
+
+def _score_tests(fit: LevelFit, step: str) -> list[tuple[tuple, float]]:
+    """Return (constraint, statistic) for each equality constraint added at ``step``.
+
+    The statistic is lavaan's univariate ``lavTestScore``: with the constraint released
+    (its entry given its own parameter, started at the constrained estimate), ``N g' I^-1 g``
+    with ``g`` the gradient of the fit function and ``I`` the unit information the estimator
+    uses (expected for ML, observed for MLR, as lavaan falls back to for MLR).
+    """
+    spec = fit.spec
+    assert fit.problem is not None
+    y = fit.problem.y
+    out = []
+    for constraint in spec.constraints:
+        if constraint[0] != STEP_KIND[step]:
+            continue
+        ext = build_spec(spec.n_items, spec.n_waves, spec.level, (*spec.freed, constraint))
+        theta = np.empty(ext.n_params)
+        for entry, a in ext.entries.items():
+            theta[a] = fit.theta[spec.entries[entry]]
+        problem = MLProblem(ext, y)
+        mom = problem.moments(theta)
+        grad = problem.gradient(theta, mom)
+        if fit.estimator == "MLR":
+            info = problem.observed_information(theta)
+        else:
+            info = problem.expected_information(mom)
+        stat = float(fit.n * grad @ np.linalg.solve(info, grad))
+        out.append((constraint, stat))
+    return out
+
+
+def _compare(fit: LevelFit, prev: LevelFit, scaled: bool) -> tuple[float, int, float]:
+    """Return the likelihood-ratio (ML) or Satorra-Bentler (2001) scaled difference test."""
+    ddf = fit.df - prev.df
+    diff = fit.chisq - prev.chisq
+    if scaled:
+        cd = (fit.df * fit.scaling - prev.df * prev.scaling) / ddf
+        diff = diff / cd
+    return diff, ddf, float(stats.chi2.sf(diff, ddf))
+
+
+def _fit_row(fit: LevelFit, model: str, level: str, freed: str) -> dict[str, Any]:
+    scaled = fit.estimator == "MLR"
+    idx = fit.indices(scaled=scaled)
+    return {
+        "model": model,
+        "level": level,
+        "freed": freed,
+        "estimator": fit.estimator,
+        "n": fit.n,
+        "npar": fit.npar,
+        "chisq": fit.chisq_scaled if scaled else fit.chisq,
+        "df": fit.df,
+        "p_value": fit.p_value_scaled if scaled else fit.p_value,
+        "chisq_ml": fit.chisq,
+        "p_value_ml": fit.p_value,
+        "scaling_factor": fit.scaling,
+        **idx,
+        "srmr": fit.srmr,
+        "loglik": fit.loglik,
+        "aic": fit.aic,
+        "bic": fit.bic,
+        "converged": fit.converged,
+    }
+
+
+def measurement_invariance(
+    data: pd.DataFrame,
+    *,
+    items: list[str],
+    id_col: str,
+    wave_col: str,
+    waves: list[Any] | None = None,
+    estimator: str = "ML",
+    delta_cfi: float = 0.01,
+    delta_rmsea: float = 0.015,
+    ci_level: float = 0.95,
+    nan_policy: str = "raise",
+    factor: str = "F",
+) -> InvarianceResult:
+    """Test longitudinal measurement invariance of one scale (configural to strict).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Long format: one row per participant and wave, the item answers as numbers.
+    items : list of str
+        The scale's item columns (the same items at every wave; at least two).
+    id_col : str
+        The participant column.
+    wave_col : str
+        The wave column.
+    waves : list, optional
+        The waves in their order (default: the sorted values of a numeric ``wave_col``;
+        needed for text labels).
+    estimator : {"ML", "MLR"}, default "ML"
+        Normal-theory ML, or ML with lavaan's MLR corrections (Yuan-Bentler scaled chi-square,
+        Huber-White standard errors, Satorra-Bentler 2001 scaled differences) for Likert items
+        that are not normal. Ordinal (WLSMV) estimation is not available.
+    delta_cfi : float, default 0.01
+        A step holds when CFI drops by at most this much (Cheung & Rensvold, 2002) ...
+    delta_rmsea : float, default 0.015
+        ... and RMSEA rises by at most this much (Chen, 2007).
+    ci_level : float, default 0.95
+        Level of the Wald intervals of the parameters and latent change.
+    nan_policy : {"raise", "omit"}, default "raise"
+        A participant with a missing answer or wave is refused (``"raise"``) or left out and
+        counted in ``meta["n_excluded"]`` (``"omit"``). Full-information ML is not yet
+        available.
+    factor : str, default "F"
+        The latent variable's name in the parameter table (``{factor}.{wave}``).
+
+    Returns
+    -------
+    InvarianceResult
+        ``fits`` (the ladder and, when a step is rejected, the partial model), ``parameters``,
+        ``latent`` (later waves' latent means and variances under the highest level held),
+        ``score_tests``, ``level_held``, ``meta``.
+
+    Raises
+    ------
+    InvalidParameterError
+        A bad parameter; missing columns; non-numeric items; an unknown wave; a repeated
+        participant x wave; incomplete participants under ``nan_policy="raise"``.
+
+    See Also
+    --------
+    invariance_tables : the two CSV tables of ``longitudinal reliability --invariance``.
+
+    Notes
+    -----
+    The model: one factor per wave with the same items; the residuals of the same item
+    correlate across all waves; the factors correlate freely; a mean structure. The ladder is
+    identified as ``semTools::measEq.syntax(ID.fac = "std.lv", auto = "all")`` with
+    ``longFacNames``: configural (every latent mean 0, variance 1), metric (loadings equal
+    across waves; later latent variances free), scalar (+ intercepts equal; later latent
+    means free), strict (+ residual variances equal).
+
+    Consecutive models are compared by the likelihood-ratio test (MLR: the Satorra-Bentler
+    2001 scaled difference), and by ``delta_cfi = CFI(previous) - CFI(this)`` and
+    ``delta_rmsea = RMSEA(this) - RMSEA(previous)`` (MLR: the scaled indices). A step
+    "holds" when both changes are within the cut-offs; the first failing step is
+    "rejected" and later steps are "not tested". For the rejected step the equality
+    constraints it added are score-tested one at a time (``lavTestScore``) and the partial
+    model frees the worst (the largest statistic); it is compared with the level below.
+
+    Validated against lavaan 0.6-14 and semTools 0.5-6 (``cfa`` on the syntax of
+    ``measEq.syntax``, ``fitMeasures``, ``lavTestLRT``, ``lavTestScore``) on two real data
+    sets (psychTools ``sai``: three and two waves), ML and MLR: chi-square to 1e-3, fit
+    indices and estimates to 1e-4 (``tests/models/test_invariance.py``).
+
+    References
+    ----------
+    Cheung, G. W., & Rensvold, R. B. (2002). Evaluating goodness-of-fit indexes for testing
+    measurement invariance. Structural Equation Modeling, 9(2), 233-255.
+    Chen, F. F. (2007). Sensitivity of goodness of fit indexes to lack of measurement
+    invariance. Structural Equation Modeling, 14(3), 464-504.
+    Satorra, A., & Bentler, P. M. (2001). A scaled difference chi-square test statistic for
+    moment structure analysis. Psychometrika, 66(4), 507-514.
+    Yuan, K.-H., & Bentler, P. M. (2000). Three likelihood-based methods for mean and
+    covariance structure analysis with nonnormal missing data. Sociological Methodology, 30,
+    165-200.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from models.sem import measurement_invariance
+    >>> rng = np.random.default_rng(1)
+    >>> eta = rng.normal(size=(300, 1)) + np.array([[0.0, 0.3]])
+    >>> rows = [
+    ...     {"id": i, "wave": w + 1, **{f"x{j}": 0.8 * eta[i, w] + rng.normal(scale=0.6)
+    ...                                 for j in range(3)}}
+    ...     for i in range(300) for w in range(2)
+    ... ]
+    >>> res = measurement_invariance(pd.DataFrame(rows), items=["x0", "x1", "x2"],
+    ...                              id_col="id", wave_col="wave")
+    >>> res.fits["model"].tolist()
+    ['configural', 'metric', 'scalar', 'strict']
+    >>> res.level_held
+    'strict'
+    """
+    check_choice(estimator, ("ML", "MLR"), name="estimator", where=FUNC)
+    check_choice(nan_policy, ("raise", "omit"), name="nan_policy", where=FUNC)
+    check_unit(ci_level, name="ci_level", where=FUNC)
+    for name, value in (("delta_cfi", delta_cfi), ("delta_rmsea", delta_rmsea)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise InvalidParameterError(
+                f"the `{name}` parameter of {FUNC} must be a non-negative number; got {value!r}"
+            )
+    if isinstance(items, str) or not isinstance(items, list | tuple):
+        raise InvalidParameterError(
+            f"the `items` parameter of {FUNC} must be a list of column names; got {items!r}"
+        )
+    items = list(items)
+    y, waves, n_excluded, _ = _wide(data, items, id_col, wave_col, waves, nan_policy)
+    p = len(items)
+    n, k = y.shape
+    if n <= k:
+        raise InvalidParameterError(
+            f"{FUNC}: {n} complete participants for {k} observed variables "
+            f"({p} items x {len(waves)} waves); the sample covariance matrix is singular"
+        )
+    scaled = estimator == "MLR"
+    h1 = h1_trace(y) if scaled else None
+    fits: dict[str, LevelFit] = {}
+    for level in LEVELS:
+        fits[level] = fit_level(y, p, level, estimator=estimator, h1=h1)
+
+    rows = [_fit_row(fits[level], level, level, "") for level in LEVELS]
+    rejected: str | None = None
+    for i, level in enumerate(LEVELS[1:], start=1):
+        prev_row, row = rows[i - 1], rows[i]
+        lrt = _compare(fits[level], fits[LEVELS[i - 1]], scaled)
+        row.update(lrt_chisq=lrt[0], lrt_df=lrt[1], lrt_p=lrt[2])
+        row["delta_cfi"] = prev_row["cfi"] - row["cfi"]
+        row["delta_rmsea"] = row["rmsea"] - prev_row["rmsea"]
+        if rejected is not None:
+            row["decision"] = f"not tested ({rejected} rejected)"
+        elif not (fits[level].converged and fits[LEVELS[i - 1]].converged):
+            row["decision"] = "not tested (a model did not converge)"
+            rejected = level
+        elif row["delta_cfi"] <= delta_cfi and row["delta_rmsea"] <= delta_rmsea:
+            row["decision"] = "holds"
+        else:
+            row["decision"] = "rejected"
+            rejected = level
+    rows[0]["decision"] = "baseline" if fits["configural"].converged else "did not converge"
+    level_held = "configural" if rejected is None or rejected == "metric" else None
+    if rejected is None:
+        level_held = "strict"
+    elif level_held is None:
+        level_held = LEVELS[LEVELS.index(rejected) - 1]
+    if not fits["configural"].converged:
+        level_held = "none"
+
+    param_tables = [
+        _parameters(fits[level], level, items, waves, factor, ci_level) for level in LEVELS
+    ]
+    score_table = pd.DataFrame(
+        columns=[
+            "model",
+            "constraint",
+            "lhs",
+            "op",
+            "rhs",
+            "item",
+            "wave",
+            "statistic",
+            "df",
+            "p_value",
+        ]
+    )
+    if rejected is not None and rows[LEVELS.index(rejected)]["decision"] == "rejected":
+        tests = _score_tests(fits[rejected], rejected)
+        records = []
+        for constraint, stat in tests:
+            lhs, op, rhs = _names(constraint, items, waves, factor)
+            records.append(
+                {
+                    "model": rejected,
+                    "constraint": f"{lhs} {op} {rhs}".strip() + f" = wave {waves[0]}",
+                    "lhs": lhs,
+                    "op": op,
+                    "rhs": rhs,
+                    "item": items[constraint[1]],
+                    "wave": waves[constraint[2]],
+                    "statistic": stat,
+                    "df": 1,
+                    "p_value": float(stats.chi2.sf(stat, 1)),
+                }
+            )
+        score_table = (
+            pd.DataFrame(records)
+            .sort_values("statistic", ascending=False, kind="stable")
+            .reset_index(drop=True)
+        )
+        worst = max(tests, key=lambda pair: pair[1])[0]
+        partial = fit_level(y, p, rejected, estimator=estimator, freed=(worst,), h1=h1)
+        name = f"{rejected} (partial)"
+        lhs, op, rhs = _names(worst, items, waves, factor)
+        row = _fit_row(partial, name, rejected, f"{lhs} {op} {rhs}".strip())
+        below = LEVELS[LEVELS.index(rejected) - 1]
+        lrt = _compare(partial, fits[below], scaled)
+        prev_row = rows[LEVELS.index(below)]
+        row.update(lrt_chisq=lrt[0], lrt_df=lrt[1], lrt_p=lrt[2])
+        row["delta_cfi"] = prev_row["cfi"] - row["cfi"]
+        row["delta_rmsea"] = row["rmsea"] - prev_row["rmsea"]
+        ok = row["delta_cfi"] <= delta_cfi and row["delta_rmsea"] <= delta_rmsea
+        row["decision"] = "holds" if ok and partial.converged else "rejected"
+        rows.append(row)
+        param_tables.append(_parameters(partial, name, items, waves, factor, ci_level))
+
+    fit_table = pd.DataFrame(rows).reindex(columns=FIT_COLUMNS)
+    parameters = pd.concat(param_tables, ignore_index=True)
+    latent = _latent(parameters, level_held, waves)
+    if not fit_table["converged"].all():
+        import warnings
+
+        bad = ", ".join(fit_table.loc[~fit_table["converged"], "model"])
+        warnings.warn(
+            f"{FUNC}: the model(s) {bad} did not converge; their numbers are not to be read",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    note = (
+        "ML (normal theory; expected information standard errors)"
+        if estimator == "ML"
+        else "MLR (Yuan-Bentler scaled chi-square, Mplus variant; Huber-White standard "
+        "errors; Satorra-Bentler 2001 scaled differences)"
+    )
+    meta = {
+        "version": __version__,
+        "function": FUNC,
+        "estimator": estimator,
+        "estimator_note": f"{note}. {SCOPE_NOTE}",
+        "decision_rule": (
+            f"a step holds when CFI drops by at most {delta_cfi} (Cheung & Rensvold, 2002) "
+            f"and RMSEA rises by at most {delta_rmsea} (Chen, 2007)"
+            + ("; scaled indices under MLR" if scaled else "")
+        ),
+        "items": items,
+        "waves": waves,
+        "id_col": id_col,
+        "wave_col": wave_col,
+        "n_used": int(n),
+        "n_excluded": n_excluded,
+        "nan_policy": nan_policy,
+        "delta_cfi": delta_cfi,
+        "delta_rmsea": delta_rmsea,
+        "ci_level": ci_level,
+    }
+    return InvarianceResult(
+        fits=fit_table,
+        parameters=parameters,
+        latent=latent,
+        score_tests=score_table,
+        level_held=level_held,
+        meta=meta,
+    )
+
+
+def _latent(parameters: pd.DataFrame, level: str, waves: list[Any]) -> pd.DataFrame:
+    columns = ["quantity", "wave", ESTIMATE, SE, STATISTIC, P_VALUE, CI_LOW, CI_HIGH, "model"]
+    if level not in ("metric", "scalar", "strict"):
+        return pd.DataFrame(columns=columns)
+    table = parameters[parameters["model"] == level]
+    wanted = []
+    if level in ("scalar", "strict"):
+        means = table[(table["kind"] == "alpha") & table["free"]].assign(quantity="mean")
+        wanted.append(means)
+    variances = table[(table["kind"] == "psi") & table["free"]].assign(quantity="variance")
+    wanted.append(variances)
+    out = pd.concat(wanted, ignore_index=True)
+    out["model"] = level
+    return out.reindex(columns=columns).reset_index(drop=True)
+
+
+def invariance_tables(
+    result: InvarianceResult, *, instrument: str, scale: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the ``invariance.csv`` and ``invariance_params.csv`` tables of one scale.
+
+    Parameters
+    ----------
+    result : InvarianceResult
+        What :func:`measurement_invariance` returned.
+    instrument, scale : str
+        The names written in the first two columns.
+
+    Returns
+    -------
+    invariance : pandas.DataFrame
+        ``instrument, scale, model, estimator, n, chisq, df, p_value, cfi, tli, rmsea,
+        rmsea_ci_low, rmsea_ci_high, srmr, loglik, aic, bic, lrt_chisq, lrt_df, lrt_p,
+        delta_cfi, decision, converged`` (one row per model; MLR rows carry the scaled
+        statistics).
+    params : pandas.DataFrame
+        ``instrument, scale, model, estimator, lhs, op, rhs, kind, item, wave, free,
+        estimate, se, statistic, p_value, ci_low, ci_high``.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``result`` is not an :class:`InvarianceResult`.
+    """
+    if not isinstance(result, InvarianceResult):
+        raise InvalidParameterError(
+            "the `result` parameter of invariance_tables must be an InvarianceResult; got "
+            f"{type(result).__name__}"
+        )
+    fits = result.fits.assign(instrument=instrument, scale=scale)
+    params = result.parameters.assign(
+        instrument=instrument, scale=scale, estimator=result.meta["estimator"]
+    )
+    first = ["instrument", "scale", "model", "estimator"]
+    params = params[first + [c for c in params.columns if c not in first]]
+    return fits.reindex(columns=INVARIANCE_CSV_COLUMNS), params.reset_index(drop=True)
