@@ -190,7 +190,7 @@ def start_values(problem: MLProblem) -> np.ndarray:
     return theta
 
 
-def _baseline(problem: MLProblem, estimator: str) -> tuple[float, int, float]:
+def _baseline(problem: MLProblem, estimator: str, h1: float) -> tuple[float, int, float]:
     """Return the baseline model's chi-square, df and (MLR) scaling factor."""
     s, k, n = problem.s, problem.k, problem.n
     chisq = n * float(np.sum(np.log(np.diag(s))) - problem.logdet_s)
@@ -202,7 +202,7 @@ def _baseline(problem: MLProblem, estimator: str) -> tuple[float, int, float]:
         info = expected_information(inv, d_mu, d_sigma)
         scores = casewise_scores(problem.y, problem.ybar, inv, d_mu, d_sigma)
         b0 = scores.T @ scores / n
-        scaling = (h1_trace(problem.y) - float(np.sum(np.linalg.inv(info) * b0.T))) / df
+        scaling = (h1 - float(np.sum(np.linalg.inv(info) * b0.T))) / df
     return chisq, df, scaling
 
 
@@ -236,10 +236,10 @@ def fit_level(
     fmin = problem.fmin(theta)
     q = spec.n_params
     df = k * (k + 3) // 2 - q
-    base_chisq, base_df, base_scaling = _baseline(problem, estimator)
+    trace_h1 = (h1_trace(y) if h1 is None else h1) if estimator == "MLR" else float("nan")
+    base_chisq, base_df, base_scaling = _baseline(problem, estimator, trace_h1)
     scaling = float("nan")
     if estimator == "MLR" and df > 0:
-        trace_h1 = h1_trace(y) if h1 is None else h1
         trace_h0 = float(np.sum(meat * np.linalg.inv(info).T))
         scaling = (trace_h1 - trace_h0) / df
     return LevelFit(

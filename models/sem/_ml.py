@@ -56,11 +56,12 @@ class MLProblem:
     def matrices(self, theta: np.ndarray) -> dict[str, np.ndarray]:
         """Return Lambda, nu, Theta, Psi, alpha at ``theta``."""
         d, b = self.deriv, self.base
+        q = theta.size
         return {
-            "lambda": b["lambda"] + np.tensordot(theta, d.d_lambda, axes=1),
+            "lambda": b["lambda"] + (theta @ d.d_lambda.reshape(q, -1)).reshape(b["lambda"].shape),
             "nu": b["nu"] + theta @ d.d_nu,
-            "theta": b["theta"] + np.tensordot(theta, d.d_theta, axes=1),
-            "psi": b["psi"] + np.tensordot(theta, d.d_psi, axes=1),
+            "theta": b["theta"] + (theta @ d.d_theta.reshape(q, -1)).reshape(b["theta"].shape),
+            "psi": b["psi"] + (theta @ d.d_psi.reshape(q, -1)).reshape(b["psi"].shape),
             "alpha": b["alpha"] + theta @ d.d_alpha,
         }
 
@@ -79,13 +80,10 @@ class MLProblem:
         d = self.deriv
         sigma = lam @ psi @ lam.T + m["theta"]
         mu = m["nu"] + lam @ alpha
-        half = np.einsum("akt,ts,js->akj", d.d_lambda, psi, lam)
-        d_sigma = (
-            half
-            + half.transpose(0, 2, 1)
-            + np.einsum("kt,ats,js->akj", lam, d.d_psi, lam)
-            + d.d_theta
-        )
+        q, k, n_waves = d.d_lambda.shape
+        # dLambda_a Psi Lambda' for every a as one matrix product
+        half = (d.d_lambda.reshape(q * k, n_waves) @ (psi @ lam.T)).reshape(q, k, k)
+        d_sigma = half + half.transpose(0, 2, 1) + lam @ d.d_psi @ lam.T + d.d_theta
         d_mu = d.d_nu + d.d_lambda @ alpha + d.d_alpha @ lam.T
         return Moments(mu, sigma, np.linalg.inv(sigma), d_mu, d_sigma)
 
@@ -110,7 +108,8 @@ class MLProblem:
         dev = self.ybar - mom.mu
         w = inv @ dev
         g_mat = inv - inv @ (self.s + np.outer(dev, dev)) @ inv
-        return 0.5 * np.einsum("ij,aij->a", g_mat, mom.d_sigma) - mom.d_mu @ w
+        q = mom.d_sigma.shape[0]
+        return 0.5 * (mom.d_sigma.reshape(q, -1) @ g_mat.ravel()) - mom.d_mu @ w
 
     def expected_information(self, mom: Moments) -> np.ndarray:
         """Return the unit expected information (structured: at the implied moments)."""
@@ -195,8 +194,9 @@ def expected_information(
     sigma_inv: np.ndarray, d_mu: np.ndarray, d_sigma: np.ndarray
 ) -> np.ndarray:
     """Return ``1/2 tr(S^-1 dS_a S^-1 dS_b) + dmu_a' S^-1 dmu_b`` for every pair (a, b)."""
-    prod = np.einsum("ij,ajk->aik", sigma_inv, d_sigma)
-    cov_part = 0.5 * np.einsum("aij,bji->ab", prod, prod)
+    q = d_sigma.shape[0]
+    prod = sigma_inv @ d_sigma
+    cov_part = 0.5 * (prod.reshape(q, -1) @ prod.transpose(0, 2, 1).reshape(q, -1).T)
     mean_part = d_mu @ sigma_inv @ d_mu.T
     return cov_part + mean_part
 
