@@ -8,7 +8,8 @@ PyMC; :class:`OrdinalMixedModel` fits cumulative link mixed models (``ordinal::c
 Laplace or adaptive quadrature; :func:`parse_formula` and :func:`build_design` are the formula
 layer they share. The panel
 companions (:func:`fit_within`, :func:`fit_random_effects`, :func:`fit_between`,
-:func:`hausman_test`, :func:`within_between`) wrap ``linearmodels``.
+:func:`hausman_test`, :func:`within_between`) wrap ``linearmodels``;
+:func:`measurement_invariance` tests longitudinal measurement invariance (lavaan's ML and MLR).
 """
 
 from models._errors import (
@@ -65,6 +66,7 @@ from models.panel import (
     hausman_test,
     within_between,
 )
+from models.sem import InvarianceResult, invariance_tables, measurement_invariance
 
 __all__ = [
     "BayesianMixedModel",
@@ -82,6 +84,7 @@ __all__ = [
     "GroupedSplit",
     "HausmanTest",
     "InvalidParameterError",
+    "InvarianceResult",
     "KFoldBootstrap",
     "LikelihoodRatioTest",
     "LinearMixedModel",
@@ -109,10 +112,12 @@ __all__ = [
     "grouped_kfold",
     "grouped_split",
     "hausman_test",
+    "invariance_tables",
     "kfold_bootstrap",
     "leave_one_group_out",
     "lrt",
     "mean_squared_error",
+    "measurement_invariance",
     "overlapping_groups",
     "parse_formula",
     "pearson_r",

@@ -27,6 +27,7 @@ PUBLIC_MODULES = (
     "models.bayes",
     "models.evaluation",
     "models.panel",
+    "models.sem",
     "longitudinal",
     "longitudinal.change",
     "longitudinal.predict",
@@ -53,6 +54,7 @@ RESULTS = {
     "PanelFit",
     "HausmanTest",
     "LikelihoodRatioTest",
+    "InvarianceResult",
 }
 FITTED = ("fixed_", "thresholds_", "random_", "ranef_", "converged_", "meta_")
 
