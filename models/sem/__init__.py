@@ -4,9 +4,20 @@
 likelihood with a mean structure, ML or MLR) through the configural, metric, scalar and strict
 levels as lavaan and semTools do, with score tests and a partial model for a rejected step
 and the latent means and variances of the later waves; :func:`invariance_tables` gives the
-CSV tables of ``longitudinal reliability --invariance``.
+CSV tables of ``longitudinal reliability --invariance`` and :func:`invariance_sample_note`
+the one-line reason a sample is too small for the model.
 """
 
-from models.sem.invariance import InvarianceResult, invariance_tables, measurement_invariance
+from models.sem.invariance import (
+    InvarianceResult,
+    invariance_sample_note,
+    invariance_tables,
+    measurement_invariance,
+)
 
-__all__ = ["InvarianceResult", "invariance_tables", "measurement_invariance"]
+__all__ = [
+    "InvarianceResult",
+    "invariance_sample_note",
+    "invariance_tables",
+    "measurement_invariance",
+]

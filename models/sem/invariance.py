@@ -20,13 +20,18 @@ from scipy import stats
 from _empathic_base.results import Result
 from models._checks import check_choice, check_unit
 from models._columns import CI_HIGH, CI_LOW, ESTIMATE, P_VALUE, SE, STATISTIC
-from models._errors import ConvergenceWarning, InvalidParameterError
+from models._errors import ConvergenceWarning, InvalidParameterError, SingularFitWarning
 from models._version import __version__
 from models.sem._fit import LevelFit, fit_level
 from models.sem._ml import MLProblem, h1_trace
 from models.sem._spec import LEVELS, STEP_KIND, build_spec
 
-__all__ = ["InvarianceResult", "invariance_tables", "measurement_invariance"]
+__all__ = [
+    "InvarianceResult",
+    "invariance_sample_note",
+    "invariance_tables",
+    "measurement_invariance",
+]
 
 FUNC = "measurement_invariance"
 
@@ -179,6 +184,7 @@ class InvarianceResult(Result):
         if not self.fits["converged"].all():
             bad = ", ".join(self.fits.loc[~self.fits["converged"], "model"])
             blocks.append(f"Did not converge: {bad}; their numbers are not to be read.")
+        blocks.extend(m["notes"])
         if len(self.latent):
             blocks.append(
                 f"Latent change under the {self.level_held} model (first wave: mean 0, "
@@ -461,6 +467,14 @@ def measurement_invariance(
         ``latent`` (later waves' latent means and variances under the highest level held),
         ``score_tests``, ``level_held``, ``meta``.
 
+    Warns
+    -----
+    ConvergenceWarning
+        A model did not converge (also said in the summary; its numbers are not to be read).
+    SingularFitWarning
+        A residual or latent variance estimate is negative (not admissible; listed in
+        ``meta["notes"]`` and the summary).
+
     Raises
     ------
     InvalidParameterError
@@ -637,6 +651,20 @@ def measurement_invariance(
 
     fit_table = pd.DataFrame(rows).reindex(columns=FIT_COLUMNS)
     parameters = pd.concat(param_tables, ignore_index=True)
+    negative = parameters[
+        parameters["free"]
+        & parameters["kind"].isin(["theta", "psi"])
+        & (parameters["estimate"] < 0)
+    ]
+    notes = [
+        f"{row.model}: negative variance estimate {row.lhs} ~~ {row.rhs} = {row.estimate:.4g} "
+        "(not admissible: the model does not fit these data as specified)"
+        for row in negative.itertuples()
+    ]
+    if notes:
+        import warnings
+
+        warnings.warn(f"{FUNC}: " + "; ".join(notes), SingularFitWarning, stacklevel=2)
     latent = _latent(parameters, level_held, waves)
     if not fit_table["converged"].all():
         import warnings
@@ -673,6 +701,7 @@ def measurement_invariance(
         "delta_cfi": delta_cfi,
         "delta_rmsea": delta_rmsea,
         "ci_level": ci_level,
+        "notes": notes,
     }
     return InvarianceResult(
         fits=fit_table,
@@ -740,3 +769,75 @@ def invariance_tables(
     first = ["instrument", "scale", "model", "estimator"]
     params = params[first + [c for c in params.columns if c not in first]]
     return fits.reindex(columns=INVARIANCE_CSV_COLUMNS), params.reset_index(drop=True)
+
+
+def invariance_sample_note(
+    n: int, *, n_items: int, n_waves: int, per_parameter: float = 5.0
+) -> str | None:
+    """Return why a sample is too small for the configural model, or None when it is not.
+
+    Parameters
+    ----------
+    n : int
+        Complete participants.
+    n_items, n_waves : int
+        The scale's items and the waves it was measured at.
+    per_parameter : float, default 5.0
+        Participants needed per free parameter of the configural model (Bentler & Chou,
+        1987: at least 5 under normal theory).
+
+    Returns
+    -------
+    str or None
+        One line for a report ("fewer participants than ..."), or None.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``n``, ``n_items`` or ``n_waves`` is not a positive integer or too small.
+
+    Notes
+    -----
+    The configural model of ``p`` items at ``T`` waves has ``3pT`` item parameters
+    (loadings, intercepts, residual variances), ``pT(T-1)/2`` residual covariances of the same
+    item across waves and ``T(T-1)/2`` factor covariances.
+
+    References
+    ----------
+    Bentler, P. M., & Chou, C.-P. (1987). Practical issues in structural modeling.
+    Sociological Methods & Research, 16(1), 78-117.
+
+    Examples
+    --------
+    >>> from models.sem import invariance_sample_note
+    >>> print(invariance_sample_note(41, n_items=4, n_waves=3))  # doctest: +NORMALIZE_WHITESPACE
+    41 participants with complete answers; the configural model of 4 items x 3 waves has 51
+    free parameters and needs at least 255 (5 per parameter; Bentler & Chou, 1987)
+    >>> invariance_sample_note(300, n_items=4, n_waves=3) is None
+    True
+    """
+    where = "invariance_sample_note"
+    for name, value, low in (("n", n, 0), ("n_items", n_items, 2), ("n_waves", n_waves, 2)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            raise InvalidParameterError(
+                f"the `{name}` parameter of {where} must be an integer >= {low}; got {value!r}"
+            )
+    if isinstance(per_parameter, bool) or not isinstance(per_parameter, int | float):
+        raise InvalidParameterError(
+            f"the `per_parameter` parameter of {where} must be a positive number; "
+            f"got {per_parameter!r}"
+        )
+    if not per_parameter > 0:
+        raise InvalidParameterError(
+            f"the `per_parameter` parameter of {where} must be a positive number; "
+            f"got {per_parameter!r}"
+        )
+    q = build_spec(int(n_items), int(n_waves), "configural").n_params
+    needed = int(np.ceil(per_parameter * q))
+    if n >= needed:
+        return None
+    return (
+        f"{n} participants with complete answers; the configural model of {n_items} items x "
+        f"{n_waves} waves has {q} free parameters and needs at least {needed} "
+        f"({per_parameter:g} per parameter; Bentler & Chou, 1987)"
+    )

@@ -321,3 +321,39 @@ def test_simulated_latent_change_is_recovered():
     assert abs(np.mean(means) - 0.3) < 3 * 0.1 / np.sqrt(20)
     assert abs(np.mean(variances) - 1.44) < 0.1
     assert np.mean(covered) >= 0.8
+
+
+def test_the_sample_size_rule():
+    from models.sem import invariance_sample_note
+
+    # 4 items x 3 waves: 36 item parameters + 12 residual + 3 factor covariances = 51
+    note = invariance_sample_note(167, n_items=4, n_waves=3)
+    assert note.startswith("167 participants") and "51 free parameters" in note
+    assert "at least 255" in note and "Bentler & Chou, 1987" in note
+    assert invariance_sample_note(255, n_items=4, n_waves=3) is None
+    # 4 items x 2 waves: 24 + 4 + 1 = 29
+    assert invariance_sample_note(334, n_items=4, n_waves=2) is None
+    assert "at least 290" in invariance_sample_note(10, n_items=4, n_waves=2, per_parameter=10)
+    with pytest.raises(InvalidParameterError, match="n_waves"):
+        invariance_sample_note(10, n_items=4, n_waves=1)
+
+
+def test_a_negative_variance_is_stated():
+    from models import SingularFitWarning
+
+    # two facets a, b: x0 = a + b, x1 mostly a, x2 mostly b. One factor makes x0's
+    # loading exceed its SD, so its residual variance goes below zero (a Heywood case)
+    rng = np.random.default_rng(0)
+    cols = []
+    for _ in range(2):
+        a, b = rng.normal(size=(2, 200))
+        cols += [
+            a + b + rng.normal(scale=0.3, size=200),
+            a + 0.4 * b + rng.normal(scale=0.5, size=200),
+            b + 0.4 * a + rng.normal(scale=0.5, size=200),
+        ]
+    data = pd.DataFrame({"id": np.repeat(np.arange(200), 2), "wave": np.tile([1, 2], 200)})
+    data[["x0", "x1", "x2"]] = np.column_stack(cols).reshape(400, 3)
+    with pytest.warns(SingularFitWarning, match="negative variance"):
+        res = measurement_invariance(data, items=["x0", "x1", "x2"], id_col="id", wave_col="wave")
+    assert res.meta["notes"] and "not admissible" in str(res.summary())
