@@ -215,10 +215,18 @@ def fit_level(
     freed: tuple = (),
     start: np.ndarray | None = None,
     h1: float | None = None,
+    saturated: tuple[np.ndarray, np.ndarray, float] | None = None,
 ) -> LevelFit:
-    """Fit one level of the ladder to the complete n x (items x waves) array ``y``."""
+    """Fit one level of the ladder to the n x (items x waves) array ``y``.
+
+    With missing values (NaN) the fit is full-information ML (ML only): ``saturated`` is the
+    saturated model's means, covariance matrix and log-likelihood
+    (:func:`models.sem._fiml.saturated_fit`, computed here when not given).
+    """
     n, k = y.shape
     spec = build_spec(n_items, k // n_items, level, tuple(freed))
+    if np.isnan(y).any():
+        return _fit_fiml(y, spec, estimator, start, saturated)
     problem = MLProblem(spec, y)
     theta0 = start_values(problem) if start is None else start
     theta, converged, iterations = problem.fit(theta0)
@@ -259,6 +267,50 @@ def fit_level(
         srmr=srmr(problem.s, problem.ybar, mom.sigma, mom.mu),
         scaling=scaling,
         baseline_scaling=base_scaling,
+        information=info,
+        problem=problem,
+    )
+
+
+def _fit_fiml(
+    y: np.ndarray,
+    spec: ModelSpec,
+    estimator: str,
+    start: np.ndarray | None,
+    saturated: tuple[np.ndarray, np.ndarray, float] | None,
+) -> LevelFit:
+    """Full-information ML: chi-square against the saturated model, observed-information SEs."""
+    from models.sem._fiml import FIMLProblem, independence_loglik, saturated_fit
+
+    if estimator != "ML":
+        raise ValueError("MLR with missing answers is not available")
+    n, k = y.shape
+    mu1, sigma1, loglik1 = saturated_fit(y) if saturated is None else saturated
+    problem = FIMLProblem(spec, y)
+    problem.ybar, problem.s = mu1, sigma1
+    problem.offset = loglik1 / n
+    theta0 = start_values(problem) if start is None else start
+    theta, converged, iterations = problem.fit(theta0)
+    info = problem.observed_information(theta)
+    cov = np.linalg.inv(info) / n
+    loglik = problem.loglik(theta)
+    mom = problem.moments(theta)
+    q = spec.n_params
+    return LevelFit(
+        spec=spec,
+        estimator=estimator,
+        n=n,
+        theta=theta,
+        cov=cov,
+        converged=converged,
+        iterations=iterations,
+        chisq=2.0 * (loglik1 - loglik),
+        df=k * (k + 3) // 2 - q,
+        loglik=loglik,
+        npar=q,
+        baseline_chisq=2.0 * (loglik1 - independence_loglik(y)),
+        baseline_df=k * (k - 1) // 2,
+        srmr=srmr(sigma1, mu1, mom.sigma, mom.mu),
         information=info,
         problem=problem,
     )

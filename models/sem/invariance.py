@@ -22,6 +22,7 @@ from models._checks import check_choice, check_unit
 from models._columns import CI_HIGH, CI_LOW, ESTIMATE, P_VALUE, SE, STATISTIC
 from models._errors import ConvergenceWarning, InvalidParameterError, SingularFitWarning
 from models._version import __version__
+from models.sem._fiml import FIMLProblem, saturated_fit
 from models.sem._fit import LevelFit, fit_level
 from models.sem._ml import MLProblem, h1_trace
 from models.sem._spec import LEVELS, STEP_KIND, build_spec
@@ -36,8 +37,8 @@ __all__ = [
 FUNC = "measurement_invariance"
 
 SCOPE_NOTE = (
-    "Normal-theory maximum likelihood on complete data; ordinal (WLSMV) estimation and "
-    "full-information ML for missing answers are not available."
+    "Ordinal (WLSMV) estimation is not available; missing answers are handled by "
+    "full-information ML under ML only (nan_policy='fiml')."
 )
 
 FIT_COLUMNS = [
@@ -198,9 +199,9 @@ class InvarianceResult(Result):
                 + self.score_tests.head(10).round(decimals).to_string(index=False)
             )
         if m["n_excluded"]:
+            why = "with no answer at all" if m["nan_policy"] == "fiml" else "for missing answers"
             blocks.append(
-                f"{m['n_excluded']} participant(s) left out for missing answers "
-                "(nan_policy='omit')."
+                f"{m['n_excluded']} participant(s) left out {why} (nan_policy={m['nan_policy']!r})."
             )
         return "\n\n".join(blocks)
 
@@ -260,14 +261,17 @@ def _wide(
     wide = frame.set_index([id_col, wave_col])[items].unstack(wave_col)
     columns = [(item, wave) for wave in waves for item in items]
     wide = wide.reindex(columns=pd.MultiIndex.from_tuples(columns))
+    if nan_policy == "fiml":
+        empty = wide.isna().all(axis=1)
+        return wide.loc[~empty].to_numpy(dtype=float), waves, int(empty.sum()), wide.index
     incomplete = wide.isna().any(axis=1)
     n_excluded = int(incomplete.sum())
     if n_excluded and nan_policy == "raise":
         raise InvalidParameterError(
             f"{FUNC}: {n_excluded} of {len(wide)} participants lack an answer or a wave "
-            f"(first ids: {wide.index[incomplete].tolist()[:10]!r}); full-information ML for "
-            "missing answers is not yet available. Pass nan_policy='omit' to leave them out "
-            "(they are counted in the result)."
+            f"(first ids: {wide.index[incomplete].tolist()[:10]!r}). Pass "
+            "nan_policy='fiml' to use every answer (full-information ML) or nan_policy='omit' "
+            "to leave them out (they are counted in the result)."
         )
     wide = wide.loc[~incomplete]
     return wide.to_numpy(dtype=float), waves, n_excluded, wide.index
@@ -354,7 +358,8 @@ def _score_tests(fit: LevelFit, step: str) -> list[tuple[tuple, float]]:
     The statistic is lavaan's univariate ``lavTestScore``: with the constraint released
     (its entry given its own parameter, started at the constrained estimate), ``N g' I^-1 g``
     with ``g`` the gradient of the fit function and ``I`` the unit information the estimator
-    uses (expected for ML, observed for MLR, as lavaan falls back to for MLR).
+    uses (expected for ML, observed for MLR, as lavaan falls back to for MLR, and for
+    full-information ML).
     """
     spec = fit.spec
     assert fit.problem is not None
@@ -367,10 +372,11 @@ def _score_tests(fit: LevelFit, step: str) -> list[tuple[tuple, float]]:
         theta = np.empty(ext.n_params)
         for entry, a in ext.entries.items():
             theta[a] = fit.theta[spec.entries[entry]]
-        problem = MLProblem(ext, y)
+        missing = np.isnan(y).any()
+        problem = FIMLProblem(ext, y) if missing else MLProblem(ext, y)
         mom = problem.moments(theta)
         grad = problem.gradient(theta, mom)
-        if fit.estimator == "MLR":
+        if fit.estimator == "MLR" or missing:
             info = problem.observed_information(theta)
         else:
             info = problem.expected_information(mom)
@@ -453,10 +459,11 @@ def measurement_invariance(
         ... and RMSEA rises by at most this much (Chen, 2007).
     ci_level : float, default 0.95
         Level of the Wald intervals of the parameters and latent change.
-    nan_policy : {"raise", "omit"}, default "raise"
-        A participant with a missing answer or wave is refused (``"raise"``) or left out and
-        counted in ``meta["n_excluded"]`` (``"omit"``). Full-information ML is not yet
-        available.
+    nan_policy : {"raise", "omit", "fiml"}, default "raise"
+        A participant with a missing answer or wave is refused (``"raise"``), left out and
+        counted in ``meta["n_excluded"]`` (``"omit"``), or kept with every answer they gave
+        (``"fiml"``: full-information ML, lavaan's ``missing = "ml"``; ML only; participants
+        with no answer at all are left out and counted).
     factor : str, default "F"
         The latent variable's name in the parameter table (``{factor}.{wave}``).
 
@@ -504,8 +511,14 @@ def measurement_invariance(
 
     Validated against lavaan 0.6-14 and semTools 0.5-6 (``cfa`` on the syntax of
     ``measEq.syntax``, ``fitMeasures``, ``lavTestLRT``, ``lavTestScore``) on two real data
-    sets (psychTools ``sai``: three and two waves), ML and MLR: chi-square to 1e-3, fit
-    indices and estimates to 1e-4 (``tests/models/test_invariance.py``).
+    sets (psychTools ``sai``: three and two waves), ML, MLR and full-information ML
+    (``missing = "ml"``, the incomplete participants of the same studies): chi-square to 1e-3,
+    fit indices, estimates and standard errors to 1e-4 (``tests/models/test_invariance.py``).
+
+    With ``nan_policy="fiml"`` the chi-square is twice the log-likelihood difference from the
+    saturated model (fitted by EM, then Fisher scoring), the baseline model fits each item's
+    available answers, SRMR uses the saturated model's moments and standard errors the
+    observed information, as lavaan does.
 
     References
     ----------
@@ -539,7 +552,12 @@ def measurement_invariance(
     1  variance     2      0.93
     """
     check_choice(estimator, ("ML", "MLR"), name="estimator", where=FUNC)
-    check_choice(nan_policy, ("raise", "omit"), name="nan_policy", where=FUNC)
+    check_choice(nan_policy, ("raise", "omit", "fiml"), name="nan_policy", where=FUNC)
+    if nan_policy == "fiml" and estimator == "MLR":
+        raise InvalidParameterError(
+            f"{FUNC}: estimator='MLR' with nan_policy='fiml' is not yet available; use "
+            "estimator='ML' with 'fiml', or MLR on complete participants (nan_policy='omit')"
+        )
     check_unit(ci_level, name="ci_level", where=FUNC)
     for name, value in (("delta_cfi", delta_cfi), ("delta_rmsea", delta_rmsea)):
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
@@ -554,16 +572,18 @@ def measurement_invariance(
     y, waves, n_excluded, _ = _wide(data, items, id_col, wave_col, waves, nan_policy)
     p = len(items)
     n, k = y.shape
-    if n <= k:
+    if n <= k and nan_policy != "fiml":
         raise InvalidParameterError(
             f"{FUNC}: {n} complete participants for {k} observed variables "
             f"({p} items x {len(waves)} waves); the sample covariance matrix is singular"
         )
     scaled = estimator == "MLR"
     h1 = h1_trace(y) if scaled else None
+    n_incomplete = int(np.isnan(y).any(axis=1).sum())
+    saturated = saturated_fit(y) if n_incomplete else None
     fits: dict[str, LevelFit] = {}
     for level in LEVELS:
-        fits[level] = fit_level(y, p, level, estimator=estimator, h1=h1)
+        fits[level] = fit_level(y, p, level, estimator=estimator, h1=h1, saturated=saturated)
 
     rows = [_fit_row(fits[level], level, level, "") for level in LEVELS]
     rejected: str | None = None
@@ -634,7 +654,9 @@ def measurement_invariance(
             .reset_index(drop=True)
         )
         worst = max(tests, key=lambda pair: pair[1])[0]
-        partial = fit_level(y, p, rejected, estimator=estimator, freed=(worst,), h1=h1)
+        partial = fit_level(
+            y, p, rejected, estimator=estimator, freed=(worst,), h1=h1, saturated=saturated
+        )
         name = f"{rejected} (partial)"
         lhs, op, rhs = _names(worst, items, waves, factor)
         row = _fit_row(partial, name, rejected, f"{lhs} {op} {rhs}".strip())
@@ -675,12 +697,18 @@ def measurement_invariance(
             ConvergenceWarning,
             stacklevel=2,
         )
-    note = (
-        "ML (normal theory; expected information standard errors)"
-        if estimator == "ML"
-        else "MLR (Yuan-Bentler scaled chi-square, Mplus variant; Huber-White standard "
-        "errors; Satorra-Bentler 2001 scaled differences)"
-    )
+    if n_incomplete:
+        note = (
+            f"ML with full-information ML for missing answers ({n_incomplete} of {n} "
+            "participants incomplete; observed-information standard errors)"
+        )
+    elif estimator == "ML":
+        note = "ML (normal theory; expected information standard errors)"
+    else:
+        note = (
+            "MLR (Yuan-Bentler scaled chi-square, Mplus variant; Huber-White standard "
+            "errors; Satorra-Bentler 2001 scaled differences)"
+        )
     meta = {
         "version": __version__,
         "function": FUNC,
@@ -697,6 +725,7 @@ def measurement_invariance(
         "wave_col": wave_col,
         "n_used": int(n),
         "n_excluded": n_excluded,
+        "n_incomplete": n_incomplete,
         "nan_policy": nan_policy,
         "delta_cfi": delta_cfi,
         "delta_rmsea": delta_rmsea,

@@ -103,7 +103,7 @@ def test_estimates_and_standard_errors_match_lavaan(results, name, est, level):
 
 
 def test_likelihood_ratio_and_scaled_differences_match_lavaan(results):
-    ref = pd.read_csv(REF / "invariance_lrt.csv")
+    ref = pd.read_csv(REF / "invariance_lrt.csv").query("estimator != 'FIML'")
     for rec in ref.itertuples():
         row = results[rec.dataset, rec.estimator].fits.set_index("model").loc[rec.level]
         assert row["lrt_chisq"] == pytest.approx(rec.chisq_diff, abs=1e-3)
@@ -243,6 +243,71 @@ def test_same_input_same_output(results):
     pd.testing.assert_frame_equal(again.fits, results["rim", "MLR"].fits)
 
 
+# -- full-information ML ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fiml() -> dict[str, InvarianceResult]:
+    return {
+        name: measurement_invariance(
+            pd.read_csv(DATA / f"psychTools_sai_{name}_all.csv"),
+            items=items,
+            id_col="id",
+            wave_col="time",
+            nan_policy="fiml",
+        )
+        for name, items in SETS.items()
+    }
+
+
+FIML_CASES = [(name, level) for name in SETS for level in LEVELS]
+
+
+@pytest.mark.parametrize(("name", "level"), FIML_CASES)
+def test_full_information_ml_matches_lavaan(fiml, ref_fits, name, level):
+    res = fiml[name]
+    row = res.fits.set_index("model").loc[level]
+    ref = ref_fits.query("dataset == @name + '_all' and level == @level").iloc[0]
+    assert row["n"] == ref["n"] and row["df"] == ref["df"] and row["converged"]
+    assert row["chisq"] == pytest.approx(ref["chisq"], abs=1e-3)
+    assert row["loglik"] == pytest.approx(ref["logl"], abs=1e-3)
+    assert row["bic"] == pytest.approx(ref["bic"], abs=1e-3)
+    for ours, theirs in [
+        ("cfi", "cfi"),
+        ("tli", "tli"),
+        ("rmsea", "rmsea"),
+        ("rmsea_ci_low", "rmsea.ci.lower"),
+        ("rmsea_ci_high", "rmsea.ci.upper"),
+        ("srmr", "srmr"),
+    ]:
+        assert row[ours] == pytest.approx(ref[theirs], abs=1e-4), ours
+    params = pd.read_csv(REF / "invariance_params.csv", keep_default_na=False, na_values=["NA"])
+    params = params.query("dataset == @name + '_all' and level == @level")
+    params = params.rename(columns={"est": "ref_est", "se": "ref_se"})
+    merged = res.parameters.query("model == @level").merge(params, on=["lhs", "op", "rhs"])
+    assert len(merged) == len(params)
+    np.testing.assert_allclose(merged["estimate"], merged["ref_est"], atol=1e-4)
+    free = merged["free"].astype(bool)
+    np.testing.assert_allclose(merged.loc[free, "se"], merged.loc[free, "ref_se"], atol=1e-4)
+    lrt = pd.read_csv(REF / "invariance_lrt.csv").query(
+        "dataset == @name + '_all' and level == @level"
+    )
+    if len(lrt):
+        assert row["lrt_chisq"] == pytest.approx(lrt["chisq_diff"].iloc[0], abs=1e-3)
+    assert "full-information ML" in str(res.summary())
+    assert res.meta["n_incomplete"] == {"flat": 3, "rim": 8}[name]
+
+
+def test_fiml_refuses_mlr():
+    with pytest.raises(InvalidParameterError, match="not yet available"):
+        measurement_invariance(
+            _data("flat"),
+            items=SETS["flat"],
+            id_col="id",
+            wave_col="time",
+            nan_policy="fiml",
+            estimator="MLR",
+        )
+
+
 # -- bad input ----------------------------------------------------------------------------
 def test_incomplete_participants_are_refused_and_counted():
     data = _data("rim")
@@ -250,7 +315,7 @@ def test_incomplete_participants_are_refused_and_counted():
     data = data.drop(index=10)
     with pytest.raises(InvalidParameterError, match="2 of 334 participants") as err:
         measurement_invariance(data, items=SETS["rim"], id_col="id", wave_col="time")
-    assert "full-information ML for missing answers is not yet available" in str(err.value)
+    assert "nan_policy='fiml'" in str(err.value)
     res = measurement_invariance(
         data, items=SETS["rim"], id_col="id", wave_col="time", nan_policy="omit"
     )
