@@ -357,9 +357,9 @@ def _score_tests(fit: LevelFit, step: str) -> list[tuple[tuple, float]]:
 
     The statistic is lavaan's univariate ``lavTestScore``: with the constraint released
     (its entry given its own parameter, started at the constrained estimate), ``N g' I^-1 g``
-    with ``g`` the gradient of the fit function and ``I`` the unit information the estimator
-    uses (expected for ML, observed for MLR, as lavaan falls back to for MLR, and for
-    full-information ML).
+    with ``g`` the gradient of the fit function and ``I`` the unit expected information
+    (summed over the missing-data patterns under full-information ML). Under MLR this is the
+    ordinary score test, as lavaan falls back to.
     """
     spec = fit.spec
     assert fit.problem is not None
@@ -376,10 +376,7 @@ def _score_tests(fit: LevelFit, step: str) -> list[tuple[tuple, float]]:
         problem = FIMLProblem(ext, y) if missing else MLProblem(ext, y)
         mom = problem.moments(theta)
         grad = problem.gradient(theta, mom)
-        if fit.estimator == "MLR" or missing:
-            info = problem.observed_information(theta)
-        else:
-            info = problem.expected_information(mom)
+        info = problem.expected_information(mom)
         stat = float(fit.n * grad @ np.linalg.solve(info, grad))
         out.append((constraint, stat))
     return out

@@ -67,14 +67,17 @@ for (name in names(sets)) {
           dataset = name, estimator = est, level = lev,
           chisq_diff = tab[2, "Chisq diff"], df_diff = tab[2, "Df diff"], p = tab[2, "Pr(>Chisq)"])
       }
-      if (est == "ML" && lev != "configural") {
+      if (lev != "configural") {
+        # under MLR lavTestScore warns that it falls back to the ordinary score test
         pt <- parTable(fit)
-        sc <- lavTestScore(fit)$uni
+        sc <- suppressWarnings(lavTestScore(fit))$uni
         target <- match(as.character(sc$rhs), pt$plabel)
         sc$param <- trimws(paste(pt$lhs[target], pt$op[target], pt$rhs[target]))
-        scores[[length(scores) + 1]] <- data.frame(dataset = name, level = lev,
+        scores[[length(scores) + 1]] <- data.frame(dataset = name, estimator = est, level = lev,
                                                    param = sc$param, X2 = sc$X2,
                                                    op = pt$op[target])
+      }
+      if (est == "ML" && lev != "configural") {
         # the partial model: free the worst constraint added at this step
         step <- pt$op[target] == step_op[[lev]] &
           (lev != "strict" | pt$lhs[target] == pt$rhs[target])
@@ -124,6 +127,15 @@ for (name in names(sets)) {
     pe <- pe[pe$op %in% c("=~", "~~", "~1"), c("lhs", "op", "rhs", "est", "se")]
     params[[length(params) + 1]] <- data.frame(dataset = paste0(name, "_all"),
                                                estimator = "FIML", level = lev, pe)
+    if (lev != "configural") {
+      pt <- parTable(fit)
+      sc <- lavTestScore(fit)$uni
+      target <- match(as.character(sc$rhs), pt$plabel)
+      scores[[length(scores) + 1]] <- data.frame(
+        dataset = paste0(name, "_all"), estimator = "FIML", level = lev,
+        param = trimws(paste(pt$lhs[target], pt$op[target], pt$rhs[target])), X2 = sc$X2,
+        op = pt$op[target])
+    }
     if (!is.null(prev)) {
       tab <- lavTestLRT(fit, prev)
       lrts[[length(lrts) + 1]] <- data.frame(
