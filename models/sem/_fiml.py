@@ -22,7 +22,9 @@ from models.sem._ml import (
     LOG_2PI,
     MLProblem,
     Moments,
+    casewise_scores,
     expected_information,
+    independence_derivatives,
     saturated_derivatives,
 )
 from models.sem._spec import ModelSpec, derivative_arrays, fixed_matrices
@@ -35,6 +37,7 @@ class Pattern:
         self.obs = np.flatnonzero(observed)
         self.n = rows.shape[0]
         values = rows[:, self.obs]
+        self.values = values
         self.ybar = values.mean(axis=0)
         centred = values - self.ybar
         self.s = centred.T @ centred / self.n
@@ -49,17 +52,25 @@ def patterns(y: np.ndarray) -> list[Pattern]:
 
 
 class FIMLProblem(MLProblem):
-    """ML on incomplete data: the factor model of ``spec``, or the saturated model (``None``)."""
+    """ML on incomplete data: the factor model of ``spec``, or a model without factors.
 
-    def __init__(self, spec: ModelSpec | None, y: np.ndarray) -> None:
+    With ``spec=None`` it is the saturated model (``baseline=False``) or the baseline model of
+    independent items (``baseline=True``).
+    """
+
+    def __init__(self, spec: ModelSpec | None, y: np.ndarray, *, baseline: bool = False) -> None:
         self.spec = spec  # type: ignore[assignment]
         self.y = y
         self.n, self.k = y.shape
         self.patterns = patterns(y)
         self.offset = 0.0
         if spec is None:
-            self.sat_mu, self.sat_sigma = saturated_derivatives(self.k)
-            self.tril = np.tril_indices(self.k)
+            if baseline:
+                self.sat_mu, self.sat_sigma = independence_derivatives(self.k)
+                self.tril = (np.arange(self.k), np.arange(self.k))
+            else:
+                self.sat_mu, self.sat_sigma = saturated_derivatives(self.k)
+                self.tril = np.tril_indices(self.k)
         else:
             self.deriv = derivative_arrays(spec)
             self.base = fixed_matrices(spec)
@@ -119,6 +130,16 @@ class FIMLProblem(MLProblem):
             w_total[o] += share * w
         q = mom.d_sigma.shape[0]
         return 0.5 * (mom.d_sigma.reshape(q, -1) @ g_total.ravel()) - mom.d_mu @ w_total
+
+    def casewise_scores(self, mom: Moments) -> np.ndarray:
+        """Return each row's log-likelihood gradient (rows in pattern order)."""
+        blocks = []
+        for pat in self.patterns:
+            o = pat.obs
+            inv = np.linalg.inv(mom.sigma[np.ix_(o, o)])
+            d_sigma = mom.d_sigma[:, o][:, :, o]
+            blocks.append(casewise_scores(pat.values, mom.mu[o], inv, mom.d_mu[:, o], d_sigma))
+        return np.vstack(blocks)
 
     def expected_information(self, mom: Moments) -> np.ndarray:
         q = mom.d_mu.shape[0]
@@ -180,3 +201,29 @@ def independence_loglik(y: np.ndarray) -> float:
         values = column[~np.isnan(column)]
         total += -0.5 * values.size * (LOG_2PI + np.log(values.var()) + 1.0)
     return float(total)
+
+
+def h1_trace_fiml(y: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> float:
+    """Return tr(A1^-1 B1) of the saturated model at its incomplete-data maximum.
+
+    ``A1`` is its observed information and ``B1`` the mean outer product of its casewise
+    scores, as lavaan's MLR (``yuan.bentler.mplus``, unstructured h1) uses with missing data.
+    """
+    problem = FIMLProblem(None, y)
+    rows, cols = np.tril_indices(y.shape[1])
+    theta = np.concatenate([mu, sigma[rows, cols]])
+    a1 = problem.observed_information(theta)
+    scores = problem.casewise_scores(problem.moments(theta))
+    b1 = scores.T @ scores / y.shape[0]
+    return float(np.sum(np.linalg.inv(a1) * b1.T))
+
+
+def baseline_scaling_fiml(y: np.ndarray, trace_h1: float) -> float:
+    """Return the MLR scaling factor of the baseline model fitted to incomplete data."""
+    k = y.shape[1]
+    problem = FIMLProblem(None, y, baseline=True)
+    theta = np.concatenate([np.nanmean(y, axis=0), np.nanvar(y, axis=0)])
+    info = problem.observed_information(theta)
+    scores = problem.casewise_scores(problem.moments(theta))
+    b0 = scores.T @ scores / y.shape[0]
+    return (trace_h1 - float(np.sum(np.linalg.inv(info) * b0.T))) / (k * (k - 1) // 2)

@@ -280,10 +280,14 @@ def _fit_fiml(
     saturated: tuple[np.ndarray, np.ndarray, float] | None,
 ) -> LevelFit:
     """Full-information ML: chi-square against the saturated model, observed-information SEs."""
-    from models.sem._fiml import FIMLProblem, independence_loglik, saturated_fit
+    from models.sem._fiml import (
+        FIMLProblem,
+        baseline_scaling_fiml,
+        h1_trace_fiml,
+        independence_loglik,
+        saturated_fit,
+    )
 
-    if estimator != "ML":
-        raise ValueError("MLR with missing answers is not available")
     n, k = y.shape
     mu1, sigma1, loglik1 = saturated_fit(y) if saturated is None else saturated
     problem = FIMLProblem(spec, y)
@@ -292,10 +296,22 @@ def _fit_fiml(
     theta0 = start_values(problem) if start is None else start
     theta, converged, iterations = problem.fit(theta0)
     info = problem.observed_information(theta)
-    cov = np.linalg.inv(info) / n
+    bread = np.linalg.inv(info)
     loglik = problem.loglik(theta)
     mom = problem.moments(theta)
     q = spec.n_params
+    df = k * (k + 3) // 2 - q
+    scaling = baseline_scaling = float("nan")
+    if estimator == "MLR":
+        scores = problem.casewise_scores(mom)
+        meat = scores.T @ scores / n
+        cov = bread @ meat @ bread / n
+        trace_h1 = h1_trace_fiml(y, mu1, sigma1)
+        if df > 0:
+            scaling = (trace_h1 - float(np.sum(meat * bread.T))) / df
+        baseline_scaling = baseline_scaling_fiml(y, trace_h1)
+    else:
+        cov = bread / n
     return LevelFit(
         spec=spec,
         estimator=estimator,
@@ -305,12 +321,14 @@ def _fit_fiml(
         converged=converged,
         iterations=iterations,
         chisq=2.0 * (loglik1 - loglik),
-        df=k * (k + 3) // 2 - q,
+        df=df,
         loglik=loglik,
         npar=q,
         baseline_chisq=2.0 * (loglik1 - independence_loglik(y)),
         baseline_df=k * (k - 1) // 2,
         srmr=srmr(sigma1, mu1, mom.sigma, mom.mu),
+        scaling=scaling,
+        baseline_scaling=baseline_scaling,
         information=info,
         problem=problem,
     )

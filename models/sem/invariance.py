@@ -38,7 +38,7 @@ FUNC = "measurement_invariance"
 
 SCOPE_NOTE = (
     "Ordinal (WLSMV) estimation is not available; missing answers are handled by "
-    "full-information ML under ML only (nan_policy='fiml')."
+    "full-information ML (nan_policy='fiml')."
 )
 
 FIT_COLUMNS = [
@@ -459,8 +459,8 @@ def measurement_invariance(
     nan_policy : {"raise", "omit", "fiml"}, default "raise"
         A participant with a missing answer or wave is refused (``"raise"``), left out and
         counted in ``meta["n_excluded"]`` (``"omit"``), or kept with every answer they gave
-        (``"fiml"``: full-information ML, lavaan's ``missing = "ml"``; ML only; participants
-        with no answer at all are left out and counted).
+        (``"fiml"``: full-information ML, lavaan's ``missing = "ml"``, with ML or MLR;
+        participants with no answer at all are left out and counted).
     factor : str, default "F"
         The latent variable's name in the parameter table (``{factor}.{wave}``).
 
@@ -508,14 +508,17 @@ def measurement_invariance(
 
     Validated against lavaan 0.6-14 and semTools 0.5-6 (``cfa`` on the syntax of
     ``measEq.syntax``, ``fitMeasures``, ``lavTestLRT``, ``lavTestScore``) on two real data
-    sets (psychTools ``sai``: three and two waves), ML, MLR and full-information ML
-    (``missing = "ml"``, the incomplete participants of the same studies): chi-square to 1e-3,
+    sets (psychTools ``sai``: three and two waves), ML, MLR and full-information ML with
+    either (``missing = "ml"``, the incomplete participants of the same studies): chi-square
+    to 1e-3,
     fit indices, estimates and standard errors to 1e-4 (``tests/models/test_invariance.py``).
 
     With ``nan_policy="fiml"`` the chi-square is twice the log-likelihood difference from the
     saturated model (fitted by EM, then Fisher scoring), the baseline model fits each item's
     available answers, SRMR uses the saturated model's moments and standard errors the
-    observed information, as lavaan does.
+    observed information (MLR: its sandwich with the casewise scores; the scaling factor's h1
+    trace from the saturated model's observed information and casewise scores), as lavaan
+    does.
 
     References
     ----------
@@ -550,11 +553,6 @@ def measurement_invariance(
     """
     check_choice(estimator, ("ML", "MLR"), name="estimator", where=FUNC)
     check_choice(nan_policy, ("raise", "omit", "fiml"), name="nan_policy", where=FUNC)
-    if nan_policy == "fiml" and estimator == "MLR":
-        raise InvalidParameterError(
-            f"{FUNC}: estimator='MLR' with nan_policy='fiml' is not yet available; use "
-            "estimator='ML' with 'fiml', or MLR on complete participants (nan_policy='omit')"
-        )
     check_unit(ci_level, name="ci_level", where=FUNC)
     for name, value in (("delta_cfi", delta_cfi), ("delta_rmsea", delta_rmsea)):
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
@@ -694,10 +692,16 @@ def measurement_invariance(
             ConvergenceWarning,
             stacklevel=2,
         )
-    if n_incomplete:
+    if n_incomplete and estimator == "ML":
         note = (
             f"ML with full-information ML for missing answers ({n_incomplete} of {n} "
             "participants incomplete; observed-information standard errors)"
+        )
+    elif n_incomplete:
+        note = (
+            f"MLR with full-information ML for missing answers ({n_incomplete} of {n} "
+            "participants incomplete; Yuan-Bentler scaled chi-square, Mplus variant; "
+            "Huber-White standard errors; Satorra-Bentler 2001 scaled differences)"
         )
     elif estimator == "ML":
         note = "ML (normal theory; expected information standard errors)"

@@ -103,7 +103,7 @@ def test_estimates_and_standard_errors_match_lavaan(results, name, est, level):
 
 
 def test_likelihood_ratio_and_scaled_differences_match_lavaan(results):
-    ref = pd.read_csv(REF / "invariance_lrt.csv").query("estimator != 'FIML'")
+    ref = pd.read_csv(REF / "invariance_lrt.csv").query("not estimator.str.startswith('FIML')")
     for rec in ref.itertuples():
         row = results[rec.dataset, rec.estimator].fits.set_index("model").loc[rec.level]
         assert row["lrt_chisq"] == pytest.approx(rec.chisq_diff, abs=1e-3)
@@ -253,67 +253,69 @@ def test_same_input_same_output(results):
 
 # -- full-information ML ------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def fiml() -> dict[str, InvarianceResult]:
+def fiml() -> dict[tuple[str, str], InvarianceResult]:
     return {
-        name: measurement_invariance(
+        (name, est): measurement_invariance(
             pd.read_csv(DATA / f"psychTools_sai_{name}_all.csv"),
             items=items,
             id_col="id",
             wave_col="time",
             nan_policy="fiml",
+            estimator=est,
         )
         for name, items in SETS.items()
+        for est in ("ML", "MLR")
     }
 
 
-FIML_CASES = [(name, level) for name in SETS for level in LEVELS]
+FIML_CASES = [(name, est, level) for name in SETS for est in ("ML", "MLR") for level in LEVELS]
 
 
-@pytest.mark.parametrize(("name", "level"), FIML_CASES)
-def test_full_information_ml_matches_lavaan(fiml, ref_fits, name, level):
-    res = fiml[name]
+@pytest.mark.parametrize(("name", "est", "level"), FIML_CASES)
+def test_full_information_ml_matches_lavaan(fiml, ref_fits, name, est, level):
+    res = fiml[name, est]
+    label = "FIML" if est == "ML" else "FIML-MLR"
+    dataset = f"{name}_all"
     row = res.fits.set_index("model").loc[level]
-    ref = ref_fits.query("dataset == @name + '_all' and level == @level").iloc[0]
+    ref = ref_fits[
+        (ref_fits["dataset"] == dataset)
+        & (ref_fits["estimator"] == label)
+        & (ref_fits["level"] == level)
+    ].iloc[0]
     assert row["n"] == ref["n"] and row["df"] == ref["df"] and row["converged"]
-    assert row["chisq"] == pytest.approx(ref["chisq"], abs=1e-3)
+    assert row["chisq_ml"] == pytest.approx(ref["chisq"], abs=1e-3)
     assert row["loglik"] == pytest.approx(ref["logl"], abs=1e-3)
     assert row["bic"] == pytest.approx(ref["bic"], abs=1e-3)
+    assert row["srmr"] == pytest.approx(ref["srmr"], abs=1e-4)
+    suffix = ".scaled" if est == "MLR" else ""
+    assert row["chisq"] == pytest.approx(ref["chisq" + suffix], abs=1e-3)
     for ours, theirs in [
         ("cfi", "cfi"),
         ("tli", "tli"),
         ("rmsea", "rmsea"),
         ("rmsea_ci_low", "rmsea.ci.lower"),
         ("rmsea_ci_high", "rmsea.ci.upper"),
-        ("srmr", "srmr"),
     ]:
-        assert row[ours] == pytest.approx(ref[theirs], abs=1e-4), ours
+        assert row[ours] == pytest.approx(ref[theirs + suffix], abs=1e-4), ours
+    if est == "MLR":
+        assert row["scaling_factor"] == pytest.approx(ref["chisq.scaling.factor"], abs=1e-4)
     params = pd.read_csv(REF / "invariance_params.csv", keep_default_na=False, na_values=["NA"])
-    params = params.query("dataset == @name + '_all' and level == @level")
+    params = params[
+        (params["dataset"] == dataset) & (params["estimator"] == label) & (params["level"] == level)
+    ]
     params = params.rename(columns={"est": "ref_est", "se": "ref_se"})
     merged = res.parameters.query("model == @level").merge(params, on=["lhs", "op", "rhs"])
     assert len(merged) == len(params)
     np.testing.assert_allclose(merged["estimate"], merged["ref_est"], atol=1e-4)
     free = merged["free"].astype(bool)
     np.testing.assert_allclose(merged.loc[free, "se"], merged.loc[free, "ref_se"], atol=1e-4)
-    lrt = pd.read_csv(REF / "invariance_lrt.csv").query(
-        "dataset == @name + '_all' and level == @level"
-    )
+    lrt = pd.read_csv(REF / "invariance_lrt.csv")
+    lrt = lrt[(lrt["dataset"] == dataset) & (lrt["estimator"] == label) & (lrt["level"] == level)]
     if len(lrt):
         assert row["lrt_chisq"] == pytest.approx(lrt["chisq_diff"].iloc[0], abs=1e-3)
+        assert row["lrt_p"] == pytest.approx(lrt["p"].iloc[0], abs=1e-4)
     assert "full-information ML" in str(res.summary())
     assert res.meta["n_incomplete"] == {"flat": 3, "rim": 8}[name]
-
-
-def test_fiml_refuses_mlr():
-    with pytest.raises(InvalidParameterError, match="not yet available"):
-        measurement_invariance(
-            _data("flat"),
-            items=SETS["flat"],
-            id_col="id",
-            wave_col="time",
-            nan_policy="fiml",
-            estimator="MLR",
-        )
 
 
 # -- bad input ----------------------------------------------------------------------------

@@ -101,8 +101,9 @@ for (name in names(sets)) {
     }
   }
 }
-# Full-information ML (missing = "ml", estimator ML) on every participant of the same studies,
-# the incomplete ones included (flat: 3 of 170; rim: 8 of 342).
+# Full-information ML (missing = "ml"; estimator ML, labelled FIML, and MLR, labelled
+# FIML-MLR) on every participant of the same studies, the incomplete ones included
+# (flat: 3 of 170; rim: 8 of 342).
 for (name in names(sets)) {
   s <- sets[[name]]
   long <- sai[sai$study == s$study & sai$time %in% s$times, c("id", "time", s$items)]
@@ -113,36 +114,42 @@ for (name in names(sets)) {
   model <- paste(sprintf("%s =~ %s", facs,
                          sapply(s$times, function(t) paste0(s$items, ".", t, collapse = " + "))),
                  collapse = "\n")
-  prev <- NULL
-  for (lev in names(levels)) {
-    syn <- measEq.syntax(configural.model = model, data = wide, ID.fac = "std.lv",
-                         longFacNames = list(F = facs), long.equal = levels[[lev]], auto = "all")
-    fit <- cfa(as.character(syn), data = wide, estimator = "ML", missing = "ml")
-    fm <- unclass(fitMeasures(fit, measures))
-    fm[robust] <- NA
-    fits[[length(fits) + 1]] <- data.frame(
-      dataset = paste0(name, "_all"), estimator = "FIML", level = lev, n = nobs(fit),
-      converged = lavInspect(fit, "converged"), as.list(fm), check.names = FALSE)
-    pe <- parameterEstimates(fit)
-    pe <- pe[pe$op %in% c("=~", "~~", "~1"), c("lhs", "op", "rhs", "est", "se")]
-    params[[length(params) + 1]] <- data.frame(dataset = paste0(name, "_all"),
-                                               estimator = "FIML", level = lev, pe)
-    if (lev != "configural") {
-      pt <- parTable(fit)
-      sc <- lavTestScore(fit)$uni
-      target <- match(as.character(sc$rhs), pt$plabel)
-      scores[[length(scores) + 1]] <- data.frame(
-        dataset = paste0(name, "_all"), estimator = "FIML", level = lev,
-        param = trimws(paste(pt$lhs[target], pt$op[target], pt$rhs[target])), X2 = sc$X2,
-        op = pt$op[target])
+  for (est in c("ML", "MLR")) {
+    label <- if (est == "ML") "FIML" else "FIML-MLR"
+    prev <- NULL
+    for (lev in names(levels)) {
+      syn <- measEq.syntax(configural.model = model, data = wide, ID.fac = "std.lv",
+                           longFacNames = list(F = facs), long.equal = levels[[lev]],
+                           auto = "all")
+      fit <- cfa(as.character(syn), data = wide, estimator = est, missing = "ml")
+      fm <- unclass(fitMeasures(fit, measures))
+      fm[robust] <- if (est == "MLR") unclass(fitMeasures(fit, robust)) else NA
+      fits[[length(fits) + 1]] <- data.frame(
+        dataset = paste0(name, "_all"), estimator = label, level = lev, n = nobs(fit),
+        converged = lavInspect(fit, "converged"), as.list(fm), check.names = FALSE)
+      pe <- parameterEstimates(fit)
+      pe <- pe[pe$op %in% c("=~", "~~", "~1"), c("lhs", "op", "rhs", "est", "se")]
+      params[[length(params) + 1]] <- data.frame(dataset = paste0(name, "_all"),
+                                                 estimator = label, level = lev, pe)
+      if (est == "ML" && lev != "configural") {
+        pt <- parTable(fit)
+        sc <- lavTestScore(fit)$uni
+        target <- match(as.character(sc$rhs), pt$plabel)
+        scores[[length(scores) + 1]] <- data.frame(
+          dataset = paste0(name, "_all"), estimator = label, level = lev,
+          param = trimws(paste(pt$lhs[target], pt$op[target], pt$rhs[target])), X2 = sc$X2,
+          op = pt$op[target])
+      }
+      if (!is.null(prev)) {
+        method <- if (est == "MLR") "satorra.bentler.2001" else "default"
+        tab <- lavTestLRT(fit, prev, method = method)
+        lrts[[length(lrts) + 1]] <- data.frame(
+          dataset = paste0(name, "_all"), estimator = label, level = lev,
+          chisq_diff = tab[2, "Chisq diff"], df_diff = tab[2, "Df diff"],
+          p = tab[2, "Pr(>Chisq)"])
+      }
+      prev <- fit
     }
-    if (!is.null(prev)) {
-      tab <- lavTestLRT(fit, prev)
-      lrts[[length(lrts) + 1]] <- data.frame(
-        dataset = paste0(name, "_all"), estimator = "FIML", level = lev,
-        chisq_diff = tab[2, "Chisq diff"], df_diff = tab[2, "Df diff"], p = tab[2, "Pr(>Chisq)"])
-    }
-    prev <- fit
   }
 }
 wr <- function(x, f) write.csv(do.call(rbind, x), file.path(out, f), row.names = FALSE)
