@@ -667,6 +667,7 @@ def measurement_invariance(
         param_tables.append(_parameters(partial, name, items, waves, factor, ci_level))
 
     fit_table = pd.DataFrame(rows).reindex(columns=FIT_COLUMNS)
+    fit_table["lrt_df"] = fit_table["lrt_df"].astype("Int64")
     parameters = pd.concat(param_tables, ignore_index=True)
     negative = parameters[
         parameters["free"]

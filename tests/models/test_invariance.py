@@ -432,3 +432,23 @@ def test_a_negative_variance_is_stated():
     with pytest.warns(SingularFitWarning, match="negative variance"):
         res = measurement_invariance(data, items=["x0", "x1", "x2"], id_col="id", wave_col="wave")
     assert res.meta["notes"] and "not admissible" in str(res.summary())
+
+
+def test_a_model_that_does_not_converge_is_stated_and_not_judged(monkeypatch):
+    from models import ConvergenceWarning
+    from models.sem import _ml
+
+    original = _ml.MLProblem.fit
+
+    def fit(self, start, **kwargs):
+        theta, converged, iterations = original(self, start, **kwargs)
+        return theta, converged and self.spec.level != "metric", iterations
+
+    monkeypatch.setattr(_ml.MLProblem, "fit", fit)
+    with pytest.warns(ConvergenceWarning, match="metric did not converge"):
+        res = measurement_invariance(_data("rim"), items=SETS["rim"], id_col="id", wave_col="time")
+    decisions = res.fits.set_index("model")["decision"]
+    assert decisions["metric"] == "not tested (a model did not converge)"
+    assert decisions["scalar"].startswith("not tested")
+    assert res.level_held == "configural" and res.latent.empty
+    assert "Did not converge: metric; their numbers are not to be read" in str(res.summary())
