@@ -128,7 +128,9 @@ class InvarianceResult(Result):
         wave, statistic, df, p_value``. Empty when no step is rejected.
     level_held : str
         The highest level whose step and every step before it hold (``"configural"`` when
-        metric is rejected).
+        metric is rejected), or the partial model (e.g. ``"scalar (partial)"``) when the first
+        rejected step holds once its worst constraint is freed (Byrne, Shavelson & Muthen,
+        1989); the ladder stops there.
     meta : dict
         Version, parameters, waves, items, ``n_used`` and ``n_excluded`` participants, the
         estimator note.
@@ -504,7 +506,8 @@ def measurement_invariance(
     "holds" when both changes are within the cut-offs; the first failing step is
     "rejected" and later steps are "not tested". For the rejected step the equality
     constraints it added are score-tested one at a time (``lavTestScore``) and the partial
-    model frees the worst (the largest statistic); it is compared with the level below.
+    model frees the worst (the largest statistic); it is compared with the level below,
+    and when it holds the latent change is read from it (partial invariance).
 
     Validated against lavaan 0.6-14 and semTools 0.5-6 (``cfa`` on the syntax of
     ``measEq.syntax``, ``fitMeasures``, ``lavTestLRT``, ``lavTestScore``) on two real data
@@ -526,6 +529,9 @@ def measurement_invariance(
     measurement invariance. Structural Equation Modeling, 9(2), 233-255.
     Chen, F. F. (2007). Sensitivity of goodness of fit indexes to lack of measurement
     invariance. Structural Equation Modeling, 14(3), 464-504.
+    Byrne, B. M., Shavelson, R. J., & Muthen, B. (1989). Testing for the equivalence of
+    factor covariance and mean structures: the issue of partial measurement invariance.
+    Psychological Bulletin, 105(3), 456-466.
     Satorra, A., & Bentler, P. M. (2001). A scaled difference chi-square test statistic for
     moment structure analysis. Psychometrika, 66(4), 507-514.
     Yuan, K.-H., & Bentler, P. M. (2000). Three likelihood-based methods for mean and
@@ -663,6 +669,8 @@ def measurement_invariance(
         row["delta_rmsea"] = row["rmsea"] - prev_row["rmsea"]
         ok = row["delta_cfi"] <= delta_cfi and row["delta_rmsea"] <= delta_rmsea
         row["decision"] = "holds" if ok and partial.converged else "rejected"
+        if row["decision"] == "holds":
+            level_held = name
         rows.append(row)
         param_tables.append(_parameters(partial, name, items, waves, factor, ci_level))
 
@@ -683,7 +691,7 @@ def measurement_invariance(
         import warnings
 
         warnings.warn(f"{FUNC}: " + "; ".join(notes), SingularFitWarning, stacklevel=2)
-    latent = _latent(parameters, level_held, waves)
+    latent = _latent(parameters, level_held)
     if not fit_table["converged"].all():
         import warnings
 
@@ -744,11 +752,12 @@ def measurement_invariance(
     )
 
 
-def _latent(parameters: pd.DataFrame, level: str, waves: list[Any]) -> pd.DataFrame:
+def _latent(parameters: pd.DataFrame, model: str) -> pd.DataFrame:
     columns = ["quantity", "wave", ESTIMATE, SE, STATISTIC, P_VALUE, CI_LOW, CI_HIGH, "model"]
+    level = model.removesuffix(" (partial)")
     if level not in ("metric", "scalar", "strict"):
         return pd.DataFrame(columns=columns)
-    table = parameters[parameters["model"] == level]
+    table = parameters[parameters["model"] == model]
     wanted = []
     if level in ("scalar", "strict"):
         means = table[(table["kind"] == "alpha") & table["free"]].assign(quantity="mean")
@@ -756,7 +765,7 @@ def _latent(parameters: pd.DataFrame, level: str, waves: list[Any]) -> pd.DataFr
     variances = table[(table["kind"] == "psi") & table["free"]].assign(quantity="variance")
     wanted.append(variances)
     out = pd.concat(wanted, ignore_index=True)
-    out["model"] = level
+    out["model"] = model
     return out.reindex(columns=columns).reset_index(drop=True)
 
 

@@ -186,8 +186,11 @@ def test_a_rejected_step_gets_score_tests_and_a_partial_model():
     decisions = res.fits.set_index("model")["decision"]
     assert decisions["scalar"] == "rejected"
     assert decisions["strict"] == "not tested (scalar rejected)"
-    assert res.level_held == "metric"
-    assert res.latent["quantity"].tolist() == ["variance", "variance"]
+    # freeing nervous.3's intercept, the partial scalar model holds: the latent change is read
+    # from it (means and variances of waves 2 and 3)
+    assert res.level_held == "scalar (partial)"
+    assert res.latent["quantity"].tolist() == ["mean", "mean", "variance", "variance"]
+    assert (res.latent["model"] == "scalar (partial)").all()
     assert (res.score_tests["model"] == "scalar").all()
     assert len(res.score_tests) == 8  # 4 intercepts x 2 later waves
     assert res.score_tests["statistic"].is_monotonic_decreasing
