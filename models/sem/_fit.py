@@ -281,6 +281,7 @@ def _fit_fiml(
 ) -> LevelFit:
     """Full-information ML: chi-square against the saturated model, observed-information SEs."""
     from models.sem._fiml import (
+        FIML_DECREMENT_TOL,
         FIMLProblem,
         baseline_scaling_fiml,
         h1_trace_fiml,
@@ -294,7 +295,7 @@ def _fit_fiml(
     problem.ybar, problem.s = mu1, sigma1
     problem.offset = loglik1 / n
     theta0 = start_values(problem) if start is None else start
-    theta, converged, iterations = problem.fit(theta0)
+    theta, converged, iterations = problem.fit(theta0, decrement_tol=FIML_DECREMENT_TOL)
     info = problem.observed_information(theta)
     bread = np.linalg.inv(info)
     loglik = problem.loglik(theta)
