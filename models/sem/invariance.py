@@ -539,8 +539,8 @@ def measurement_invariance(
     and when it holds the latent change is read from it (partial invariance).
 
     Validated against lavaan 0.6-14 and semTools 0.5-6 (``cfa`` on the syntax of
-    ``measEq.syntax``, ``fitMeasures``, ``lavTestLRT``, ``lavTestScore``) on two real data
-    sets (psychTools ``sai``: three and two waves), ML, MLR and full-information ML with
+    ``measEq.syntax``, ``fitMeasures``, ``lavTestLRT``, ``lavTestScore``) on three real data
+    sets (psychTools ``sai``: two, three and four waves), ML, MLR and full-information ML with
     either (``missing = "ml"``, the incomplete participants of the same studies): chi-square
     to 1e-3,
     fit indices, estimates and standard errors to 1e-4 (``tests/models/test_invariance.py``).

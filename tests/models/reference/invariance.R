@@ -3,6 +3,7 @@
 # Data: psychTools' `sai` (state anxiety items, 1-4, Revelle's personality lab; real responses).
 #   flat: study FLAT, times 1, 2, 3, items tense, anxious, nervous, jittery (three waves)
 #   rim:  study RIM, times 1 and 3, items calm, at.ease, relaxed, content (two waves)
+#   vale: study VALE, times 1 to 4, the same items as rim (four waves, 67 complete of 77)
 # Only participants with every item at every wave are kept (complete data).
 # The ladder is semTools::measEq.syntax(ID.fac = "std.lv", auto = "all", longFacNames = ...)
 # fitted with lavaan::cfa, estimator ML and MLR.
@@ -21,7 +22,9 @@ out <- "tests/models/reference"
 
 sets <- list(
   flat = list(study = "FLAT", times = c(1, 2, 3), items = c("tense", "anxious", "nervous", "jittery")),
-  rim = list(study = "RIM", times = c(1, 3), items = c("calm", "at.ease", "relaxed", "content"))
+  rim = list(study = "RIM", times = c(1, 3), items = c("calm", "at.ease", "relaxed", "content")),
+  vale = list(study = "VALE", times = c(1, 2, 3, 4),
+              items = c("calm", "at.ease", "relaxed", "content"))
 )
 levels <- list(configural = character(0), metric = "loadings",
                scalar = c("loadings", "intercepts"),
