@@ -279,6 +279,12 @@ def _wide(
             f"{int((~data[wave_col].isin(waves)).sum())} row(s) have a `{wave_col}` value not "
             f"in waves={waves!r}: {unknown[:5]!r}"
         )
+    absent = [w for w in waves if not (frame[wave_col] == w).any()]
+    if absent:
+        problems.append(f"no row has the wave(s) {absent!r} in `{wave_col}`")
+    no_id = frame[id_col].isna()
+    if no_id.any():
+        problems.append(f"{int(no_id.sum())} row(s) have no `{id_col}`")
     dup = frame.duplicated([id_col, wave_col], keep=False)
     if dup.any():
         ids = frame.loc[dup, id_col].drop_duplicates().tolist()

@@ -359,6 +359,13 @@ def test_bad_data_are_reported_together():
         )
     message = str(err.value)
     assert "not in waves=[1, 2, 3]" in message and "repeat a participant x wave" in message
+    data.loc[0, "id"] = np.nan
+    with pytest.raises(InvalidParameterError) as err:
+        measurement_invariance(
+            data, items=SETS["flat"], id_col="id", wave_col="time", waves=[1, 2, 3, 4]
+        )
+    message = str(err.value)
+    assert "no row has the wave(s) [4]" in message and "1 row(s) have no `id`" in message
 
 
 @pytest.mark.parametrize(
