@@ -11,7 +11,8 @@ variance components and generalizability coefficients of a scale over occasions;
 companions (:func:`fit_within`, :func:`fit_random_effects`, :func:`fit_between`,
 :func:`hausman_test`, :func:`within_between`) wrap ``linearmodels``.
 :func:`agreement` measures agreement between raters (Krippendorff's alpha, Fleiss' kappa,
-Gwet's AC1/AC2).
+Gwet's AC1/AC2); :func:`measurement_invariance` tests longitudinal measurement invariance
+(lavaan's ML and MLR).
 """
 
 from models._errors import (
@@ -71,6 +72,7 @@ from models.panel import (
     within_between,
 )
 from models.reliability import MultilevelReliability, multilevel_reliability
+from models.sem import InvarianceResult, invariance_tables, measurement_invariance
 
 __all__ = [
     "AgreementResult",
@@ -90,6 +92,7 @@ __all__ = [
     "GroupedSplit",
     "HausmanTest",
     "InvalidParameterError",
+    "InvarianceResult",
     "KFoldBootstrap",
     "LikelihoodRatioTest",
     "LinearMixedModel",
@@ -120,11 +123,13 @@ __all__ = [
     "grouped_kfold",
     "grouped_split",
     "hausman_test",
+    "invariance_tables",
     "kfold_bootstrap",
     "leave_one_group_out",
     "lrt",
     "mean_squared_error",
     "multilevel_reliability",
+    "measurement_invariance",
     "overlapping_groups",
     "parse_formula",
     "pearson_r",

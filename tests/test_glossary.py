@@ -27,6 +27,7 @@ PUBLIC_MODULES = (
     "models.bayes",
     "models.evaluation",
     "models.panel",
+    "models.sem",
     "longitudinal",
     "longitudinal.change",
     "longitudinal.predict",
@@ -55,6 +56,7 @@ RESULTS = {
     "HausmanTest",
     "LikelihoodRatioTest",
     "GStudy",
+    "InvarianceResult",
 }
 FITTED = ("fixed_", "thresholds_", "random_", "ranef_", "converged_", "meta_")
 
