@@ -9,8 +9,16 @@ Laplace or adaptive quadrature; :func:`parse_formula` and :func:`build_design` a
 layer they share. The panel
 companions (:func:`fit_within`, :func:`fit_random_effects`, :func:`fit_between`,
 :func:`hausman_test`, :func:`within_between`) wrap ``linearmodels``.
+
+Importing the package runs only its error tree; every other public name is imported on first
+use (``_LAZY`` below), so ``import models`` loads no engine, sampler or SciPy.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from _empathic_base.lazy import lazy_exports
 from models._errors import (
     ConvergenceError,
     ConvergenceWarning,
@@ -26,45 +34,109 @@ from models._errors import (
     SamplingWarning,
     SingularFitWarning,
 )
-from models.bayes import (
-    BayesianMixedModel,
-    GroupCVResult,
-    Prior,
-    compare,
-    default_priors,
-    leave_one_group_out,
-    sampling_diagnostics,
-)
-from models.evaluation import (
-    GroupedFold,
-    GroupedSplit,
-    KFoldBootstrap,
-    PredictionMetrics,
-    binary_accuracy,
-    binary_f1,
-    grouped_kfold,
-    grouped_split,
-    kfold_bootstrap,
-    mean_squared_error,
-    overlapping_groups,
-    pearson_r,
-    prediction_metrics,
-    spearman_rho,
-    summarize_metrics,
-    weighted_metrics,
-)
-from models.formula import Design, FormulaSpec, RandomBlock, RandomTerm, build_design, parse_formula
-from models.lmm import LikelihoodRatioTest, LinearMixedModel, MixedModelSummary, lrt
-from models.ordinal import OrdinalMixedModel, OrdinalModelSummary
-from models.panel import (
-    HausmanTest,
-    PanelFit,
-    fit_between,
-    fit_random_effects,
-    fit_within,
-    hausman_test,
-    within_between,
-)
+
+if TYPE_CHECKING:  # what __getattr__ imports on first use
+    from models.bayes import (
+        BayesianMixedModel,
+        GroupCVResult,
+        Prior,
+        compare,
+        default_priors,
+        leave_one_group_out,
+        sampling_diagnostics,
+    )
+    from models.evaluation import (
+        GroupedFold,
+        GroupedSplit,
+        KFoldBootstrap,
+        PredictionMetrics,
+        binary_accuracy,
+        binary_f1,
+        grouped_kfold,
+        grouped_split,
+        kfold_bootstrap,
+        mean_squared_error,
+        overlapping_groups,
+        pearson_r,
+        prediction_metrics,
+        spearman_rho,
+        summarize_metrics,
+        weighted_metrics,
+    )
+    from models.formula import (
+        Design,
+        FormulaSpec,
+        RandomBlock,
+        RandomTerm,
+        build_design,
+        parse_formula,
+    )
+    from models.lmm import (
+        LikelihoodRatioTest,
+        LinearMixedModel,
+        MixedModelSummary,
+        lrt,
+    )
+    from models.ordinal import (
+        OrdinalMixedModel,
+        OrdinalModelSummary,
+    )
+    from models.panel import (
+        HausmanTest,
+        PanelFit,
+        fit_between,
+        fit_random_effects,
+        fit_within,
+        hausman_test,
+        within_between,
+    )
+
+#: Public name -> the module that defines it, imported on first use
+#: (``_empathic_base/lazy.py``); a new public name is one line here and one in __all__.
+_LAZY = {
+    "BayesianMixedModel": "models.bayes",
+    "GroupCVResult": "models.bayes",
+    "Prior": "models.bayes",
+    "compare": "models.bayes",
+    "default_priors": "models.bayes",
+    "leave_one_group_out": "models.bayes",
+    "sampling_diagnostics": "models.bayes",
+    "GroupedFold": "models.evaluation",
+    "GroupedSplit": "models.evaluation",
+    "KFoldBootstrap": "models.evaluation",
+    "PredictionMetrics": "models.evaluation",
+    "binary_accuracy": "models.evaluation",
+    "binary_f1": "models.evaluation",
+    "grouped_kfold": "models.evaluation",
+    "grouped_split": "models.evaluation",
+    "kfold_bootstrap": "models.evaluation",
+    "mean_squared_error": "models.evaluation",
+    "overlapping_groups": "models.evaluation",
+    "pearson_r": "models.evaluation",
+    "prediction_metrics": "models.evaluation",
+    "spearman_rho": "models.evaluation",
+    "summarize_metrics": "models.evaluation",
+    "weighted_metrics": "models.evaluation",
+    "Design": "models.formula",
+    "FormulaSpec": "models.formula",
+    "RandomBlock": "models.formula",
+    "RandomTerm": "models.formula",
+    "build_design": "models.formula",
+    "parse_formula": "models.formula",
+    "LikelihoodRatioTest": "models.lmm",
+    "LinearMixedModel": "models.lmm",
+    "MixedModelSummary": "models.lmm",
+    "lrt": "models.lmm",
+    "OrdinalMixedModel": "models.ordinal",
+    "OrdinalModelSummary": "models.ordinal",
+    "HausmanTest": "models.panel",
+    "PanelFit": "models.panel",
+    "fit_between": "models.panel",
+    "fit_random_effects": "models.panel",
+    "fit_within": "models.panel",
+    "hausman_test": "models.panel",
+    "within_between": "models.panel",
+}
 
 __all__ = [
     "BayesianMixedModel",
@@ -123,3 +195,5 @@ __all__ = [
     "weighted_metrics",
     "within_between",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

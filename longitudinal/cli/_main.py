@@ -2,6 +2,15 @@
 
 The subcommand table, the parser and the dispatch with its exit codes; see
 :mod:`longitudinal.cli`.
+
+Start-up: this module and every subcommand module import, at their top, only the standard
+library, :mod:`longitudinal._errors` and the parser helpers of :mod:`longitudinal.cli._common`
+(``import surveys`` and ``import models`` load only their error trees). pandas, NumPy, SciPy
+and the packages' working modules are imported inside the run functions, after the
+arguments are parsed, so ``longitudinal --help``, ``--version``, ``COMMAND --help`` and usage
+errors answer at once. :func:`run` loads the modules every command shares with Ctrl-C held
+(:func:`~longitudinal.cli._interrupt.signals_held`). A new subcommand module keeps to the
+same rule (``tests/test_startup.py`` checks it).
 """
 
 from __future__ import annotations
@@ -13,7 +22,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from longitudinal._errors import LongitudinalError
-from longitudinal._output import raw_csv
 from longitudinal.cli._common import (
     EXIT_INPUT,
     _format_failures,
@@ -21,7 +29,7 @@ from longitudinal.cli._common import (
     _Formatter,
     _print_warnings,
 )
-from longitudinal.cli._interrupt import EXIT_INTERRUPTED, interrupted
+from longitudinal.cli._interrupt import EXIT_INTERRUPTED, interrupted, signals_held
 from longitudinal.cli.evaluate import _evaluate, _evaluate_parser, _splits, _splits_parser
 from longitudinal.cli.fit import _fit, _fit_parser
 from longitudinal.cli.power import _power, _power_parser
@@ -34,7 +42,6 @@ from longitudinal.cli.study import (
     _simulate,
     _simulate_parser,
 )
-from longitudinal.report.context import NOTES_FILE
 from models import ModelsError
 from surveys import InputValidationError, SurveysError
 
@@ -127,6 +134,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_INPUT
     _, handler = COMMANDS[args.command]
+    try:
+        with signals_held():  # numpy and pandas, which every command needs, loaded whole
+            from longitudinal._output import raw_csv
+    except KeyboardInterrupt:
+        interrupted()
+        return EXIT_INTERRUPTED
     caught: list[warnings.WarningMessage] = []
     previous = _on_sigterm()
     try:
@@ -154,6 +167,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     finally:
         _restore_sigterm(previous)
-    written = args.command in ("report", "demo") and code == 0
-    _print_warnings(caught, args.out / NOTES_FILE if written else None)
+    notes = None
+    if args.command in ("report", "demo") and code == 0:
+        from longitudinal.report.context import NOTES_FILE
+
+        notes = args.out / NOTES_FILE
+    _print_warnings(caught, notes)
     return code

@@ -7,10 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal._output import (
-    atomic_write_files,
-    refuse_overlap,
-)
 from longitudinal.cli._common import (
     _check_outputs,
     _csv_writer,
@@ -218,6 +214,7 @@ def _splits_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _splits(args: argparse.Namespace) -> int:
+    from longitudinal._output import atomic_write_files, refuse_overlap
     from longitudinal.splits import participant_splits
     from longitudinal.study import load_study, study_inputs
 
