@@ -73,6 +73,20 @@ RAW_CSV_HELP = (
 )
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, read (importlib.metadata) only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.update(nargs=0, default=argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from surveys._version import __version__
+
+        print(f"{parser.prog} {__version__}", file=sys.stdout)  # as argparse's version action
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``longitudinal`` argument parser with every subcommand in :data:`COMMANDS`.
 
@@ -81,15 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The top-level parser; the chosen subcommand is stored in ``args.command``.
     """
-    from surveys import __version__
-
     parser = argparse.ArgumentParser(
         prog="longitudinal",
         description="Statistics for longitudinal empathy studies.",
         epilog="example:\n  longitudinal score surveys/pre.csv --instrument tas4 --out scores.csv",
         formatter_class=_Formatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     parser.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (register, _) in COMMANDS.items():

@@ -112,6 +112,16 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=False,
         help="also include the Bayesian ordinal model (default: off; minutes more)",
     )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDR|local:N|processes:N",
+        help=(
+            "where the fits run (default: here, one after another): processes:N (N local "
+            "processes), local:N (a Dask LocalCluster on 127.0.0.1) or tcp://HOST:PORT (an "
+            "existing Dask scheduler); the folds x seeds x models go out in batches and the "
+            "tables are those of the serial run"
+        ),
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing folder")
     return parser
 
@@ -163,6 +173,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         bootstrap_seed=args.bootstrap_seed,
         predictions=args.predictions,
         overwrite=args.overwrite,
+        scheduler=args.scheduler,
+        progress=True,
         **options,
     )
     from longitudinal.predict.results import terminal_summary
