@@ -1,9 +1,9 @@
 """evaluate_predictions(scheduler=...): the fits run elsewhere, the tables are the serial run's.
 
 A small simulated study (14 participants), two split seeds, grouped 2-fold, a constant, a
-linear and an ordinal model on two predictors: 18 fits, run here, on two processes and on a local Dask cluster
-bound to 127.0.0.1. Every table (metrics, summary, runs but their seconds, bootstrap
-intervals and comparisons, notes) must be identical, value for value.
+linear and an ordinal model on two predictors: 18 fits, run here, on two processes and on a
+local Dask cluster bound to 127.0.0.1. Every table (metrics, summary, runs but their seconds,
+bootstrap intervals and comparisons, notes) must be identical, value for value.
 """
 
 import pandas as pd
@@ -84,3 +84,14 @@ def test_the_fit_list_is_the_serial_loop(study):
 def test_a_bad_scheduler_is_refused_before_any_fit(study, scheduler):
     with pytest.raises(InvalidParameterError, match="scheduler"):
         evaluate_predictions(study, scheduler=scheduler, **OPTIONS)
+
+
+def test_the_command_refuses_a_bad_scheduler_with_exit_2(study, tmp_path, capsys):
+    from longitudinal.cli import main
+
+    out = tmp_path / "evaluate"
+    args = ["evaluate", str(study.root), "--out", str(out), "--seeds", "1", "--no-bayes"]
+    assert main([*args, "--scheduler", "threads:2"]) == 2
+    err = capsys.readouterr().err
+    assert "scheduler" in err and "processes:N" in err and "Traceback" not in err
+    assert not out.exists()
