@@ -1,6 +1,7 @@
 """Benchmark: how long the packages and the command line take to start, whole process.
 
-Each figure is the median wall time of --runs fresh interpreters (after one warm-up run, so
+Each figure is the median wall time (and CPU time, user + system, steadier on a loaded machine)
+of --runs fresh interpreters (after one warm-up run, so
 that the bytecode cache is written: PYTHONDONTWRITEBYTECODE is removed from the children's
 environment), printed beside its target and beside `python -c "import pandas"` measured in
 the same run, the baseline on a loaded machine (pandas alone is most of `import models`).
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,20 +46,25 @@ def _env() -> dict[str, str]:
     return env
 
 
-def timed(argv: list[str], *, runs: int, expect: tuple[int, ...] = (0,), before=None) -> float:
-    """Median wall seconds of ``runs`` runs of ``argv`` (one warm-up run first)."""
-    times = []
+def timed(
+    argv: list[str], *, runs: int, expect: tuple[int, ...] = (0,), before=None
+) -> tuple[float, float]:
+    """Median wall and CPU (user + system) seconds of ``runs`` runs of ``argv``, after a warm-up."""
+    walls, cpus = [], []
     for i in range(runs + 1):
         if before is not None:
             before()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(argv, cwd=ROOT, env=_env(), capture_output=True, text=True)
         elapsed = time.perf_counter() - start
+        now = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode not in expect:
             raise SystemExit(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr}")
         if i:
-            times.append(elapsed)
-    return statistics.median(times)
+            walls.append(elapsed)
+            cpus.append(now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def _export(folder: Path) -> Path:
@@ -108,14 +115,17 @@ def main() -> None:
         results = {}
         for name, argv, target, expect, before in cases:
             results[name] = (timed(argv, runs=args.runs, expect=expect, before=before), target)
-    pandas_s = results["import pandas"][0]
-    header = f"{'case':<20} {'median s':>9} {'target s':>9} {'met':>4} {'/ import pandas':>16}"
+    pandas_s = results["import pandas"][0][0]
+    header = (
+        f"{'case':<20} {'wall s':>7} {'cpu s':>7} {'target s':>9} {'met':>4} "
+        f"{'wall / import pandas':>21}"
+    )
     print(header)
     print("-" * len(header))
-    for name, (seconds, target) in results.items():
+    for name, ((seconds, cpu), target) in results.items():
         goal = f"{target:>9.2f}" if target else f"{'':>9}"
         met = ("yes" if seconds <= target else "no") if target else ""
-        print(f"{name:<20} {seconds:>9.3f} {goal} {met:>4} {seconds / pandas_s:>16.2f}")
+        print(f"{name:<20} {seconds:>7.3f} {cpu:>7.3f} {goal} {met:>4} {seconds / pandas_s:>21.2f}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         f"{args.runs} runs each (median, after a warm-up run); {os.cpu_count()} CPUs, "
