@@ -60,9 +60,7 @@ def main() -> None:
     if not args.no_bayes:
         small = {"draws": args.draws, "tune": args.draws, "chains": 2, "bayes_kfold": True}
         variants.append(("with Bayes", {**base, "include_bayes": True, **small}))
-    header = (
-        f"{'models':<14} {'scheduler':<12} {'fits':>5} {'seconds':>8} {'speed-up':>9} {'same':>5}"
-    )
+    header = f"{'models':<14} {'scheduler':<12} {'seconds':>8} {'speed-up':>9} {'same':>5}"
     print(header)
     print("-" * len(header))
     for label, options in variants:
