@@ -23,10 +23,10 @@ $(STAMP): $(LOCK) pyproject.toml Makefile
 	else UV=; fi; \
 	if [ -n "$$UV" ]; then \
 		echo "install: pinned packages with uv"; \
-		$$UV pip install -q --python $(BIN)/python -r $(LOCK) >>$(INSTALL_LOG) 2>&1 \
+		$$UV pip install -q --compile-bytecode --python $(BIN)/python -r $(LOCK) >>$(INSTALL_LOG) 2>&1 \
 			|| { cat $(INSTALL_LOG); exit 1; }; \
 		echo "install: empathic-longitudinal (editable)"; \
-		$$UV pip install -q --python $(BIN)/python --no-deps --reinstall-package empathic-longitudinal \
+		$$UV pip install -q --compile-bytecode --python $(BIN)/python --no-deps --reinstall-package empathic-longitudinal \
 			-C editable_mode=compat -e . \
 			>>$(INSTALL_LOG) 2>&1 \
 			|| { cat $(INSTALL_LOG); exit 1; }; \

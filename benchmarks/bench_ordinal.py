@@ -18,12 +18,27 @@ Engines
 The script prints seconds, the ratio clmm / ours (target: at least 10 on insteval400) and our
 log-likelihood minus clmm's (positive: a higher maximum).
 
-Run:  .venv/bin/python benchmarks/bench_ordinal.py [--runs 3]
+Then the command line, whole process (interpreter start, imports, reading the CSV, the checks,
+the fit, the JSON record and the summary), median of --runs runs after a warm-up run, wall
+and CPU (user + system) time:
+  fit --engine clmm   on insteval400, against clmm's time (target: at most 0.1x); with --r,
+                      clmm is timed again in this run (benchmarks/clmm_anchor.R, one fit,
+                      wall and CPU), else the committed figure is used
+  fit --engine lmm    Reaction ~ Days + (Days | Subject) on sleepstudy (target: at most 1.0 s)
+  import pandas       the baseline of a loaded machine, measured in the same run
+
+Run:  .venv/bin/python benchmarks/bench_ordinal.py [--runs 3] [--r] [--cli-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -79,11 +94,103 @@ def statsmodels_fixed(data: pd.DataFrame, formula: str) -> float:
     return time.perf_counter() - start
 
 
+CLI = "import sys; from longitudinal.cli import main; sys.argv[0] = 'longitudinal'; main()"
+
+
+def whole_process(argv: list[str], *, runs: int, out: Path | None = None) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``runs`` runs of ``argv`` (after one warm-up run)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the bytecode cache, as an install writes it
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    walls, cpus = [], []
+    for i in range(runs + 1):
+        if out is not None:
+            out.unlink(missing_ok=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr}")
+        if i:
+            walls.append(wall)
+            cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def clmm_now(runs: int) -> tuple[float, float]:
+    """ordinal::clmm on insteval400 timed in this run: wall and CPU seconds of the fit."""
+    done = subprocess.run(
+        ["Rscript", str(ROOT / "benchmarks" / "clmm_anchor.R"), str(runs)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"clmm_anchor.R failed:\n{done.stderr}")
+    wall, cpu, _ = done.stdout.strip().splitlines()[-1].split(",")
+    return float(wall), float(cpu)
+
+
+def command_line(runs: int, *, rerun_r: bool, committed: pd.DataFrame) -> None:
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        data = folder / "insteval400.csv"
+        load("insteval400").to_csv(data, index=False)
+        fit_json = folder / "fit.json"
+        clmm_cmd = [*[py, "-c", CLI], "fit", str(data), "--engine", "clmm"]
+        clmm_cmd += ["--formula", FORMULAS["insteval400"], "--out", str(fit_json)]
+        sleep = ROOT / "tests" / "data" / "lme4_sleepstudy.csv"
+        lmm_cmd = [*[py, "-c", CLI], "fit", str(sleep), "--engine", "lmm"]
+        lmm_cmd += ["--formula", "Reaction ~ Days + (Days | Subject)", "--out", str(fit_json)]
+        pandas_s = whole_process([py, "-c", "import pandas"], runs=runs)
+        clmm_cli = whole_process(clmm_cmd, runs=runs, out=fit_json)
+        lmm_cli = whole_process(lmm_cmd, runs=runs, out=fit_json)
+    if rerun_r:
+        anchor, source = clmm_now(1), "ordinal::clmm timed in this run (one fit)"
+    else:
+        seconds = float(committed.loc["insteval400", "seconds"])
+        anchor = (seconds, float("nan"))
+        source = f"ordinal::clmm, committed figure of {committed.loc['insteval400', 'date']}"
+    print()
+    print("the command line, whole process (median of runs after a warm-up):")
+    header = f"{'command':<34} {'wall s':>7} {'cpu s':>7} {'target':>16} {'met':>4}"
+    print(header)
+    print("-" * len(header))
+    ratio_wall = clmm_cli[0] / anchor[0]
+    ratio_cpu = clmm_cli[1] / anchor[1] if anchor[1] == anchor[1] else float("nan")
+    lmm_met = "yes" if lmm_cli[0] <= 1.0 else "no"
+    clmm_met = "yes" if ratio_wall <= 0.1 else "no"
+    rows = [
+        ("import pandas (baseline)", pandas_s, "", ""),
+        ("fit --engine clmm (insteval400)", clmm_cli, "<= 0.1x clmm", clmm_met),
+        ("fit --engine lmm (sleepstudy)", lmm_cli, "<= 1.0 s", lmm_met),
+    ]
+    for name, (wall, cpu), target, met in rows:
+        print(f"{name:<34} {wall:>7.3f} {cpu:>7.3f} {target:>16} {met:>4}")
+    print(f"clmm: {anchor[0]:.2f} s wall, {anchor[1]:.2f} s CPU ({source})")
+    print(
+        f"fit --engine clmm / clmm: {ratio_wall:.3f}x wall, {ratio_cpu:.3f}x CPU "
+        f"(target <= 0.1x: {'met' if ratio_wall <= 0.1 else 'not met'} on wall time)"
+    )
+    print(
+        f"fit --engine lmm / import pandas: {lmm_cli[0] / pandas_s[0]:.2f}x wall; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--r", action="store_true", help="time ordinal::clmm in this run too")
+    parser.add_argument("--cli-only", action="store_true", help="only the command line timings")
     args = parser.parse_args()
     clmm = pd.read_csv(DATA / "clmm_timings.csv").set_index("case")
+    if args.cli_only:
+        command_line(args.runs, rerun_r=args.r, committed=clmm)
+        return
     header = (
         f"{'case':<12} {'n':>6} {'ours s':>8} {'statsm. s':>9} {'clmm s':>8} "
         f"{'clmm/ours':>9} {'loglik - clmm':>14}"
@@ -102,6 +209,7 @@ def main() -> None:
         )
     row = clmm.iloc[0]
     print(f"clmm figures: ordinal {row['ordinal']} on {row['r_version']}, measured {row['date']}")
+    command_line(args.runs, rerun_r=args.r, committed=clmm)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,8 @@ synthetic study with known truth; :func:`run_demo` simulates one and reports on 
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 
 def _refuse_shadowed_packages() -> None:
@@ -36,6 +35,7 @@ def _refuse_shadowed_packages() -> None:
 
 _refuse_shadowed_packages()
 
+from _empathic_base.lazy import lazy_exports  # noqa: E402
 from longitudinal._errors import (  # noqa: E402
     DataQualityWarning,
     EmpathicDeprecationWarning,
@@ -92,6 +92,8 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.user_predictions import read_predictions
     from surveys import __version__
 
+#: Public name -> the module that defines it, imported on first use
+#: (``_empathic_base/lazy.py``); a new public name is one line here and one in __all__.
 _LAZY = {
     "ChangeResult": "longitudinal.change",
     "GrowthModelResult": "longitudinal.change",
@@ -201,15 +203,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use (the package's import stays light)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'longitudinal' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

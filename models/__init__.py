@@ -12,9 +12,17 @@ companions (:func:`fit_within`, :func:`fit_random_effects`, :func:`fit_between`,
 :func:`hausman_test`, :func:`within_between`) wrap ``linearmodels``.
 :func:`agreement` measures agreement between raters (Krippendorff's alpha, Fleiss' kappa,
 Gwet's AC1/AC2); :func:`measurement_invariance` tests longitudinal measurement invariance
-(lavaan's ML and MLR).
+(lavaan's ML and MLR); :func:`g_study` is the generalizability study of ratings.
+
+Importing the package runs only its error tree; every other public name is imported on first
+use (``_LAZY`` below), so ``import models`` loads no engine, sampler or SciPy.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from _empathic_base.lazy import lazy_exports
 from models._errors import (
     ConvergenceError,
     ConvergenceWarning,
@@ -30,49 +38,122 @@ from models._errors import (
     SamplingWarning,
     SingularFitWarning,
 )
-from models.agreement import AgreementResult, agreement
-from models.bayes import (
-    BayesianMixedModel,
-    GroupCVResult,
-    Prior,
-    compare,
-    default_priors,
-    leave_one_group_out,
-    sampling_diagnostics,
-)
-from models.evaluation import (
-    GroupedFold,
-    GroupedSplit,
-    KFoldBootstrap,
-    PredictionMetrics,
-    binary_accuracy,
-    binary_f1,
-    grouped_kfold,
-    grouped_split,
-    kfold_bootstrap,
-    mean_squared_error,
-    overlapping_groups,
-    pearson_r,
-    prediction_metrics,
-    spearman_rho,
-    summarize_metrics,
-    weighted_metrics,
-)
-from models.formula import Design, FormulaSpec, RandomBlock, RandomTerm, build_design, parse_formula
-from models.generalizability import GStudy, g_study
-from models.lmm import LikelihoodRatioTest, LinearMixedModel, MixedModelSummary, lrt
-from models.ordinal import OrdinalMixedModel, OrdinalModelSummary
-from models.panel import (
-    HausmanTest,
-    PanelFit,
-    fit_between,
-    fit_random_effects,
-    fit_within,
-    hausman_test,
-    within_between,
-)
-from models.reliability import MultilevelReliability, multilevel_reliability
-from models.sem import InvarianceResult, invariance_tables, measurement_invariance
+
+if TYPE_CHECKING:  # what __getattr__ imports on first use
+    from models.agreement import AgreementResult, agreement
+    from models.bayes import (
+        BayesianMixedModel,
+        GroupCVResult,
+        Prior,
+        compare,
+        default_priors,
+        leave_one_group_out,
+        sampling_diagnostics,
+    )
+    from models.evaluation import (
+        GroupedFold,
+        GroupedSplit,
+        KFoldBootstrap,
+        PredictionMetrics,
+        binary_accuracy,
+        binary_f1,
+        grouped_kfold,
+        grouped_split,
+        kfold_bootstrap,
+        mean_squared_error,
+        overlapping_groups,
+        pearson_r,
+        prediction_metrics,
+        spearman_rho,
+        summarize_metrics,
+        weighted_metrics,
+    )
+    from models.formula import (
+        Design,
+        FormulaSpec,
+        RandomBlock,
+        RandomTerm,
+        build_design,
+        parse_formula,
+    )
+    from models.generalizability import GStudy, g_study
+    from models.lmm import (
+        LikelihoodRatioTest,
+        LinearMixedModel,
+        MixedModelSummary,
+        lrt,
+    )
+    from models.ordinal import (
+        OrdinalMixedModel,
+        OrdinalModelSummary,
+    )
+    from models.panel import (
+        HausmanTest,
+        PanelFit,
+        fit_between,
+        fit_random_effects,
+        fit_within,
+        hausman_test,
+        within_between,
+    )
+    from models.reliability import MultilevelReliability, multilevel_reliability
+    from models.sem import InvarianceResult, invariance_tables, measurement_invariance
+
+#: Public name -> the module that defines it, imported on first use
+#: (``_empathic_base/lazy.py``); a new public name is one line here and one in __all__.
+_LAZY = {
+    "BayesianMixedModel": "models.bayes",
+    "GroupCVResult": "models.bayes",
+    "Prior": "models.bayes",
+    "compare": "models.bayes",
+    "default_priors": "models.bayes",
+    "leave_one_group_out": "models.bayes",
+    "sampling_diagnostics": "models.bayes",
+    "GroupedFold": "models.evaluation",
+    "GroupedSplit": "models.evaluation",
+    "KFoldBootstrap": "models.evaluation",
+    "PredictionMetrics": "models.evaluation",
+    "binary_accuracy": "models.evaluation",
+    "binary_f1": "models.evaluation",
+    "grouped_kfold": "models.evaluation",
+    "grouped_split": "models.evaluation",
+    "kfold_bootstrap": "models.evaluation",
+    "mean_squared_error": "models.evaluation",
+    "overlapping_groups": "models.evaluation",
+    "pearson_r": "models.evaluation",
+    "prediction_metrics": "models.evaluation",
+    "spearman_rho": "models.evaluation",
+    "summarize_metrics": "models.evaluation",
+    "weighted_metrics": "models.evaluation",
+    "Design": "models.formula",
+    "FormulaSpec": "models.formula",
+    "RandomBlock": "models.formula",
+    "RandomTerm": "models.formula",
+    "build_design": "models.formula",
+    "parse_formula": "models.formula",
+    "LikelihoodRatioTest": "models.lmm",
+    "LinearMixedModel": "models.lmm",
+    "MixedModelSummary": "models.lmm",
+    "lrt": "models.lmm",
+    "OrdinalMixedModel": "models.ordinal",
+    "OrdinalModelSummary": "models.ordinal",
+    "HausmanTest": "models.panel",
+    "PanelFit": "models.panel",
+    "fit_between": "models.panel",
+    "fit_random_effects": "models.panel",
+    "fit_within": "models.panel",
+    "hausman_test": "models.panel",
+    "within_between": "models.panel",
+    "AgreementResult": "models.agreement",
+    "agreement": "models.agreement",
+    "GStudy": "models.generalizability",
+    "g_study": "models.generalizability",
+    "MultilevelReliability": "models.reliability",
+    "multilevel_reliability": "models.reliability",
+    "InvarianceResult": "models.sem",
+    "invariance_tables": "models.sem",
+    "measurement_invariance": "models.sem",
+}
 
 __all__ = [
     "AgreementResult",
@@ -140,3 +221,5 @@ __all__ = [
     "weighted_metrics",
     "within_between",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

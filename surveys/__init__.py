@@ -6,8 +6,16 @@ Qualtrics and SPSS exports (:func:`read_responses`), validation that reports eve
 once (:func:`validate_responses`), exact scoring from the declared response range
 (:func:`score`) and reliability per scale and wave (:func:`scale_reliability`);
 :func:`check_export` and :func:`score_export` chain them for one export.
+
+Importing the package runs only its error tree and version; every other public name is
+imported on first use (``_LAZY`` below), so ``import surveys`` loads neither SciPy nor pandas.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from _empathic_base.lazy import lazy_exports
 from surveys._errors import (
     FAILURE_COLUMNS,
     DataQualityWarning,
@@ -21,20 +29,64 @@ from surveys._errors import (
     UndefinedStatisticWarning,
     UnknownInstrumentError,
 )
-from surveys._version import __version__
-from surveys.instruments import (
-    Instrument,
-    ScaleKey,
-    derive_items,
-    list_instruments,
-    load_instrument,
+from surveys._version import (
+    __version__,
 )
-from surveys.item_answers import keyed_item_answers
-from surveys.pipeline import CheckedExport, ScoreExportResult, check_export, score_export
-from surveys.readers import Responses, read_responses
-from surveys.reliability import scale_reliability
-from surveys.scoring import ScaleScores, reverse_score, score
-from surveys.validation import FailureCollector, validate_responses
+
+if TYPE_CHECKING:  # what __getattr__ imports on first use
+    from surveys.instruments import (
+        Instrument,
+        ScaleKey,
+        derive_items,
+        list_instruments,
+        load_instrument,
+    )
+    from surveys.item_answers import keyed_item_answers
+    from surveys.pipeline import (
+        CheckedExport,
+        ScoreExportResult,
+        check_export,
+        score_export,
+    )
+    from surveys.readers import (
+        Responses,
+        read_responses,
+    )
+    from surveys.reliability import (
+        scale_reliability,
+    )
+    from surveys.scoring import (
+        ScaleScores,
+        reverse_score,
+        score,
+    )
+    from surveys.validation import (
+        FailureCollector,
+        validate_responses,
+    )
+
+#: Public name -> the module that defines it, imported on first use
+#: (``_empathic_base/lazy.py``); a new public name is one line here and one in __all__.
+_LAZY = {
+    "Instrument": "surveys.instruments",
+    "ScaleKey": "surveys.instruments",
+    "derive_items": "surveys.instruments",
+    "list_instruments": "surveys.instruments",
+    "load_instrument": "surveys.instruments",
+    "keyed_item_answers": "surveys.item_answers",
+    "CheckedExport": "surveys.pipeline",
+    "ScoreExportResult": "surveys.pipeline",
+    "check_export": "surveys.pipeline",
+    "score_export": "surveys.pipeline",
+    "Responses": "surveys.readers",
+    "read_responses": "surveys.readers",
+    "scale_reliability": "surveys.reliability",
+    "ScaleScores": "surveys.scoring",
+    "reverse_score": "surveys.scoring",
+    "score": "surveys.scoring",
+    "FailureCollector": "surveys.validation",
+    "validate_responses": "surveys.validation",
+}
 
 __all__ = [
     "FAILURE_COLUMNS",
@@ -68,3 +120,5 @@ __all__ = [
     "score_export",
     "validate_responses",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

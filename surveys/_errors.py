@@ -9,7 +9,7 @@ are the distribution's shared classes (``_empathic_base.errors``), the same obje
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from _empathic_base.errors import (
     DataQualityWarning,
@@ -20,6 +20,9 @@ from _empathic_base.errors import (
     SurveysError,
     SurveysWarning,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "FAILURE_COLUMNS",
@@ -65,6 +68,8 @@ class InputValidationError(SurveysError, ValueError):
         super().__init__(self._render())
 
     def _render(self, limit: int = 20) -> str:
+        import pandas as pd  # a DataFrame is here already; the package's import stays light
+
         n = len(self.failure_cases)
         lines = [f"{self.summary}: {n} problem{'s' if n != 1 else ''}"]
         for rec in self.failure_cases.head(limit).itertuples(index=False):

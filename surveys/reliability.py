@@ -17,7 +17,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
+from scipy import special
 
 from _empathic_base.checks import check_unit
 from surveys import _columns as col
@@ -498,8 +498,10 @@ def _feldt_interval(alpha: float, *, n: int, k: int, ci_level: float) -> tuple[f
     tail = (1.0 - ci_level) / 2.0
     df1 = n - 1
     df2 = (n - 1) * (k - 1)
-    low = 1.0 - (1.0 - alpha) * stats.f.ppf(1.0 - tail, df1, df2)
-    high = 1.0 - (1.0 - alpha) * stats.f.ppf(tail, df1, df2)
+    # special.fdtri is the F quantile that scipy.stats.f.ppf evaluates, without loading
+    # scipy.stats (a second of start-up for every command that scores a questionnaire)
+    low = 1.0 - (1.0 - alpha) * special.fdtri(df1, df2, 1.0 - tail)
+    high = 1.0 - (1.0 - alpha) * special.fdtri(df1, df2, tail)
     return float(low), float(high)
 
 
@@ -516,6 +518,8 @@ def _one_factor_uls(r: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
     Returns the loadings and a mask of the items at the bound, or None when no fit is found.
     """
+    from scipy import optimize  # only omega needs it: loaded on first use
+
     k = r.shape[0]
     rows, cols = np.triu_indices(k, 1)
     target = r[rows, cols]

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from longitudinal.cli._interrupt import EXIT_INTERRUPTED, interrupted
+from longitudinal.cli._interrupt import EXIT_INTERRUPTED, interrupted, signals_held
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -49,8 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     message on stderr and exit code 2; data problems list every failure. Warnings raised
     while a command runs are printed as ``warning: ...`` lines. Ctrl-C (or SIGTERM) at any
     moment, the first seconds of imports included, ends the command with one line and exit
-    code 130, never a traceback. The heavy imports happen here, not when
-    :mod:`longitudinal.cli` is imported, so that Ctrl-C during them is caught too.
+    code 130, never a traceback. The arguments are parsed before anything heavy is
+    imported (``--help``, ``--version`` and usage errors load neither pandas nor SciPy); the
+    imports happen here, not when :mod:`longitudinal.cli` is imported, so that Ctrl-C during
+    them is caught too.
 
     Examples
     --------
@@ -70,33 +72,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _import_run() -> Any:
-    """Import the command line's modules with Ctrl-C (and SIGTERM) held until they are loaded.
+    """Import the command line's parser and dispatch with Ctrl-C (and SIGTERM) held.
 
     A signal during the imports is remembered and raised as ``KeyboardInterrupt`` once they
     end: raised inside an import, numpy and pandas turn it into an ImportError message.
     """
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
+    with signals_held():
         from longitudinal.cli._main import run
-
-        return run
-    caught: list[int] = []
-    held = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(signum) in (signal.SIG_IGN, None):
-            continue  # ignored (a background job) or set outside Python: left alone
-        if signum == signal.SIGTERM and signal.getsignal(signum) != signal.SIG_DFL:
-            continue
-        held[signum] = signal.signal(signum, lambda n, frame: caught.append(n))
-    try:
-        from longitudinal.cli._main import run
-    finally:
-        for signum, previous in held.items():
-            signal.signal(signum, previous)
-    if caught:
-        raise KeyboardInterrupt
     return run
 
 

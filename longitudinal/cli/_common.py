@@ -9,18 +9,14 @@ import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal._output import (
-    check_writable,
-    csv_is_raw,
-    refuse_special,
-    write_csv,
-)
-from surveys import InputValidationError
+
+if TYPE_CHECKING:  # pandas, the writers and the data errors are loaded once a command runs
+    import pandas as pd
+
+    from surveys import InputValidationError
 
 #: Exit code for bad input or bad arguments (argparse uses 2 for usage errors too).
 EXIT_INPUT = 2
@@ -36,6 +32,8 @@ def _check_outputs(outputs: dict[str, Path | None]) -> None:
     An existing output must be a regular file: a device, FIFO or socket is refused. Two
     options name the same file when their paths resolve to the same file (links, hard links).
     """
+    from longitudinal._output import check_writable, refuse_special
+
     seen: dict[Path, str] = {}
     for option, path in outputs.items():
         if path is None:
@@ -64,6 +62,8 @@ def _check_outputs(outputs: dict[str, Path | None]) -> None:
 
 
 def _csv_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
+    from longitudinal._output import write_csv
+
     return functools.partial(write_csv, frame)
 
 
@@ -75,6 +75,8 @@ def _scores_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
     break) or an apostrophe before a formula (see :func:`~longitudinal._output.write_csv`),
     so the file reads back the same as the pandas writer's.
     """
+    from longitudinal._output import csv_is_raw
+
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -108,6 +110,8 @@ def _scores_writer(frame: pd.DataFrame) -> Callable[[Path], None]:
 
 
 def _format_value(value: Any) -> str:
+    import pandas as pd
+
     if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NA:
         return ""
     return f" (value {value!r})"
@@ -115,6 +119,8 @@ def _format_value(value: Any) -> str:
 
 def _format_failures(err: InputValidationError) -> str:
     """Render a failure table as one readable message."""
+    import pandas as pd
+
     cases = err.failure_cases
     n = len(cases)
     lines = [f"error: {err.summary} ({n} problem{'s' if n != 1 else ''})"]

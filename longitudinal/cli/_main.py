@@ -2,6 +2,15 @@
 
 The subcommand table, the parser and the dispatch with its exit codes; see
 :mod:`longitudinal.cli`.
+
+Start-up: this module and every subcommand module import, at their top, only the standard
+library, :mod:`longitudinal._errors` and the parser helpers of :mod:`longitudinal.cli._common`
+(``import surveys`` and ``import models`` load only their error trees). pandas, NumPy, SciPy
+and the packages' working modules are imported inside the run functions, after the
+arguments are parsed, so ``longitudinal --help``, ``--version``, ``COMMAND --help`` and usage
+errors answer at once. :func:`run` loads the modules every command shares with Ctrl-C held
+(:func:`~longitudinal.cli._interrupt.signals_held`). A new subcommand module keeps to the
+same rule (``tests/test_startup.py`` checks it).
 """
 
 from __future__ import annotations
@@ -13,7 +22,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from longitudinal._errors import LongitudinalError
-from longitudinal._output import raw_csv
 from longitudinal.cli._common import (
     EXIT_INPUT,
     _format_failures,
@@ -21,7 +29,7 @@ from longitudinal.cli._common import (
     _Formatter,
     _print_warnings,
 )
-from longitudinal.cli._interrupt import EXIT_INTERRUPTED, interrupted
+from longitudinal.cli._interrupt import EXIT_INTERRUPTED, interrupted, signals_held
 from longitudinal.cli.agreement import _agreement, _agreement_parser
 from longitudinal.cli.evaluate import _evaluate, _evaluate_parser, _splits, _splits_parser
 from longitudinal.cli.fit import _fit, _fit_parser
@@ -36,7 +44,6 @@ from longitudinal.cli.study import (
     _simulate,
     _simulate_parser,
 )
-from longitudinal.report.context import NOTES_FILE
 from models import ModelsError
 from surveys import InputValidationError, SurveysError
 
@@ -80,6 +87,20 @@ RAW_CSV_HELP = (
 )
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, read (importlib.metadata) only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.update(nargs=0, default=argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from surveys._version import __version__
+
+        print(f"{parser.prog} {__version__}", file=sys.stdout)  # as argparse's version action
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``longitudinal`` argument parser with every subcommand in :data:`COMMANDS`.
 
@@ -88,15 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The top-level parser; the chosen subcommand is stored in ``args.command``.
     """
-    from surveys import __version__
-
     parser = argparse.ArgumentParser(
         prog="longitudinal",
         description="Statistics for longitudinal empathy studies.",
         epilog="example:\n  longitudinal score surveys/pre.csv --instrument tas4 --out scores.csv",
         formatter_class=_Formatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     parser.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (register, _) in COMMANDS.items():
@@ -141,6 +160,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_INPUT
     _, handler = COMMANDS[args.command]
+    try:
+        with signals_held():  # numpy and pandas, which every command needs, loaded whole
+            from longitudinal._output import raw_csv
+    except KeyboardInterrupt:
+        interrupted()
+        return EXIT_INTERRUPTED
     caught: list[warnings.WarningMessage] = []
     previous = _on_sigterm()
     try:
@@ -168,6 +193,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     finally:
         _restore_sigterm(previous)
-    written = args.command in ("report", "demo") and code == 0
-    _print_warnings(caught, args.out / NOTES_FILE if written else None)
+    notes = None
+    if args.command in ("report", "demo") and code == 0:
+        from longitudinal.report.context import NOTES_FILE
+
+        notes = args.out / NOTES_FILE
+    _print_warnings(caught, notes)
     return code

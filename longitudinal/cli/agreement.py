@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal._output import atomic_write_files, refuse_overlap
 from longitudinal.cli._common import _check_outputs, _csv_writer, _Formatter
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The first data row of a CSV file is its line 2 (the header is line 1).
 _FIRST_LINE = 2
@@ -87,6 +86,8 @@ def _agreement_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _read_ratings(path: Path) -> pd.DataFrame:
     """Read every cell as text, exactly as written (no NA guessing, no number parsing)."""
+    import pandas as pd
+
     try:
         table = pd.read_csv(
             path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig"
@@ -99,6 +100,8 @@ def _read_ratings(path: Path) -> pd.DataFrame:
 
 
 def _failures(path: Path, cases: list[dict[str, Any]], summary: str) -> Exception:
+    import pandas as pd
+
     from surveys import InputValidationError
 
     return InputValidationError(pd.DataFrame(cases), summary=summary)
@@ -108,6 +111,9 @@ def _prepare(
     args: argparse.Namespace, table: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[Any] | None]:
     """Check the columns, turn number values into numbers and refuse every bad row at once."""
+    import numpy as np
+    import pandas as pd
+
     from models.agreement import rating_problems
 
     name = str(args.ratings)
@@ -188,6 +194,10 @@ def _prepare(
 
 
 def _agreement(args: argparse.Namespace) -> int:
+    import numpy as np
+    import pandas as pd
+
+    from longitudinal._output import atomic_write_files, refuse_overlap
     from models.agreement import agreement
 
     if args.n_boot < 0:

@@ -7,10 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal._output import (
-    atomic_write_files,
-    refuse_overlap,
-)
 from longitudinal.cli._common import (
     _check_outputs,
     _csv_writer,
@@ -116,6 +112,16 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=False,
         help="also include the Bayesian ordinal model (default: off; minutes more)",
     )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDR|local:N|processes:N",
+        help=(
+            "where the fits run (default: here, one after another): processes:N (N local "
+            "processes), local:N (a Dask LocalCluster on 127.0.0.1) or tcp://HOST:PORT (an "
+            "existing Dask scheduler); the folds x seeds x models go out in batches and the "
+            "tables are those of the serial run"
+        ),
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing folder")
     return parser
 
@@ -167,6 +173,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         bootstrap_seed=args.bootstrap_seed,
         predictions=args.predictions,
         overwrite=args.overwrite,
+        scheduler=args.scheduler,
+        progress=True,
         **options,
     )
     from longitudinal.predict.results import terminal_summary
@@ -218,6 +226,7 @@ def _splits_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _splits(args: argparse.Namespace) -> int:
+    from longitudinal._output import atomic_write_files, refuse_overlap
     from longitudinal.splits import participant_splits
     from longitudinal.study import load_study, study_inputs
 

@@ -5,16 +5,9 @@ from __future__ import annotations
 import argparse
 import functools
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal._output import (
-    atomic_write_files,
-    refuse_overlap,
-    write_json,
-)
 from longitudinal.cli._common import (
     _check_outputs,
     _Formatter,
@@ -76,6 +69,9 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, type=Path, help="JSON file to write")
     return parser
 
+
+if TYPE_CHECKING:  # loaded when the command runs, after its arguments are parsed
+    import pandas as pd
 
 _ENGINE_OPTIONS = {
     "lmm": {"ml"},
@@ -141,6 +137,8 @@ def _fit_model(args: argparse.Namespace, data: pd.DataFrame) -> Any:
 
 def _read_model_data(path: Path) -> pd.DataFrame:
     """Read a model's data table; an unreadable or empty file is bad input."""
+    import pandas as pd
+
     try:
         data = pd.read_csv(path)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
@@ -151,7 +149,7 @@ def _read_model_data(path: Path) -> pd.DataFrame:
 
 
 def _fit(args: argparse.Namespace) -> int:
-
+    from longitudinal._output import atomic_write_files, refuse_overlap, write_json
     from longitudinal.fit_record import fit_record, summary_text
 
     _check_outputs({"--out": args.out})

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal.cli._common import (
@@ -21,7 +20,7 @@ def _effect_value(text: str) -> tuple[str, float]:
         number = float(value)
     except ValueError:
         number = float("nan")
-    if not sep or not name.strip() or not np.isfinite(number):
+    if not sep or not name.strip() or not math.isfinite(number):
         raise argparse.ArgumentTypeError(
             f"expected TERM=VALUE with a number, e.g. bfi44_agreeableness_z=0.2; got {text!r}"
         )

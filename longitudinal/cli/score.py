@@ -10,13 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from longitudinal._errors import InvalidParameterError
-from longitudinal._output import (
-    atomic_write_files,
-    refuse_overlap,
-)
 from longitudinal.cli._common import (
     _check_outputs,
     _csv_writer,
@@ -164,6 +158,7 @@ def _recode_spec(text: str) -> tuple[float, float, float, float]:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from longitudinal._output import atomic_write_files, refuse_overlap
     from surveys.pipeline import check_export, score_export
 
     out = Path(args.out)
@@ -259,6 +254,8 @@ def _instruments_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _instruments(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from surveys.instruments import list_instruments
 
     library = list_instruments()

@@ -306,6 +306,57 @@ def _fit_predict(
     return out
 
 
+@dataclass(frozen=True)
+class _Fit:
+    """One fit of the benchmark: a model on one split (holdout, or one K-fold fold) of a seed."""
+
+    model: str
+    split: str  # "holdout" | "kfold"
+    seed: int
+    fold: int | None
+    train: np.ndarray  # row indices of the training participants
+    parts: Mapping[str, np.ndarray]  # test set name -> row indices
+
+
+@dataclass(frozen=True)
+class _FitJob:
+    """The fits of one evaluation as a job of the power back ends (``n_sims``, ``run``).
+
+    Sent to each worker once; a task names a range of fits. Each fit returns its
+    predictions, the notes its warnings gave and its seconds.
+    """
+
+    raw: _Raw
+    groups: np.ndarray
+    bayes: Mapping[str, Any]
+    random_slope: bool
+    fits: tuple[_Fit, ...]
+
+    @property
+    def n_sims(self) -> int:
+        """How many fits (the back ends' name for the number of tasks)."""
+        return len(self.fits)
+
+    def run(self, start: int, stop: int) -> list[tuple[dict, list[str], float]]:
+        """Fit ``fits[start:stop]``: ``(predictions, notes, seconds)`` each."""
+        out = []
+        for fit in self.fits[start:stop]:
+            notes: list[str] = []
+            t0 = time.perf_counter()
+            pred = _fit_predict(
+                fit.model,
+                self.raw,
+                sorted(set(self.groups[fit.train].tolist())),
+                {name: sorted(set(self.groups[idx].tolist())) for name, idx in fit.parts.items()},
+                seed=fit.seed,
+                bayes=self.bayes,
+                notes=notes,
+                random_slope=self.random_slope,
+            )
+            out.append((pred, notes, time.perf_counter() - t0))
+        return out
+
+
 class _Runner:
     """Fit (or look up) every model on every split of the plan; keep a record of each run."""
 
@@ -327,6 +378,8 @@ class _Runner:
         self.clipped: dict[str, list[int]] = {}  # model -> [outside the scale, predictions]
         self.scheme = {("holdout" if s.fold is None else "kfold", s.seed): s.scheme for s in plan}
         self.records: list[dict[str, Any]] = []
+        # (model, split, seed, fold) -> (predictions, notes, seconds) of fits run elsewhere
+        self.done: dict[tuple[str, str, int, int | None], tuple[dict, list[str], float]] = {}
 
     def _given(self, model: str) -> bool:
         return self.user is not None and model in self.user.models
@@ -340,6 +393,7 @@ class _Runner:
         train_ids = sorted(set(groups[train_idx].tolist()))
         test_ids = {name: sorted(set(groups[idx].tolist())) for name, idx in tests.items()}
         t0 = time.perf_counter()
+        seconds = float("nan")
         if self._given(model):
             given = self.user.values[(model, self.scheme[(split, seed)], seed)]
             pred = {
@@ -347,6 +401,10 @@ class _Runner:
                 for name, idx in tests.items()
                 if name == "test" or not np.isnan(given[idx]).all()
             }
+        elif (model, split, seed, fold) in self.done:  # fitted by a worker: its notes in order
+            pred, notes, seconds = self.done.pop((model, split, seed, fold))
+            pred = dict(pred)
+            self.notes.extend(n for n in notes if n not in self.notes)  # as _recording keeps
         else:
             pred = _fit_predict(
                 model,
@@ -358,7 +416,7 @@ class _Runner:
                 notes=self.notes,
                 random_slope=self.random_slope,
             )
-        seconds = float("nan") if self._given(model) else time.perf_counter() - t0
+            seconds = time.perf_counter() - t0
         if not self._given(model):  # the package's models: kept on the declared scale
             count = self.clipped.setdefault(model, [0, 0])
             for name, (y, yhat) in list(pred.items()):
@@ -381,6 +439,53 @@ class _Runner:
                 }
             )
         return pred
+
+    def fits(self, models: list[str], seeds: list[int], *, bayes_kfold: bool) -> list[_Fit]:
+        """Every fit of the package's models that :meth:`score` runs, in its order."""
+        out = []
+        for seed in seeds:
+            holdout = next(s for s in self.plan if s.seed == seed and s.fold is None)
+            folds = [s for s in self.plan if s.seed == seed and s.fold is not None]
+            for model in models:
+                if not self._given(model):
+                    out.append(_Fit(model, "holdout", seed, None, holdout.train, holdout.parts))
+            for model in models if folds else []:
+                if (model == "bayes_ordinal" and not bayes_kfold) or self._given(model):
+                    continue
+                out.extend(_Fit(model, "kfold", seed, f.fold, f.train, f.parts) for f in folds)
+        return out
+
+    def fit_elsewhere(
+        self,
+        models: list[str],
+        seeds: list[int],
+        *,
+        bayes_kfold: bool,
+        scheduler: Any,
+        progress: bool,
+    ) -> dict[str, Any]:
+        """Run every fit on ``scheduler`` (processes or Dask) before :meth:`score` reads them.
+
+        The fits go out in batches (``models.power._runners``, the back ends of
+        :func:`models.power.simulate_power`); a fit depends only on its split, model and seed,
+        so :meth:`score` then gives the tables of the serial run, notes in the same order.
+        """
+        import models.power._runners as runners
+
+        fits = self.fits(models, seeds, bayes_kfold=bayes_kfold)
+        job = _FitJob(self.raw, self.groups, self.bayes, self.random_slope, tuple(fits))
+        workers = max(int(scheduler.workers or 2), 1)
+        size = max(1, len(fits) // (4 * workers))  # a few batches per worker, to balance
+        bar = runners.Progress(len(fits), enabled=progress, label="evaluate")
+        try:
+            (outcomes,), info = runners.run(
+                [job], scheduler=scheduler, batch_size=size, progress=bar
+            )
+        finally:
+            bar.close()
+        for fit, outcome in zip(fits, outcomes, strict=True):
+            self.done[(fit.model, fit.split, fit.seed, fit.fold)] = outcome
+        return {"scheduler": info["scheduler"], "workers": info.get("workers"), "fits": len(fits)}
 
     def score(
         self, models: list[str], seeds: list[int], *, threshold: float, bayes_kfold: bool
@@ -570,6 +675,8 @@ def evaluate_predictions(
     | os.PathLike[str]
     | Sequence[str | os.PathLike[str]]
     | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
 ) -> EvaluationResult:
     """Run the out-of-person empathy prediction benchmark on a study.
 
@@ -630,6 +737,15 @@ def evaluate_predictions(
         the study's participant, session and position columns and ``prediction``
         (:mod:`longitudinal.user_predictions`). Each model is scored beside the package's
         models.
+    scheduler : str, optional
+        Where the fits run: ``None`` (here, one after another), ``"processes:N"`` (N local
+        processes), ``"local:N"`` (a Dask LocalCluster of N workers on 127.0.0.1) or
+        ``"tcp://host:port"`` (an existing Dask scheduler; the ``dask`` extra). The folds x
+        seeds x models are sent out in batches, and the results are those of the serial run
+        (each fit depends only on its split, model and seed). The back ends are those of
+        :func:`models.power.simulate_power`.
+    progress : bool, default False
+        A progress line on a terminal's stderr while the fits run elsewhere.
 
     Returns
     -------
@@ -730,6 +846,8 @@ def evaluate_predictions(
     n_boot = check_int(n_boot, name="n_boot", where=func, minimum=0)
     ci_level = check_unit(ci_level, name="ci_level", where=func)
     bootstrap_seed = check_int(bootstrap_seed, name="bootstrap_seed", where=func, minimum=0)
+    check_bool(progress, name="progress", where=func)
+    where = _check_scheduler(scheduler, func=func)
     start = time.perf_counter()
     raw, full = _benchmark_data(
         study, session_features=session_features, predictors=predictors, func=func
@@ -751,6 +869,11 @@ def evaluate_predictions(
         notes += user.notes()
     runner = _Runner(raw, full, groups, plan, user, bayes_opts, random_slope, notes)
     user_models = list(user.models) if user is not None else []
+    ran = {"scheduler": "serial", "workers": 1}
+    if where.kind != "serial":
+        ran = runner.fit_elsewhere(
+            chosen, seed_list_, bayes_kfold=bayes_kfold, scheduler=where, progress=progress
+        )
     rows, out_of_fold = runner.score(
         chosen + user_models, seed_list_, threshold=threshold, bayes_kfold=bayes_kfold
     )
@@ -811,6 +934,7 @@ def evaluate_predictions(
             else "every trait, state and session feature of the study"
         ),
     )
+    parameters["scheduler"] = ran
     return EvaluationResult(
         metrics=metrics,
         summary_table=summary,
@@ -821,6 +945,20 @@ def evaluate_predictions(
         intervals=boot.intervals if boot is not None else _empty(BOOTSTRAP_COLUMNS),
         comparisons=boot.comparisons if boot is not None else _empty(COMPARISON_COLUMNS),
     )
+
+
+def _check_scheduler(scheduler: Any, *, func: str) -> Any:
+    """Parse ``scheduler``, checking for Dask that ``distributed`` is installed."""
+    import models.power._runners as runners
+
+    where = runners.parse_scheduler(scheduler, where=func)  # the shared InvalidParameterError
+    if where.kind in ("dask-local", "dask"):
+        from models._optional import require
+
+        feature = f"{func}(scheduler={where.describe()!r})"
+        require("dask", feature=feature, extra="dask")
+        require("distributed", feature=feature, extra="dask")
+    return where
 
 
 def _whole_ratings_for_ordinal(

@@ -420,7 +420,8 @@ def run_evaluation(
     **options
         Further keyword arguments of :func:`evaluate_predictions` (``k``, ``models``,
         ``threshold``, ``sizes``, ``session_features``, ``draws``, ``tune``, ``chains``,
-        ``sampler``, ``bayes_kfold``, ``n_boot``, ``ci_level``, ``bootstrap_seed``).
+        ``sampler``, ``bayes_kfold``, ``n_boot``, ``ci_level``, ``bootstrap_seed``,
+        ``scheduler``, ``progress``).
 
     Returns
     -------

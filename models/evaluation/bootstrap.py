@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student_t
+from scipy import special
 
 from _empathic_base.results import Result
 from models._checks import check_int, check_seed, check_unit
@@ -427,7 +427,7 @@ def kfold_bootstrap(
             }
 
     level = float(ci_level)
-    quantile = float(student_t.ppf(0.5 + level / 2.0, n_groups - 1))
+    quantile = float(special.stdtrit(n_groups - 1, 0.5 + level / 2.0))  # Student's t quantile
     rows_out = _interval_rows(stats, quantile=quantile, level=level, scale=scale, n_groups=n_groups)
     pairs = _difference_rows(stats, quantile=quantile, level=level)
     meta = {

@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from models._errors import DataQualityWarning, EmpathicDeprecationWarning, InvalidParameterError
 
@@ -167,6 +166,8 @@ def spearman_rho(y_true: Any, y_pred: Any, *, nan_policy: NanPolicy = "raise") -
     >>> spearman_rho([1, 2, 3, 4], [10, 20, 30, 100])
     1.0
     """
+    from scipy.stats import rankdata  # loaded by the first rank correlation, not at import
+
     a, b = _pair(y_true, y_pred, func="spearman_rho", nan_policy=nan_policy)
     return _correlation(rankdata(a), rankdata(b), func="spearman_rho")
 

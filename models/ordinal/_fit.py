@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
+from scipy import optimize, special
 
 import models.ordinal._laplace as engine
 from models._columns import FIXED_COLUMNS
@@ -192,7 +192,7 @@ class _Estimation:
             cum = np.cumsum(counts)[:-1] / counts.sum()
             cut0 = pr.lk.latent_sd / (np.pi / np.sqrt(3.0)) * np.log(cum / (1.0 - cum))
             if pr.lk.name == "probit":
-                cut0 = stats.norm.ppf(cum)
+                cut0 = special.ndtri(cum)
             alpha0 = (
                 np.array([cut0[0], np.mean(np.diff(cut0)) if cut0.size > 1 else 1.0])
                 if eq
@@ -382,7 +382,7 @@ class _Estimation:
         )
         se = np.sqrt(np.clip(np.diag(cov_ab), 0, None))
         se = np.where(np.diag(cov_ab) >= 0, se, np.nan)
-        z = stats.norm.ppf(0.5 + self.ci_level / 2.0)
+        z = special.ndtri(0.5 + self.ci_level / 2.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             stat = psi[: na + p] / se
         self.thresholds_ = pd.DataFrame(
@@ -403,7 +403,7 @@ class _Estimation:
                 "se": se[na:],
                 "df": np.full(p, np.nan),
                 "statistic": stat[na:],
-                "p_value": 2.0 * stats.norm.sf(np.abs(stat[na:])),
+                "p_value": 2.0 * special.ndtr(-np.abs(stat[na:])),
                 "ci_low": beta - z * se[na:],
                 "ci_high": beta + z * se[na:],
             },
