@@ -81,6 +81,8 @@ def test_report_layout(report):
         "ratings_g_components",
         "ratings_g_coefficient",
         "ratings_d_study",
+        "multilevel_reliability",
+        "multilevel_components",
         "exclusion_counts",
         "ratings_distribution",
         "sessions_summary",

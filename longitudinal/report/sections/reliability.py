@@ -114,8 +114,15 @@ class ReliabilitySection(Section):
 
     @staticmethod
     def _multilevel(ctx: ReportContext) -> None:
-        """Flag the multilevel coefficients below .70, when that table has been computed."""
+        """Multilevel reliability of the state scales at two or more waves, flagged below .70.
+
+        Computed here (:func:`longitudinal.study_multilevel_reliability`) unless an earlier
+        step has put the table in ``ctx.tables``; its notes (a scale at one wave, the method,
+        negative or zero components, few people) go to the report's notes.
+        """
         table = ctx.tables.get(MULTILEVEL_TABLE)
+        if table is None:
+            table = _study_multilevel(ctx)
         if table is None or table.empty:
             return
         table = table.copy()
@@ -164,6 +171,37 @@ class ReliabilitySection(Section):
             g=_g_view(ctx),
             rci=_rci_view(ctx),
         )
+
+
+def _study_multilevel(ctx: ReportContext) -> Any:
+    """Return the multilevel table of the study's reported state scales (None: a note)."""
+    from longitudinal.reliability import study_multilevel_reliability
+    from models import ModelsError
+    from surveys import SurveysError
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = study_multilevel_reliability(ctx.study)
+        except (ModelsError, SurveysError, ValueError) as why:
+            ctx.note(ctx.scrub(f"Multilevel reliability not computed: {why}"))
+            return None
+    for w in caught:
+        ctx.note(ctx.scrub(f"Multilevel reliability: {w.message}"))
+    for text in result.notes:
+        ctx.note(ctx.scrub(f"Multilevel reliability, {text}"))
+    table = result.multilevel
+    if table.empty:
+        return table
+    keep = [
+        rec.instrument in ctx.study.instruments
+        and rec.scale in reported_scales(ctx.study.instruments[rec.instrument])
+        for rec in table.itertuples(index=False)
+    ]
+    table = table.loc[keep].reset_index(drop=True)
+    ctx.tables[MULTILEVEL_TABLE] = table
+    ctx.tables["multilevel_components"] = result.components
+    return table
 
 
 def _g_view(ctx: ReportContext) -> dict[str, Any]:

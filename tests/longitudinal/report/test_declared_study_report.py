@@ -6,8 +6,10 @@ defaults, so every text, table and figure of the report is checked against them.
 
 import html
 import re
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -184,3 +186,24 @@ def test_the_header_says_a_new_key_gives_new_pseudonyms(report):
         "new key gives new ones, so two reports of this study made with different keys give "
         "the same participant different pseudonyms."
     ) in text
+
+
+def test_the_state_scales_get_their_multilevel_reliability(report):
+    """WHO-5 and the study's own closeness key, each at three waves: psych's mlr coefficients."""
+    from longitudinal import load_study, study_multilevel_reliability
+
+    out, _ = report
+    table = pd.read_csv(out / "tables" / "multilevel_reliability.csv")
+    assert sorted(table["instrument"]) == ["closeness", "who5"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = study_multilevel_reliability(load_study(SLIDER7)).multilevel
+    expected = expected.set_index(["instrument", "scale"]).loc[
+        list(zip(table["instrument"], table["scale"], strict=True))
+    ]
+    for column in ("RkF", "R1R", "RkR", "Rc", "RkRn", "Rcn"):
+        np.testing.assert_allclose(table[column], expected[column], rtol=1e-12)
+    assert (table["n_occasions"] == 3).all() and (table["n_persons"] == 18).all()
+    low = table["Rc"] < 0.70
+    assert table.loc[low, "flag"].str.contains("Rc").all()  # flagged, never hidden
+    assert "Reliability within and across people" in _text(out)

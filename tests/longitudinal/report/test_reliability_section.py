@@ -128,12 +128,29 @@ def test_the_multilevel_hook_renders_and_flags_when_present(study, tmp_path):
         "Coefficients below .70: WHO-5 Well-Being Index (percentage) (Rc and Rcn below .70) "
         "and Closeness to the robot (R1R below .70)." in text
     )
-    # absent table: no block
+    # no table given: the section computes it for the state scales at two or more waves
     ctx2 = _context(study, tmp_path)
     section2 = ReliabilitySection()
     section2.run(ctx2)
-    assert MULTILEVEL_TABLE not in ctx2.tables
-    assert "Reliability within and across people" not in _text(section2.render(ctx2))
+    assert set(ctx2.tables[MULTILEVEL_TABLE]["instrument"]) == {"who5", "closeness"}
+    assert "Reliability within and across people" in _text(section2.render(ctx2))
+
+
+def test_a_multilevel_table_that_cannot_be_computed_is_a_note_not_a_block(
+    study, tmp_path, monkeypatch
+):
+    from models import ModelsError
+
+    def refuse(_study):
+        raise ModelsError("no state scale could be fitted")
+
+    monkeypatch.setattr("longitudinal.reliability.study_multilevel_reliability", refuse)
+    ctx = _context(study, tmp_path)
+    section = ReliabilitySection()
+    section.run(ctx)
+    assert MULTILEVEL_TABLE not in ctx.tables
+    assert "Reliability within and across people" not in _text(section.render(ctx))
+    assert any("no state scale could be fitted" in n for n in ctx.notes)
 
 
 def test_the_rci_reliability_is_stated_and_flagged(study, tmp_path):
