@@ -226,11 +226,13 @@ def test_no_person_tables_and_the_relinking_line(tmp_path, capsys):
     key = tmp_path / "k"
     key.write_text("0123456789abcdef0123456789abcdef\n", encoding="utf-8")
     both = []
-    for flag in ([], ["--no-person-tables"]):
+    for flag in ([], ["--no-person-tables", "--raw-csv"]):
         out = tmp_path / ("rep" + "".join(flag))
         args = ["report", str(TINY), "--out", str(out), "--no-bayes", "--pseudonym-key", str(key)]
         assert main([*args, *flag]) == 0, capsys.readouterr().err
         both.append(out)
+    raw = [json.loads((o / "provenance.json").read_text("utf-8"))["raw_csv"] for o in both]
+    assert raw == [False, True]  # --raw-csv is recorded
     html = (both[0] / "report.html").read_text(encoding="utf-8")
     assert "can be re-linked to participants by anyone holding the raw data" in html
     assert (both[0] / "tables" / "reliable_change_people.csv").is_file()
