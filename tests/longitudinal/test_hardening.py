@@ -367,8 +367,33 @@ def _score_workbook(tmp_path, capsys):
             "holds a column numbered 16,385",
         ),
         ("<sheetData>" + TABLE + "<row/>" * 1_100_000 + "</sheetData>", "holds rows past"),
+        # cells and rows without an r= reference sit one past the cell or row before them
+        (
+            "<sheetData>" + TABLE + '<row r="3">' + "<c><v>1</v></c>" * 16_385 + "</row>"
+            "</sheetData>",
+            "holds a column numbered 16,385",
+        ),
+        (
+            "<sheetData>" + TABLE + '<row r="3"><c r="XFD3"><v>1</v></c><c><v>1</v></c></row>'
+            "</sheetData>",
+            "holds a column numbered 16,385",
+        ),
+        (
+            "<sheetData>" + TABLE + '<row r="1048576"><c r="A1048576"><v>1</v></c></row>'
+            "<row><c><v>1</v></c></row></sheetData>",
+            "holds a row numbered 1,048,577",
+        ),
     ],
-    ids=["declared_rows", "declared_columns", "row_number", "column_number", "empty_rows"],
+    ids=[
+        "declared_rows",
+        "declared_columns",
+        "row_number",
+        "column_number",
+        "empty_rows",
+        "cells_without_r",
+        "cell_after_the_last_column",
+        "row_without_r_after_the_last_row",
+    ],
 )
 def test_workbook_bombs_are_refused_in_seconds(tmp_path, capsys, sheet, fragment):
     _xlsx(tmp_path / "bomb.xlsx", sheet)
@@ -394,6 +419,28 @@ def test_a_workbook_part_too_large_unpacked_is_refused_before_unpacking(
     code, err, _ = _score_workbook(tmp_path, capsys)
     assert code == 2, err
     assert "xl/sharedStrings.xml unpacks to 2,000,000 bytes" in err and "1,000,000" in err, err
+
+
+def _plain_row(values: list) -> str:
+    """A row whose cells carry no r= reference (the reader places them by position)."""
+    cells = [
+        f'<c t="inlineStr"><is><t>{v}</t></is></c>' if isinstance(v, str) else f"<c><v>{v}</v></c>"
+        for v in values
+    ]
+    return "<row>" + "".join(cells) + "</row>"
+
+
+def test_a_workbook_without_cell_references_is_read_by_position(tmp_path, capsys):
+    header = ["id", *[f"tas4_{k}" for k in range(1, 5)]]
+    plain = _plain_row(header) + _plain_row(["P1", 4, 5, 3, 4])
+    scores = []
+    for name, sheet in (("refs", TABLE.replace("tipi", "tas4")), ("plain", plain)):
+        _xlsx(tmp_path / f"{name}.xlsx", "<sheetData>" + sheet + "</sheetData>")
+        out = tmp_path / f"{name}.csv"
+        args = ["score", str(tmp_path / f"{name}.xlsx"), "--instrument", "tas4"]
+        assert main([*args, "--id-col", "id", "--out", str(out)]) == 0, capsys.readouterr().err
+        scores.append(out.read_text(encoding="utf-8"))
+    assert scores[1] == scores[0] and scores[0].splitlines()[1].startswith("P1,tas4,")
 
 
 def test_a_small_workbook_with_a_wide_declared_dimension_is_read(tmp_path, capsys):
