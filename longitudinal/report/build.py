@@ -50,6 +50,7 @@ def build_report(
     sampling: Mapping[str, Any] | None = None,
     predictors: Sequence[str] | None = None,
     person_tables: bool = True,
+    lean: bool = False,
 ) -> Path:
     """Write the change report of a study directory.
 
@@ -100,6 +101,15 @@ def build_report(
         ``tables/complete_case_exclusions.csv``). Pseudonyms do not make them anonymous:
         anyone holding the raw data can re-link a row to its participant by the scores.
         ``False`` leaves them out (the report says so).
+    lean : bool, default False
+        A reduced report for a big study (``longitudinal report --lean``): the empathy models
+        of "What predicts empathy" are fitted on a random subsample of at most
+        :data:`~longitudinal.report.options.LEAN_MODEL_PARTICIPANTS` participants (with all
+        their ratings; drawn with ``seed``, 2024 when not given), and the figures that draw
+        one mark per participant (trajectories, state course, reliable change, empathy
+        course) are left out. Every table of the surveys and the ratings is computed from
+        every participant as usual. The report's first paragraph, ``notes.csv`` and
+        ``provenance.json`` say what was reduced.
 
     Returns
     -------
@@ -155,6 +165,7 @@ def build_report(
         sampling=sampling,
         predictors=predictors,
         person_tables=person_tables,
+        lean=lean,
     )
     from longitudinal.study import load_study, study_inputs
 
@@ -290,6 +301,8 @@ def write_report(
         key_fingerprint=fingerprint(key) if options.pseudonymize else None,
     )
     ctx.note(*(ctx.scrub(n) for n in study.meta.get("scoring_notes", [])))
+    if options.lean:
+        ctx.note(_lean_text())
     ctx.frames = {
         "person_wave": rename_ids(study.person_wave_frame(), cfg.id_col, id_map),
         "story": rename_ids(study.story_frame(), cfg.id_col, id_map),
@@ -331,6 +344,19 @@ def _names_people(table: pd.DataFrame, people: set[str]) -> bool:
     return False
 
 
+def _lean_text() -> str:
+    """Say what ``lean`` (``--lean``) reduced, for the page and notes.csv."""
+    from longitudinal.report.options import LEAN_MODEL_PARTICIPANTS
+
+    return (
+        "Reduced report (--lean): the empathy models of 'What predicts empathy' are fitted on "
+        f"a random subsample of at most {LEAN_MODEL_PARTICIPANTS:,} participants with all "
+        "their ratings (the section says how many of how many), and the figures that draw one "
+        "mark per participant (trajectories, state course, reliable change, empathy course) "
+        "are left out; every other table and figure uses every participant."
+    )
+
+
 def _page(ctx: ReportContext, sections: list[Any]) -> str:
     cfg = ctx.config
     title = f"Change report: {cfg.name}"
@@ -350,6 +376,8 @@ def _page(ctx: ReportContext, sections: list[Any]) -> str:
         )
     else:
         ids += " Per-person tables are left out (--no-person-tables)."
+    if ctx.options.lean:
+        ids += " " + _lean_text()
     shown = []
     for section in sections:
         body = section.render(ctx)
