@@ -467,21 +467,65 @@ def test_a_small_workbook_with_a_wide_declared_dimension_is_read(tmp_path, capsy
     assert out.read_text(encoding="utf-8").splitlines()[1].startswith("P1,tas4,")
 
 
+#: Costs for the tests (seconds per rating or participant): the full report of TINY (34 ratings,
+#: 4 participants) is estimated at 34 * 2 + 4 * 60 + 4 * 100 = 708 s, 12 min; with --lean at
+#: 34 * 2 + 4 * 1 = 72 s.
+FAKE_PARTS = (
+    ("reading and checking the study files", "r", 2.0, 2.0),
+    ("scores, reliability and change analyses of the surveys", "p", 1.0, 1.0),
+    ("figures that draw one mark per participant", "p", 60.0, 0.0),
+    ("empathy models (linear and ordinal mixed models)", "r", 100 * 4 / 34, 0.0),
+    ("other sections, figures and writing the folder", "p", 0.0, 0.0),
+)
+
+
+def _fake_costs(monkeypatch, study_cli):
+    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 5)
+    monkeypatch.setattr(study_cli, "_PARTS", FAKE_PARTS)
+    monkeypatch.setattr(study_cli, "_LEAN_MODEL_SECONDS", 0.0)
+    monkeypatch.setattr(study_cli, "_BASE_SECONDS", 0.0)
+    monkeypatch.setattr(study_cli, "_BASE_MB", 1024.0)
+    monkeypatch.setattr(study_cli, "_MB_PER_RATING", 30.0)  # 1 + 34 * 30 / 1024 = 2.0 GB
+    monkeypatch.setattr(study_cli, "_LEAN_MB_PER_RATING", 15.0)  # 1.5 GB
+
+
 def test_a_report_of_too_many_ratings_is_refused_up_front_with_an_estimate(
     tmp_path, capsys, monkeypatch
 ):
     from longitudinal.cli import study as study_cli
 
-    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 5)
-    monkeypatch.setattr(study_cli, "LARGE_REPORT_RATINGS", 10)
+    _fake_costs(monkeypatch, study_cli)
     monkeypatch.setattr(study_cli, "_count_lines", _lines(study_cli._count_lines))
     out = tmp_path / "rep"
     code = main(["report", str(TINY), "--out", str(out), "--no-bayes"])
     err = capsys.readouterr().err
     assert code == 2, err
-    assert "ratings.csv holds about 34 ratings" in err and "rough estimate" in err, err
-    assert "GB of memory" in err and "--large" in err and "Traceback" not in err, err
+    assert "ratings.csv holds about 34 ratings of 4 participants" in err, err
+    assert (
+        "the full report 12 min and 2.0 GB of memory; reading and checking the study files "
+        "68 s, scores, reliability and change analyses of the surveys 4 s, figures that draw "
+        "one mark per participant 4 min, empathy models (linear and ordinal mixed models) 7 min"
+    ) in err, err
+    assert "with --lean 72 s and 1.5 GB of memory; reading and checking the study files 68 s" in err
+    assert "over 10 min or 4 GB is refused before any work. --lean reduces it" in err, err
+    assert "--large runs the full report anyway" in err and "Traceback" not in err, err
     assert sorted(tmp_path.iterdir()) == []  # no report, no pseudonym key
+
+
+def test_a_report_over_the_limit_even_lean_says_so(tmp_path, capsys, monkeypatch):
+    from longitudinal.cli import study as study_cli
+
+    _fake_costs(monkeypatch, study_cli)
+    monkeypatch.setattr(study_cli, "LIMIT_MINUTES", 1)
+    out = tmp_path / "rep"
+    for flags, fragment in (
+        ([], "(even so it is estimated over 1 min or 4 GB: add --large)"),
+        (["--lean"], "Even with --lean the report is estimated over 1 min or 4 GB"),
+    ):
+        code = main(["report", str(TINY), "--out", str(out), "--no-bayes", *flags])
+        err = capsys.readouterr().err
+        assert code == 2 and fragment in err, err
+    assert sorted(tmp_path.iterdir()) == []
 
 
 def _lines(count_lines):
@@ -498,11 +542,27 @@ def _lines(count_lines):
 def test_large_runs_the_report_after_printing_the_estimate(tmp_path, capsys, monkeypatch):
     from longitudinal.cli import study as study_cli
 
-    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 5)
-    monkeypatch.setattr(study_cli, "LARGE_REPORT_RATINGS", 10)
+    _fake_costs(monkeypatch, study_cli)
     out = tmp_path / "rep"
     code = main(["report", str(TINY), "--out", str(out), "--no-bayes", "--large"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert "note: ratings.csv holds about 34 ratings" in captured.err
+    assert "note: ratings.csv holds about 34 ratings of 4 participants" in captured.err
+    assert "the full report 12 min" in captured.err
     assert (out / "report.html").is_file()
+    assert "Reduced report" not in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_lean_under_the_limit_runs_the_reduced_report(tmp_path, capsys, monkeypatch):
+    from longitudinal.cli import study as study_cli
+
+    _fake_costs(monkeypatch, study_cli)
+    out = tmp_path / "rep"
+    code = main(["report", str(TINY), "--out", str(out), "--no-bayes", "--lean"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "note: ratings.csv holds about 34 ratings" in captured.err
+    assert "with --lean 72 s and 1.5 GB" in captured.err
+    assert "Reduced report (--lean)" in (out / "report.html").read_text(encoding="utf-8")
+    provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["options"]["lean"] is True
