@@ -198,7 +198,10 @@ LIMIT_MINUTES, LIMIT_GB = 10, 4
 #: on a simulated study of 500,000 ratings of 25,403 participants, without and with ``--lean``
 #: (CPU seconds, because the shared machine gave each run a fraction of a core; on two free
 #: cores the report, which runs mostly on one, takes about its CPU time). Full report: 346 s
-#: of CPU, 2,443 MB; with --lean 147 s, 1,604 MB; see benchmarks/README.md.
+#: of CPU, 2,443 MB; with --lean 147 s, 1,604 MB. Memory per rating is the slope between
+#: 500,000 and 1,000,000 ratings with --lean (3,098 MB), plus the full report's extra 839 MB
+#: at 500,000; at 1,000,000 the lean estimate is 290 s and 3.3 GB against 236 s and 3.1 GB
+#: measured. See benchmarks/README.md.
 _PARTS = (
     # (what, per rating or participant, seconds each in the full report, with --lean)
     ("reading and checking the study files", "r", 9.0e-5, 9.0e-5),
@@ -211,7 +214,7 @@ _PARTS = (
 #: is counted with the data they are built from, per rating, above (an upper bound).
 _LEAN_MODEL_SECONDS = 0.0
 _BASE_SECONDS = 4.0  # imports and start-up
-_BASE_MB, _MB_PER_RATING, _LEAN_MB_PER_RATING = 300.0, 4.3e-3, 2.6e-3
+_BASE_MB, _MB_PER_RATING, _LEAN_MB_PER_RATING = 300.0, 4.7e-3, 3.0e-3
 
 
 def _count_lines(path: Path) -> int:
