@@ -10,12 +10,12 @@ written as blocks of simulated participants, block k simulated with seed SEED + 
 (participants, sessions, Qualtrics response ids) prefixed with ``Bk-`` so that no two blocks
 share one; the files keep the simulator's layout (three waves, one of them a Qualtrics export).
 
-Each report is a fresh process that calls `build_report` (the command line ends with
-`os._exit`, which hides nothing here but its own exit) under `/usr/bin/time -v` when it exists,
-which gives the wall time and the maximum resident set size; the child also prints the seconds
-each section of the report took and the seconds spent loading the study, which is where the
-estimate of `longitudinal report` takes its per-part figures from. The baseline, in the same
-run, is the same process loading the study alone.
+Each report is a fresh process that calls `build_report` directly (the command line ends with
+`os._exit`, before any timing code after it could run), under `/usr/bin/time -v` when it
+exists, which gives the wall and CPU time and the maximum resident set size; the child also
+prints the wall and CPU seconds of loading the study and of each section, the figures the
+estimate of `longitudinal report` is scaled from (`_PARTS` in `longitudinal/cli/study.py`).
+The baseline (`--modes load`) is the same process loading the study alone.
 """
 
 from __future__ import annotations
