@@ -134,7 +134,8 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help=f"run a report estimated to need more than {LIMIT_MINUTES} min or {LIMIT_GB} GB, "
         "which is refused otherwise (a study of over "
-        f"{ESTIMATE_FROM_RATINGS:,} ratings gets the estimate, part by part, before any work)",
+        f"{ESTIMATE_FROM_RATINGS:,} ratings, or estimated at a minute or more, gets the "
+        "estimate, part by part, before any work)",
     )
     parser.add_argument(
         "--person-tables",
@@ -189,8 +190,10 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-#: Ratings from which ``report`` prints its estimate of time and memory before any work.
+#: ``report`` prints its estimate of time and memory before any work from this many ratings,
+#: or when the report is estimated to take at least this many seconds (many participants).
 ESTIMATE_FROM_RATINGS = 100_000
+ESTIMATE_FROM_SECONDS = 60
 #: A report estimated above these is refused up front unless ``--large``.
 LIMIT_MINUTES, LIMIT_GB = 10, 4
 #: The report's cost part by part: CPU seconds per rating (r) or per participant (p), and a
@@ -260,7 +263,10 @@ def _estimate_text(n_ratings: int, n_people: int, *, lean: bool) -> tuple[str, b
 
 
 def _check_size(study_dir: Path, *, large: bool, lean: bool = False) -> None:
-    """Print the estimated time and memory of the report of a study of many ratings.
+    """Print the estimated time and memory of the report of a big study.
+
+    It is printed from :data:`ESTIMATE_FROM_RATINGS` ratings, or when the report is
+    estimated at :data:`ESTIMATE_FROM_SECONDS` or more (a study of many participants).
 
     The estimate is given part by part, for the full report and with ``--lean``. A report
     estimated above :data:`LIMIT_MINUTES` or :data:`LIMIT_GB` is refused up front unless
@@ -276,12 +282,13 @@ def _check_size(study_dir: Path, *, large: bool, lean: bool = False) -> None:
         if not ratings.is_file():
             return
         n = max(_count_lines(ratings) - 1, 0)
-        if n < ESTIMATE_FROM_RATINGS:
-            return
         people_file = study_dir / config.participants_file
         people = max(_count_lines(people_file) - 1, 1) if people_file.is_file() else 1
     except (LongitudinalError, SurveysError, OSError, ValueError, RecursionError):
         return  # the report says why
+    seconds = _estimate(n, people, lean=lean)[0]
+    if n < ESTIMATE_FROM_RATINGS and seconds < ESTIMATE_FROM_SECONDS:
+        return
     full, full_over = _estimate_text(n, people, lean=False)
     reduced, lean_over = _estimate_text(n, people, lean=True)
     head = (

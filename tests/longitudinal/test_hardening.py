@@ -566,3 +566,18 @@ def test_lean_under_the_limit_runs_the_reduced_report(tmp_path, capsys, monkeypa
     assert "Reduced report (--lean)" in (out / "report.html").read_text(encoding="utf-8")
     provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
     assert provenance["options"]["lean"] is True
+
+
+def test_the_estimate_is_printed_for_a_long_report_of_few_ratings(capsys, monkeypatch):
+    # many participants with few ratings each: the ratings count alone would not warn
+    from longitudinal.cli import study as study_cli
+
+    study_cli._check_size(TINY, large=False)  # the measured costs: a few seconds, no note
+    assert capsys.readouterr().err == ""
+    _fake_costs(monkeypatch, study_cli)
+    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 10**9)
+    study_cli._check_size(TINY, large=True)
+    assert "note: ratings.csv holds about 34 ratings of 4 participants" in capsys.readouterr().err
+    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_SECONDS", 10**6)
+    study_cli._check_size(TINY, large=True)
+    assert capsys.readouterr().err == ""
