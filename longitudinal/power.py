@@ -21,7 +21,14 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal._output import atomic_write, check_out_dir, sha256, write_csv, write_json
+from longitudinal._output import (
+    atomic_write,
+    check_out_dir,
+    csv_is_raw,
+    sha256,
+    write_csv,
+    write_json,
+)
 
 __all__ = ["PilotModel", "effect_text", "pilot_empathy_model", "run_power"]
 
@@ -292,6 +299,7 @@ def run_power(
             for m in ("numpy", "scipy", "pandas", "mixedlm", "dask", "distributed")
         },
         "power": meta,
+        "raw_csv": csv_is_raw(),  # --raw-csv: CSV text cells written without the apostrophe
         "target": TARGET,
         "notes": list(notes),
         "files": [

@@ -363,6 +363,33 @@ def _split_blocks(term: RandomTerm, mm: Any) -> list[tuple[tuple[str, ...], tupl
     return blocks
 
 
+def _refuse_invisible(data: pd.DataFrame, needed: set[str], factors: set[str]) -> None:
+    """Refuse invisible characters in the names of the formula's columns and in its group ids.
+
+    A column ``x`` followed by a zero-width space would be reported as missing, and two ids
+    that differ only by one would be two groups; both are named instead.
+    """
+    from _empathic_base.invisible import INVISIBLE, invisible_problems
+
+    problems = [
+        p
+        for p in invisible_problems(data, id_cols=sorted(factors))
+        if p["value"] is not None or INVISIBLE.sub("", str(p["column"])) in needed
+    ]
+    if problems:
+        shown = "; ".join(
+            f"column {p['column']!r}"
+            + ("" if p["value"] is None else f", value {p['value']!r}")
+            + f": {p['reason']}"
+            for p in problems[:10]
+        )
+        more = f"; ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+        raise InvalidParameterError(
+            "build_design: column names or grouping ids of the data hold invisible characters "
+            f"({len(problems)}): {shown}{more}"
+        )
+
+
 def _used_columns(
     data: pd.DataFrame, needed: set[str], *, where: str, formula: str
 ) -> tuple[pd.DataFrame, np.ndarray]:
@@ -431,6 +458,7 @@ def _build_design(spec: FormulaSpec, data: pd.DataFrame) -> Design:
     for term in spec.random:
         needed |= _required_variables(term.expr)
         needed |= set(term.factors)
+    _refuse_invisible(data, needed, {f for term in spec.random for f in term.factors})
     frame, keep = _used_columns(data, needed, where="build_design", formula=spec.formula)
     frame = _clean_frame(frame if keep.all() else frame.loc[keep])
     n_dropped = int((~keep).sum())

@@ -1,34 +1,30 @@
-"""Characters that cannot be seen, found in column names and ids.
+"""Characters that cannot be seen, in column names and ids: the refusal of a DataFrame.
 
-In a column name or an id they make two equal-looking names differ (``tipi_1`` and ``tipi_1``
-followed by a zero-width space).
+The characters and their description are in :mod:`_empathic_base.invisible`, shared with
+:mod:`models`.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
+from typing import Any
 
-#: NUL, soft hyphen, zero-width and joiner characters, direction marks and the byte order mark.
-INVISIBLE = re.compile("[\x00\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+from _empathic_base.invisible import INVISIBLE, describe_invisible, invisible_problems
 
-_NAMES = {"\x00": "NULL"}
+__all__ = ["INVISIBLE", "describe_invisible", "invisible_problems", "refuse_invisible"]
 
 
-def describe_invisible(text: str) -> str | None:
-    r"""Name the invisible characters in ``text``, or None when it holds none.
+def refuse_invisible(data: Any, *, where: str, **options: Any) -> None:
+    """Raise :class:`surveys.InputValidationError` listing :func:`invisible_problems`.
 
-    >>> describe_invisible("tipi_1\u200b")
-    'an invisible character (U+200B ZERO WIDTH SPACE)'
-    >>> describe_invisible("P\x001\ufeff")
-    'invisible characters (U+0000 NULL, U+FEFF ZERO WIDTH NO-BREAK SPACE)'
-    >>> describe_invisible("tipi_1") is None
-    True
+    ``options`` are those of :func:`invisible_problems`; ``where`` names the function in
+    the summary line.
     """
-    found = list(dict.fromkeys(INVISIBLE.findall(text)))
-    if not found:
-        return None
-    names = ", ".join(
-        f"U+{ord(ch):04X} {_NAMES.get(ch) or unicodedata.name(ch, 'UNNAMED')}" for ch in found
-    )
-    return ("an invisible character" if len(found) == 1 else "invisible characters") + f" ({names})"
+    problems = invisible_problems(data, **options)
+    if problems:
+        import pandas as pd
+
+        from surveys._errors import InputValidationError
+
+        cases = pd.DataFrame(problems, columns=["file", "row", "column", "value", "reason"])
+        cases["row"] = cases["row"].astype("Int64")
+        raise InputValidationError(cases, f"{where}: column names or ids hold invisible characters")

@@ -24,6 +24,7 @@ from _empathic_base.results import Result
 from surveys import _columns as col
 from surveys._columns import participant_column
 from surveys._errors import InvalidParameterError
+from surveys._invisible import refuse_invisible
 from surveys._score_inputs import (
     _check_parameters,
     _line_numbers,
@@ -384,6 +385,7 @@ def score(
         source_file=source_file,
     )
     lines = _line_numbers(data, row_numbers)
+    refuse_invisible(data, id_cols=(id_col, wave_col), where="score", file=source_file, rows=lines)
     columns = _validated_items(
         data,
         ins,

@@ -30,6 +30,7 @@ from surveys._errors import (
     SurveysError,
     UnknownInstrumentError,
 )
+from surveys._invisible import invisible_problems
 from surveys.readers import Responses
 
 __all__ = ["FailureCollector", "validate_responses"]
@@ -300,6 +301,9 @@ def validate_responses(
 
     id_col = participant_column(data.columns, id_col)
     failures = FailureCollector()
+    lines = None if rows is None else rows.reindex(data.index).tolist()
+    for problem in invisible_problems(data, id_cols=(id_col, wave_col), file=file, rows=lines):
+        failures.add(**problem)
     loaded = _load(instruments, failures)
 
     _check_keys(data, id_col, wave_col, file=file, where=where, failures=failures)

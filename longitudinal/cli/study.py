@@ -12,6 +12,7 @@ from longitudinal._errors import InvalidParameterError, LongitudinalError
 from longitudinal.cli._common import (
     _Formatter,
 )
+from longitudinal.report.options import LEAN_MODEL_PARTICIPANTS
 from surveys import SurveysError
 
 
@@ -121,10 +122,20 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         'study; make one with: python -c "import secrets; print(secrets.token_hex(32))" > KEY',
     )
     parser.add_argument(
+        "--lean",
+        action="store_true",
+        help="a reduced report for a big study: the empathy models are fitted on a random "
+        f"subsample of {LEAN_MODEL_PARTICIPANTS:,} participants (all their ratings; drawn "
+        "with --seed) and the figures that draw one mark per participant are left out; every "
+        "other table and figure uses every participant, and the report says what was reduced",
+    )
+    parser.add_argument(
         "--large",
         action="store_true",
-        help=f"run on a study of more than {LARGE_REPORT_RATINGS:,} ratings, which is refused "
-        "otherwise (the command first prints a rough estimate of the time and memory it needs)",
+        help=f"run a report estimated to need more than {LIMIT_MINUTES} min or {LIMIT_GB} GB, "
+        "which is refused otherwise (a study of over "
+        f"{ESTIMATE_FROM_RATINGS:,} ratings, or estimated at a minute or more, gets the "
+        "estimate, part by part, before any work)",
     )
     parser.add_argument(
         "--person-tables",
@@ -187,15 +198,34 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-#: Ratings above which ``report`` prints its estimate first, and above which it refuses to run
-#: without ``--large``.
+#: ``report`` prints its estimate of time and memory before any work from this many ratings,
+#: or when the report is estimated to take at least this many seconds (many participants).
 ESTIMATE_FROM_RATINGS = 100_000
-LARGE_REPORT_RATINGS = 2_000_000
-#: The report's cost, measured with ``longitudinal simulate --participants N`` then ``report
-#: --no-bayes`` (41 and 400 participants: 800 and 7,900 ratings) on two shared CPU cores: about
-#: 30 s and 300 MB whatever the size, and about 3 ms and 6 KB more per rating.
-_BASE_SECONDS, _SECONDS_PER_RATING = 30.0, 0.003
-_BASE_MB, _MB_PER_RATING = 300.0, 0.006
+ESTIMATE_FROM_SECONDS = 60
+#: A report estimated above these is refused up front unless ``--large``.
+LIMIT_MINUTES, LIMIT_GB = 10, 4
+#: The report's cost part by part: CPU seconds per rating (r) or per participant (p), and a
+#: peak memory of MB fixed + MB per rating, measured with ``benchmarks/bench_report_size.py``
+#: on a simulated study of 500,000 ratings of 25,403 participants, without and with ``--lean``
+#: (CPU seconds, because the shared machine gave each run a fraction of a core; on two free
+#: cores the report, which runs mostly on one, takes about its CPU time). Full report: 346 s
+#: of CPU, 2,443 MB; with --lean 147 s, 1,604 MB. Memory per rating is the slope between
+#: 500,000 and 1,000,000 ratings with --lean (3,098 MB), plus the full report's extra 839 MB
+#: at 500,000; at 1,000,000 the lean estimate is 290 s and 3.3 GB against 236 s and 3.1 GB
+#: measured. See benchmarks/README.md.
+_PARTS = (
+    # (what, per rating or participant, seconds each in the full report, with --lean)
+    ("reading and checking the study files", "r", 9.0e-5, 9.0e-5),
+    ("scores, reliability and change analyses of the surveys", "p", 1.66e-3, 1.66e-3),
+    ("figures that draw one mark per participant", "p", 2.3e-3, 0.0),
+    ("empathy models (linear and ordinal mixed models)", "r", 3.7e-4, 8.7e-5),
+    ("other sections, figures and writing the folder", "p", 5.7e-4, 5.0e-4),
+)
+#: With --lean the empathy models see at most LEAN_MODEL_PARTICIPANTS participants; their fit
+#: is counted with the data they are built from, per rating, above (an upper bound).
+_LEAN_MODEL_SECONDS = 0.0
+_BASE_SECONDS = 4.0  # imports and start-up
+_BASE_MB, _MB_PER_RATING, _LEAN_MB_PER_RATING = 300.0, 4.7e-3, 3.0e-3
 
 
 def _count_lines(path: Path) -> int:
@@ -217,48 +247,94 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _check_size(study_dir: Path, *, large: bool) -> None:
-    """Print a rough estimate of the report's time and memory for a study of many ratings.
+def _estimate(n_ratings: int, n_people: int, *, lean: bool) -> tuple[float, float, list]:
+    """Estimated seconds, GB and (part, seconds) rows of a report of this size."""
+    rows = []
+    for what, per, full, reduced in _PARTS:
+        seconds = (reduced if lean else full) * (n_ratings if per == "r" else n_people)
+        if lean and what.startswith("empathy models"):
+            seconds += _LEAN_MODEL_SECONDS
+        rows.append((what, seconds))
+    rows[-1] = (rows[-1][0], rows[-1][1] + _BASE_SECONDS)  # imports, start-up
+    per_mb = _LEAN_MB_PER_RATING if lean else _MB_PER_RATING
+    return sum(s for _, s in rows), (_BASE_MB + per_mb * n_ratings) / 1024, rows
 
-    A study of more than :data:`LARGE_REPORT_RATINGS` ratings is refused unless ``large``. The
-    ratings are counted as the lines of the ratings file, not parsed. A study whose
+
+def _estimate_text(n_ratings: int, n_people: int, *, lean: bool) -> tuple[str, bool]:
+    """Return the estimate, part by part, and whether it is over the limits."""
+    seconds, gigabytes, rows = _estimate(n_ratings, n_people, lean=lean)
+    over = seconds > LIMIT_MINUTES * 60 or gigabytes > LIMIT_GB
+    text = f"{_duration(seconds)} and {gigabytes:.1f} GB of memory; " + ", ".join(
+        f"{what} {_duration(part)}" for what, part in rows if part >= 0.5
+    )
+    return text, over
+
+
+def _check_size(study_dir: Path, *, large: bool, lean: bool = False) -> None:
+    """Print the estimated time and memory of the report of a big study.
+
+    It is printed from :data:`ESTIMATE_FROM_RATINGS` ratings, or when the report is
+    estimated at :data:`ESTIMATE_FROM_SECONDS` or more (a study of many participants).
+
+    The estimate is given part by part, for the full report and with ``--lean``. A report
+    estimated above :data:`LIMIT_MINUTES` or :data:`LIMIT_GB` is refused up front unless
+    ``large``; the refusal names ``--lean`` with its own estimate. The ratings and the
+    participants are counted as the lines of their files, not parsed. A study whose
     configuration cannot be read is left to the report, which says why.
     """
     from longitudinal.study_config import read_study_config
 
     try:
-        ratings = study_dir / read_study_config(study_dir).ratings.file
+        config = read_study_config(study_dir)
+        ratings = study_dir / config.ratings.file
         if not ratings.is_file():
             return
         n = max(_count_lines(ratings) - 1, 0)
+        people_file = study_dir / config.participants_file
+        people = max(_count_lines(people_file) - 1, 1) if people_file.is_file() else 1
     except (LongitudinalError, SurveysError, OSError, ValueError, RecursionError):
         return  # the report says why
-    if n < ESTIMATE_FROM_RATINGS:
+    seconds = _estimate(n, people, lean=lean)[0]
+    if n < ESTIMATE_FROM_RATINGS and seconds < ESTIMATE_FROM_SECONDS:
         return
-    seconds = _BASE_SECONDS + _SECONDS_PER_RATING * n
-    gigabytes = (_BASE_MB + _MB_PER_RATING * n) / 1024
-    estimate = (
-        f"{ratings.name} holds about {n:,} ratings: a rough estimate of the report is "
-        f"{_duration(seconds)} and {gigabytes:.1f} GB of memory (measured on small simulated "
-        "studies and scaled linearly; the Bayesian model of --bayes comes on top). The part "
-        "that grows with the ratings is mostly the mixed models of the ratings (the ordinal "
-        "and the linear mixed model of empathy) and the figures that draw every rating; the "
-        "change analyses of the surveys and the other figures take about the same time at "
-        "any size"
+    full, full_over = _estimate_text(n, people, lean=False)
+    reduced, lean_over = _estimate_text(n, people, lean=True)
+    head = (
+        f"{ratings.name} holds about {n:,} ratings of {people:,} participants; estimated on "
+        "two CPU cores (measured on simulated studies, scaled linearly; the Bayesian model "
+        f"of --bayes comes on top): the full report {full}; with --lean {reduced}"
     )
-    if n > LARGE_REPORT_RATINGS and not large:
-        raise InvalidParameterError(
-            f"{estimate}. A study of more than {LARGE_REPORT_RATINGS:,} ratings is refused "
-            "without --large; pass --large to run it anyway"
-        )
-    print(f"note: {estimate}.", file=sys.stderr, flush=True)
+    over = lean_over if lean else full_over
+    if over and not large:
+        if lean:
+            advice = (
+                f"Even with --lean the report is estimated over {LIMIT_MINUTES} min or "
+                f"{LIMIT_GB} GB, and is refused before any work; pass --large to run it anyway"
+            )
+        else:
+            advice = (
+                f"A report estimated over {LIMIT_MINUTES} min or {LIMIT_GB} GB is refused "
+                "before any work. --lean reduces it: the empathy models are fitted on a "
+                f"random subsample of {LEAN_MODEL_PARTICIPANTS:,} participants (drawn with "
+                "--seed) and the figures that draw one mark per participant are left out, "
+                "as the report then says"
+                + (
+                    f" (even so it is estimated over {LIMIT_MINUTES} min or {LIMIT_GB} GB: "
+                    "add --large)"
+                    if lean_over
+                    else ""
+                )
+                + "; --large runs the full report anyway"
+            )
+        raise InvalidParameterError(f"{head}. {advice}")
+    print(f"note: {head}.", file=sys.stderr, flush=True)
 
 
 def _report(args: argparse.Namespace) -> int:
     from longitudinal.report import build_report
     from longitudinal.report.pseudonyms import default_key_path
 
-    _check_size(args.study_dir, large=args.large)
+    _check_size(args.study_dir, large=args.large, lean=args.lean)
     key = args.pseudonym_key or default_key_path(args.out)
     had_key = key.exists()
     path = build_report(
@@ -272,6 +348,7 @@ def _report(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         pseudonym_key=key,
         person_tables=args.person_tables,
+        lean=args.lean,
         sampling={
             "draws": args.draws,
             "tune": args.tune,

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._checks import check_bool
-from longitudinal._output import atomic_write, check_out_dir, write_csv, write_json
+from longitudinal._output import atomic_write, check_out_dir, csv_is_raw, write_csv, write_json
 from longitudinal.predict.benchmark import (
     _PAPER_BESTS,
     BASELINES_TO_BEAT,
@@ -504,7 +504,7 @@ def run_evaluation(
             dpi=JOURNAL_DPI,
             vector=True,
         )
-        payload = {**result.parameters, "notes": list(result.notes)}
+        payload = {**result.parameters, "raw_csv": csv_is_raw(), "notes": list(result.notes)}
         write_json(payload, folder / PARAMETERS_FILE)
 
     atomic_write(out, write, overwrite=overwrite, what="the evaluation", command="evaluate")

@@ -51,6 +51,7 @@ def build_report(
     predictors: Sequence[str] | None = None,
     person_tables: bool = True,
     formats: str | Sequence[str] = ("html", "docx", "latex"),
+    lean: bool = False,
 ) -> Path:
     """Write the change report of a study directory.
 
@@ -107,6 +108,15 @@ def build_report(
         wrapper that compiles alone with pdflatex, and ``table<N>.tex`` to input) and
         the APA results text (``results.md``, and ``results.docx`` with ``docx``). A string
         is a comma-separated list (``"html,docx"``); ``"html"`` writes the report alone.
+    lean : bool, default False
+        A reduced report for a big study (``longitudinal report --lean``): the empathy models
+        of "What predicts empathy" are fitted on a random subsample of at most
+        :data:`~longitudinal.report.options.LEAN_MODEL_PARTICIPANTS` participants (with all
+        their ratings; drawn with ``seed``, 2024 when not given), and the figures that draw
+        one mark per participant (trajectories, state course, reliable change, empathy
+        course) are left out. Every table of the surveys and the ratings is computed from
+        every participant as usual. The report's first paragraph, ``notes.csv`` and
+        ``provenance.json`` say what was reduced.
 
     Returns
     -------
@@ -163,6 +173,7 @@ def build_report(
         predictors=predictors,
         person_tables=person_tables,
         formats=formats,
+        lean=lean,
     )
     from longitudinal.study import load_study, study_inputs
 
@@ -298,6 +309,8 @@ def write_report(
         key_fingerprint=fingerprint(key) if options.pseudonymize else None,
     )
     ctx.note(*(ctx.scrub(n) for n in study.meta.get("scoring_notes", [])))
+    if options.lean:
+        ctx.note(_lean_text())
     ctx.frames = {
         "person_wave": rename_ids(study.person_wave_frame(), cfg.id_col, id_map),
         "story": rename_ids(study.story_frame(), cfg.id_col, id_map),
@@ -343,6 +356,19 @@ def _names_people(table: pd.DataFrame, people: set[str]) -> bool:
     return False
 
 
+def _lean_text() -> str:
+    """Say what ``lean`` (``--lean``) reduced, for the page and notes.csv."""
+    from longitudinal.report.options import LEAN_MODEL_PARTICIPANTS
+
+    return (
+        "Reduced report (--lean): the empathy models of 'What predicts empathy' are fitted on "
+        f"a random subsample of at most {LEAN_MODEL_PARTICIPANTS:,} participants with all "
+        "their ratings (the section says how many of how many), and the figures that draw one "
+        "mark per participant (trajectories, state course, reliable change, empathy course) "
+        "are left out; every other table and figure uses every participant."
+    )
+
+
 def _page(ctx: ReportContext, sections: list[Any]) -> str:
     cfg = ctx.config
     title = f"Change report: {cfg.name}"
@@ -362,6 +388,8 @@ def _page(ctx: ReportContext, sections: list[Any]) -> str:
         )
     else:
         ids += " Per-person tables are left out (--no-person-tables)."
+    if ctx.options.lean:
+        ids += " " + _lean_text()
     shown = []
     for section in sections:
         body = section.render(ctx)

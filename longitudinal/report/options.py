@@ -27,6 +27,7 @@ class ReportOptions:
     predictors: tuple[str, ...] | None = None  # --predictors; None: study.toml or the rule
     person_tables: bool = True  # write the tables with one row per participant
     formats: tuple[str, ...] = ("html",)  # --formats: html (the report), docx, latex
+    lean: bool = False  # --lean: a big study's reduced report (see LEAN_MODEL_PARTICIPANTS)
 
     def as_dict(self) -> dict[str, Any]:
         """Return the options as provenance.json records them."""
@@ -38,11 +39,17 @@ class ReportOptions:
             "ci_level": self.ci_level,
             "bayes": self.bayes,
             **({} if self.person_tables else {"person_tables": False}),
+            **({"lean": True} if self.lean else {}),
             **({"sampling": dict(self.sampling)} if self.sampling else {}),
             **({"predictors": list(self.predictors)} if self.predictors else {}),
             **({"formats": list(self.formats)} if self.formats != ("html",) else {}),
         }
 
+
+#: With ``lean``, the empathy models of "What predicts empathy" are fitted on a seeded random
+#: subsample of at most this many participants (all their ratings), and the figures that draw
+#: one mark per participant are left out; see :func:`longitudinal.report.build_report`.
+LEAN_MODEL_PARTICIPANTS = 2_000
 
 _SAMPLING = {"draws": int, "tune": int, "chains": int, "sampler": str, "target_accept": float}
 
@@ -61,6 +68,7 @@ def check_options(
     predictors=None,
     person_tables=True,
     formats=("html",),
+    lean=False,
 ) -> ReportOptions:
     """Check the report's options; ``func`` names the entry point in the messages."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
@@ -73,6 +81,7 @@ def check_options(
         ("bayes", bayes),
         ("overwrite", overwrite),
         ("person_tables", person_tables),
+        ("lean", lean),
     ):
         check_bool(value, name=name, where=func)
     check_unit(ci_level, name="ci_level", where=func)
@@ -112,6 +121,7 @@ def check_options(
         bayes=bayes,
         overwrite=overwrite,
         person_tables=person_tables,
+        lean=lean,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from longitudinal._output import sha256
+from longitudinal._output import csv_is_raw, sha256
 from longitudinal.report.context import (
     EXCLUSIONS_FILE,
     NOTES_FILE,
@@ -37,6 +37,7 @@ def provenance(ctx: ReportContext) -> dict[str, Any]:
         "inputs_sha256": dict(sorted(inputs.items())),
         "truth_json_sha256": sha256(truth) if truth.is_file() else None,
         "options": ctx.options.as_dict(),
+        "raw_csv": csv_is_raw(),  # --raw-csv: CSV text cells written without the apostrophe
         "pseudonym_key_fingerprint": ctx.key_fingerprint,
         "seed": ctx.options.seed,
         "python": ".".join(map(str, sys.version_info[:3])),

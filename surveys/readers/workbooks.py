@@ -24,14 +24,23 @@ MAX_SHEET_ROWS = 1_048_576
 MAX_SHEET_COLUMNS = 16_384
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
 
-_ROW_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?row[\s/>]")
-_REF = re.compile(rb'\sr="([A-Z]{0,4})(\d{1,12})"')
+#: A row or cell start tag (``<row ...>``, ``<c ...>``, any namespace prefix) and its attributes.
+_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?(row|c)(?=[\s/>])([^>]*)>")
+_REF = re.compile(rb'\sr="([A-Z]*)(\d+)"')
 _DIMENSION = re.compile(
     rb'<(?:[A-Za-z_][\w.-]*:)?dimension\s+ref="[A-Z]*\d*:?([A-Z]{1,4})(\d{1,12})"'
 )
 
 
+def _row_number(digits: bytes) -> int:
+    """Return the row of a reference (10**12, past any bound, when it has over 12 digits)."""
+    digits = digits.lstrip(b"0")
+    return 10**12 if len(digits) > 12 else int(digits or b"0")
+
+
 def _column_number(letters: bytes) -> int:
+    if len(letters) > 6:
+        return 26**6
     number = 0
     for ch in letters:
         number = number * 26 + ch - 64
@@ -64,10 +73,12 @@ def _check_members(path: Path, file: str) -> None:
 def _check_sheet_bounds(file: str, name: str, stream: Any) -> None:
     """Refuse a sheet that declares or holds more rows or columns than Excel allows.
 
-    ``stream`` is the sheet's XML, read in blocks and searched for the declared dimension, the
-    row elements and the row and cell references, without building the sheet; it stops at
-    the first reference past a bound, so a sheet of millions of empty rows is refused in
-    seconds.
+    ``stream`` is the sheet's XML, read in blocks and searched for the declared dimension and
+    the row and cell elements, without building the sheet. Each row and cell is placed where
+    the reader places it: at its ``r=`` reference when it has one, else one past the row or
+    cell before it (a row's cells start again from column 1), so cells and rows written
+    without references count too. The scan stops at the first row or column past a bound, so
+    a sheet of millions of empty rows is refused in seconds.
     """
 
     def refuse(what: str, found: int, limit: int) -> None:
@@ -78,7 +89,7 @@ def _check_sheet_bounds(file: str, name: str, stream: Any) -> None:
             summary=f"{file} is too large to read",
         )
 
-    rows = 0
+    rows = row = column = 0
     carry = b""
     first = True
     while True:
@@ -100,14 +111,22 @@ def _check_sheet_bounds(file: str, name: str, stream: Any) -> None:
                     refuse(
                         "declares columns up to", _column_number(match.group(1)), MAX_SHEET_COLUMNS
                     )
-        rows += len(_ROW_TAG.findall(text))
-        if rows > MAX_SHEET_ROWS:
-            refuse("holds rows past", rows, MAX_SHEET_ROWS)
-        for letters, digits in _REF.findall(text):
-            if len(digits) >= 7 and int(digits) > MAX_SHEET_ROWS:
-                refuse("holds a row numbered", int(digits), MAX_SHEET_ROWS)
-            if len(letters) >= 3 and _column_number(letters) > MAX_SHEET_COLUMNS:
-                refuse("holds a column numbered", _column_number(letters), MAX_SHEET_COLUMNS)
+        for tag, attributes in _TAG.findall(text):
+            ref = _REF.search(attributes)
+            if tag == b"row":
+                rows += 1
+                row = _row_number(ref.group(2)) if ref else row + 1
+                column = 0
+                if rows > MAX_SHEET_ROWS:
+                    refuse("holds rows past", rows, MAX_SHEET_ROWS)
+                if row > MAX_SHEET_ROWS:
+                    refuse("holds a row numbered", row, MAX_SHEET_ROWS)
+                continue
+            if ref is not None and _row_number(ref.group(2)) > MAX_SHEET_ROWS:
+                refuse("holds a row numbered", _row_number(ref.group(2)), MAX_SHEET_ROWS)
+            column = _column_number(ref.group(1)) if ref and ref.group(1) else column + 1
+            if column > MAX_SHEET_COLUMNS:
+                refuse("holds a column numbered", column, MAX_SHEET_COLUMNS)
 
 
 def _bounded(workbook: Any, file: str) -> None:

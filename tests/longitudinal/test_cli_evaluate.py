@@ -32,6 +32,7 @@ def test_evaluate_writes_metrics_without_participant_leakage(study, capsys):
     assert {"lmm_full", "clmm_full"} <= set(metrics["model"])
     assert (out / "summary.csv").is_file()
     assert "metrics.csv" in capsys.readouterr().out
+    assert json.loads((out / "evaluation.json").read_text())["raw_csv"] is False
 
 
 def test_evaluate_rejects_zero_seeds(study, tmp_path, capsys):
@@ -49,8 +50,9 @@ def test_evaluate_kfold_option(study, tmp_path, capsys):
     assert main([*args, "--n-boot", "-1"]) == 2
     assert "--n-boot" in capsys.readouterr().err
     assert not out.exists()
-    assert main([*args, "--kfold", "0"]) == 0
+    assert main([*args, "--kfold", "0", "--raw-csv"]) == 0
     assert "kfold" not in set(pd.read_csv(out / "metrics.csv")["split"])
+    assert json.loads((out / "evaluation.json").read_text())["raw_csv"] is True
 
 
 def test_report_without_bayes_has_the_likelihood_models(study, tmp_path):

@@ -56,6 +56,7 @@ def test_design_writes_table_figure_and_provenance(design, tmp_path, capsys):
     provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
     assert provenance["power"]["seed"] == 3 and provenance["power"]["term"] == "condition"
     assert provenance["inputs_sha256"].keys() == {"design.toml"}
+    assert provenance["raw_csv"] is False
     captured = capsys.readouterr()
     assert "power to detect condition = 0.8" in captured.out
     assert "simulations," not in captured.err  # no progress bar when stderr is not a terminal
@@ -63,10 +64,12 @@ def test_design_writes_table_figure_and_provenance(design, tmp_path, capsys):
     again = tmp_path / "again"
     code = main(
         ["power", "--design", str(design), "--effect", "condition=0.8", "--out", str(again),
-         "--participants", "10,20", "--sims", "30", "--seed", "3", "--scheduler", "processes:2"]
+         "--participants", "10,20", "--sims", "30", "--seed", "3", "--scheduler", "processes:2",
+         "--raw-csv"]
     )  # fmt: skip
     assert code == 0
     pd.testing.assert_frame_equal(table, pd.read_csv(again / "power.csv"), check_exact=True)
+    assert json.loads((again / "provenance.json").read_text(encoding="utf-8"))["raw_csv"] is True
 
 
 def test_pilot_terms_are_the_reports(study, tmp_path, capsys):

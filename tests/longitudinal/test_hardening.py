@@ -226,11 +226,13 @@ def test_no_person_tables_and_the_relinking_line(tmp_path, capsys):
     key = tmp_path / "k"
     key.write_text("0123456789abcdef0123456789abcdef\n", encoding="utf-8")
     both = []
-    for flag in ([], ["--no-person-tables"]):
+    for flag in ([], ["--no-person-tables", "--raw-csv"]):
         out = tmp_path / ("rep" + "".join(flag))
         args = ["report", str(TINY), "--out", str(out), "--no-bayes", "--pseudonym-key", str(key)]
         assert main([*args, *flag]) == 0, capsys.readouterr().err
         both.append(out)
+    raw = [json.loads((o / "provenance.json").read_text("utf-8"))["raw_csv"] for o in both]
+    assert raw == [False, True]  # --raw-csv is recorded
     html = (both[0] / "report.html").read_text(encoding="utf-8")
     assert "can be re-linked to participants by anyone holding the raw data" in html
     assert (both[0] / "tables" / "reliable_change_people.csv").is_file()
@@ -365,8 +367,33 @@ def _score_workbook(tmp_path, capsys):
             "holds a column numbered 16,385",
         ),
         ("<sheetData>" + TABLE + "<row/>" * 1_100_000 + "</sheetData>", "holds rows past"),
+        # cells and rows without an r= reference sit one past the cell or row before them
+        (
+            "<sheetData>" + TABLE + '<row r="3">' + "<c><v>1</v></c>" * 16_385 + "</row>"
+            "</sheetData>",
+            "holds a column numbered 16,385",
+        ),
+        (
+            "<sheetData>" + TABLE + '<row r="3"><c r="XFD3"><v>1</v></c><c><v>1</v></c></row>'
+            "</sheetData>",
+            "holds a column numbered 16,385",
+        ),
+        (
+            "<sheetData>" + TABLE + '<row r="1048576"><c r="A1048576"><v>1</v></c></row>'
+            "<row><c><v>1</v></c></row></sheetData>",
+            "holds a row numbered 1,048,577",
+        ),
     ],
-    ids=["declared_rows", "declared_columns", "row_number", "column_number", "empty_rows"],
+    ids=[
+        "declared_rows",
+        "declared_columns",
+        "row_number",
+        "column_number",
+        "empty_rows",
+        "cells_without_r",
+        "cell_after_the_last_column",
+        "row_without_r_after_the_last_row",
+    ],
 )
 def test_workbook_bombs_are_refused_in_seconds(tmp_path, capsys, sheet, fragment):
     _xlsx(tmp_path / "bomb.xlsx", sheet)
@@ -394,6 +421,28 @@ def test_a_workbook_part_too_large_unpacked_is_refused_before_unpacking(
     assert "xl/sharedStrings.xml unpacks to 2,000,000 bytes" in err and "1,000,000" in err, err
 
 
+def _plain_row(values: list) -> str:
+    """A row whose cells carry no r= reference (the reader places them by position)."""
+    cells = [
+        f'<c t="inlineStr"><is><t>{v}</t></is></c>' if isinstance(v, str) else f"<c><v>{v}</v></c>"
+        for v in values
+    ]
+    return "<row>" + "".join(cells) + "</row>"
+
+
+def test_a_workbook_without_cell_references_is_read_by_position(tmp_path, capsys):
+    header = ["id", *[f"tas4_{k}" for k in range(1, 5)]]
+    plain = _plain_row(header) + _plain_row(["P1", 4, 5, 3, 4])
+    scores = []
+    for name, sheet in (("refs", TABLE.replace("tipi", "tas4")), ("plain", plain)):
+        _xlsx(tmp_path / f"{name}.xlsx", "<sheetData>" + sheet + "</sheetData>")
+        out = tmp_path / f"{name}.csv"
+        args = ["score", str(tmp_path / f"{name}.xlsx"), "--instrument", "tas4"]
+        assert main([*args, "--id-col", "id", "--out", str(out)]) == 0, capsys.readouterr().err
+        scores.append(out.read_text(encoding="utf-8"))
+    assert scores[1] == scores[0] and scores[0].splitlines()[1].startswith("P1,tas4,")
+
+
 def test_a_small_workbook_with_a_wide_declared_dimension_is_read(tmp_path, capsys):
     _xlsx(
         tmp_path / "bomb.xlsx",
@@ -418,21 +467,65 @@ def test_a_small_workbook_with_a_wide_declared_dimension_is_read(tmp_path, capsy
     assert out.read_text(encoding="utf-8").splitlines()[1].startswith("P1,tas4,")
 
 
+#: Costs for the tests (seconds per rating or participant): the full report of TINY (34 ratings,
+#: 4 participants) is estimated at 34 * 2 + 4 * 60 + 4 * 100 = 708 s, 12 min; with --lean at
+#: 34 * 2 + 4 * 1 = 72 s.
+FAKE_PARTS = (
+    ("reading and checking the study files", "r", 2.0, 2.0),
+    ("scores, reliability and change analyses of the surveys", "p", 1.0, 1.0),
+    ("figures that draw one mark per participant", "p", 60.0, 0.0),
+    ("empathy models (linear and ordinal mixed models)", "r", 100 * 4 / 34, 0.0),
+    ("other sections, figures and writing the folder", "p", 0.0, 0.0),
+)
+
+
+def _fake_costs(monkeypatch, study_cli):
+    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 5)
+    monkeypatch.setattr(study_cli, "_PARTS", FAKE_PARTS)
+    monkeypatch.setattr(study_cli, "_LEAN_MODEL_SECONDS", 0.0)
+    monkeypatch.setattr(study_cli, "_BASE_SECONDS", 0.0)
+    monkeypatch.setattr(study_cli, "_BASE_MB", 1024.0)
+    monkeypatch.setattr(study_cli, "_MB_PER_RATING", 30.0)  # 1 + 34 * 30 / 1024 = 2.0 GB
+    monkeypatch.setattr(study_cli, "_LEAN_MB_PER_RATING", 15.0)  # 1.5 GB
+
+
 def test_a_report_of_too_many_ratings_is_refused_up_front_with_an_estimate(
     tmp_path, capsys, monkeypatch
 ):
     from longitudinal.cli import study as study_cli
 
-    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 5)
-    monkeypatch.setattr(study_cli, "LARGE_REPORT_RATINGS", 10)
+    _fake_costs(monkeypatch, study_cli)
     monkeypatch.setattr(study_cli, "_count_lines", _lines(study_cli._count_lines))
     out = tmp_path / "rep"
     code = main(["report", str(TINY), "--out", str(out), "--no-bayes"])
     err = capsys.readouterr().err
     assert code == 2, err
-    assert "ratings.csv holds about 34 ratings" in err and "rough estimate" in err, err
-    assert "GB of memory" in err and "--large" in err and "Traceback" not in err, err
+    assert "ratings.csv holds about 34 ratings of 4 participants" in err, err
+    assert (
+        "the full report 12 min and 2.0 GB of memory; reading and checking the study files "
+        "68 s, scores, reliability and change analyses of the surveys 4 s, figures that draw "
+        "one mark per participant 4 min, empathy models (linear and ordinal mixed models) 7 min"
+    ) in err, err
+    assert "with --lean 72 s and 1.5 GB of memory; reading and checking the study files 68 s" in err
+    assert "over 10 min or 4 GB is refused before any work. --lean reduces it" in err, err
+    assert "--large runs the full report anyway" in err and "Traceback" not in err, err
     assert sorted(tmp_path.iterdir()) == []  # no report, no pseudonym key
+
+
+def test_a_report_over_the_limit_even_lean_says_so(tmp_path, capsys, monkeypatch):
+    from longitudinal.cli import study as study_cli
+
+    _fake_costs(monkeypatch, study_cli)
+    monkeypatch.setattr(study_cli, "LIMIT_MINUTES", 1)
+    out = tmp_path / "rep"
+    for flags, fragment in (
+        ([], "(even so it is estimated over 1 min or 4 GB: add --large)"),
+        (["--lean"], "Even with --lean the report is estimated over 1 min or 4 GB"),
+    ):
+        code = main(["report", str(TINY), "--out", str(out), "--no-bayes", *flags])
+        err = capsys.readouterr().err
+        assert code == 2 and fragment in err, err
+    assert sorted(tmp_path.iterdir()) == []
 
 
 def _lines(count_lines):
@@ -449,11 +542,42 @@ def _lines(count_lines):
 def test_large_runs_the_report_after_printing_the_estimate(tmp_path, capsys, monkeypatch):
     from longitudinal.cli import study as study_cli
 
-    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 5)
-    monkeypatch.setattr(study_cli, "LARGE_REPORT_RATINGS", 10)
+    _fake_costs(monkeypatch, study_cli)
     out = tmp_path / "rep"
     code = main(["report", str(TINY), "--out", str(out), "--no-bayes", "--large"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert "note: ratings.csv holds about 34 ratings" in captured.err
+    assert "note: ratings.csv holds about 34 ratings of 4 participants" in captured.err
+    assert "the full report 12 min" in captured.err
     assert (out / "report.html").is_file()
+    assert "Reduced report" not in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_lean_under_the_limit_runs_the_reduced_report(tmp_path, capsys, monkeypatch):
+    from longitudinal.cli import study as study_cli
+
+    _fake_costs(monkeypatch, study_cli)
+    out = tmp_path / "rep"
+    code = main(["report", str(TINY), "--out", str(out), "--no-bayes", "--lean"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "note: ratings.csv holds about 34 ratings" in captured.err
+    assert "with --lean 72 s and 1.5 GB" in captured.err
+    assert "Reduced report (--lean)" in (out / "report.html").read_text(encoding="utf-8")
+    provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["options"]["lean"] is True
+
+
+def test_the_estimate_is_printed_for_a_long_report_of_few_ratings(capsys, monkeypatch):
+    # many participants with few ratings each: the ratings count alone would not warn
+    from longitudinal.cli import study as study_cli
+
+    study_cli._check_size(TINY, large=False)  # the measured costs: a few seconds, no note
+    assert capsys.readouterr().err == ""
+    _fake_costs(monkeypatch, study_cli)
+    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_RATINGS", 10**9)
+    study_cli._check_size(TINY, large=True)
+    assert "note: ratings.csv holds about 34 ratings of 4 participants" in capsys.readouterr().err
+    monkeypatch.setattr(study_cli, "ESTIMATE_FROM_SECONDS", 10**6)
+    study_cli._check_size(TINY, large=True)
+    assert capsys.readouterr().err == ""

@@ -195,12 +195,14 @@ class ChangeSection(Section):
             "ci_level": level,
         }
         save = _saver(ctx)
-        save(
-            "trajectories",
-            plotting.plot_trajectories(person_wave, **per_person),
-            "State scales per wave: each participant (grey) and the mean of the complete cases "
-            f"with {level:.0%} within-subject confidence intervals (Cousineau-Morey).",
-        )
+        lean = ctx.options.lean  # --lean: no figure that draws one mark per participant
+        if not lean:
+            save(
+                "trajectories",
+                plotting.plot_trajectories(person_wave, **per_person),
+                "State scales per wave: each participant (grey) and the mean of the complete "
+                f"cases with {level:.0%} within-subject confidence intervals (Cousineau-Morey).",
+            )
         save(
             "wave_distributions",
             plotting.plot_wave_distributions(
@@ -208,16 +210,17 @@ class ChangeSection(Section):
             ),
             "Distribution of each state scale at each wave (violins with quartiles).",
         )
-        save(
-            "state_course",
-            plotting.plot_state_course(person_wave, **per_person),
-            "The month-long course of the states on the study calendar (day 0 = the "
-            "participant's first session): each participant's surveys and the wave means at the "
-            "median survey day.",
-        )
+        if not lean:
+            save(
+                "state_course",
+                plotting.plot_state_course(person_wave, **per_person),
+                "The month-long course of the states on the study calendar (day 0 = the "
+                "participant's first session): each participant's surveys and the wave means at "
+                "the median survey day.",
+            )
         rc = ctx.tables.get("reliable_change_people")
         models = ctx.tables["change_models"].set_index("scale")
-        if rc is not None and not rc.empty:
+        if rc is not None and not rc.empty and not lean:
             data = rc.assign(
                 threshold=rc["scale"].map(models["rci_s_diff"] * models["rci_criterion"])
             )

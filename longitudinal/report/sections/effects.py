@@ -105,6 +105,7 @@ def empathy_effects_section(
     ci_level: float = 0.95,
     figure_dir: str = "figures",
     target_accept: float = 0.9,
+    max_participants: int | None = None,
 ) -> EffectsSection:
     """Fit the empathy models and build the parts of the "What predicts empathy" section.
 
@@ -141,6 +142,11 @@ def empathy_effects_section(
         Folder of the figure, relative to ``out_dir``.
     target_accept : float, default 0.9
         NUTS target acceptance of the Bayesian model (raise it after divergent transitions).
+    max_participants : int, optional
+        Fit the models on a random subsample of this many participants (all their ratings),
+        drawn with ``seed``, when more have ratings (``longitudinal report --lean``); the
+        predictors are standardized over every participant first. A note says how many of
+        how many. Default: every participant.
 
     Returns
     -------
@@ -174,6 +180,8 @@ def empathy_effects_section(
         session_features=session_features,
         session_between=session_between,
     )
+    if max_participants is not None:
+        data = _subsample(data, max_participants, seed=seed, notes=notes)
     bayes_ok = include_bayes
     v = data.data[data.response_col].to_numpy(dtype=float)
     clmm_ok = bool(np.all(np.equal(np.round(v), v)))
@@ -338,6 +346,24 @@ def _lead(fitted: EmpathyEffects, data: EmpathyData) -> str:
             "it, about a minute more)."
         )
     )
+
+
+def _subsample(data: EmpathyData, limit: int, *, seed: int, notes: list[str]) -> EmpathyData:
+    """Keep the ratings of a random ``limit`` of the participants (drawn with ``seed``)."""
+    import dataclasses
+
+    ids = data.data[data.id_col].astype(str)
+    people = np.sort(ids.unique())
+    if len(people) <= limit:
+        return data
+    chosen = np.random.default_rng(seed).choice(people, size=limit, replace=False)
+    kept = data.data.loc[ids.isin(chosen).to_numpy()]
+    notes.append(
+        f"the models are fitted on a random subsample of {limit:,} of the {len(people):,} "
+        f"participants with ratings ({len(kept):,} of {len(data.data):,} ratings; seed "
+        f"{seed}; --lean); the predictors were standardized over every participant"
+    )
+    return dataclasses.replace(data, data=kept)
 
 
 def _caption(fitted: EmpathyEffects) -> str:

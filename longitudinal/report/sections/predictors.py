@@ -7,6 +7,7 @@ from markupsafe import Markup
 from longitudinal.predict.selection import PEOPLE_PER_PREDICTOR
 from longitudinal.report.context import ReportContext
 from longitudinal.report.html import render
+from longitudinal.report.options import LEAN_MODEL_PARTICIPANTS
 from longitudinal.report.sections.base import Section, SectionUnavailable
 
 
@@ -63,6 +64,7 @@ class PredictorsSection(Section):
                 ci_level=ctx.options.ci_level,
                 **ctx.options.sampling,
                 **plan.data_kwargs(),
+                max_participants=LEAN_MODEL_PARTICIPANTS if ctx.options.lean else None,
             )
         except (ModelsError, LongitudinalError) as err:
             raise SectionUnavailable(

@@ -78,20 +78,21 @@ class RatingsSection(Section):
             ),
             f"Distribution of the {cfg.rating_col} ratings.",
         )
-        save(
-            "empathy_course",
-            plotting.plot_empathy_course(
-                weeks,
-                rating_col=cfg.rating_col,
-                id_col=cfg.id_col,
-                time_col="study_week",
-                scale_min=spec.scale_min,
-                scale_max=spec.scale_max,
-                min_participants=MIN_WEEK_PARTICIPANTS,
-                ci_level=ctx.options.ci_level,
-            ),
-            _course_caption(ctx),
-        )
+        if not ctx.options.lean:  # --lean: no figure that draws one mark per participant
+            save(
+                "empathy_course",
+                plotting.plot_empathy_course(
+                    weeks,
+                    rating_col=cfg.rating_col,
+                    id_col=cfg.id_col,
+                    time_col="study_week",
+                    scale_min=spec.scale_min,
+                    scale_max=spec.scale_max,
+                    min_participants=MIN_WEEK_PARTICIPANTS,
+                    ci_level=ctx.options.ci_level,
+                ),
+                _course_caption(ctx),
+            )
 
     def _body(self, ctx: ReportContext) -> Markup:
         cfg = ctx.config
