@@ -5,7 +5,9 @@ reverse keyed from its declared range (:func:`surveys.keyed_item_answers`) and t
 components and generalizability coefficients estimated (:func:`models.multilevel_reliability`).
 :func:`multilevel_tables` does it for every scale of a set of instruments (what ``longitudinal
 reliability`` writes), and :func:`study_multilevel_reliability` for the state scales of a loaded
-study measured at two or more waves.
+study measured at two or more waves. :func:`invariance_ladders` and :func:`study_invariance` do
+the same for longitudinal measurement invariance (:func:`models.measurement_invariance`:
+``longitudinal reliability --invariance`` and the report).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from _empathic_base.results import Result
@@ -22,6 +25,9 @@ from longitudinal._errors import InvalidParameterError
 
 __all__ = [
     "COMPONENTS_COLUMNS",
+    "InvarianceTables",
+    "invariance_ladders",
+    "study_invariance",
     "MULTILEVEL_COLUMNS",
     "MultilevelTables",
     "multilevel_tables",
@@ -46,6 +52,55 @@ MULTILEVEL_COLUMNS = [
 """Columns of :attr:`MultilevelTables.multilevel` (``multilevel.csv``)."""
 
 COMPONENTS_COLUMNS = ["instrument", "scale", "design", "component", "variance"]
+"""Columns of :attr:`MultilevelTables.components` (``components.csv``)."""
+
+INVARIANCE_COLUMNS = [
+    "instrument",
+    "scale",
+    "model",
+    "estimator",
+    "n",
+    "chisq",
+    "df",
+    "p_value",
+    "cfi",
+    "tli",
+    "rmsea",
+    "rmsea_ci_low",
+    "rmsea_ci_high",
+    "srmr",
+    "loglik",
+    "aic",
+    "bic",
+    "lrt_chisq",
+    "lrt_df",
+    "lrt_p",
+    "delta_cfi",
+    "decision",
+    "converged",
+]
+"""Columns of :attr:`InvarianceTables.invariance` (``invariance.csv``)."""
+
+INVARIANCE_PARAMS_COLUMNS = [
+    "instrument",
+    "scale",
+    "model",
+    "estimator",
+    "lhs",
+    "op",
+    "rhs",
+    "kind",
+    "item",
+    "wave",
+    "free",
+    "estimate",
+    "se",
+    "statistic",
+    "p_value",
+    "ci_low",
+    "ci_high",
+]
+"""Columns of :attr:`InvarianceTables.params` (``invariance_params.csv``)."""
 """Columns of :attr:`MultilevelTables.components` (``components.csv``)."""
 
 
@@ -331,13 +386,39 @@ def study_multilevel_reliability(study: Any) -> MultilevelTables:
         If `study` is not a loaded Study.
     """
     from longitudinal.study import Study
-    from surveys.pipeline import check_export
 
     if not isinstance(study, Study):
         raise InvalidParameterError(
             "the `study` parameter of longitudinal.study_multilevel_reliability must be a "
             f"Study from longitudinal.load_study; got {type(study).__name__}"
         )
+    blocks = [
+        multilevel_tables(answers, [study.instruments[name]], id_col="__id", wave_col="__wave")
+        for name, answers in _state_answers(study)
+    ]
+    if not blocks:
+        return MultilevelTables(
+            pd.DataFrame(columns=MULTILEVEL_COLUMNS),
+            pd.DataFrame(columns=COMPONENTS_COLUMNS),
+            ("no state instrument: nothing is measured at two or more waves",),
+            {},
+        )
+    return MultilevelTables(
+        pd.concat([b.multilevel for b in blocks], ignore_index=True),
+        pd.concat([b.components for b in blocks], ignore_index=True),
+        tuple(n for b in blocks for n in b.notes),
+        {"scales": {k: v for b in blocks for k, v in b.meta["scales"].items()}},
+    )
+
+
+def _state_answers(study: Any) -> list[tuple[str, pd.DataFrame]]:
+    """Return the item answers of each state instrument, on the rows the study scored.
+
+    Each export naming a state instrument is read and checked again as the loader read it
+    (flagged rows left out); the answers are keyed ``__id`` and ``__wave`` (text).
+    """
+    from surveys.pipeline import check_export
+
     cfg = study.config
     states = {study.instrument_names.get(e, e) for e in cfg.states}
     frames: dict[str, list[pd.DataFrame]] = {name: [] for name in states}
@@ -364,35 +445,203 @@ def study_multilevel_reliability(study: Any) -> MultilevelTables:
         for instrument in wanted:
             items = [i for i in instrument.items if i in data.columns]
             frame = pd.DataFrame(
-                {"__id": data[spec.id_col].astype(str), "__wave": wave}, index=data.index
+                {"__id": data[export.id_col].astype(str), "__wave": wave}, index=data.index
             )
             frames[instrument.name].append(pd.concat([frame, data[items]], axis=1))
     scores = study.scores
-    id_col = cfg.id_col
-    blocks: list[MultilevelTables] = []
+    out: list[tuple[str, pd.DataFrame]] = []
     for name in sorted(states, key=[study.instrument_names.get(e, e) for e in cfg.states].index):
         if not frames.get(name):
             continue
         answers = pd.concat(frames[name], ignore_index=True)
         answers["__wave"] = answers["__wave"].astype(str)
-        scored = scores.loc[scores["instrument"] == name, [id_col, "wave"]].drop_duplicates()
+        scored = scores.loc[scores["instrument"] == name, [cfg.id_col, "wave"]].drop_duplicates()
         kept = pd.MultiIndex.from_frame(scored.astype(str))
         answers = answers.loc[
             pd.MultiIndex.from_frame(answers[["__id", "__wave"]]).isin(kept)
         ].reset_index(drop=True)
-        blocks.append(
-            multilevel_tables(answers, [study.instruments[name]], id_col="__id", wave_col="__wave")
+        out.append((name, answers))
+    return out
+
+
+@dataclass(frozen=True, repr=False)
+class InvarianceTables(Result):
+    """The measurement-invariance ladder of several scales, and why others have none.
+
+    Attributes
+    ----------
+    invariance : pandas.DataFrame
+        One row per scale and model (``invariance.csv``; the columns of
+        :func:`models.invariance_tables`).
+    params : pandas.DataFrame
+        The estimates of every model (``invariance_params.csv``).
+    notes : tuple of str
+        One line per scale without a ladder (fewer than three items, one wave, too few
+        complete participants for the configural model, a configural model that did not
+        converge), and per finding of a ladder (the level that holds, participants left out),
+        each starting with ``instrument.scale:``.
+    """
+
+    invariance: pd.DataFrame
+    params: pd.DataFrame
+    notes: tuple[str, ...] = ()
+
+    def _title(self) -> str:
+        n = 0
+        if not self.invariance.empty:
+            n = len(self.invariance[["instrument", "scale"]].drop_duplicates())
+        return f"InvarianceTables({n} scale(s) with a ladder, {len(self.notes)} note(s))"
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("invariance", self.invariance), ("params", self.params)]
+
+
+def invariance_ladders(
+    data: pd.DataFrame,
+    instruments: Sequence[Any],
+    *,
+    id_col: str,
+    wave_col: str,
+    waves: Sequence[Any] | None = None,
+    estimator: Literal["ML", "MLR"] = "MLR",
+) -> InvarianceTables:
+    """Test the invariance ladder (configural to strict) of every scale of some instruments.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        One row per person and wave, one column per item (raw, not reverse keyed). Not
+        modified.
+    instruments : sequence of surveys.Instrument
+        The instruments whose scales are tested.
+    id_col, wave_col : str
+        The participant and wave columns.
+    waves : sequence, optional
+        The waves in time order (default: in order of first appearance in `data`).
+    estimator : {"ML", "MLR"}, default "MLR"
+        As in :func:`models.measurement_invariance`; MLR (robust to non-normal Likert
+        answers) by default. Incomplete participants enter by full-information ML.
+
+    Returns
+    -------
+    InvarianceTables
+        A scale gets a ladder only when it has three or more items, is measured at two or
+        more waves, has enough complete participants for its configural model
+        (:func:`models.invariance_sample_note`: 5 per free parameter, Bentler & Chou 1987) and
+        its configural model converged; otherwise a note says which, and no numbers are shown.
+    """
+    from models import ModelsError, invariance_tables, measurement_invariance
+    from models.sem import invariance_sample_note
+    from surveys import keyed_item_answers
+
+    fits: list[pd.DataFrame] = []
+    params: list[pd.DataFrame] = []
+    notes: list[str] = []
+    for instrument in instruments:
+        for key in instrument.scales:
+            label = f"{instrument.name}.{key.name}"
+            if len(key.items) < 3:
+                notes.append(f"{label}: fewer than three items; no invariance ladder")
+                continue
+            long = keyed_item_answers(data, key, id_col=id_col, wave_col=wave_col)
+            wide = long.pivot_table(
+                index=[id_col, wave_col], columns="item", values="value", dropna=False, sort=False
+            ).reset_index()
+            wide = wide.dropna(subset=list(key.items), how="all")
+            order = list(waves) if waves is not None else list(pd.unique(data[wave_col]))
+            order = [w for w in order if w in set(wide[wave_col])]
+            if len(order) < 2:
+                notes.append(f"{label}: measured at one wave; no invariance ladder")
+                continue
+            by_person = wide.set_index([id_col, wave_col])[list(key.items)].notna().all(axis=1)
+            complete = by_person.groupby(level=0).sum() == len(order)
+            small = invariance_sample_note(
+                int(complete.sum()), n_items=len(key.items), n_waves=len(order)
+            )
+            if small:
+                notes.append(f"{label}: {small}; no invariance ladder")
+                continue
+            spread = wide.groupby(wave_col)[list(key.items)].std()
+            flat = [
+                f"{item} at {wave}"
+                for wave, row in spread.iterrows()
+                for item, value in row.items()
+                if not value > 0
+            ]
+            if flat:
+                notes.append(
+                    f"{label}: answers without variance ({', '.join(map(str, flat[:3]))}); "
+                    "no invariance ladder"
+                )
+                continue
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    result = measurement_invariance(
+                        wide,
+                        items=list(key.items),
+                        id_col=id_col,
+                        wave_col=wave_col,
+                        waves=order,
+                        estimator=estimator,
+                        nan_policy="fiml",
+                    )
+                except (ModelsError, np.linalg.LinAlgError) as err:
+                    notes.append(f"{label}: could not be estimated ({err}); no invariance ladder")
+                    continue
+            configural = result.fits.iloc[0]
+            if not bool(configural["converged"]):
+                notes.append(
+                    f"{label}: the configural model did not converge; no invariance ladder"
+                )
+                continue
+            for message in caught:
+                notes.append(f"{label}: {message.message}")
+            notes.append(f"{label}: invariance holds up to the {result.level_held} level")
+            table, estimates = invariance_tables(result, instrument=instrument.name, scale=key.name)
+            fits.append(table)
+            params.append(estimates)
+    invariance = pd.concat(fits, ignore_index=True) if fits else pd.DataFrame()
+    estimates = pd.concat(params, ignore_index=True) if params else pd.DataFrame()
+    return InvarianceTables(
+        invariance.reindex(columns=INVARIANCE_COLUMNS),
+        estimates.reindex(columns=INVARIANCE_PARAMS_COLUMNS),
+        tuple(notes),
+    )
+
+
+def study_invariance(study: Any, *, estimator: Literal["ML", "MLR"] = "MLR") -> InvarianceTables:
+    """Test the invariance of a loaded study's state scales measured at two or more waves.
+
+    The item answers are read again as for :func:`study_multilevel_reliability`; the waves
+    are the study's (``[study] waves``), in order.
+    """
+    from longitudinal.study import Study
+
+    if not isinstance(study, Study):
+        raise InvalidParameterError(
+            "the `study` parameter of longitudinal.study_invariance must be a Study from "
+            f"longitudinal.load_study; got {type(study).__name__}"
         )
-    if not blocks:
-        return MultilevelTables(
-            pd.DataFrame(columns=MULTILEVEL_COLUMNS),
-            pd.DataFrame(columns=COMPONENTS_COLUMNS),
-            ("no state instrument: nothing is measured at two or more waves",),
-            {},
+    blocks = []
+    notes: list[str] = []
+    for name, answers in _state_answers(study):
+        block = invariance_ladders(
+            answers,
+            [study.instruments[name]],
+            id_col="__id",
+            wave_col="__wave",
+            waves=[str(w) for w in study.config.waves],
+            estimator=estimator,
         )
-    return MultilevelTables(
-        pd.concat([b.multilevel for b in blocks], ignore_index=True),
-        pd.concat([b.components for b in blocks], ignore_index=True),
-        tuple(n for b in blocks for n in b.notes),
-        {"scales": {k: v for b in blocks for k, v in b.meta["scales"].items()}},
+        blocks.append(block)
+        notes.extend(block.notes)
+    empty = InvarianceTables(
+        pd.DataFrame(columns=INVARIANCE_COLUMNS), pd.DataFrame(columns=INVARIANCE_PARAMS_COLUMNS)
+    )
+    blocks = [b for b in blocks if not b.invariance.empty] or [empty]
+    return InvarianceTables(
+        pd.concat([b.invariance for b in blocks], ignore_index=True),
+        pd.concat([b.params for b in blocks], ignore_index=True),
+        tuple(notes),
     )

@@ -43,7 +43,13 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
             "components (a negative one is kept and warned about, as psych keeps it); "
             "missing answers get REML components (method column). Reverse-keyed items are "
             "reversed from the instrument's declared range. A scale measured at one wave "
-            "gets a note instead of multilevel rows."
+            "gets a note instead of multilevel rows. With --invariance also invariance.csv "
+            "(per scale of three or more items at two or more waves: the configural, metric, "
+            "scalar and strict models with chi-square, CFI, TLI, RMSEA, SRMR, the "
+            "likelihood-ratio test, delta CFI and the decision, as lavaan and semTools) and "
+            "invariance_params.csv (every estimate); a scale with too few complete "
+            "participants for its configural model (5 per free parameter), or whose "
+            "configural model did not converge, gets a note instead of numbers."
         ),
         epilog=(
             "examples:\n"
@@ -67,7 +73,12 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
         required=True,
         help="library instrument name (see `longitudinal instruments`) or a key TOML; repeatable",
     )
-    parser.add_argument("--id-col", default="id", metavar="C", help="id column (default: id)")
+    parser.add_argument(
+        "--id-col",
+        default=None,
+        metavar="C",
+        help="participant column (default: participant_id, or id when the export has none)",
+    )
     parser.add_argument("--wave-col", required=True, metavar="C", help="wave column")
     _reading_options(parser)
     parser.add_argument(
@@ -84,6 +95,19 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="auto",
         help="crossed components: ANOVA (balanced complete answers only), REML, or auto "
         "(ANOVA when every answer is there, else REML; default)",
+    )
+    parser.add_argument(
+        "--invariance",
+        action="store_true",
+        help="also test longitudinal measurement invariance (invariance.csv, "
+        "invariance_params.csv)",
+    )
+    parser.add_argument(
+        "--estimator",
+        choices=["ML", "MLR"],
+        default="MLR",
+        help="with --invariance: ML, or ML with robust (Yuan-Bentler) corrections for Likert "
+        "answers (default); ordinal (WLSMV) estimation is not available",
     )
     parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder to write")
     parser.add_argument(
@@ -138,7 +162,7 @@ def _reading_options(parser: argparse.ArgumentParser) -> None:
 
 def _reliability(args: argparse.Namespace) -> int:
     from longitudinal._output import atomic_write, check_out_dir, write_csv
-    from longitudinal.reliability import multilevel_tables
+    from longitudinal.reliability import invariance_ladders, multilevel_tables
     from surveys.pipeline import check_export, score_export
 
     func = "longitudinal reliability"
@@ -173,10 +197,19 @@ def _reliability(args: argparse.Namespace) -> int:
         tables = multilevel_tables(
             export.responses.data,
             export.instruments,
-            id_col=args.id_col,
+            id_col=export.id_col,
             wave_col=args.wave_col,
             method=args.method,
         )
+        invariance = None
+        if args.invariance:
+            invariance = invariance_ladders(
+                export.responses.data,
+                export.instruments,
+                id_col=export.id_col,
+                wave_col=args.wave_col,
+                estimator=args.estimator,
+            )
     warned = set()
     for message in caught:  # printed as warnings by the dispatcher; not repeated as notes
         warned.add(str(message.message))
@@ -186,6 +219,9 @@ def _reliability(args: argparse.Namespace) -> int:
         write_csv(internal, folder / INTERNAL_FILE)
         write_csv(tables.multilevel, folder / MULTILEVEL_FILE)
         write_csv(tables.components, folder / COMPONENTS_FILE)
+        if invariance is not None:
+            write_csv(invariance.invariance, folder / "invariance.csv")
+            write_csv(invariance.params, folder / "invariance_params.csv")
 
     atomic_write(
         out, write, overwrite=args.overwrite, what="the reliability", command="reliability"
@@ -197,7 +233,8 @@ def _reliability(args: argparse.Namespace) -> int:
             f"note: left out {len(responses.excluded)} flagged row(s) of {responses.source}",
             file=sys.stderr,
         )
-    for note in tables.notes:
+    notes = [*tables.notes, *(invariance.notes if invariance is not None else ())]
+    for note in notes:
         if note not in warned:
             print(f"note: {note}", file=sys.stderr)
     shown = tables.multilevel.drop(columns=["n_items"]).round(3)
@@ -206,6 +243,8 @@ def _reliability(args: argparse.Namespace) -> int:
     print(
         f"{len(internal)} scale x wave row(s) of alpha and omega, multilevel reliability of "
         f"{len(tables.multilevel)} scale(s) -> {out} ({INTERNAL_FILE}, {MULTILEVEL_FILE}, "
-        f"{COMPONENTS_FILE})"
+        f"{COMPONENTS_FILE}"
+        + (", invariance.csv, invariance_params.csv" if invariance is not None else "")
+        + ")"
     )
     return 0

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from longitudinal._errors import InvalidParameterError, LongitudinalError
+from longitudinal._sizes import LEAN_MODEL_PARTICIPANTS
 from longitudinal.cli._common import (
     _Formatter,
 )
-from longitudinal.report.options import LEAN_MODEL_PARTICIPANTS
 from surveys import SurveysError
 
 

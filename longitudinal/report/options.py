@@ -10,6 +10,7 @@ import numpy as np
 
 from longitudinal._checks import check_bool, check_unit
 from longitudinal._errors import InvalidParameterError
+from longitudinal._sizes import LEAN_MODEL_PARTICIPANTS  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,6 @@ class ReportOptions:
             **({"formats": list(self.formats)} if self.formats != ("html",) else {}),
         }
 
-
-#: With ``lean``, the empathy models of "What predicts empathy" are fitted on a seeded random
-#: subsample of at most this many participants (all their ratings), and the figures that draw
-#: one mark per participant are left out; see :func:`longitudinal.report.build_report`.
-LEAN_MODEL_PARTICIPANTS = 2_000
 
 _SAMPLING = {"draws": int, "tune": int, "chains": int, "sampler": str, "target_accept": float}
 

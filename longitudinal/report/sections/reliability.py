@@ -110,6 +110,7 @@ class ReliabilitySection(Section):
             rel["flag"] = _alpha_flags(rel)
         ctx.tables["reliability"] = rel
         self._multilevel(ctx)
+        self._invariance(ctx)
         self._g_study(ctx)
 
     @staticmethod
@@ -121,13 +122,45 @@ class ReliabilitySection(Section):
         negative or zero components, few people) go to the report's notes.
         """
         table = ctx.tables.get(MULTILEVEL_TABLE)
-        if table is None:
+        if table is None and ctx.options.lean:
+            ctx.note("Multilevel reliability left out (--lean).")
+        elif table is None:
             table = _study_multilevel(ctx)
         if table is None or table.empty:
             return
         table = table.copy()
         table["flag"] = low_flags(table, {c: c for c in MULTILEVEL_COEFFICIENTS})
         ctx.tables[MULTILEVEL_TABLE] = table
+
+    @staticmethod
+    def _invariance(ctx: ReportContext) -> None:
+        """Test the invariance of every reported state scale, or say in one line why not."""
+        from longitudinal.reliability import study_invariance
+        from models import ModelsError
+        from surveys import SurveysError
+
+        if ctx.options.lean:
+            ctx.results["invariance_lines"] = ["Measurement invariance left out (--lean)."]
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the ladder's findings are its notes
+            try:
+                result = study_invariance(ctx.study)
+            except (ModelsError, SurveysError, ValueError) as why:
+                ctx.note(ctx.scrub(f"Measurement invariance not tested: {why}"))
+                return
+        shown = {
+            f"{name}.{scale}"
+            for name, instrument in ctx.study.instruments.items()
+            for scale in reported_scales(instrument)
+        }
+        table = result.invariance
+        if not table.empty:
+            keep = [f"{r.instrument}.{r.scale}" in shown for r in table.itertuples(index=False)]
+            table = table.loc[keep].reset_index(drop=True)
+        ctx.tables["invariance"] = table
+        lines = [n for n in result.notes if n.split(":", 1)[0] in shown]
+        ctx.results["invariance_lines"] = [ctx.scrub(line) for line in lines]
 
     @staticmethod
     def _g_study(ctx: ReportContext) -> None:
@@ -168,9 +201,19 @@ class ReliabilitySection(Section):
             "reliability.html.j2",
             reliability=ctx.tables["reliability"],
             multilevel=ctx.tables.get(MULTILEVEL_TABLE),
+            invariance=_invariance_view(ctx),
             g=_g_view(ctx),
             rci=_rci_view(ctx),
         )
+
+
+def _invariance_view(ctx: ReportContext) -> dict[str, Any] | None:
+    """Return the ladder's table and its one-line reasons (None: nothing was tested)."""
+    lines = ctx.results.get("invariance_lines")
+    table = ctx.tables.get("invariance")
+    if lines is None and table is None:
+        return None
+    return {"lines": lines or [], "table": table if table is not None else pd.DataFrame()}
 
 
 def _study_multilevel(ctx: ReportContext) -> Any:

@@ -207,3 +207,14 @@ def test_the_state_scales_get_their_multilevel_reliability(report):
     low = table["Rc"] < 0.70
     assert table.loc[low, "flag"].str.contains("Rc").all()  # flagged, never hidden
     assert "Reliability within and across people" in _text(out)
+
+
+def test_too_few_people_for_the_invariance_ladder_get_one_line_and_no_numbers(report):
+    out, _ = report
+    assert pd.read_csv(out / "tables" / "invariance.csv").empty
+    text = _text(out)
+    assert "Are the waves comparable? (measurement invariance)" in text
+    assert (
+        "closeness.bond: 18 participants with complete answers; the configural model of 4 items "
+        "x 3 waves has 51 free parameters and needs at least 255" in text
+    )
