@@ -459,6 +459,43 @@ def reliability_table(tables, *, labels, ci_level, number) -> ApaTable | None:
     )
 
 
+def multilevel_table(tables, *, labels, number) -> ApaTable | None:
+    """Multilevel reliability (psych's ``mlr``) of each state scale at two or more waves."""
+    ml = _get(tables, "multilevel_reliability")
+    if ml.empty:
+        return None
+    coefficients = ("RkF", "R1R", "RkR", "Rc", "RkRn", "Rcn")
+    rows = []
+    for r in ml.itertuples(index=False):
+        label = _label(labels, scale_column(r.instrument, r.scale))
+        values = tuple(apa_unit(getattr(r, c)) for c in coefficients)
+        rows.append((label, str(int(r.n_persons)), str(int(r.n_occasions)), str(int(r.n_items)),
+                     str(r.method).upper(), *values))  # fmt: skip
+    low = [
+        f"{_label(labels, scale_column(r.instrument, r.scale))} ({r.flag})"
+        for r in ml.itertuples(index=False)
+        if isinstance(getattr(r, "flag", ""), str) and getattr(r, "flag", "")
+    ]
+    note = (
+        "Generalizability coefficients of Shrout and Lane (2012) from the person × wave × item "
+        "variance components (ANOVA for complete answers, REML otherwise): RkF = reliability "
+        "of a person's average over these waves; R1R = of one randomly chosen wave; RkR = of "
+        "the average over random waves; Rc = of change within a person; RkRn and Rcn from the "
+        "nested design (items not crossed with waves). *n* = persons; *k* = items. "
+        + ("Below .70: " + "; ".join(low) + "." if low else "No coefficient is below .70.")
+    )
+    return ApaTable(
+        number=number,
+        name="multilevel_reliability",
+        title="Reliability Within and Across People for the State Scales",
+        columns=("Scale", "*n*", "Waves", "*k*", "Method", *coefficients),
+        rows=tuple(rows),
+        note=note,
+        numeric=(False, True, True, True, False, True, True, True, True, True, True),
+        sources=("multilevel_reliability",),
+    )
+
+
 def apa_tables(
     tables: Mapping[str, pd.DataFrame],
     *,
@@ -481,7 +518,8 @@ def apa_tables(
         ``sample``, ``demographics``, ``ratings_summary``, ``exclusion_counts``,
         ``descriptives``, ``traits``, ``reliability``, ``rm_anova``, ``friedman``,
         ``change_models``, ``pairwise``, ``effect_sizes``, ``growth_fixed``,
-        ``growth_random``, ``empathy_effects``, ``empathy_variance``. A table that is absent
+        ``growth_random``, ``empathy_effects``, ``empathy_variance``,
+        ``multilevel_reliability``. A table that is absent
         or empty leaves its APA table out.
     labels : mapping of str to str
         Readable names of the score columns.
@@ -503,7 +541,7 @@ def apa_tables(
     list of ApaTable
         Numbered in order: sample characteristics, descriptives per wave, RM-ANOVA and
         Friedman, pairwise changes, growth models, empathy predictors, variance components,
-        reliability.
+        reliability, multilevel reliability.
 
     See Also
     --------
@@ -531,6 +569,7 @@ def apa_tables(
         ),  # fmt: skip
         lambda k: variance_table(tables, number=k),
         lambda k: reliability_table(tables, labels=labels, ci_level=ci_level, number=k),
+        lambda k: multilevel_table(tables, labels=labels, number=k),
     ]
     out: list[ApaTable] = []
     for build in builders:

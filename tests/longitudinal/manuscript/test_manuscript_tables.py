@@ -31,6 +31,7 @@ TITLES = {
     "empathy_effects": "Predictors of the Empathy Ratings: Linear and Ordinal Mixed Models",
     "empathy_variance": "Variance Components of the Empathy Ratings",
     "reliability": "Internal Consistency of Each Scale at Each Wave",
+    "multilevel_reliability": "Reliability Within and Across People for the State Scales",
 }
 
 
@@ -83,7 +84,7 @@ def test_the_folder_holds_every_file(built):
     out, _, _ = built
     names = {p.name for p in (out / "manuscript").iterdir()}
     assert {"tables.docx", "tables.tex", "results.md", "results.docx"} <= names
-    assert {f"table{k}.tex" for k in range(1, 9)} <= names
+    assert {f"table{k}.tex" for k in range(1, 10)} <= names
 
 
 def test_sample_table(built, reader):
@@ -232,6 +233,19 @@ def test_reliability_table(built, reader):
         assert reader.agrees(row[4], rec.alpha) and reader.agrees(row[6], rec.omega_total)
         if pd.notna(rec.alpha_ci_low):
             assert reader.agrees_ci(row[5], rec.alpha_ci_low, rec.alpha_ci_high)
+
+
+def test_multilevel_reliability_table(built, reader):
+    _, tables, _ = built
+    grid = _table(built, reader, "multilevel_reliability")
+    ml = tables["multilevel_reliability"]
+    assert len(grid) == 1 + len(ml)
+    assert grid[0][5:] == ["RkF", "R1R", "RkR", "Rc", "RkRn", "Rcn"]
+    for row, rec in zip(grid[1:], ml.itertuples(index=False), strict=True):
+        assert row[1] == str(rec.n_persons) and row[2] == str(rec.n_occasions)
+        assert row[3] == str(rec.n_items) and row[4] == rec.method.upper()
+        for cell, column in zip(row[5:], ("RkF", "R1R", "RkR", "Rc", "RkRn", "Rcn"), strict=True):
+            assert reader.agrees(cell, getattr(rec, column))
 
 
 def test_tables_are_apa_styled(built):
