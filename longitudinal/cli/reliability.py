@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from longitudinal.cli._common import _Formatter
-from longitudinal.cli.score import _fraction_or_count, _names_a_file, _recode_spec
+from longitudinal.cli.score import _fraction_or_count, _names_a_file, export_arguments
 
 #: Files of the output folder.
 INTERNAL_FILE = "internal.csv"
@@ -63,24 +63,12 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
         formatter_class=_Formatter,
     )
-    parser.add_argument("raw", metavar="RAW", help="raw export (.csv, .xlsx, .sav), long")
-    parser.add_argument(
-        "--instrument",
-        dest="instruments",
-        metavar="NAME|FILE.toml",
-        action="extend",
-        nargs="+",
-        required=True,
-        help="library instrument name (see `longitudinal instruments`) or a key TOML; repeatable",
+    export_arguments(
+        parser,
+        raw_help="raw export (.csv, .xlsx, .sav), long",
+        wave_help="wave column",
+        wave_required=True,
     )
-    parser.add_argument(
-        "--id-col",
-        default=None,
-        metavar="C",
-        help="participant column (default: participant_id, or id when the export has none)",
-    )
-    parser.add_argument("--wave-col", required=True, metavar="C", help="wave column")
-    _reading_options(parser)
     parser.add_argument(
         "--min-valid",
         type=_fraction_or_count,
@@ -114,50 +102,6 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--overwrite", action="store_true", help="replace an earlier `reliability` folder"
     )
     return parser
-
-
-def _reading_options(parser: argparse.ArgumentParser) -> None:
-    """Add the export-reading options of `longitudinal score`."""
-    parser.add_argument(
-        "--item-map", default=None, metavar="MAP.csv", help="CSV 'column,item' renaming columns"
-    )
-    parser.add_argument(
-        "--missing-code",
-        dest="missing_codes",
-        action="extend",
-        nargs="+",
-        default=[],
-        metavar="V",
-        help="value meaning 'no answer', e.g. -99 (repeatable)",
-    )
-    parser.add_argument(
-        "--format",
-        choices=["csv", "xlsx", "qualtrics", "sav"],
-        default=None,
-        help="file format (default: from the extension; Qualtrics CSV is recognised)",
-    )
-    parser.add_argument(
-        "--exclude-flagged",
-        action="store_true",
-        help="leave out Qualtrics previews, tests, spam and unfinished responses",
-    )
-    parser.add_argument("--encoding", default="utf-8", help="CSV text encoding (default: utf-8)")
-    parser.add_argument(
-        "--delimiter", default=None, help="CSV field delimiter (default: from the header line)"
-    )
-    parser.add_argument(
-        "--decimal", default=".", choices=[".", ","], help="decimal mark of CSV numbers"
-    )
-    parser.add_argument(
-        "--sheet", default=None, metavar="NAME", help="worksheet of an Excel workbook to read"
-    )
-    parser.add_argument(
-        "--recode",
-        type=_recode_spec,
-        default=None,
-        metavar="A-B:C-D",
-        help="shift every item answer from the coding A-B to C-D before checking, e.g. 1-6:0-5",
-    )
 
 
 def _reliability(args: argparse.Namespace) -> int:

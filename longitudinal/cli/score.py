@@ -51,72 +51,8 @@ def _score_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
         formatter_class=_Formatter,
     )
-    parser.add_argument("raw", metavar="RAW", help="raw export (.csv, .xlsx, .sav)")
-    parser.add_argument(
-        "--instrument",
-        dest="instruments",
-        metavar="NAME|FILE.toml",
-        action="extend",
-        nargs="+",
-        required=True,
-        help="library instrument name (see `longitudinal instruments`) or a key TOML; repeatable",
-    )
-    parser.add_argument(
-        "--id-col",
-        default=None,
-        metavar="C",
-        help="participant column (default: participant_id, or id when the export has none)",
-    )
-    parser.add_argument("--wave-col", default=None, metavar="C", help="wave column of a long file")
-    parser.add_argument(
-        "--item-map", default=None, metavar="MAP.csv", help="CSV 'column,item' renaming columns"
-    )
-    parser.add_argument(
-        "--missing-code",
-        dest="missing_codes",
-        action="extend",
-        nargs="+",
-        default=[],
-        metavar="V",
-        help="value meaning 'no answer', e.g. -99 (repeatable)",
-    )
-    parser.add_argument(
-        "--format",
-        choices=["csv", "xlsx", "qualtrics", "sav"],
-        default=None,
-        help="file format (default: from the extension; Qualtrics CSV is recognised)",
-    )
-    parser.add_argument(
-        "--exclude-flagged",
-        action="store_true",
-        help="leave out Qualtrics previews, tests, spam and unfinished responses",
-    )
-    parser.add_argument(
-        "--encoding",
-        default="utf-8",
-        help="CSV text encoding (default: utf-8; a byte-order mark selects UTF-8 or UTF-16)",
-    )
-    parser.add_argument(
-        "--delimiter",
-        default=None,
-        help="CSV field delimiter (default: from the header line: comma, tab or semicolon)",
-    )
-    parser.add_argument(
-        "--decimal",
-        default=".",
-        choices=[".", ","],
-        help="decimal mark of numbers in a CSV file (default: .)",
-    )
-    parser.add_argument(
-        "--sheet", default=None, metavar="NAME", help="worksheet of an Excel workbook to read"
-    )
-    parser.add_argument(
-        "--recode",
-        type=_recode_spec,
-        default=None,
-        metavar="A-B:C-D",
-        help="shift every item answer from the coding A-B to C-D before checking, e.g. 1-6:0-5 "
-        "for Qualtrics' default 1-6 on a 0-5 scale",
+    export_arguments(
+        parser, raw_help="raw export (.csv, .xlsx, .sav)", wave_help="wave column of a long file"
     )
     parser.add_argument(
         "--prorate",
@@ -227,6 +163,79 @@ def _score(args: argparse.Namespace) -> int:
         + (f"; reliability -> {rel_out}" if rel_out is not None else "")
     )
     return 0
+
+
+def export_arguments(
+    parser: argparse.ArgumentParser, *, raw_help: str, wave_help: str, wave_required: bool = False
+) -> None:
+    """Add the arguments that name and read a raw export (``score`` and ``reliability``)."""
+    parser.add_argument("raw", metavar="RAW", help=raw_help)
+    parser.add_argument(
+        "--instrument",
+        dest="instruments",
+        metavar="NAME|FILE.toml",
+        action="extend",
+        nargs="+",
+        required=True,
+        help="library instrument name (see `longitudinal instruments`) or a key TOML; repeatable",
+    )
+    parser.add_argument(
+        "--id-col",
+        default=None,
+        metavar="C",
+        help="participant column (default: participant_id, or id when the export has none)",
+    )
+    parser.add_argument("--wave-col", required=wave_required, metavar="C", help=wave_help)
+    parser.add_argument(
+        "--item-map", default=None, metavar="MAP.csv", help="CSV 'column,item' renaming columns"
+    )
+    parser.add_argument(
+        "--missing-code",
+        dest="missing_codes",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="V",
+        help="value meaning 'no answer', e.g. -99 (repeatable)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=["csv", "xlsx", "qualtrics", "sav"],
+        default=None,
+        help="file format (default: from the extension; Qualtrics CSV is recognised)",
+    )
+    parser.add_argument(
+        "--exclude-flagged",
+        action="store_true",
+        help="leave out Qualtrics previews, tests, spam and unfinished responses",
+    )
+    parser.add_argument(
+        "--encoding",
+        default="utf-8",
+        help="CSV text encoding (default: utf-8; a byte-order mark selects UTF-8 or UTF-16)",
+    )
+    parser.add_argument(
+        "--delimiter",
+        default=None,
+        help="CSV field delimiter (default: from the header line: comma, tab or semicolon)",
+    )
+    parser.add_argument(
+        "--decimal",
+        default=".",
+        choices=[".", ","],
+        help="decimal mark of numbers in a CSV file (default: .)",
+    )
+    parser.add_argument(
+        "--sheet", default=None, metavar="NAME", help="worksheet of an Excel workbook to read"
+    )
+    parser.add_argument(
+        "--recode",
+        type=_recode_spec,
+        default=None,
+        metavar="A-B:C-D",
+        help="shift every item answer from the coding A-B to C-D before checking, e.g. 1-6:0-5 "
+        "for Qualtrics' default 1-6 on a 0-5 scale",
+    )
 
 
 def _names_a_file(instrument: str) -> bool:
