@@ -17,9 +17,17 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _manuscript_readers import readers
 
 from longitudinal.cli import main
 from longitudinal.manuscript.sentences import choose_correction
+
+
+@pytest.fixture(scope="module")
+def reader():
+    """Read the Word and LaTeX tables back (``_manuscript_readers``)."""
+    return readers()
+
 
 SLIDER7 = Path(__file__).parents[2] / "data" / "studies" / "declared" / "slider7"
 TITLES = {

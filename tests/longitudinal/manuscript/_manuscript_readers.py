@@ -1,4 +1,5 @@
-"""Readers of the manuscript files for the tests: Word tables, LaTeX tables, printed numbers.
+"""Readers of the manuscript files for the tests (not a conftest: ``tests/conftest.py`` holds
+that module name): Word tables, LaTeX tables, printed numbers.
 
 Each reader turns a table back into a grid of plain text (head first, a spanning group row
 as its label alone), so a test can compare the Word and the LaTeX table cell by cell and
@@ -11,8 +12,6 @@ import math
 import re
 from pathlib import Path
 from types import SimpleNamespace
-
-import pytest
 
 _LATEX = [
     (r"\textminus{}", "\u2212"),
@@ -126,9 +125,8 @@ def agrees_ci(text: str, low: float, high: float) -> bool:
     return bool(match) and agrees(match.group(1), low) and agrees(match.group(2), high)
 
 
-@pytest.fixture(scope="session")
-def reader():
-    """The readers above, for the tests of this folder."""
+def readers() -> SimpleNamespace:
+    """The readers above, as one object (the ``reader`` fixture of the tests)."""
     return SimpleNamespace(
         latex=read_latex, docx=read_docx, agrees=agrees, agrees_ci=agrees_ci, text=latex_text
     )
