@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -61,7 +63,32 @@ def lazy_exports(
     def __dir__() -> list[str]:
         return sorted(set(namespace) | set(table))
 
+    _keep_names_over_submodules(package, table)
     return __getattr__, __dir__
+
+
+def _keep_names_over_submodules(package: str, table: Mapping[str, str]) -> None:
+    """Keep a public name that is also its module's name (``models.agreement``) the object.
+
+    Importing a submodule sets it as an attribute of its package, which would hide the
+    function of the same name once the submodule is imported; as with the eager import this
+    replaces, the package attribute stays the function (the module is in ``sys.modules``).
+    """
+    clashes = {name for name, module in table.items() if module == f"{package}.{name}"}
+    if not clashes:
+        return
+
+    class _Package(types.ModuleType):
+        def __setattr__(self, name: str, value: Any) -> None:
+            if (
+                name in clashes
+                and isinstance(value, types.ModuleType)
+                and value.__name__ == f"{package}.{name}"
+            ):
+                value = getattr(value, name)
+            super().__setattr__(name, value)
+
+    sys.modules[package].__class__ = _Package
 
 
 def _has_submodule(package: str, name: str) -> bool:

@@ -91,3 +91,17 @@ def test_every_subcommand_help_loads_no_pandas(command):
     """A subcommand module imports pandas and the packages' working modules inside its run
     function (longitudinal/cli/_main.py): its --help must not pay for them."""
     assert _loaded(_cli(command, "--help"), NOT_FOR_PARSING) == []
+
+
+def test_a_public_name_that_is_also_its_module_stays_the_function():
+    """``models.agreement`` is a function and a module: importing the module first keeps it."""
+    code = (
+        "import models.agreement, models\n"
+        "from models.agreement import AgreementResult\n"
+        "from models import agreement\n"
+        "print(callable(agreement), callable(models.agreement), AgreementResult.__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == ["True", "True", "AgreementResult"]

@@ -101,8 +101,8 @@ def _raw_ids_in(folder: Path, ids: list[str]) -> dict[str, list[str]]:
 
     PNG pixels, PDF streams (compressed, glyphs by number) and the base64 images embedded in
     report.html are not text (their bytes hold any two-letter sequence by chance); each PDF is
-    checked through the SVG of the same figure, which holds its text as text. Every other byte
-    is searched.
+    checked through the SVG of the same figure, which holds its text as text, and each Word file
+    through the XML parts of its zip. Every other byte is searched.
     """
     import re
 
@@ -114,7 +114,14 @@ def _raw_ids_in(folder: Path, ids: list[str]) -> dict[str, list[str]]:
         if path.is_file() and path.suffix == ".pdf":
             assert path.with_suffix(".svg").is_file(), path
         elif path.is_file() and path.suffix != ".png":
-            data = re.sub(rb"data:image/[a-z+]+;base64,[A-Za-z0-9+/=]+", b"", path.read_bytes())
+            data = path.read_bytes()
+            if path.suffix == ".docx":  # a zip: its XML parts are searched, not the deflated bytes
+                import zipfile
+
+                with zipfile.ZipFile(path) as archive:
+                    parts = [n for n in archive.namelist() if n.endswith((".xml", ".rels"))]
+                    data = b"\n".join(archive.read(name) for name in parts)
+            data = re.sub(rb"data:image/[a-z+]+;base64,[A-Za-z0-9+/=]+", b"", data)
             hits = sorted({m.decode() for m in pattern.findall(data)})
             if hits:
                 found[str(path.relative_to(folder))] = hits
