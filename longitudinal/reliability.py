@@ -22,6 +22,7 @@ import pandas as pd
 
 from _empathic_base.results import Result
 from longitudinal._errors import InvalidParameterError
+from models.sem import INVARIANCE_CSV_COLUMNS
 
 __all__ = [
     "COMPONENTS_COLUMNS",
@@ -54,31 +55,7 @@ MULTILEVEL_COLUMNS = [
 COMPONENTS_COLUMNS = ["instrument", "scale", "design", "component", "variance"]
 """Columns of :attr:`MultilevelTables.components` (``components.csv``)."""
 
-INVARIANCE_COLUMNS = [
-    "instrument",
-    "scale",
-    "model",
-    "estimator",
-    "n",
-    "chisq",
-    "df",
-    "p_value",
-    "cfi",
-    "tli",
-    "rmsea",
-    "rmsea_ci_low",
-    "rmsea_ci_high",
-    "srmr",
-    "loglik",
-    "aic",
-    "bic",
-    "lrt_chisq",
-    "lrt_df",
-    "lrt_p",
-    "delta_cfi",
-    "decision",
-    "converged",
-]
+INVARIANCE_COLUMNS = list(INVARIANCE_CSV_COLUMNS)
 """Columns of :attr:`InvarianceTables.invariance` (``invariance.csv``)."""
 
 INVARIANCE_PARAMS_COLUMNS = [

@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from longitudinal.cli._common import _Formatter
-from longitudinal.cli.score import _fraction_or_count, _names_a_file, export_arguments
+from longitudinal.cli.score import (
+    _fraction_or_count,
+    checked_export,
+    export_arguments,
+    export_inputs,
+)
 
 #: Files of the output folder.
 INTERNAL_FILE = "internal.csv"
@@ -107,29 +112,14 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _reliability(args: argparse.Namespace) -> int:
     from longitudinal._output import atomic_write, check_out_dir, write_csv
     from longitudinal.reliability import invariance_ladders, multilevel_tables
-    from surveys.pipeline import check_export, score_export
+    from surveys.pipeline import score_export
 
     func = "longitudinal reliability"
-    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if _names_a_file(i))]
-    inputs += [Path(args.item_map)] if args.item_map else []
+    inputs = export_inputs(args)
     out = check_out_dir(
         args.out, overwrite=args.overwrite, func=func, command="reliability", inputs=inputs
     )
-    export = check_export(
-        args.raw,
-        args.instruments,
-        id_col=args.id_col,
-        wave_col=args.wave_col,
-        recode=args.recode,
-        format=args.format,
-        item_map=args.item_map,
-        missing_codes=args.missing_codes,
-        flagged="exclude" if args.exclude_flagged else "raise",
-        encoding=args.encoding,
-        delimiter=args.delimiter,
-        decimal=args.decimal,
-        sheet=args.sheet,
-    )
+    export = checked_export(args)
     options: dict[str, Any] = {}
     if args.min_valid is not None:
         options["min_valid"] = args.min_valid

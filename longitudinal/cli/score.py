@@ -95,7 +95,7 @@ def _recode_spec(text: str) -> tuple[float, float, float, float]:
 
 def _score(args: argparse.Namespace) -> int:
     from longitudinal._output import atomic_write_files, refuse_overlap
-    from surveys.pipeline import check_export, score_export
+    from surveys.pipeline import score_export
 
     out = Path(args.out)
     rel_out = Path(args.reliability) if args.reliability else None
@@ -109,27 +109,11 @@ def _score(args: argparse.Namespace) -> int:
     _check_outputs({"--out": out, "--reliability": rel_out, "--exclusions": excl_out})
 
     # every instrument given as a file is an input, whatever its name or extension
-    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if _names_a_file(i))]
-    inputs += [Path(args.item_map)] if args.item_map else []
+    inputs = export_inputs(args)
     for option, path in (("--out", out), ("--reliability", rel_out), ("--exclusions", excl_out)):
         if path is not None:
             refuse_overlap(path, inputs, option=option, func="longitudinal score")
-    # An unknown instrument name is listed together with the data problems.
-    export = check_export(
-        args.raw,
-        args.instruments,
-        id_col=args.id_col,
-        wave_col=args.wave_col,
-        recode=args.recode,
-        format=args.format,
-        item_map=args.item_map,
-        missing_codes=args.missing_codes,
-        flagged="exclude" if args.exclude_flagged else "raise",
-        encoding=args.encoding,
-        delimiter=args.delimiter,
-        decimal=args.decimal,
-        sheet=args.sheet,
-    )
+    export = checked_export(args)
     responses = export.responses
     options: dict[str, Any] = {}
     if args.min_valid is not None:
@@ -235,6 +219,34 @@ def export_arguments(
         metavar="A-B:C-D",
         help="shift every item answer from the coding A-B to C-D before checking, e.g. 1-6:0-5 "
         "for Qualtrics' default 1-6 on a 0-5 scale",
+    )
+
+
+def export_inputs(args: argparse.Namespace) -> list[Path]:
+    """Every input the export arguments name: the export, key files, the item map."""
+    inputs = [Path(args.raw), *(Path(i) for i in args.instruments if _names_a_file(i))]
+    return inputs + ([Path(args.item_map)] if args.item_map else [])
+
+
+def checked_export(args: argparse.Namespace) -> Any:
+    """Read and check the export the arguments of :func:`export_arguments` name."""
+    from surveys.pipeline import check_export
+
+    # An unknown instrument name is listed together with the data problems.
+    return check_export(
+        args.raw,
+        args.instruments,
+        id_col=args.id_col,
+        wave_col=args.wave_col,
+        recode=args.recode,
+        format=args.format,
+        item_map=args.item_map,
+        missing_codes=args.missing_codes,
+        flagged="exclude" if args.exclude_flagged else "raise",
+        encoding=args.encoding,
+        delimiter=args.delimiter,
+        decimal=args.decimal,
+        sheet=args.sheet,
     )
 
 

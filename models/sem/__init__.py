@@ -9,6 +9,7 @@ the one-line reason a sample is too small for the model.
 """
 
 from models.sem.invariance import (
+    INVARIANCE_CSV_COLUMNS,
     InvarianceResult,
     invariance_sample_note,
     invariance_tables,
@@ -16,6 +17,7 @@ from models.sem.invariance import (
 )
 
 __all__ = [
+    "INVARIANCE_CSV_COLUMNS",
     "InvarianceResult",
     "invariance_sample_note",
     "invariance_tables",
