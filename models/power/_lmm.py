@@ -6,9 +6,12 @@ One :class:`LmmPowerJob` per grid point holds everything a worker needs: the tem
 simulation ``i`` from its own seed, refits the template to it (the design matrices are reused and
 the optimizer starts from the template's covariance parameters, whatever ran before on that
 worker) and keeps the test of the term. The outcome of a simulation therefore depends only on the
-job and ``i``. For the t and Wald tests the refit goes through :class:`FastRefit`, which gives
-the numbers of ``LinearMixedModel.refit`` (to the last bit: tests) without building the whole
-fitted model, and falls back to ``refit`` itself wherever mixedlm would change optimizer.
+job and ``i``. Every test refits by Newton's method on the profiled deviance with its exact
+derivatives (:class:`AnalyticRefit`, :mod:`models.lmm._analytic`), from the template's
+covariance parameters moved off the boundary; the Satterthwaite df come from the same
+derivatives. Where Newton's method does not settle (or the design is too large for the dense
+evaluator) the simulation is refitted by :class:`FastRefit`, which gives the numbers of
+``LinearMixedModel.refit`` without building the whole fitted model, or by ``refit`` itself.
 
 Another engine (an ordinal one) plugs in with a job class of the same shape: ``n_sims``,
 ``run(start, stop) -> list[Outcome]``, built by a ``prepare`` function.
@@ -95,6 +98,7 @@ class LmmPowerJob:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_fast", None)  # native objects: rebuilt where the job runs
+        state.pop("_analytic", None)
         return state
 
     def run(self, start: int, stop: int) -> list[Outcome]:
@@ -108,6 +112,15 @@ class LmmPowerJob:
     def one(self, i: int) -> Outcome:
         """Draw response ``i``, refit, test the term."""
         y = self.response(i)
+        analytic = self.__dict__.get("_analytic", False)
+        if analytic is False:
+            analytic = self.__dict__["_analytic"] = AnalyticRefit.build(
+                self.template, self.null_template, self.term, self.test
+            )
+        if analytic is not None:
+            outcome = analytic.test(i, y)
+            if outcome is not None:
+                return outcome
         if self.test != "lrt":
             fast = self.__dict__.get("_fast")
             if fast is None:
@@ -334,3 +347,112 @@ class FastRefit:
         singular = bool(np.any(theta[self.diagonal] < SINGULAR_TOL))
         reason, message = ("singular", "boundary (singular) fit") if singular else ("", "")
         return Outcome(i, p_value, float(beta[j]), reason, message)
+
+
+class AnalyticRefit:
+    """Refits by Newton's method on the profiled deviance (:mod:`models.lmm._analytic`).
+
+    One dense evaluator per model (the template, and the null model of the likelihood-ratio
+    test), each started from its template's covariance parameters with every diagonal of the
+    relative factors raised to at least :data:`~models.lmm._analytic.START_FLOOR`, so a
+    template at the boundary does not hold the refits there. The response-free part of the
+    evaluation at that start is computed once. :meth:`test` returns None where Newton's method
+    does not settle or a factorization fails; the caller then refits with mixedlm.
+    """
+
+    def __init__(self, full: Any, null: Any, j: int, test: str) -> None:
+        self.full, self.null, self.j, self.test_name = full, null, j, test
+
+    @classmethod
+    def build(cls, template: Any, null_template: Any, term: str, test: str) -> AnalyticRefit | None:
+        """Return the refit of a template (and its null model); None for too large a design."""
+        from models.lmm._analytic import MAX_COLUMNS
+
+        models = [template] if null_template is None else [template, null_template]
+        made = []
+        for model in models:
+            design = model.design_
+            q = sum(int(b.codes.max() + 1) * b.Z.shape[1] for b in design.random)
+            if q > MAX_COLUMNS:
+                return None
+            made.append(_Profiled(model))
+        j = [str(c) for c in template.design_.X.columns].index(term)
+        return cls(made[0], made[1] if len(made) > 1 else None, j, test)
+
+    def test(self, i: int, y: np.ndarray) -> Outcome | None:
+        """The outcome of simulation ``i`` with response ``y``; None when a refit is needed."""
+        from scipy import special
+
+        with _one_thread():
+            full = self.full.fit(y)
+            null = self.null.fit(y) if self.null is not None else None
+        if full is None or (self.null is not None and null is None):
+            return None
+        ev, j = full[0], self.j
+        estimate = float(ev.beta[j])
+        if self.test_name == "lrt":
+            stat = max(0.0, null[0].deviance - ev.deviance)
+            p_value = float(special.chdtrc(1, stat))
+        else:
+            cov = ev.sigma**2 * ev.cov_unscaled
+            se = float(np.sqrt(cov[j, j]))
+            z = estimate / se
+            if self.test_name == "wald":
+                p_value = float(2.0 * special.ndtr(-abs(z)))
+            else:
+                from models.lmm._analytic import varpar_covariance
+                from models.lmm._satterthwaite import satterthwaite_df
+
+                contrast = np.zeros((1, ev.beta.size))
+                contrast[0, j] = 1.0
+                df = float(satterthwaite_df(varpar_covariance(ev), contrast)[0])
+                p_value = float(2.0 * special.stdtr(df, -abs(z)))
+        if not math.isfinite(p_value):
+            return None
+        singular = full[1] or (null is not None and null[1])
+        reason, message = ("singular", "boundary (singular) fit") if singular else ("", "")
+        return Outcome(i, p_value, estimate, reason, message)
+
+
+class _Profiled:
+    """One model's dense evaluator and its start (see :class:`AnalyticRefit`)."""
+
+    def __init__(self, model: Any) -> None:
+        from models.lmm._analytic import ProfiledDeviance, off_boundary
+
+        design = model.design_
+        self.evaluator = ProfiledDeviance(
+            design.X.to_numpy(dtype=float),
+            [(np.asarray(b.codes), np.asarray(b.Z, dtype=float)) for b in design.random],
+            reml=bool(model.reml),
+        )
+        self.start = off_boundary(np.asarray(model.theta_, dtype=float), self.evaluator)
+        self.max_iter = 50
+        self._anchored = False
+
+    def fit(self, y: np.ndarray) -> tuple[Any, bool] | None:
+        """Return the evaluation at the minimum for ``y`` and whether the fit is singular."""
+        from models.lmm._analytic import newton
+        from models.lmm.model import SINGULAR_TOL
+
+        if not self._anchored:
+            try:
+                self.start = self.evaluator.anchor(self.start)
+            except np.linalg.LinAlgError:
+                return None
+            self._anchored = True
+        ev = newton(self.evaluator, self.evaluator.sufficient(y), self.start)
+        if ev is None:
+            return None
+        singular = any(
+            bool(np.any(np.abs(np.diag(T)) < SINGULAR_TOL))
+            for T in self.evaluator.factors(ev.theta)
+        )
+        return ev, singular
+
+
+def _one_thread() -> Any:
+    """One BLAS thread while the dense evaluator works (its products are small)."""
+    from models.lmm._mixedlm import one_blas_thread
+
+    return one_blas_thread()

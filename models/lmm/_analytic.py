@@ -1,0 +1,617 @@
+"""The profiled deviance of a linear mixed model with its exact gradient and Hessian.
+
+Hand-written because no maintained library gives the second derivatives of lme4's profiled
+deviance in ``theta``: Newton's method needs them to refit a model to a new response in a few
+steps, and lmerTest's Satterthwaite df need the Hessian of the deviance in ``(theta, sigma)`` and
+the derivatives of ``Cov(beta)``, which :mod:`models.lmm._satterthwaite` otherwise takes by
+finite differences (41 deviance evaluations for four variance parameters).
+
+Notation (lme4's): ``y = X beta + Z b + e``, ``b = Lambda u``, ``u ~ N(0, sigma^2 I)``,
+``e ~ N(0, sigma^2 I)``; ``Lambda`` is block diagonal with one lower-triangular ``T_b`` per level
+of block ``b``, filled column-major from ``theta``. With ``G = Lambda Lambda'``,
+``V = I + Z G Z'``, ``A = Lambda' Z'Z Lambda + I`` (so ``|V| = |A|``) and
+``P = V^-1 - V^-1 X (X'V^-1 X)^-1 X'V^-1``, the profiled REML deviance is
+``log|A| + log|X'V^-1 X| + nu (1 + log(2 pi r^2 / nu))`` with ``r^2 = y'P y`` and ``nu = n - p``
+(ML: no ``log|X'V^-1 X|`` and ``nu = n``). Writing ``G_k``, ``G_kl`` for the derivatives of ``G``,
+``M = Z'P Z``, ``N = Z'V^-1 Z`` and ``w = Z'P y``:
+
+* ``d log|A| + d log|X'V^-1X|`` is ``tr(G_k M)`` (ML: ``tr(G_k N)``), and its second derivative
+  ``tr(G_kl M) - tr(G_k M G_l M)``;
+* ``d r^2 = -w'G_k w`` and ``d2 r^2 = -w'G_kl w + 2 w'G_k M G_l w``;
+* ``d (X'V^-1X)^-1 = C F'G_k F C`` with ``C = (X'V^-1X)^-1`` and ``F = Z'V^-1X``.
+
+Everything is computed from ``Z'Z``, ``Z'X``, ``X'X`` (fixed by the design) and ``Z'y``, ``X'y``,
+``y'y`` (one product per response). ``A`` is factored by eliminating its largest block, whose
+part of ``A`` is block diagonal by level, and a dense Cholesky factor of the Schur complement on
+the rest; ``N`` is read from ``A^-1`` as ``Lambda'^-1 (I - A^-1) Lambda^-1`` while every diagonal
+of ``T`` is at least :data:`DIRECT`, and as ``Z'Z - Z'Z Lambda A^-1 Lambda' Z'Z`` (slower, exact
+at the boundary) below it. The deviance is even in each column of every ``T``, so it is minimized
+without bounds and the signs are made positive at the end: a variance at zero is then an
+ordinary minimum, reached by Newton's method without a second optimizer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+DIRECT = 1e-2
+"""Smallest diagonal of a relative covariance factor for which ``N`` is read through
+``Lambda^-1`` (the rounding error of that route grows as the inverse square of the diagonal)."""
+
+MAX_COLUMNS = 3000
+"""Largest number of random-effect columns the dense evaluator takes; above it a refit goes to
+mixedlm's sparse evaluator."""
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One random-effects block in the evaluator's column layout.
+
+    The layout is term-major: the column of level ``l`` of term ``t`` is ``offset + t * n + l``.
+    """
+
+    k: int  # terms
+    n: int  # levels
+    offset: int  # first column in the layout
+    theta: np.ndarray  # positions in theta of this block's entries (column-major lower)
+    rows: np.ndarray  # row in T of each entry
+    cols: np.ndarray  # column in T of each entry
+
+    def __post_init__(self) -> None:
+        # pairs of entries with a non-zero second derivative of T T': one column of T
+        x, y = np.nonzero(self.cols[:, None] == self.cols[None, :])
+        object.__setattr__(self, "pairs", (x, y))
+        object.__setattr__(self, "pair_at", (self.theta[x], self.theta[y]))
+        terms = [
+            slice(self.offset + t * self.n, self.offset + (t + 1) * self.n) for t in range(self.k)
+        ]
+        object.__setattr__(self, "terms", terms)
+        object.__setattr__(self, "span", slice(self.offset, self.offset + self.k * self.n))
+
+    def second_derivatives(self) -> np.ndarray:
+        """``d2 (T T') / dT[ix, j] dT[iy, j] = e_ix e_iy' + e_iy e_ix'`` for every pair."""
+        x, y = self.pairs
+        out = np.zeros((len(x), self.k, self.k))
+        at = np.arange(len(x))
+        np.add.at(out, (at, self.rows[x], self.rows[y]), 1.0)
+        np.add.at(out, (at, self.rows[y], self.rows[x]), 1.0)
+        return out
+
+    def first_derivatives(self, T: np.ndarray) -> np.ndarray:
+        """``d (T T') / dT[i, j] = e_i t' + t e_i'`` (``t = T[:, j]``) for every entry."""
+        out = np.zeros((len(self.rows), self.k, self.k))
+        at = np.arange(len(self.rows))
+        t = T[:, self.cols].T
+        out[at, self.rows, :] += t
+        out[at, :, self.rows] += t
+        return out
+
+    @property
+    def size(self) -> int:
+        return self.k * self.n
+
+    def term(self, t: int) -> slice:
+        return self.terms[t]
+
+
+@dataclass
+class Evaluation:
+    """The profiled deviance at ``theta`` and what the derivatives and the tests need."""
+
+    theta: np.ndarray
+    deviance: float
+    beta: np.ndarray
+    sigma: float
+    r2: float
+    cov_unscaled: np.ndarray  # (X'V^-1 X)^-1
+    gradient: np.ndarray | None = None  # of the profiled deviance
+    hessian: np.ndarray | None = None  # of the profiled deviance
+    varpar_hessian: np.ndarray | None = None  # of the deviance in (theta, sigma)
+    jacobian: np.ndarray | None = None  # d Cov(beta) / d (theta, sigma)
+
+
+class _Factor:
+    """``A`` at one ``theta``: the eliminated block's inverse and the Schur complement."""
+
+    def __init__(self, model: ProfiledDeviance, Ts: list[np.ndarray]) -> None:
+        from scipy.linalg import lapack
+
+        self.model, self.Ts = model, Ts
+        e = model.blocks[model.first]
+        q_e, n_e, k_e = e.size, e.n, e.k
+        self.q_e, self.n_e, self.k_e = q_e, n_e, k_e
+        Te = Ts[model.first]
+        # the eliminated block's part of A: one k x k block per level, T' (Z'Z)_ll T + I
+        if k_e == 1:
+            d = model.D0[:, 0, 0] * Te[0, 0] ** 2 + 1.0
+            self.Dinv = (1.0 / d)[:, None, None]
+            logdet = float(np.sum(np.log(d)))
+        else:
+            D = Te.T @ model.D0 @ Te + np.eye(k_e)
+            self.Dinv = np.linalg.inv(D)
+            sign, logs = np.linalg.slogdet(D)
+            if np.any(sign <= 0):
+                raise np.linalg.LinAlgError("a diagonal block of A is not positive definite")
+            logdet = float(np.sum(logs))
+        if model.q > q_e:
+            C = model.C
+            # Lambda_e' (Z'Z)_er Lambda_r and Lambda_r' (Z'Z)_rr Lambda_r + I
+            Aer = model.left(model.left(C[:q_e, q_e:], Ts, rest=False).T, Ts, rest=True).T
+            Arr = model.left(model.left(C[q_e:, q_e:], Ts, rest=True).T, Ts, rest=True)
+            Arr.flat[:: Arr.shape[0] + 1] += 1.0
+            self.W = self.dinv(Aer)
+            S = Arr - Aer.T @ self.W
+            L, info = lapack.dpotrf(S, lower=1, clean=1, overwrite_a=1)
+            if info != 0:
+                raise np.linalg.LinAlgError("the Schur complement is not positive definite")
+            self.L = L
+            logdet += 2.0 * float(np.sum(np.log(np.diag(L))))
+        else:
+            self.W = np.zeros((q_e, 0))
+            self.L = np.zeros((0, 0))
+        self.logdet = logdet
+        self._CL: np.ndarray | None = None
+
+    @property
+    def CL(self) -> np.ndarray:
+        """``Z'Z Lambda`` (only the evaluation at the boundary needs it)."""
+        if self._CL is None:
+            self._CL = self.model.left(self.model.C, self.Ts).T
+        return self._CL
+
+    def dinv(self, B: np.ndarray) -> np.ndarray:
+        """``D^-1 B`` for the eliminated block's diagonal part ``D``."""
+        if self.k_e == 1:
+            return self.Dinv[:, 0, 0][:, None] * B
+        n, k = self.n_e, self.k_e
+        Bt = B.reshape(k, n, B.shape[1])
+        out = np.zeros_like(Bt)
+        for i in range(k):
+            for j in range(k):
+                out[i] += self.Dinv[:, i, j][:, None] * Bt[j]
+        return out.reshape(B.shape)
+
+    def solve(self, B: np.ndarray) -> np.ndarray:
+        """``A^-1 B`` for a matrix ``B`` of the layout's rows."""
+        from scipy.linalg import lapack
+
+        q_e = self.q_e
+        top = self.dinv(B[:q_e])
+        if not self.L.size:
+            return top
+        z, info = lapack.dpotrs(self.L, B[q_e:] - self.W.T @ B[:q_e], lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError("cannot solve with the Schur complement")
+        return np.vstack([top - self.W @ z, z])
+
+    def inverse(self) -> np.ndarray:
+        """``A^-1`` whole."""
+        from scipy.linalg import lapack
+
+        q_e, n = self.q_e, self.n_e
+        q = q_e + self.L.shape[0]
+        out = np.zeros((q, q))
+        at = np.arange(n)
+        for i in range(self.k_e):
+            for j in range(self.k_e):
+                out[i * n + at, j * n + at] = self.Dinv[:, i, j]
+        if self.L.size:
+            Linv, info = lapack.dtrtri(self.L, lower=1)
+            if info != 0:
+                raise np.linalg.LinAlgError("cannot invert the Schur complement")
+            Sinv = Linv.T @ Linv
+            er = -self.W @ Sinv
+            out[q_e:, q_e:] = Sinv
+            out[:q_e, q_e:] = er
+            out[q_e:, :q_e] = er.T
+            out[:q_e, :q_e] -= er @ self.W.T
+        return out
+
+
+class _ThetaPart:
+    """Everything of an evaluation that depends on ``theta`` alone (not on the response).
+
+    The derivatives are taken in one of two equivalent spaces. Off the boundary (every
+    diagonal of ``T`` at least :data:`DIRECT`), in the space scaled by ``Lambda``: there
+    ``G_k = Lambda E_k Lambda'`` with ``E_k = T^-1 dG_k T^-T`` per level,
+    ``Lambda' M Lambda = I - A^-1 - F~ C F~'`` with ``F~ = Lambda'F = A^-1 Lambda'Z'X`` and
+    ``Lambda'w = A^-1 Lambda'Z'y - F~ beta``, so no product with ``Z'Z`` is needed. Near it,
+    in the original space, with ``N = Z'Z - Z'Z Lambda A^-1 Lambda'Z'Z``. Every trace and form
+    below has the same expression in both.
+    """
+
+    def __init__(self, model: ProfiledDeviance, theta: np.ndarray) -> None:
+        from scipy.linalg import lapack
+
+        self.model = model
+        self.theta = theta
+        self.Ts = Ts = model.factors(theta)
+        self.f = f = _Factor(model, Ts)
+        p = model.p
+        self.Ux = Ux = model.left(model.Zx, Ts)  # Lambda' Z'X
+        self.AiUx = AiUx = f.solve(Ux)
+        XVX = model.Xx - Ux.T @ AiUx
+        if p:
+            R, info = lapack.dpotrf(XVX, lower=1, clean=1)
+            if info != 0:
+                raise np.linalg.LinAlgError("X'V^-1 X is not positive definite")
+            Rinv, _ = lapack.dtrtri(R, lower=1)
+            self.Cb = Rinv.T @ Rinv
+            self.ldx = 2.0 * float(np.sum(np.log(np.diag(R))))
+        else:
+            self.Cb, self.ldx = np.zeros((0, 0)), 0.0
+        self.logdet = f.logdet + (self.ldx if model.reml else 0.0)
+        small = min(float(np.min(np.abs(np.diag(T)))) for T in Ts)
+        self.scaled = small >= DIRECT
+        self._second: tuple | None = None
+
+    def second(self) -> tuple:
+        """Return ``F``, ``M``, the derivatives of ``G`` and the response-free derivative parts.
+
+        ``F`` and ``M`` are those of the chosen space (see the class).
+        """
+        if self._second is not None:
+            return self._second
+        model, Ts, f = self.model, self.Ts, self.f
+        K, p = model.n_theta, model.p
+        if self.scaled:
+            F = self.AiUx
+            N = -f.inverse()
+            N.flat[:: N.shape[0] + 1] += 1.0
+            inverses = [np.linalg.inv(T) for T in Ts]
+        else:
+            F = model.Zx - f.CL @ self.AiUx
+            N = model.C - f.CL @ f.solve(np.ascontiguousarray(f.CL.T))
+        M = N - (F @ self.Cb) @ F.T
+        logdet_mat = M if model.reml else N
+        g1 = []  # per block: dG_k (or E_k) of its entries, (K_b, k, k)
+        g2 = []  # per block: d2G_kl (or its scaled form) of its pairs, (P_b, k, k)
+        L1 = np.zeros(K)
+        L2 = np.zeros((K, K))
+        FgF = np.zeros((K, p, p))
+        for i, (b, T) in enumerate(zip(model.blocks, Ts, strict=True)):
+            S = _diagonal_sum(logdet_mat, b)
+            Fb = F[b.span].reshape(b.k, b.n, p)
+            FF = np.einsum("alp,blq->abpq", Fb, Fb)
+            G1, G2 = b.first_derivatives(T), model.second[i]
+            if self.scaled:
+                Ti = inverses[i]
+                G1 = Ti @ G1 @ Ti.T
+                G2 = Ti @ G2 @ Ti.T
+            g1.append(G1)
+            g2.append(G2)
+            L1[b.theta] = np.einsum("xab,ab->x", G1, S)
+            FgF[b.theta] = np.einsum("xab,abpq->xpq", G1, FF)
+            L2[b.pair_at] = np.einsum("xab,ab->x", G2, S)
+        L2 -= _trace_products(model, g1, logdet_mat)
+        J = np.einsum("ij,kjl,lm->kim", self.Cb, FgF, self.Cb)
+        self._second = (F, M, g1, g2, L1, L2, J)
+        return self._second
+
+
+class ProfiledDeviance:
+    """The profiled (REML or ML) deviance of one design, for any response.
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+        Fixed-effects model matrix.
+    blocks : sequence of (codes, Z)
+        Per random-effects block, in ``theta``'s order: the level code of every row and the
+        ``n x k`` random-effects model matrix.
+    reml : bool
+        REML (True) or maximum likelihood.
+    """
+
+    def __init__(self, X: np.ndarray, blocks: Any, *, reml: bool) -> None:
+        X = np.ascontiguousarray(X, dtype=float)
+        self.n, self.p = X.shape
+        self.reml = bool(reml)
+        shapes = []
+        for codes, Z in blocks:
+            codes = np.asarray(codes)
+            shapes.append((int(codes.max()) + 1 if codes.size else 0, np.asarray(Z).shape[1]))
+        sizes = [n * k for n, k in shapes]
+        if not sizes:
+            raise ValueError("the design has no random effects")
+        # the block with the most columns is eliminated first: it goes first in the layout
+        self.first = int(np.argmax(sizes))
+        order = [self.first, *[i for i in range(len(sizes)) if i != self.first]]
+        starts, at = [], 0
+        for _, k in shapes:
+            starts.append(at)
+            at += k * (k + 1) // 2
+        self.n_theta = at
+        made: dict[int, _Block] = {}
+        offset = 0
+        self.q = q = sum(sizes)
+        Zd = np.zeros((self.n, q))
+        rows = np.arange(self.n)
+        for i in order:
+            codes, Z = blocks[i]
+            codes = np.asarray(codes, dtype=np.intp)
+            Z = np.asarray(Z, dtype=float)
+            n_levels, k = shapes[i]
+            r, c = np.tril_indices(k)
+            o = np.lexsort((r, c))
+            made[i] = _Block(k, n_levels, offset, starts[i] + np.arange(len(r)), r[o], c[o])
+            for t in range(k):
+                Zd[rows, offset + t * n_levels + codes] = Z[:, t]
+            offset += sizes[i]
+        self.blocks = [made[i] for i in range(len(sizes))]
+        self.second = [b.second_derivatives() for b in self.blocks]
+        self.Zt = np.ascontiguousarray(Zd.T)
+        self.C = self.Zt @ Zd
+        self.Zx = self.Zt @ X
+        self.Xt = np.ascontiguousarray(X.T)
+        self.Xx = self.Xt @ X
+        e = self.blocks[self.first]
+        self.D0 = np.empty((e.n, e.k, e.k))  # the per-level blocks of (Z'Z)_ee
+        for i in range(e.k):
+            for j in range(e.k):
+                self.D0[:, i, j] = np.diagonal(self.C[e.term(i), e.term(j)])
+        self._cache: _ThetaPart | None = None
+        self._anchor: _ThetaPart | None = None
+
+    def factors(self, theta: np.ndarray) -> list[np.ndarray]:
+        """Return the lower-triangular ``T`` of every block (theta's order)."""
+        out = []
+        for b in self.blocks:
+            T = np.zeros((b.k, b.k))
+            T[b.rows, b.cols] = theta[b.theta]
+            out.append(T)
+        return out
+
+    def left(
+        self, B: np.ndarray, mats: list[np.ndarray], *, rest: bool | None = None
+    ) -> np.ndarray:
+        """``Lambda' B`` where ``Lambda`` repeats ``mats[b]`` over the levels of block ``b``.
+
+        In the term-major layout the rows of a block are ``k`` runs of ``n`` levels, so this is
+        one ``k x k`` product per block. ``rest``: None for every row of the layout; False for
+        the eliminated block's rows alone, True for the others (``B`` then holds only those).
+        """
+        if not B.flags.c_contiguous:
+            B = np.ascontiguousarray(B)
+        out = np.empty_like(B)
+        m = B.shape[1]
+        shift = self.blocks[self.first].size if rest else 0
+        for i, (b, T) in enumerate(zip(self.blocks, mats, strict=True)):
+            if rest is not None and (i == self.first) == rest:
+                continue
+            at = slice(b.offset - shift, b.offset - shift + b.size)
+            if b.k == 1:
+                np.multiply(B[at], T[0, 0], out=out[at])
+            else:
+                out[at] = (T.T @ B[at].reshape(b.k, b.n * m)).reshape(b.size, m)
+        return out
+
+    def sufficient(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """``Z'y``, ``X'y`` and ``y'y`` of a response."""
+        y = np.asarray(y, dtype=float)
+        return self.Zt @ y, self.Xt @ y, float(y @ y)
+
+    def theta_part(self, theta: np.ndarray) -> _ThetaPart:
+        """Return the response-free part at ``theta``.
+
+        Two are kept: the last one, and the anchor (the start of every refit, see
+        :meth:`anchor`), whose part is then computed once for all responses.
+        """
+        for cached in (self._anchor, self._cache):
+            if cached is not None and np.array_equal(cached.theta, theta):
+                return cached
+        part = _ThetaPart(self, np.array(theta, dtype=float))
+        self._cache = part
+        return part
+
+    def anchor(self, theta: np.ndarray) -> np.ndarray:
+        """Keep the response-free part at ``theta`` (a common start) for every later call."""
+        self._anchor = None
+        self._anchor = self.theta_part(np.array(theta, dtype=float))
+        return self._anchor.theta
+
+    def evaluate(self, theta: np.ndarray, suff: Any, *, order: int = 2) -> Evaluation:
+        """Evaluate the deviance at ``theta`` (order 0), its gradient (1) and Hessians (2).
+
+        Raises :class:`numpy.linalg.LinAlgError` where a factorization fails.
+        """
+        part = self.theta_part(np.asarray(theta, dtype=float))
+        zy, xy, yy = suff
+        n, p, K = self.n, self.p, self.n_theta
+        Ts, f = part.Ts, part.f
+        uy = self.left(zy[:, None], Ts)[:, 0]  # Lambda' Z'y
+        Aiuy = f.solve(uy[:, None])[:, 0]
+        XVy = xy - part.Ux.T @ Aiuy
+        yVy = yy - uy @ Aiuy
+        beta = part.Cb @ XVy
+        r2 = float(yVy - XVy @ beta)
+        if not (np.isfinite(r2) and r2 > 0):
+            raise np.linalg.LinAlgError("the penalized residual sum of squares is not positive")
+        nu = n - p if self.reml else n
+        dev = part.logdet + nu * (1.0 + np.log(2 * np.pi * r2 / nu))
+        sigma = float(np.sqrt(r2 / nu))
+        ev = Evaluation(part.theta, float(dev), beta, sigma, r2, part.Cb)
+        if order == 0:
+            return ev
+        F, M, g1, g2, L1, L2, J = part.second()
+        if part.scaled:
+            w = Aiuy - F @ beta  # Lambda' Z'P y
+        else:
+            w = zy - f.CL @ Aiuy - F @ beta  # Z'P y
+        r2_1 = np.zeros(K)
+        a = np.zeros((self.q, K))  # G_k w
+        r2_2 = np.zeros((K, K))
+        for b, G1, G2 in zip(self.blocks, g1, g2, strict=True):
+            Wb = w[b.span].reshape(b.k, b.n)
+            Wsum = Wb @ Wb.T
+            r2_1[b.theta] = -np.einsum("xab,ab->x", G1, Wsum)
+            a[b.span, b.theta] = (G1 @ Wb).reshape(len(b.theta), b.size).T
+            r2_2[b.pair_at] = -np.einsum("xab,ab->x", G2, Wsum)
+        ev.gradient = L1 + nu * r2_1 / r2
+        if order == 1:
+            return ev
+        r2_2 += 2.0 * (a.T @ (M @ a))
+        ev.hessian = L2 + nu * (r2_2 / r2 - np.outer(r2_1, r2_1) / r2**2)
+        # the deviance in (theta, sigma), sigma not profiled: lmerTest's Hessian
+        s2 = sigma**2
+        H = np.empty((K + 1, K + 1))
+        H[:K, :K] = L2 + r2_2 / s2
+        H[:K, K] = H[K, :K] = -2.0 * r2_1 / sigma**3
+        H[K, K] = 6.0 * r2 / sigma**4 - 2.0 * nu / s2
+        ev.varpar_hessian = H
+        jac = np.empty((K + 1, p, p))
+        jac[:K] = s2 * J
+        jac[K] = 2.0 * sigma * part.Cb
+        ev.jacobian = jac
+        return ev
+
+
+def _diagonal_sum(M: np.ndarray, b: _Block) -> np.ndarray:
+    """``sum_l M_ll`` over the levels of a block (``k x k``)."""
+    S = np.empty((b.k, b.k))
+    for i in range(b.k):
+        for j in range(b.k):
+            S[i, j] = np.trace(M[b.term(i), b.term(j)])
+    return S
+
+
+def _trace_products(model: ProfiledDeviance, g1: list, M: np.ndarray) -> np.ndarray:
+    """``tr(G_k M G_l M)`` for every pair of variance parameters.
+
+    For blocks ``x`` and ``y``, ``Q[a, c, b, d] = sum_lm M[(x,a,l), (y,c,m)] M[(x,b,l), (y,d,m)]``
+    (one matrix product over the block pair), and the trace is
+    ``sum g_k[a, b] g_l[c, d] Q[b, c, a, d]`` (``M`` symmetric).
+    """
+    K = model.n_theta
+    out = np.zeros((K, K))
+    blocks = model.blocks
+    for x, bx in enumerate(blocks):
+        for y in range(x, len(blocks)):
+            by = blocks[y]
+            sub = M[bx.span, by.span].reshape(bx.k, bx.n, by.k, by.n)
+            flat = np.ascontiguousarray(sub.transpose(0, 2, 1, 3)).reshape(bx.k * by.k, -1)
+            Q = (flat @ flat.T).reshape(bx.k, by.k, bx.k, by.k)
+            value = np.einsum("xab,ycd,bcad->xy", g1[x], g1[y], Q)
+            out[bx.theta[:, None], by.theta[None, :]] = value
+            out[by.theta[:, None], bx.theta[None, :]] = value.T
+    return out
+
+
+STEP_TOL = 1e-6
+"""Newton's method stops once its step in ``theta`` is below this (relative to ``1 + |theta|``)."""
+
+NEAR_STEP = 1e-4
+"""Where a line search cannot lower the deviance (the decrease is below its rounding), the
+point is taken as the minimum only if Newton's step from it is below this."""
+
+START_FLOOR = 0.05
+"""A diagonal of ``T`` below this in the start is raised to it: at zero the deviance is flat in
+that column (it is even there), so Newton's method would never leave it."""
+
+
+def off_boundary(theta: np.ndarray, model: ProfiledDeviance) -> np.ndarray:
+    """Return ``theta`` with every diagonal of ``T`` at least START_FLOOR (a start)."""
+    out = np.array(theta, dtype=float)
+    for b in model.blocks:
+        diag = b.theta[b.rows == b.cols]
+        out[diag] = np.maximum(np.abs(out[diag]), START_FLOOR)
+    return out
+
+
+def positive(theta: np.ndarray, model: ProfiledDeviance) -> np.ndarray:
+    """``theta`` with every column of ``T`` whose diagonal is negative negated (same ``G``)."""
+    out = np.array(theta, dtype=float)
+    for b in model.blocks:
+        for j in range(b.k):
+            at = b.theta[b.cols == j]
+            if out[at[0]] < 0:  # the column's first entry is its diagonal
+                out[at] = -out[at]
+    return out
+
+
+def newton(
+    model: ProfiledDeviance, suff: Any, start: np.ndarray, *, max_iter: int = 50
+) -> Evaluation | None:
+    """Minimize the profiled deviance by Newton's method with a backtracking line search.
+
+    The Hessian is made positive definite by taking the absolute values of its eigenvalues
+    (floored at ``1e-8`` of the largest); a step that does not lower the deviance is halved.
+    Returns the full evaluation at the minimum (``theta`` with non-negative diagonals), or
+    None when the iterations do not settle or a factorization fails (the caller then refits
+    with mixedlm).
+    """
+    try:
+        ev = model.evaluate(start, suff)
+        for _ in range(max_iter):
+            g, H = ev.gradient, ev.hessian
+            if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
+                return None
+            step = _newton_step(g, H)
+            scale = 1.0 + np.abs(ev.theta)
+            if np.all(np.abs(step) <= STEP_TOL * scale):
+                return _final(model, ev)
+            slope = float(g @ step)
+            t = 1.0
+            while True:
+                candidate = ev.theta + t * step
+                trial = model.evaluate(candidate, suff, order=0 if t < 1.0 else 2)
+                if trial.deviance <= ev.deviance + 1e-4 * t * slope:
+                    break
+                if t * float(np.max(np.abs(step))) < STEP_TOL:
+                    # no decrease within rounding: a minimum if Newton's step is short there
+                    near = np.all(np.abs(step) <= NEAR_STEP * scale)
+                    return _final(model, ev) if near else None
+                t *= 0.5
+            ev = trial if trial.hessian is not None else model.evaluate(candidate, suff)
+    except np.linalg.LinAlgError:
+        return None
+    return None
+
+
+def varpar_covariance(ev: Evaluation, *, tol: float = 1e-8) -> Any:
+    """Return lmerTest's covariance of the variance parameters from the exact Hessian.
+
+    Returns :class:`models.lmm._satterthwaite.VarparCovariance` (``2 H^+`` over the
+    eigenvalues above ``tol``, as :func:`models.lmm._satterthwaite.varpar_covariance`).
+    """
+    from models.lmm._satterthwaite import VarparCovariance
+
+    H = ev.varpar_hessian
+    evals, evecs = np.linalg.eigh(H)
+    pos = evals > tol
+    inv = (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
+    return VarparCovariance(
+        cov_beta=ev.sigma**2 * ev.cov_unscaled,
+        jacobian=ev.jacobian,
+        hessian=H,
+        vcov_varpar=2.0 * inv,
+        negative_eigenvalues=evals[evals < -tol],
+        zero_eigenvalues=evals[np.abs(evals) <= tol],
+    )
+
+
+def _newton_step(g: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """``-H^-1 g``, with ``H`` made positive definite through its eigenvalues where it is not."""
+    try:
+        L = np.linalg.cholesky(H)
+    except np.linalg.LinAlgError:
+        L = None
+    if L is not None and np.min(np.diag(L)) > 1e-4 * np.sqrt(np.max(np.diag(H))):
+        return -np.linalg.solve(H, g)
+    vals, vecs = np.linalg.eigh(H)
+    floor = 1e-8 * max(1.0, float(np.max(np.abs(vals))))
+    return -vecs @ ((vecs.T @ g) / np.maximum(np.abs(vals), floor))
+
+
+def _final(model: ProfiledDeviance, ev: Evaluation) -> Evaluation:
+    """Return the evaluation at the minimum, its ``theta`` with non-negative diagonals.
+
+    Negating a column of ``T`` leaves ``G``, the deviance, ``beta``, ``sigma`` and the
+    Satterthwaite df unchanged (the derivatives change sign in that column's entries, which
+    ``g' H^+ g`` does not see); the derivatives kept are those of the ``theta`` before.
+    """
+    ev.theta = positive(ev.theta, model)
+    return ev
