@@ -6,8 +6,18 @@ lmerTest and pbkrtest degrees of freedom (``_satterthwaite``, ``_kenward_roger``
 engine glue (``_mixedlm``).
 """
 
-from models.lmm._lrt import LikelihoodRatioTest
-from models.lmm._summary import DICT_KEYS, MixedModelSummary
-from models.lmm.model import LinearMixedModel, lrt
+from _empathic_base.lazy import lazy_exports
+
+#: Public names and their modules, imported on first use: a power worker imports the dense
+#: evaluator (``models.lmm._analytic``) without mixedlm or pandas.
+_LAZY = {
+    "DICT_KEYS": "models.lmm._summary",
+    "LikelihoodRatioTest": "models.lmm._lrt",
+    "LinearMixedModel": "models.lmm.model",
+    "MixedModelSummary": "models.lmm._summary",
+    "lrt": "models.lmm.model",
+}
 
 __all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -37,9 +37,13 @@ from typing import Any
 
 import numpy as np
 
-DIRECT = 1e-2
+DIRECT = 1e-3
 """Smallest diagonal of a relative covariance factor for which ``N`` is read through
 ``Lambda^-1`` (the rounding error of that route grows as the inverse square of the diagonal)."""
+
+SINGULAR_TOL = 1e-4
+"""A fit is singular where a diagonal of a relative covariance factor is below this
+(``models.lmm.model.SINGULAR_TOL``, repeated here so the evaluator needs no pandas)."""
 
 MAX_COLUMNS = 3000
 """Largest number of random-effect columns the dense evaluator takes; above it a refit goes to

@@ -44,8 +44,7 @@ from models.lmm._summary import DICT_KEYS, MixedModelSummary, _Summaries
 
 __all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
 
-SINGULAR_TOL = 1e-4
-"""A diagonal entry of a relative covariance factor below this marks a singular fit (lme4)."""
+from models.lmm._analytic import SINGULAR_TOL  # noqa: E402  (one definition, light module)
 
 DDF_METHODS = ("satterthwaite", "kenward-roger")
 """Denominator degrees of freedom of the fixed-effect t tests."""

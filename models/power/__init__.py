@@ -5,17 +5,24 @@ resampled design (``_design``), the simulate/refit/test jobs of the linear and o
 models (``_lmm``, ``_ordinal``) and the serial, process and Dask back ends (``_runners``).
 """
 
-from models.power.simulate import (
-    FAILURE_COLUMNS,
-    POWER_COLUMNS,
-    REASONS,
-    SIMULATION_COLUMNS,
-    PowerDesign,
-    PowerResult,
-    clopper_pearson,
-    read_design,
-    simulate_power,
-)
+from _empathic_base.lazy import lazy_exports
+
+#: Public names and the module defining each, imported on first use: a worker process that
+#: unpickles a simulation job imports ``models.power._lmm`` without pandas or SciPy's statistics.
+_LAZY = {
+    name: "models.power.simulate"
+    for name in (
+        "FAILURE_COLUMNS",
+        "POWER_COLUMNS",
+        "REASONS",
+        "SIMULATION_COLUMNS",
+        "PowerDesign",
+        "PowerResult",
+        "clopper_pearson",
+        "read_design",
+        "simulate_power",
+    )
+}
 
 __all__ = [
     "FAILURE_COLUMNS",
@@ -28,3 +35,5 @@ __all__ = [
     "read_design",
     "simulate_power",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from models._errors import ModelsError
 
@@ -96,10 +96,42 @@ class LmmPowerJob:
     test: str
 
     def __getstate__(self) -> dict[str, Any]:
+        """Plain arrays for the Newton refits; the fitted templates as bytes.
+
+        A worker unpickles the templates (and imports mixedlm and pandas) only when a
+        simulation falls back to a mixedlm refit, so it starts with NumPy and SciPy's linear
+        algebra alone.
+        """
+        import pickle
+
         state = dict(self.__dict__)
         state.pop("_fast", None)  # native objects: rebuilt where the job runs
-        state.pop("_analytic", None)
+        analytic = state.pop("_analytic", False)
+        if analytic is False:
+            analytic = AnalyticRefit.build(self.template, self.null_template, self.term, self.test)
+        state["_analytic_state"] = None if analytic is None else analytic.inputs()
+        for name in ("template", "null_template"):
+            if name in state:
+                state[f"_{name}_bytes"] = pickle.dumps(state.pop(name), pickle.HIGHEST_PROTOCOL)
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        inputs = state.pop("_analytic_state", None)
+        self.__dict__.update(state)
+        if inputs is not None:
+            self.__dict__["_analytic"] = AnalyticRefit.from_inputs(*inputs)
+
+    def __getattr__(self, name: str) -> Any:
+        # the templates of an unpickled job, loaded on first use (a fallback refit)
+        if name in ("template", "null_template"):
+            import pickle
+
+            data = self.__dict__.get(f"_{name}_bytes")
+            if data is not None:
+                value = pickle.loads(data)
+                self.__dict__[name] = value
+                return value
+        raise AttributeError(name)
 
     def run(self, start: int, stop: int) -> list[Outcome]:
         """Run simulations ``start .. stop - 1``."""
@@ -168,10 +200,10 @@ def refit_outcome(
     if test == "satterthwaite":
         p = p_fit
     elif test == "wald":
-        p = float(2.0 * stats.norm.sf(abs(estimate / se)))
+        p = float(2.0 * special.ndtr(-abs(estimate / se)))
     else:
         stat = max(0.0, 2.0 * (full.loglik_ - null.loglik_))
-        p = float(stats.chi2.sf(stat, 1))
+        p = float(special.chdtrc(1, stat))
     if not math.isfinite(p):
         return Outcome(i, math.nan, estimate, "error", "the test statistic is not finite")
     if any(m.singular_ for m in fits):
@@ -336,14 +368,14 @@ class FastRefit:
                 info = np.asarray(native[9], dtype=float).reshape(p, p)
                 cov = sigma**2 * np.linalg.inv((info + info.T) / 2.0)
                 se = float(np.sqrt(cov[j, j]))
-                p_value = float(2.0 * stats.norm.sf(abs(beta[j] / se)))
+                p_value = float(2.0 * special.ndtr(-abs(beta[j] / se)))
             else:
                 vc = varpar_covariance(components, theta, sigma, n=self.n, p=p, reml=reml)
                 contrast = np.zeros(p)
                 contrast[j] = 1.0
                 df = satterthwaite_df(vc, contrast[None, :])[0]
                 se = float(np.sqrt(vc.cov_beta[j, j]))
-                p_value = float(2.0 * stats.t.sf(abs(beta[j] / se), df))
+                p_value = float(2.0 * special.stdtr(df, -abs(beta[j] / se)))
         singular = bool(np.any(theta[self.diagonal] < SINGULAR_TOL))
         reason, message = ("singular", "boundary (singular) fit") if singular else ("", "")
         return Outcome(i, p_value, float(beta[j]), reason, message)
@@ -369,23 +401,39 @@ class AnalyticRefit:
         from models.lmm._analytic import MAX_COLUMNS
 
         models = [template] if null_template is None else [template, null_template]
-        made = []
+        arrays = []
         for model in models:
             design = model.design_
             q = sum(int(b.codes.max() + 1) * b.Z.shape[1] for b in design.random)
             if q > MAX_COLUMNS:
                 return None
-            made.append(_Profiled(model))
+            arrays.append(
+                (
+                    design.X.to_numpy(dtype=float),
+                    [(np.asarray(b.codes), np.asarray(b.Z, dtype=float)) for b in design.random],
+                    bool(model.reml),
+                    np.asarray(model.theta_, dtype=float),
+                )
+            )
         j = [str(c) for c in template.design_.X.columns].index(term)
-        return cls(made[0], made[1] if len(made) > 1 else None, j, test)
+        return cls.from_inputs(arrays, j, test)
+
+    @classmethod
+    def from_inputs(cls, arrays: list, j: int, test: str) -> AnalyticRefit:
+        """Build from :meth:`inputs` (what a pickled job carries)."""
+        made = [_Profiled(*a) for a in arrays]
+        out = cls(made[0], made[1] if len(made) > 1 else None, j, test)
+        out._arrays = arrays
+        return out
+
+    def inputs(self) -> tuple[list, int, str]:
+        """Plain arrays to rebuild this refit elsewhere: per model ``(X, blocks, reml, theta)``."""
+        return self._arrays, self.j, self.test_name
 
     def test(self, i: int, y: np.ndarray) -> Outcome | None:
         """The outcome of simulation ``i`` with response ``y``; None when a refit is needed."""
-        from scipy import special
-
-        with _one_thread():
-            full = self.full.fit(y)
-            null = self.null.fit(y) if self.null is not None else None
+        full = self.full.fit(y)  # BLAS is held to one thread by the runner
+        null = self.null.fit(y) if self.null is not None else None
         if full is None or (self.null is not None and null is None):
             return None
         ev, j = full[0], self.j
@@ -417,23 +465,16 @@ class AnalyticRefit:
 class _Profiled:
     """One model's dense evaluator and its start (see :class:`AnalyticRefit`)."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, X: np.ndarray, blocks: list, reml: bool, theta: np.ndarray) -> None:
         from models.lmm._analytic import ProfiledDeviance, off_boundary
 
-        design = model.design_
-        self.evaluator = ProfiledDeviance(
-            design.X.to_numpy(dtype=float),
-            [(np.asarray(b.codes), np.asarray(b.Z, dtype=float)) for b in design.random],
-            reml=bool(model.reml),
-        )
-        self.start = off_boundary(np.asarray(model.theta_, dtype=float), self.evaluator)
-        self.max_iter = 50
+        self.evaluator = ProfiledDeviance(X, blocks, reml=reml)
+        self.start = off_boundary(theta, self.evaluator)
         self._anchored = False
 
     def fit(self, y: np.ndarray) -> tuple[Any, bool] | None:
         """Return the evaluation at the minimum for ``y`` and whether the fit is singular."""
-        from models.lmm._analytic import newton
-        from models.lmm.model import SINGULAR_TOL
+        from models.lmm._analytic import SINGULAR_TOL, newton
 
         if not self._anchored:
             try:
@@ -449,10 +490,3 @@ class _Profiled:
             for T in self.evaluator.factors(ev.theta)
         )
         return ev, singular
-
-
-def _one_thread() -> Any:
-    """One BLAS thread while the dense evaluator works (its products are small)."""
-    from models.lmm._mixedlm import one_blas_thread
-
-    return one_blas_thread()

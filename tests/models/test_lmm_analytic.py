@@ -130,3 +130,19 @@ def test_a_variance_at_zero_is_reached_as_an_ordinary_minimum():
     assert model.singular_ and abs(ev.theta[1]) < 1e-4 <= ev.theta[0]
     assert ev.deviance <= model.reml_criterion_ + 1e-8
     np.testing.assert_allclose(ev.beta, model.beta_.to_numpy(), rtol=1e-6)
+
+
+def test_both_routes_agree_just_above_the_switch(fitted, monkeypatch):
+    """At a diagonal just above DIRECT the route through Lambda^-1 keeps its precision."""
+    model = fitted["crossed_slope_reml"]
+    theta = np.asarray(model.theta_, dtype=float).copy()
+    theta[2] = 1.5 * analytic.DIRECT  # the slope's diagonal in the rater block
+    pdv = evaluator(model)
+    suff = pdv.sufficient(model.design_.y)
+    scaled = pdv.evaluate(theta, suff)
+    monkeypatch.setattr(analytic, "DIRECT", np.inf)
+    direct = evaluator(model).evaluate(theta, suff)
+    scale = float(np.max(np.abs(direct.hessian)))
+    np.testing.assert_allclose(scaled.gradient, direct.gradient, atol=1e-7 * scale)
+    np.testing.assert_allclose(scaled.hessian, direct.hessian, atol=1e-7 * scale)
+    np.testing.assert_allclose(scaled.jacobian, direct.jacobian, rtol=1e-7, atol=1e-12)

@@ -544,3 +544,37 @@ def test_a_non_converged_ordinal_fit_reports_its_failing_criterion(monkeypatch):
     assert re.match(r"max\|grad\| \S+ > 0e0 and Newton step \S+ > 0e0 \(L-BFGS-B: ",
                     model.convergence_message_)  # fmt: skip
     assert any("max|grad|" in str(w.message) for w in caught)
+
+
+def test_a_worker_unpickles_a_job_without_pandas_scipy_stats_or_mixedlm(tmp_path, monkeypatch):
+    """A process worker starts with NumPy and SciPy's linear algebra; the fitted template is
+    unpickled only for a fallback refit, and then gives the same outcome."""
+    import pickle
+    import subprocess
+
+    import models.power._runners as runners
+
+    captured = {}
+    real = runners.run
+
+    def capture(jobs, **kw):
+        captured["jobs"] = list(jobs)
+        return real(jobs, **kw)
+
+    monkeypatch.setattr(runners, "run", capture)
+    simulate_power(paired(), effect={"condition": 0.5}, n_participants=[10], n_sims=3, seed=4)
+    path = tmp_path / "jobs.pkl"
+    path.write_bytes(pickle.dumps(captured["jobs"]))
+    code = (
+        "import pickle, sys; jobs = pickle.loads(open(sys.argv[1], 'rb').read()); "
+        "out = jobs[0].run(0, 3); "
+        "print([m for m in ('pandas', 'scipy.stats', 'mixedlm') if m in sys.modules]); "
+        "print(jobs[0].slow(0, jobs[0].response(0)).p_value, out[0].p_value)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    loaded, p_values = done.stdout.splitlines()
+    assert loaded == "[]"
+    slow, fast = map(float, p_values.split())
+    assert fast == pytest.approx(slow, rel=1e-5)
