@@ -24,16 +24,6 @@ _LAZY = {
     )
 }
 
-__all__ = [
-    "FAILURE_COLUMNS",
-    "POWER_COLUMNS",
-    "REASONS",
-    "SIMULATION_COLUMNS",
-    "PowerDesign",
-    "PowerResult",
-    "clopper_pearson",
-    "read_design",
-    "simulate_power",
-]
+__all__ = list(_LAZY)
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
