@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -125,14 +129,39 @@ def _fit_model(args: argparse.Namespace, data: pd.DataFrame) -> Any:
         for k in ("draws", "tune", "chains", "sampler", "seed")
         if getattr(args, k) is not None
     }
-    return BayesianMixedModel(
+    model = BayesianMixedModel(
         args.formula,
         family=family,
         link=args.link or "logit",
         ci_level=args.ci_level,
         progressbar=False,
         **options,
-    ).fit(data)
+    )
+    with _announced_at_once():
+        return model.fit(data)
+
+
+@contextlib.contextmanager
+def _announced_at_once() -> Iterator[None]:
+    """Print the expected sampling time when it is announced, not with the closing warnings.
+
+    The command records warnings and prints them after the fit; the estimate of a long run
+    (:class:`models.bayes._estimate.LongSamplingWarning`) is printed on stderr as it is issued,
+    before the sampling it speaks of. Every other warning goes on to the record.
+    """
+    from models.bayes._estimate import LongSamplingWarning
+
+    recorded = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+        if issubclass(category, LongSamplingWarning):
+            print(f"note: {message}", file=sys.stderr, flush=True)
+        else:
+            recorded(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def _read_model_data(path: Path) -> pd.DataFrame:

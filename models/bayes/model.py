@@ -34,6 +34,7 @@ from models._errors import (
     SamplingWarning,
 )
 from models._version import __version__
+from models.bayes._estimate import PROBE_SIZE, announce, estimate_sampling
 from models.bayes._predict import _Predictions
 from models.bayes._summary import _Summaries
 from models.bayes.diagnostics import _as_dataset, sampling_diagnostics
@@ -406,9 +407,20 @@ class BayesianMixedModel(_Predictions, _Summaries):
         )
         entry.set_data(pmod.model_data(inputs))
         progress = self.progressbar
+        size = opts["chains"] * (opts["draws"] + opts["tune"]) * inputs.n_obs
         if progress is None:
-            size = opts["chains"] * (opts["draws"] + opts["tune"]) * inputs.n_obs
             progress = bool(sys.stderr.isatty()) and size >= 1_000_000
+        if size >= PROBE_SIZE and opts["sampler"] == "nutpie":
+            sampling = {k: opts[k] for k in ("draws", "tune", "chains")}
+            found = estimate_sampling(
+                entry,
+                run_nuts=run_nuts,
+                sampler=opts["sampler"],
+                target_accept=opts["target_accept"],
+                seed=opts["seed"],
+                **sampling,
+            )
+            announce(found, **sampling)
         run = run_nuts(
             entry,
             sampler=opts["sampler"],

@@ -1,0 +1,123 @@
+"""How long a Bayesian fit will sample, said before it samples.
+
+The time of a NUTS run is the time of one iteration (one gradient of the log density times the
+leapfrog steps of its trajectory) times the iterations, and the steps are not known before the
+sampler has adapted: the study-sized model takes about 7 per iteration, a crossed model with a
+thousand levels about 30 (lme4's InstEval, 400 students and 1,037 lecturers). So a large fit
+first samples a short probe of :data:`PROBE_TUNE` tuning and :data:`PROBE_DRAWS` kept
+iterations per chain (with nutpie the compiled model is reused by the run that follows), and a
+run estimated at :data:`LONG_SECONDS` or more is announced by a :class:`LongSamplingWarning`
+that gives the estimate and the number of draws that would bring it under that limit.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from models._errors import ModelsWarning
+
+PROBE_SIZE = 50_000_000
+"""A fit is probed when ``chains x (draws + tune) x rows`` reaches this (the study-sized
+default, 804 rows, is 1.7e7 and is not probed)."""
+
+PROBE_TUNE = 30
+PROBE_DRAWS = 10
+
+LONG_SECONDS = 600.0
+"""A run estimated at this or longer is announced before it starts."""
+
+
+class LongSamplingWarning(ModelsWarning):
+    """A Bayesian fit is expected to sample for long; the message says how long and the fix."""
+
+
+@dataclass(frozen=True)
+class SamplingEstimate:
+    """The probe's measurement and what it predicts for the run."""
+
+    seconds_per_iteration: float  # wall seconds per iteration of every chain (chains in parallel)
+    probe_iterations: int
+    iterations: int  # tune + draws per chain
+    rounds: int  # chains / cores, rounded up: chains that cannot run at once
+    seconds: float  # expected sampling time of the run
+
+    def draws_within(self, seconds: float, tune: int) -> int:
+        """Draws per chain that keep the run's expected time within ``seconds``."""
+        per_iteration = self.seconds_per_iteration * self.rounds
+        return max(0, int(seconds / per_iteration) - tune)
+
+
+def estimate_sampling(
+    entry: Any,
+    *,
+    run_nuts: Any,
+    sampler: str,
+    draws: int,
+    tune: int,
+    chains: int,
+    target_accept: float,
+    seed: int | None,
+) -> SamplingEstimate:
+    """Time a short probe of the run and scale it to the run's iterations.
+
+    Early tuning iterations take more steps than adapted ones (the step size is still small),
+    so the estimate leans long.
+    """
+    probe = run_nuts(
+        entry,
+        sampler=sampler,
+        draws=PROBE_DRAWS,
+        tune=PROBE_TUNE,
+        chains=chains,
+        target_accept=target_accept,
+        seed=seed,
+        progressbar=False,
+    )
+    iterations = PROBE_TUNE + PROBE_DRAWS
+    per_iteration = max(probe.seconds - probe.compile_seconds, 0.0) / iterations
+    cores = max(1, min(chains, os.cpu_count() or 1))
+    rounds = math.ceil(chains / cores)
+    return SamplingEstimate(
+        seconds_per_iteration=per_iteration,
+        probe_iterations=iterations,
+        iterations=draws + tune,
+        rounds=rounds,
+        seconds=per_iteration * rounds * (draws + tune),
+    )
+
+
+def announce(estimate: SamplingEstimate, *, draws: int, tune: int, chains: int) -> None:
+    """Warn before a long run: the estimate, its basis, and the draws that shorten it."""
+    if estimate.seconds < LONG_SECONDS:
+        return
+    shorter = estimate.draws_within(LONG_SECONDS, tune)
+    per_thousand = estimate.seconds_per_iteration * estimate.rounds * 1000
+    if shorter >= 1:
+        rounded = max(1, shorter // 100 * 100)
+        fix = (
+            f"draws={rounded} (command line: --draws {rounded}) would take about "
+            f"{_duration(estimate.seconds_per_iteration * estimate.rounds * (rounded + tune))}"
+        )
+    else:
+        fix = "even the tuning alone exceeds that limit: try fewer chains or a simpler model"
+    message = (
+        f"sampling is expected to take about {_duration(estimate.seconds)} "
+        f"({chains} chains x {draws + tune:,} iterations at {estimate.seconds_per_iteration:.3f} s "
+        f"per iteration, measured on {estimate.probe_iterations} probe iterations; "
+        f"{_duration(per_thousand)} per 1,000 draws). The default of {draws:,} draws per chain "
+        f"suits small models; {fix}. Whether the draws suffice is then decided by the "
+        "diagnostics gate (R-hat, ESS, divergences), which names what failed."
+    )
+    warnings.warn(message, LongSamplingWarning, stacklevel=4)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,69 @@
+"""The sampling-time estimate said before a long Bayesian fit (models/bayes/_estimate.py)."""
+
+import warnings
+from types import SimpleNamespace
+
+import pytest
+
+from models.bayes import _estimate as est
+
+
+def fake_run(seconds, compile_seconds=0.0):
+    calls = []
+
+    def run_nuts(entry, **kw):
+        calls.append(kw)
+        return SimpleNamespace(seconds=seconds, compile_seconds=compile_seconds)
+
+    return run_nuts, calls
+
+
+def test_probe_time_is_scaled_to_the_run(monkeypatch):
+    monkeypatch.setattr(est.os, "cpu_count", lambda: 2)
+    run, calls = fake_run(seconds=24.0, compile_seconds=20.0)  # 4 s of sampling for 40 iterations
+    found = est.estimate_sampling(
+        None, run_nuts=run, sampler="nutpie", draws=10_000, tune=500, chains=2,
+        target_accept=0.9, seed=1,
+    )  # fmt: skip
+    assert calls[0]["draws"] == est.PROBE_DRAWS and calls[0]["tune"] == est.PROBE_TUNE
+    assert found.seconds_per_iteration == pytest.approx(0.1)
+    assert found.seconds == pytest.approx(0.1 * 10_500)  # two chains run side by side
+    # four chains on two cores take two rounds
+    found4 = est.estimate_sampling(
+        None, run_nuts=run, sampler="nutpie", draws=10_000, tune=500, chains=4,
+        target_accept=0.9, seed=1,
+    )  # fmt: skip
+    assert found4.seconds == pytest.approx(2 * 0.1 * 10_500)
+    assert found.draws_within(600.0, tune=500) == 5_500
+
+
+def test_a_long_run_is_announced_with_the_draws_that_shorten_it():
+    found = est.SamplingEstimate(
+        seconds_per_iteration=0.115, probe_iterations=40, iterations=10_500, rounds=1,
+        seconds=0.115 * 10_500,
+    )  # fmt: skip
+    with pytest.warns(est.LongSamplingWarning) as caught:
+        est.announce(found, draws=10_000, tune=500, chains=2)
+    text = str(caught[0].message)
+    assert "about 20 min" in text
+    assert "draws=4700 (command line: --draws 4700) would take about 10 min" in text
+    assert "diagnostics gate" in text
+
+
+def test_a_short_run_is_not_announced():
+    found = est.SamplingEstimate(0.01, 40, 10_500, 1, 105.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.announce(found, draws=10_000, tune=500, chains=2)
+
+
+def test_the_command_prints_the_estimate_at_once_and_records_the_rest(capsys):
+    from longitudinal.cli.fit import _announced_at_once
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with _announced_at_once():
+            warnings.warn("sampling is expected to take about 20 min", est.LongSamplingWarning)
+            assert "note: sampling is expected" in capsys.readouterr().err
+            warnings.warn("an ordinary warning", UserWarning)
+    assert [str(w.message) for w in caught] == ["an ordinary warning"]
