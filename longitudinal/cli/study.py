@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from _empathic_base.durations import duration_text
 from longitudinal._errors import InvalidParameterError, LongitudinalError
 from longitudinal._sizes import LEAN_MODEL_PARTICIPANTS
 from longitudinal.cli._common import (
@@ -239,14 +240,6 @@ def _count_lines(path: Path) -> int:
     return lines + (last != b"\n")
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 def _estimate(n_ratings: int, n_people: int, *, lean: bool) -> tuple[float, float, list]:
     """Estimated seconds, GB and (part, seconds) rows of a report of this size."""
     rows = []
@@ -264,8 +257,8 @@ def _estimate_text(n_ratings: int, n_people: int, *, lean: bool) -> tuple[str, b
     """Return the estimate, part by part, and whether it is over the limits."""
     seconds, gigabytes, rows = _estimate(n_ratings, n_people, lean=lean)
     over = seconds > LIMIT_MINUTES * 60 or gigabytes > LIMIT_GB
-    text = f"{_duration(seconds)} and {gigabytes:.1f} GB of memory; " + ", ".join(
-        f"{what} {_duration(part)}" for what, part in rows if part >= 0.5
+    text = f"{duration_text(seconds)} and {gigabytes:.1f} GB of memory; " + ", ".join(
+        f"{what} {duration_text(part)}" for what, part in rows if part >= 0.5
     )
     return text, over
 

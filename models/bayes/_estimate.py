@@ -18,6 +18,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from _empathic_base.durations import duration_text
 from models._errors import ModelsWarning
 
 PROBE_SIZE = 50_000_000
@@ -51,32 +52,15 @@ class SamplingEstimate:
         return max(0, int(seconds / per_iteration) - tune)
 
 
-def estimate_sampling(
-    entry: Any,
-    *,
-    run_nuts: Any,
-    sampler: str,
-    draws: int,
-    tune: int,
-    chains: int,
-    target_accept: float,
-    seed: int | None,
-) -> SamplingEstimate:
-    """Time a short probe of the run and scale it to the run's iterations.
+def estimate_sampling(probe: Any, *, draws: int, tune: int, chains: int) -> SamplingEstimate:
+    """Time a short run and scale it to the run's iterations.
 
-    Early tuning iterations take more steps than adapted ones (the step size is still small),
-    so the estimate leans long.
+    ``probe(draws, tune)`` samples the model as the run will (same sampler, chains, seed and
+    target acceptance) and returns its :class:`models._backends.samplers.SamplerRun`. Early
+    tuning iterations take more steps than adapted ones (the step size is still small), so the
+    estimate leans long.
     """
-    probe = run_nuts(
-        entry,
-        sampler=sampler,
-        draws=PROBE_DRAWS,
-        tune=PROBE_TUNE,
-        chains=chains,
-        target_accept=target_accept,
-        seed=seed,
-        progressbar=False,
-    )
+    probe = probe(PROBE_DRAWS, PROBE_TUNE)
     iterations = PROBE_TUNE + PROBE_DRAWS
     per_iteration = max(probe.seconds - probe.compile_seconds, 0.0) / iterations
     cores = max(1, min(chains, os.cpu_count() or 1))
@@ -100,24 +84,16 @@ def announce(estimate: SamplingEstimate, *, draws: int, tune: int, chains: int) 
         rounded = max(1, shorter // 100 * 100)
         fix = (
             f"draws={rounded} (command line: --draws {rounded}) would take about "
-            f"{_duration(estimate.seconds_per_iteration * estimate.rounds * (rounded + tune))}"
+            f"{duration_text(estimate.seconds_per_iteration * estimate.rounds * (rounded + tune))}"
         )
     else:
         fix = "even the tuning alone exceeds that limit: try fewer chains or a simpler model"
     message = (
-        f"sampling is expected to take about {_duration(estimate.seconds)} "
+        f"sampling is expected to take about {duration_text(estimate.seconds)} "
         f"({chains} chains x {draws + tune:,} iterations at {estimate.seconds_per_iteration:.3f} s "
         f"per iteration, measured on {estimate.probe_iterations} probe iterations; "
-        f"{_duration(per_thousand)} per 1,000 draws). The default of {draws:,} draws per chain "
+        f"{duration_text(per_thousand)} per 1,000 draws). The default of {draws:,} draws per chain "
         f"suits small models; {fix}. Whether the draws suffice is then decided by the "
         "diagnostics gate (R-hat, ESS, divergences), which names what failed."
     )
     warnings.warn(message, LongSamplingWarning, stacklevel=4)
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"

@@ -410,26 +410,24 @@ class BayesianMixedModel(_Predictions, _Summaries):
         size = opts["chains"] * (opts["draws"] + opts["tune"]) * inputs.n_obs
         if progress is None:
             progress = bool(sys.stderr.isatty()) and size >= 1_000_000
+        sampling = {
+            "sampler": opts["sampler"],
+            "chains": opts["chains"],
+            "target_accept": opts["target_accept"],
+            "seed": opts["seed"],
+        }
         if size >= PROBE_SIZE and opts["sampler"] == "nutpie":
-            sampling = {k: opts[k] for k in ("draws", "tune", "chains")}
             found = estimate_sampling(
-                entry,
-                run_nuts=run_nuts,
-                sampler=opts["sampler"],
-                target_accept=opts["target_accept"],
-                seed=opts["seed"],
-                **sampling,
+                lambda draws, tune: run_nuts(
+                    entry, draws=draws, tune=tune, progressbar=False, **sampling
+                ),
+                draws=opts["draws"],
+                tune=opts["tune"],
+                chains=opts["chains"],
             )
-            announce(found, **sampling)
+            announce(found, draws=opts["draws"], tune=opts["tune"], chains=opts["chains"])
         run = run_nuts(
-            entry,
-            sampler=opts["sampler"],
-            draws=opts["draws"],
-            tune=opts["tune"],
-            chains=opts["chains"],
-            target_accept=opts["target_accept"],
-            seed=opts["seed"],
-            progressbar=progress,
+            entry, draws=opts["draws"], tune=opts["tune"], progressbar=progress, **sampling
         )
         self._spec = spec
         self._design = design

@@ -21,18 +21,13 @@ def fake_run(seconds, compile_seconds=0.0):
 def test_probe_time_is_scaled_to_the_run(monkeypatch):
     monkeypatch.setattr(est.os, "cpu_count", lambda: 2)
     run, calls = fake_run(seconds=24.0, compile_seconds=20.0)  # 4 s of sampling for 40 iterations
-    found = est.estimate_sampling(
-        None, run_nuts=run, sampler="nutpie", draws=10_000, tune=500, chains=2,
-        target_accept=0.9, seed=1,
-    )  # fmt: skip
-    assert calls[0]["draws"] == est.PROBE_DRAWS and calls[0]["tune"] == est.PROBE_TUNE
+    probe = lambda draws, tune: run(None, draws=draws, tune=tune)  # noqa: E731
+    found = est.estimate_sampling(probe, draws=10_000, tune=500, chains=2)
+    assert calls[0] == {"draws": est.PROBE_DRAWS, "tune": est.PROBE_TUNE}
     assert found.seconds_per_iteration == pytest.approx(0.1)
     assert found.seconds == pytest.approx(0.1 * 10_500)  # two chains run side by side
     # four chains on two cores take two rounds
-    found4 = est.estimate_sampling(
-        None, run_nuts=run, sampler="nutpie", draws=10_000, tune=500, chains=4,
-        target_accept=0.9, seed=1,
-    )  # fmt: skip
+    found4 = est.estimate_sampling(probe, draws=10_000, tune=500, chains=4)
     assert found4.seconds == pytest.approx(2 * 0.1 * 10_500)
     assert found.draws_within(600.0, tune=500) == 5_500
 
@@ -63,7 +58,9 @@ def test_the_command_prints_the_estimate_at_once_and_records_the_rest(capsys):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with _announced_at_once():
-            warnings.warn("sampling is expected to take about 20 min", est.LongSamplingWarning)
-            assert "note: sampling is expected" in capsys.readouterr().err
-            warnings.warn("an ordinary warning", UserWarning)
+            warnings.warn(
+                "sampling is expected to take 20 min", est.LongSamplingWarning, stacklevel=2
+            )
+            assert "note: sampling is expected to take 20 min" in capsys.readouterr().err
+            warnings.warn("an ordinary warning", UserWarning, stacklevel=1)
     assert [str(w.message) for w in caught] == ["an ordinary warning"]
