@@ -277,6 +277,7 @@ def run_nuts(
     target_accept: float,
     seed: int | None,
     progressbar: bool,
+    save_warmup: bool = False,
 ) -> SamplerRun:
     """Sample ``model`` with NUTS and the chosen back end.
 
@@ -296,6 +297,8 @@ def run_nuts(
         not the model was compiled before.
     progressbar : bool
         Show the sampler's progress bar.
+    save_warmup : bool, default False
+        nutpie: keep the tuning iterations' statistics too (``warmup_sample_stats``).
 
     Returns
     -------
@@ -332,8 +335,11 @@ def run_nuts(
                 seed=seed,
                 target_accept=target_accept,
                 progress_bar=progressbar,
-                save_warmup=False,
+                save_warmup=save_warmup,
             )
+        if idata.posterior.sizes.get("draw", 0) < draws:
+            # nutpie returns what it has when interrupted (Ctrl-C, or the command's SIGTERM)
+            raise KeyboardInterrupt
         return SamplerRun(
             idata=idata,
             seconds=time.perf_counter() - start,

@@ -3,11 +3,13 @@
 The time of a NUTS run is the time of one iteration (one gradient of the log density times the
 leapfrog steps of its trajectory) times the iterations, and the steps are not known before the
 sampler has adapted: the study-sized model takes about 7 per iteration, a crossed model with a
-thousand levels about 30 (lme4's InstEval, 400 students and 1,037 lecturers). So a large fit
-first samples a short probe of :data:`PROBE_TUNE` tuning and :data:`PROBE_DRAWS` kept
-iterations per chain (with nutpie the compiled model is reused by the run that follows), and a
-run estimated at :data:`LONG_SECONDS` or more is announced by a :class:`LongSamplingWarning`
-that gives the estimate and the number of draws that would bring it under that limit.
+thousand levels about 30 (lme4's InstEval, 400 students and 1,037 lecturers), and the first
+tuning iterations many more. So a large fit first samples a short probe of :data:`PROBE_TUNE`
+tuning and :data:`PROBE_DRAWS` kept iterations per chain (with nutpie the compiled model is
+reused by the run that follows), measures the seconds per leapfrog step and the steps per
+adapted iteration; a run estimated at :data:`LONG_SECONDS` or more is announced by a
+:class:`LongSamplingWarning` that gives the estimate and the draws that would bring it under
+that limit.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from _empathic_base.durations import duration_text
 from models._errors import ModelsWarning
@@ -56,21 +60,31 @@ def estimate_sampling(probe: Any, *, draws: int, tune: int, chains: int) -> Samp
     """Time a short run and scale it to the run's iterations.
 
     ``probe(draws, tune)`` samples the model as the run will (same sampler, chains, seed and
-    target acceptance) and returns its :class:`models._backends.samplers.SamplerRun`. Early
-    tuning iterations take more steps than adapted ones (the step size is still small), so the
-    estimate leans long.
+    target acceptance), keeping the tuning statistics, and returns its
+    :class:`models._backends.samplers.SamplerRun`. The first tuning iterations take many more
+    leapfrog steps than adapted ones (the step size starts small), so the probe's time is
+    turned into seconds per step, and the run is estimated as the probe's tuning plus the
+    remaining iterations at the steps per iteration of the probe's kept draws.
     """
-    probe = probe(PROBE_DRAWS, PROBE_TUNE)
-    iterations = PROBE_TUNE + PROBE_DRAWS
-    per_iteration = max(probe.seconds - probe.compile_seconds, 0.0) / iterations
+    run = probe(PROBE_DRAWS, PROBE_TUNE)
+    seconds = max(run.seconds - run.compile_seconds, 0.0)
+    kept = np.asarray(run.idata.sample_stats["n_steps"], dtype=float)  # chains x draws
+    warm = np.asarray(run.idata.warmup_sample_stats["n_steps"], dtype=float)
+    # chains run side by side: the wall time follows the slowest chain's gradient count
+    steps = float(np.max(kept.sum(axis=1) + warm.sum(axis=1)))
+    per_step = seconds / steps if steps > 0 else 0.0
+    warm_seconds = per_step * float(np.max(warm.sum(axis=1)))
+    adapted = float(np.mean(kept))  # steps per iteration once the step size has settled
     cores = max(1, min(chains, os.cpu_count() or 1))
     rounds = math.ceil(chains / cores)
+    per_iteration = per_step * adapted
+    rest = max(tune - PROBE_TUNE, 0) + draws
     return SamplingEstimate(
         seconds_per_iteration=per_iteration,
-        probe_iterations=iterations,
+        probe_iterations=PROBE_TUNE + PROBE_DRAWS,
         iterations=draws + tune,
         rounds=rounds,
-        seconds=per_iteration * rounds * (draws + tune),
+        seconds=rounds * (warm_seconds + per_iteration * rest),
     )
 
 

@@ -419,7 +419,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         if size >= PROBE_SIZE and opts["sampler"] == "nutpie":
             found = estimate_sampling(
                 lambda draws, tune: run_nuts(
-                    entry, draws=draws, tune=tune, progressbar=False, **sampling
+                    entry, draws=draws, tune=tune, progressbar=False, save_warmup=True, **sampling
                 ),
                 draws=opts["draws"],
                 tune=opts["tune"],

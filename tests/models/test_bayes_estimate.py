@@ -3,33 +3,47 @@
 import warnings
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from models.bayes import _estimate as est
 
 
-def fake_run(seconds, compile_seconds=0.0):
+def fake_run(seconds, compile_seconds=0.0, *, warm_steps=100.0, kept_steps=20.0):
+    """A probe whose every tuning iteration took ``warm_steps`` leapfrog steps and every kept
+    draw ``kept_steps``, on two chains."""
+    import xarray as xr
+
     calls = []
+
+    def stats(n, steps):
+        return xr.Dataset({"n_steps": (("chain", "draw"), np.full((2, n), steps))})
 
     def run_nuts(entry, **kw):
         calls.append(kw)
-        return SimpleNamespace(seconds=seconds, compile_seconds=compile_seconds)
+        idata = SimpleNamespace(
+            sample_stats=stats(kw["draws"], kept_steps),
+            warmup_sample_stats=stats(kw["tune"], warm_steps),
+        )
+        return SimpleNamespace(seconds=seconds, compile_seconds=compile_seconds, idata=idata)
 
     return run_nuts, calls
 
 
 def test_probe_time_is_scaled_to_the_run(monkeypatch):
     monkeypatch.setattr(est.os, "cpu_count", lambda: 2)
-    run, calls = fake_run(seconds=24.0, compile_seconds=20.0)  # 4 s of sampling for 40 iterations
+    # 30 tuning iterations x 100 steps + 10 draws x 20 steps = 3,200 steps in 3.2 s of sampling
+    run, calls = fake_run(seconds=23.2, compile_seconds=20.0)
     probe = lambda draws, tune: run(None, draws=draws, tune=tune)  # noqa: E731
     found = est.estimate_sampling(probe, draws=10_000, tune=500, chains=2)
     assert calls[0] == {"draws": est.PROBE_DRAWS, "tune": est.PROBE_TUNE}
-    assert found.seconds_per_iteration == pytest.approx(0.1)
-    assert found.seconds == pytest.approx(0.1 * 10_500)  # two chains run side by side
+    assert found.seconds_per_iteration == pytest.approx(0.02)  # 20 steps at 1 ms
+    # the probe's tuning (3 s), then 470 + 10,000 iterations at 0.02 s; chains side by side
+    assert found.seconds == pytest.approx(3.0 + 0.02 * 10_470)
     # four chains on two cores take two rounds
     found4 = est.estimate_sampling(probe, draws=10_000, tune=500, chains=4)
-    assert found4.seconds == pytest.approx(2 * 0.1 * 10_500)
-    assert found.draws_within(600.0, tune=500) == 5_500
+    assert found4.seconds == pytest.approx(2 * (3.0 + 0.02 * 10_470))
+    assert found.draws_within(600.0, tune=500) == 29_500
 
 
 def test_a_long_run_is_announced_with_the_draws_that_shorten_it():
