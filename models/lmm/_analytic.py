@@ -42,12 +42,22 @@ DIRECT = 1e-3
 ``Lambda^-1`` (the rounding error of that route grows as the inverse square of the diagonal)."""
 
 SINGULAR_TOL = 1e-4
-"""A fit is singular where a diagonal of a relative covariance factor is below this
-(``models.lmm.model.SINGULAR_TOL``, repeated here so the evaluator needs no pandas)."""
+"""A fit is singular where a diagonal of a relative covariance factor is below this (lme4's
+rule; :class:`models.lmm.LinearMixedModel` reads it from here, a module without pandas)."""
 
-MAX_COLUMNS = 3000
-"""Largest number of random-effect columns the dense evaluator takes; above it a refit goes to
-mixedlm's sparse evaluator."""
+MAX_COLUMNS = 1500
+"""Most random-effect columns the dense evaluator takes (it holds a few q x q matrices)."""
+
+MAX_REST = 400
+"""Most columns left after the largest block is eliminated: the dense Schur complement, whose
+inverse each Newton step needs. A larger design is refitted by mixedlm's sparse evaluator."""
+
+
+def dense_enough(blocks: Any) -> bool:
+    """Whether a design (``(codes, Z)`` per block) suits the dense evaluator."""
+    sizes = [(int(np.max(codes)) + 1 if len(codes) else 0) * np.shape(Z)[1] for codes, Z in blocks]
+    q = sum(sizes)
+    return q <= MAX_COLUMNS and q - max(sizes, default=0) <= MAX_REST
 
 
 @dataclass(frozen=True)

@@ -398,19 +398,19 @@ class AnalyticRefit:
     @classmethod
     def build(cls, template: Any, null_template: Any, term: str, test: str) -> AnalyticRefit | None:
         """Return the refit of a template (and its null model); None for too large a design."""
-        from models.lmm._analytic import MAX_COLUMNS
+        from models.lmm._analytic import dense_enough
 
         models = [template] if null_template is None else [template, null_template]
         arrays = []
         for model in models:
             design = model.design_
-            q = sum(int(b.codes.max() + 1) * b.Z.shape[1] for b in design.random)
-            if q > MAX_COLUMNS:
+            blocks = [(np.asarray(b.codes), np.asarray(b.Z, dtype=float)) for b in design.random]
+            if not dense_enough(blocks):
                 return None
             arrays.append(
                 (
                     design.X.to_numpy(dtype=float),
-                    [(np.asarray(b.codes), np.asarray(b.Z, dtype=float)) for b in design.random],
+                    blocks,
                     bool(model.reml),
                     np.asarray(model.theta_, dtype=float),
                 )

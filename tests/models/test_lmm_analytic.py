@@ -146,3 +146,13 @@ def test_both_routes_agree_just_above_the_switch(fitted, monkeypatch):
     np.testing.assert_allclose(scaled.gradient, direct.gradient, atol=1e-7 * scale)
     np.testing.assert_allclose(scaled.hessian, direct.hessian, atol=1e-7 * scale)
     np.testing.assert_allclose(scaled.jacobian, direct.jacobian, rtol=1e-7, atol=1e-12)
+
+
+def test_large_designs_are_left_to_the_sparse_evaluator():
+    codes = np.arange(2000) % 1000
+    one = (codes, np.ones((2000, 1)))
+    assert analytic.dense_enough([one])  # one block of 1,000 levels: block diagonal
+    other = (np.arange(2000) % 600, np.ones((2000, 1)))
+    assert not analytic.dense_enough([one, other])  # 600 columns left dense
+    assert analytic.dense_enough([(np.arange(2000) % 300, np.ones((2000, 1))), one])
+    assert not analytic.dense_enough([(np.arange(4000) % 2000, np.ones((4000, 1)))])
