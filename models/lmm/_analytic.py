@@ -178,15 +178,41 @@ class _Factor:
 
     def dinv(self, B: np.ndarray) -> np.ndarray:
         """``D^-1 B`` for the eliminated block's diagonal part ``D``."""
-        if self.k_e == 1:
-            return self.Dinv[:, 0, 0][:, None] * B
-        n, k = self.n_e, self.k_e
-        Bt = B.reshape(k, n, B.shape[1])
-        out = np.zeros_like(Bt)
-        for i in range(k):
-            for j in range(k):
-                out[i] += self.Dinv[:, i, j][:, None] * Bt[j]
-        return out.reshape(B.shape)
+        return _per_level(self.Dinv, B)
+
+    def n_matrix(self) -> np.ndarray:
+        """``N = Z'V^-1 Z = Z'Z - Y'A^-1 Y`` with ``Y = Lambda'Z'Z``, exact at the boundary.
+
+        With ``A^-1 = diag(D^-1, 0) + [-W; I] S^-1 [-W; I]'`` this is
+        ``Z'Z - Y_e'D^-1 Y_e - Y~'S^-1 Y~`` with ``Y~ = Y_r - W'Y_e``. The eliminated block's
+        own part of ``Z'Z`` is block diagonal by level, so every product but the last is
+        small; the last costs ``q^2 r`` for ``r`` columns left after the elimination.
+        """
+        from scipy.linalg import lapack
+
+        model, q_e = self.model, self.q_e
+        Te = self.Ts[model.first]
+        C = model.C
+        Ybd = np.swapaxes(Te, 0, 1) @ model.D0  # per level, (Lambda_e' Z'Z)_ll
+        ee = np.swapaxes(Ybd, 1, 2) @ self.Dinv @ Ybd  # per level, Y_ee' D^-1 Y_ee
+        out = C.copy()
+        _subtract_per_level(out[:q_e, :q_e], ee)
+        if model.q > q_e:
+            Yer = model.left(C[:q_e, q_e:], self.Ts, rest=False)  # Lambda_e' Z'Z_er
+            DYer = self.dinv(Yer)
+            er = _per_level(np.swapaxes(Ybd, 1, 2), DYer)
+            out[:q_e, q_e:] -= er
+            out[q_e:, :q_e] -= er.T
+            out[q_e:, q_e:] -= Yer.T @ DYer
+            Yr = model.left(C[q_e:, :], self.Ts, rest=True)  # Lambda_r' Z'Z_r.
+            tilde = Yr.copy()
+            tilde[:, :q_e] -= _per_level(np.swapaxes(Ybd, 1, 2), self.W).T
+            tilde[:, q_e:] -= self.W.T @ Yer
+            Zs, info = lapack.dtrtrs(self.L, tilde, lower=1)
+            if info != 0:
+                raise np.linalg.LinAlgError("cannot solve with the Schur complement")
+            out -= Zs.T @ Zs
+        return out
 
     def solve(self, B: np.ndarray) -> np.ndarray:
         """``A^-1 B`` for a matrix ``B`` of the layout's rows."""
@@ -278,7 +304,7 @@ class _ThetaPart:
             inverses = [np.linalg.inv(T) for T in Ts]
         else:
             F = model.Zx - f.CL @ self.AiUx
-            N = model.C - f.CL @ f.solve(np.ascontiguousarray(f.CL.T))
+            N = f.n_matrix()
         M = N - (F @ self.Cb) @ F.T
         logdet_mat = M if model.reml else N
         g1 = []  # per block: dG_k (or E_k) of its entries, (K_b, k, k)
@@ -483,6 +509,28 @@ class ProfiledDeviance:
         return ev
 
 
+def _per_level(blocks: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``Bd B`` for a block diagonal ``Bd`` given per level (``n x k x k``, term-major rows)."""
+    n, k, _ = blocks.shape
+    if k == 1:
+        return blocks[:, 0, 0][:, None] * B
+    Bt = B.reshape(k, n, B.shape[1])
+    out = np.zeros_like(Bt)
+    for i in range(k):
+        for j in range(k):
+            out[i] += blocks[:, i, j][:, None] * Bt[j]
+    return out.reshape(B.shape)
+
+
+def _subtract_per_level(target: np.ndarray, blocks: np.ndarray) -> None:
+    """Subtract a block diagonal given per level (``n x k x k``) from a term-major square."""
+    n, k, _ = blocks.shape
+    at = np.arange(n)
+    for i in range(k):
+        for j in range(k):
+            target[i * n + at, j * n + at] -= blocks[:, i, j]
+
+
 def _diagonal_sum(M: np.ndarray, b: _Block) -> np.ndarray:
     """``sum_l M_ll`` over the levels of a block (``k x k``)."""
     S = np.empty((b.k, b.k))
@@ -563,7 +611,7 @@ def newton(
             g, H = ev.gradient, ev.hessian
             if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
                 return None
-            step = _newton_step(g, H)
+            step = _newton_step(g, H, ev.theta)
             scale = 1.0 + np.abs(ev.theta)
             if np.all(np.abs(step) <= STEP_TOL * scale):
                 return _final(model, ev)
@@ -607,17 +655,36 @@ def varpar_covariance(ev: Evaluation, *, tol: float = 1e-8) -> Any:
     )
 
 
-def _newton_step(g: np.ndarray, H: np.ndarray) -> np.ndarray:
-    """``-H^-1 g``, with ``H`` made positive definite through its eigenvalues where it is not."""
+TRUST = 0.25
+"""Largest change of any entry of ``theta`` in one Newton step (relative to ``1 + |theta|``).
+Where the Hessian is not positive definite (near a variance's boundary, or far from the
+minimum) a step along a direction of negative or small curvature goes this far downhill."""
+
+
+def _newton_step(g: np.ndarray, H: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Newton's step ``-H^-1 g`` where ``H`` is safely positive definite, else a trust step.
+
+    The trust step takes Newton's step along every eigenvector of ``H`` whose eigenvalue is
+    clearly positive, and :data:`TRUST` downhill along the others; the whole step is then
+    shortened to :data:`TRUST` if any entry would move further.
+    """
+    radius = TRUST * (1.0 + np.abs(theta))
     try:
         L = np.linalg.cholesky(H)
     except np.linalg.LinAlgError:
         L = None
     if L is not None and np.min(np.diag(L)) > 1e-4 * np.sqrt(np.max(np.diag(H))):
-        return -np.linalg.solve(H, g)
-    vals, vecs = np.linalg.eigh(H)
-    floor = 1e-8 * max(1.0, float(np.max(np.abs(vals))))
-    return -vecs @ ((vecs.T @ g) / np.maximum(np.abs(vals), floor))
+        step = -np.linalg.solve(H, g)
+    else:
+        vals, vecs = np.linalg.eigh(H)
+        along = vecs.T @ g
+        floor = 1e-3 * max(1.0, float(np.max(np.abs(vals))))
+        clear = vals > floor
+        coef = np.where(clear, -along / np.where(clear, vals, 1.0), -np.sign(along))
+        coef[~clear] *= float(np.min(radius))
+        step = vecs @ coef
+    longest = float(np.max(np.abs(step) / radius))
+    return step / longest if longest > 1.0 else step
 
 
 def _final(model: ProfiledDeviance, ev: Evaluation) -> Evaluation:
