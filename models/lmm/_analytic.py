@@ -23,11 +23,12 @@ of block ``b``, filled column-major from ``theta``. With ``G = Lambda Lambda'``,
 Everything is computed from ``Z'Z``, ``Z'X``, ``X'X`` (fixed by the design) and ``Z'y``, ``X'y``,
 ``y'y`` (one product per response). ``A`` is factored by eliminating its largest block, whose
 part of ``A`` is block diagonal by level, and a dense Cholesky factor of the Schur complement on
-the rest; ``N`` is read from ``A^-1`` as ``Lambda'^-1 (I - A^-1) Lambda^-1`` while every diagonal
-of ``T`` is at least :data:`DIRECT`, and as ``Z'Z - Z'Z Lambda A^-1 Lambda' Z'Z`` (slower, exact
-at the boundary) below it. The deviance is even in each column of every ``T``, so it is minimized
-without bounds and the signs are made positive at the end: a variance at zero is then an
-ordinary minimum, reached by Newton's method without a second optimizer.
+the rest. While every diagonal of ``T`` is at least :data:`DIRECT` the derivatives are taken in
+the space scaled by ``Lambda``, where ``Lambda' N Lambda = I - A^-1``; below it, in the original
+space with ``N = Z'Z - Z'Z Lambda A^-1 Lambda' Z'Z`` (from the Schur blocks; exact at the
+boundary). The deviance is even in each column of every ``T``, so :func:`newton` minimizes it
+without bounds and makes the signs positive at the end: a variance at zero is then an ordinary
+minimum, reached by Newton's method without a second optimizer.
 """
 
 from __future__ import annotations
