@@ -106,20 +106,23 @@ class LmmPowerJob:
 
         state = dict(self.__dict__)
         state.pop("_fast", None)  # native objects: rebuilt where the job runs
-        analytic = state.pop("_analytic", False)
-        if analytic is False:
-            analytic = AnalyticRefit.build(self.template, self.null_template, self.term, self.test)
-        state["_analytic_state"] = None if analytic is None else analytic.inputs()
+        state.pop("_analytic", None)
+        inputs = state.pop("_analytic_inputs", False)
+        if inputs is False:
+            inputs = AnalyticRefit.inputs_from(
+                self.template, self.null_template, self.term, self.test
+            )
+        state["_analytic_inputs"] = inputs
         for name in ("template", "null_template"):
             if name in state:
                 state[f"_{name}_bytes"] = pickle.dumps(state.pop(name), pickle.HIGHEST_PROTOCOL)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        inputs = state.pop("_analytic_state", None)
+        # the evaluator is built on first use, inside the batch, where BLAS is held to one
+        # thread: a product taken threaded can differ in its last bits, and every simulation
+        # would then differ from the same simulation run in this process
         self.__dict__.update(state)
-        if inputs is not None:
-            self.__dict__["_analytic"] = AnalyticRefit.from_inputs(*inputs)
 
     def __getattr__(self, name: str) -> Any:
         # the templates of an unpickled job, loaded on first use (a fallback refit)
@@ -146,9 +149,13 @@ class LmmPowerJob:
         y = self.response(i)
         analytic = self.__dict__.get("_analytic", False)
         if analytic is False:
-            analytic = self.__dict__["_analytic"] = AnalyticRefit.build(
-                self.template, self.null_template, self.term, self.test
-            )
+            inputs = self.__dict__.get("_analytic_inputs", False)
+            if inputs is False:
+                inputs = AnalyticRefit.inputs_from(
+                    self.template, self.null_template, self.term, self.test
+                )
+            analytic = None if inputs is None else AnalyticRefit.from_inputs(*inputs)
+            self.__dict__["_analytic"] = analytic
         if analytic is not None:
             outcome = analytic.test(i, y)
             if outcome is not None:
@@ -395,9 +402,12 @@ class AnalyticRefit:
     def __init__(self, full: Any, null: Any, j: int, test: str) -> None:
         self.full, self.null, self.j, self.test_name = full, null, j, test
 
-    @classmethod
-    def build(cls, template: Any, null_template: Any, term: str, test: str) -> AnalyticRefit | None:
-        """Return the refit of a template (and its null model); None for too large a design."""
+    @staticmethod
+    def inputs_from(template: Any, null_template: Any, term: str, test: str) -> tuple | None:
+        """Return the plain arrays of :meth:`from_inputs`; None for too large a design.
+
+        Per model ``(X, blocks, reml, theta)``, then the term's column and the test.
+        """
         from models.lmm._analytic import dense_enough
 
         models = [template] if null_template is None else [template, null_template]
@@ -416,19 +426,13 @@ class AnalyticRefit:
                 )
             )
         j = [str(c) for c in template.design_.X.columns].index(term)
-        return cls.from_inputs(arrays, j, test)
+        return arrays, j, test
 
     @classmethod
     def from_inputs(cls, arrays: list, j: int, test: str) -> AnalyticRefit:
-        """Build from :meth:`inputs` (what a pickled job carries)."""
+        """Build the evaluators from :meth:`inputs_from`'s arrays."""
         made = [_Profiled(*a) for a in arrays]
-        out = cls(made[0], made[1] if len(made) > 1 else None, j, test)
-        out._arrays = arrays
-        return out
-
-    def inputs(self) -> tuple[list, int, str]:
-        """Plain arrays to rebuild this refit elsewhere: per model ``(X, blocks, reml, theta)``."""
-        return self._arrays, self.j, self.test_name
+        return cls(made[0], made[1] if len(made) > 1 else None, j, test)
 
     def test(self, i: int, y: np.ndarray) -> Outcome | None:
         """The outcome of simulation ``i`` with response ``y``; None when a refit is needed."""

@@ -128,6 +128,14 @@ def batches(n_sims: Sequence[int], size: int) -> list[tuple[int, int, int]]:
 
 
 def _blas_one_thread() -> Any:
+    """Hold every BLAS to one thread: NumPy's and SciPy's (each wheel ships its own OpenBLAS).
+
+    SciPy's linear algebra is imported first, because a limit reaches only the libraries
+    loaded when it is set; a BLAS loaded later would run threaded, and its results can differ
+    in the last bits from the single-threaded ones, so a simulation would no longer give the
+    same numbers on a worker as in this process.
+    """
+    import scipy.linalg  # noqa: F401  (loads SciPy's BLAS before the limit is set)
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=1, user_api="blas")
@@ -146,9 +154,9 @@ _WORKER_JOBS: list[Any] = []
 def _init_worker(payload: bytes) -> None:
     for name in _BLAS_ENV:
         os.environ[name] = "1"
+    _blas_one_thread()  # a process-wide limit, set before anything computes
     global _WORKER_JOBS
     _WORKER_JOBS = pickle.loads(payload)
-    _blas_one_thread()  # a process-wide limit; the returned object is not needed
 
 
 def _process_batch(batch: tuple[int, int, int]) -> tuple[tuple[int, int, int], list[Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -578,3 +579,40 @@ def test_a_worker_unpickles_a_job_without_pandas_scipy_stats_or_mixedlm(tmp_path
     assert loaded == "[]"
     slow, fast = map(float, p_values.split())
     assert fast == pytest.approx(slow, rel=1e-5)
+
+
+def test_a_worker_whose_script_imported_numpy_first_gives_the_same_numbers(
+    study_design, tmp_path, monkeypatch
+):
+    """BLAS is held to one thread before a worker computes anything: a worker whose main
+    script imported NumPy before the limit (BLAS threaded) gives this process's numbers."""
+    import pickle
+    import subprocess
+
+    import models.power._runners as runners
+
+    captured = {}
+    real = runners.run
+
+    def capture(jobs, **kw):
+        captured["jobs"] = list(jobs)
+        return real(jobs, **kw)
+
+    monkeypatch.setattr(runners, "run", capture)
+    here = simulate_power(
+        study_design, effect={"trait": 0.0}, n_participants=[40], n_sims=8, seed=6,
+        progress=False,
+    )  # fmt: skip
+    path = tmp_path / "jobs.pkl"
+    path.write_bytes(pickle.dumps(captured["jobs"]))
+    code = (
+        "import numpy, pickle, sys; from models.power._runners import _init_worker, "
+        "_process_batch; _init_worker(open(sys.argv[1], 'rb').read()); "
+        "print(repr([o.p_value for o in _process_batch((0, 0, 8))[1]]))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
+        env=env,
+    )  # fmt: skip
+    assert done.stdout.strip() == repr(here.simulations["p_value"].tolist())
