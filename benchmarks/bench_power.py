@@ -53,11 +53,8 @@ import textwrap
 import time
 from pathlib import Path
 
-import pandas as pd
-
-from models.lmm import LinearMixedModel
-from models.ordinal import OrdinalMixedModel
-from models.power import read_design, simulate_power
+# The package and pandas are imported inside the functions: the process workers are spawned,
+# and each imports this script again before its first task, as it would a user's script.
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
@@ -111,6 +108,11 @@ def demo_case(args: argparse.Namespace) -> None:
 
 def study_case(args: argparse.Namespace) -> None:
     """The linear study-sized pilot on every back end, beside the committed lme4 loop."""
+    import pandas as pd
+
+    from models.lmm import LinearMixedModel
+    from models.power import simulate_power
+
     data = pd.read_csv(DATA / "study_sized.csv")
     pilot = LinearMixedModel(FORMULA).fit(data)
     options = {
@@ -169,6 +171,7 @@ def worker_startup(pilot, options: dict) -> float:
     import tempfile
 
     import models.power._runners as runners
+    from models.power import simulate_power
 
     captured = {}
     real = runners.run
@@ -192,6 +195,8 @@ def worker_startup(pilot, options: dict) -> float:
 
 
 def _timed(model_or_design, **kw) -> tuple[float, object]:
+    from models.power import simulate_power
+
     start = time.perf_counter()
     result = simulate_power(model_or_design, progress=False, **kw)
     return time.perf_counter() - start, result
@@ -199,6 +204,10 @@ def _timed(model_or_design, **kw) -> tuple[float, object]:
 
 def ordinal_case(args: argparse.Namespace) -> None:
     """The ordinal pilot, serial and on local processes, beside the committed clmm loop."""
+    import pandas as pd
+
+    from models.ordinal import OrdinalMixedModel
+
     data = pd.read_csv(DATA / "study_sized.csv")
     data["rating"] = data["empathy"].round().clip(1, 5)
     pilot = OrdinalMixedModel("rating ~ trait + week + (1 + week | participant) + (1 | story)").fit(
@@ -274,6 +283,8 @@ MCPOWER = textwrap.dedent(
 
 def design_case(args: argparse.Namespace) -> None:
     """A gaussian design, ours (serial, processes) beside mcpower when it is given."""
+    from models.power import read_design
+
     design = read_design(DESIGN)
     options = {"effect": {"trait": 0.2}, "n_sims": args.sims, "seed": args.seed}
     serial, result = _timed(design, **options)

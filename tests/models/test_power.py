@@ -547,12 +547,8 @@ def test_a_non_converged_ordinal_fit_reports_its_failing_criterion(monkeypatch):
     assert any("max|grad|" in str(w.message) for w in caught)
 
 
-def test_a_worker_unpickles_a_job_without_pandas_scipy_stats_or_mixedlm(tmp_path, monkeypatch):
-    """A process worker starts with NumPy and SciPy's linear algebra; the fitted template is
-    unpickled only for a fallback refit, and then gives the same outcome."""
-    import pickle
-    import subprocess
-
+def capture_jobs(monkeypatch) -> dict:
+    """Keep the jobs that simulate_power hands to its runner (``captured["jobs"]``)."""
     import models.power._runners as runners
 
     captured = {}
@@ -563,6 +559,16 @@ def test_a_worker_unpickles_a_job_without_pandas_scipy_stats_or_mixedlm(tmp_path
         return real(jobs, **kw)
 
     monkeypatch.setattr(runners, "run", capture)
+    return captured
+
+
+def test_a_worker_unpickles_a_job_without_pandas_scipy_stats_or_mixedlm(tmp_path, monkeypatch):
+    """A process worker starts with NumPy and SciPy's linear algebra; the fitted template is
+    unpickled only for a fallback refit, and then gives the same outcome."""
+    import pickle
+    import subprocess
+
+    captured = capture_jobs(monkeypatch)
     simulate_power(paired(), effect={"condition": 0.5}, n_participants=[10], n_sims=3, seed=4)
     path = tmp_path / "jobs.pkl"
     path.write_bytes(pickle.dumps(captured["jobs"]))
@@ -589,16 +595,7 @@ def test_a_worker_whose_script_imported_numpy_first_gives_the_same_numbers(
     import pickle
     import subprocess
 
-    import models.power._runners as runners
-
-    captured = {}
-    real = runners.run
-
-    def capture(jobs, **kw):
-        captured["jobs"] = list(jobs)
-        return real(jobs, **kw)
-
-    monkeypatch.setattr(runners, "run", capture)
+    captured = capture_jobs(monkeypatch)
     here = simulate_power(
         study_design, effect={"trait": 0.0}, n_participants=[40], n_sims=8, seed=6,
         progress=False,
