@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from models.lmm._satterthwaite import varpar_information
+
 DIRECT = 1e-3
 """Smallest diagonal of a relative covariance factor for which ``N`` is read through
 ``Lambda^-1`` (the rounding error of that route grows as the inverse square of the diagonal)."""
@@ -124,8 +126,7 @@ class Evaluation:
     cov_unscaled: np.ndarray  # (X'V^-1 X)^-1
     gradient: np.ndarray | None = None  # of the profiled deviance
     hessian: np.ndarray | None = None  # of the profiled deviance
-    varpar_hessian: np.ndarray | None = None  # of the deviance in (theta, sigma)
-    jacobian: np.ndarray | None = None  # d Cov(beta) / d (theta, sigma)
+    varpar: Any = None  # lmerTest's VarparCovariance: Hessian in (theta, sigma), d Cov(beta)
 
 
 class _Factor:
@@ -197,7 +198,7 @@ class _Factor:
         Ybd = np.swapaxes(Te, 0, 1) @ model.D0  # per level, (Lambda_e' Z'Z)_ll
         ee = np.swapaxes(Ybd, 1, 2) @ self.Dinv @ Ybd  # per level, Y_ee' D^-1 Y_ee
         out = C.copy()
-        _subtract_per_level(out[:q_e, :q_e], ee)
+        _add_per_level(out[:q_e, :q_e], -ee)
         if model.q > q_e:
             Yer = model.left(C[:q_e, q_e:], self.Ts, rest=False)  # Lambda_e' Z'Z_er
             DYer = self.dinv(Yer)
@@ -232,13 +233,10 @@ class _Factor:
         """``A^-1`` whole."""
         from scipy.linalg import lapack
 
-        q_e, n = self.q_e, self.n_e
+        q_e = self.q_e
         q = q_e + self.L.shape[0]
         out = np.zeros((q, q))
-        at = np.arange(n)
-        for i in range(self.k_e):
-            for j in range(self.k_e):
-                out[i * n + at, j * n + at] = self.Dinv[:, i, j]
+        _add_per_level(out, self.Dinv)
         if self.L.size:
             Linv, info = lapack.dtrtri(self.L, lower=1)
             if info != 0:
@@ -496,17 +494,16 @@ class ProfiledDeviance:
             return ev
         r2_2 += 2.0 * (a.T @ (M @ a))
         ev.hessian = L2 + nu * (r2_2 / r2 - np.outer(r2_1, r2_1) / r2**2)
-        # the deviance in (theta, sigma), sigma not profiled: lmerTest's Hessian
-        s2 = sigma**2
-        H = np.empty((K + 1, K + 1))
-        H[:K, :K] = L2 + r2_2 / s2
-        H[:K, K] = H[K, :K] = -2.0 * r2_1 / sigma**3
-        H[K, K] = 6.0 * r2 / sigma**4 - 2.0 * nu / s2
-        ev.varpar_hessian = H
-        jac = np.empty((K + 1, p, p))
-        jac[:K] = s2 * J
-        jac[K] = 2.0 * sigma * part.Cb
-        ev.jacobian = jac
+        # lmerTest's Hessian in (theta, sigma), sigma not profiled, and d Cov(beta)
+        ev.varpar = varpar_information(
+            theta_hessian=L2 + r2_2 / sigma**2,
+            r2_gradient=r2_1,
+            r2=r2,
+            sigma=sigma,
+            nu=nu,
+            cov_unscaled=part.Cb,
+            cov_unscaled_gradient=J,
+        )
         return ev
 
 
@@ -523,13 +520,13 @@ def _per_level(blocks: np.ndarray, B: np.ndarray) -> np.ndarray:
     return out.reshape(B.shape)
 
 
-def _subtract_per_level(target: np.ndarray, blocks: np.ndarray) -> None:
-    """Subtract a block diagonal given per level (``n x k x k``) from a term-major square."""
+def _add_per_level(target: np.ndarray, blocks: np.ndarray) -> None:
+    """Add a block diagonal given per level (``n x k x k``) to a term-major square."""
     n, k, _ = blocks.shape
     at = np.arange(n)
     for i in range(k):
         for j in range(k):
-            target[i * n + at, j * n + at] -= blocks[:, i, j]
+            target[i * n + at, j * n + at] += blocks[:, i, j]
 
 
 def _diagonal_sum(M: np.ndarray, b: _Block) -> np.ndarray:
@@ -632,28 +629,6 @@ def newton(
     except np.linalg.LinAlgError:
         return None
     return None
-
-
-def varpar_covariance(ev: Evaluation, *, tol: float = 1e-8) -> Any:
-    """Return lmerTest's covariance of the variance parameters from the exact Hessian.
-
-    Returns :class:`models.lmm._satterthwaite.VarparCovariance` (``2 H^+`` over the
-    eigenvalues above ``tol``, as :func:`models.lmm._satterthwaite.varpar_covariance`).
-    """
-    from models.lmm._satterthwaite import VarparCovariance
-
-    H = ev.varpar_hessian
-    evals, evecs = np.linalg.eigh(H)
-    pos = evals > tol
-    inv = (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
-    return VarparCovariance(
-        cov_beta=ev.sigma**2 * ev.cov_unscaled,
-        jacobian=ev.jacobian,
-        hessian=H,
-        vcov_varpar=2.0 * inv,
-        negative_eigenvalues=evals[evals < -tol],
-        zero_eigenvalues=evals[np.abs(evals) <= tol],
-    )
 
 
 TRUST = 0.25

@@ -114,22 +114,55 @@ def varpar_covariance(
     F = components
 
     F0, grad, hess = richardson(F, theta, d=0.01, r=2)
-    k = theta.size
     s2 = sigma**2
-    r2 = F0[1]
-    Cinv = F0[3:].reshape(p, p)
+    theta_hessian = hess[:, :, 0] + hess[:, :, 1] / s2 + (hess[:, :, 2] if reml else 0.0)
+    nu = n - (p if reml else 0)
+    return varpar_information(
+        theta_hessian=theta_hessian,
+        r2_gradient=grad[:, 1],
+        r2=F0[1],
+        sigma=sigma,
+        nu=nu,
+        cov_unscaled=F0[3:].reshape(p, p),
+        cov_unscaled_gradient=grad[:, 3:].reshape(theta.size, p, p),
+        tol=tol,
+    )
+
+
+def varpar_information(
+    *,
+    theta_hessian: np.ndarray,
+    r2_gradient: np.ndarray,
+    r2: float,
+    sigma: float,
+    nu: int,
+    cov_unscaled: np.ndarray,
+    cov_unscaled_gradient: np.ndarray,
+    tol: float = 1e-8,
+) -> VarparCovariance:
+    """Build lmerTest's quantities in ``(theta, sigma)`` from derivatives in ``theta`` alone.
+
+    ``theta_hessian`` is the Hessian in ``theta`` of the deviance at fixed ``sigma``; ``r2`` and
+    ``r2_gradient`` the penalized residual sum of squares and its gradient; ``nu`` is ``n - p``
+    (REML) or ``n`` (ML); ``cov_unscaled`` is ``(X'V^-1 X)^-1`` with its gradient in ``theta``
+    (``k x p x p``). The ``sigma`` row and column are analytic; ``2 H^+`` keeps the eigenvalues
+    above ``tol``.
+    """
+    k = theta_hessian.shape[0]
+    p = cov_unscaled.shape[0]
+    s2 = sigma**2
     H = np.zeros((k + 1, k + 1))
-    H[:k, :k] = hess[:, :, 0] + hess[:, :, 1] / s2 + (hess[:, :, 2] if reml else 0.0)
-    H[:k, k] = H[k, :k] = -2.0 * grad[:, 1] / sigma**3
-    H[k, k] = 6.0 * r2 / sigma**4 - 2.0 * (n - (p if reml else 0)) / s2
+    H[:k, :k] = theta_hessian
+    H[:k, k] = H[k, :k] = -2.0 * r2_gradient / sigma**3
+    H[k, k] = 6.0 * r2 / sigma**4 - 2.0 * nu / s2
     J = np.zeros((k + 1, p, p))
-    J[:k] = s2 * grad[:, 3:].reshape(k, p, p)
-    J[k] = 2.0 * sigma * Cinv
+    J[:k] = s2 * cov_unscaled_gradient
+    J[k] = 2.0 * sigma * cov_unscaled
     evals, evecs = np.linalg.eigh(H)
     pos = evals > tol
     inv = (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
     return VarparCovariance(
-        cov_beta=s2 * Cinv,
+        cov_beta=s2 * cov_unscaled,
         jacobian=J,
         hessian=H,
         vcov_varpar=2.0 * inv,

@@ -36,6 +36,7 @@ from models._errors import (
 from models._varcorr import random_tables, singular_description
 from models._version import __version__
 from models.formula import Design, build_design, parse_formula
+from models.lmm._analytic import SINGULAR_TOL
 from models.lmm._kenward_roger import MAX_KR_OBS, kenward_roger
 from models.lmm._lrt import LikelihoodRatioTest, likelihood_ratio
 from models.lmm._predict import _Predictions
@@ -43,8 +44,6 @@ from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
 from models.lmm._summary import DICT_KEYS, MixedModelSummary, _Summaries
 
 __all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
-
-from models.lmm._analytic import SINGULAR_TOL  # noqa: E402  (one definition, light module)
 
 DDF_METHODS = ("satterthwaite", "kenward-roger")
 """Denominator degrees of freedom of the fixed-effect t tests."""

@@ -452,12 +452,11 @@ class AnalyticRefit:
             if self.test_name == "wald":
                 p_value = float(2.0 * special.ndtr(-abs(z)))
             else:
-                from models.lmm._analytic import varpar_covariance
                 from models.lmm._satterthwaite import satterthwaite_df
 
                 contrast = np.zeros((1, ev.beta.size))
                 contrast[0, j] = 1.0
-                df = float(satterthwaite_df(varpar_covariance(ev), contrast)[0])
+                df = float(satterthwaite_df(ev.varpar, contrast)[0])
                 p_value = float(2.0 * special.stdtr(df, -abs(z)))
         if not math.isfinite(p_value):
             return None

@@ -78,3 +78,31 @@ def test_the_command_prints_the_estimate_at_once_and_records_the_rest(capsys):
             assert "note: sampling is expected to take 20 min" in capsys.readouterr().err
             warnings.warn("an ordinary warning", UserWarning, stacklevel=1)
     assert [str(w.message) for w in caught] == ["an ordinary warning"]
+
+
+def test_an_interrupted_nutpie_run_is_an_interruption(monkeypatch):
+    """nutpie returns the draws it has when interrupted; the fit raises KeyboardInterrupt
+    (the command then says "interrupted; nothing was written") instead of summarising none."""
+    import xarray as xr
+
+    pytest.importorskip("nutpie")
+    import nutpie
+
+    from models._backends import samplers
+
+    partial = SimpleNamespace(posterior=xr.Dataset({"b": (("chain", "draw"), np.zeros((2, 3)))}))
+    monkeypatch.setattr(samplers.CachedModel, "nutpie_model", lambda self: (object(), 0.0))
+    monkeypatch.setattr(nutpie, "sample", lambda *a, **kw: partial)
+    model = samplers.CachedModel(key=(), model=None)
+    with pytest.raises(KeyboardInterrupt):
+        samplers.run_nuts(
+            model, sampler="nutpie", draws=10, tune=5, chains=2, target_accept=0.9, seed=1,
+            progressbar=False,
+        )  # fmt: skip
+    full = SimpleNamespace(posterior=xr.Dataset({"b": (("chain", "draw"), np.zeros((2, 10)))}))
+    monkeypatch.setattr(nutpie, "sample", lambda *a, **kw: full)
+    run = samplers.run_nuts(
+        model, sampler="nutpie", draws=10, tune=5, chains=2, target_accept=0.9, seed=1,
+        progressbar=False,
+    )  # fmt: skip
+    assert run.idata is full

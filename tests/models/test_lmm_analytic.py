@@ -65,7 +65,7 @@ def test_satterthwaite_df_equal_lmertest_at_lme4s_theta(case, fitted):
     criterion = ref["reml_criterion"] if model.reml else ref["deviance"]
     assert ev.deviance == pytest.approx(criterion, rel=1e-10)
     assert ev.sigma == pytest.approx(ref["sigma"], rel=1e-9)
-    df = satterthwaite_df(analytic.varpar_covariance(ev), np.eye(ev.beta.size))
+    df = satterthwaite_df(ev.varpar, np.eye(ev.beta.size))
     names = [str(c) for c in model.design_.X.columns]
     want = dict(zip(map(r_term, ref["fixed"]["term"]), ref["fixed"]["df"], strict=True))
     np.testing.assert_allclose(df, [want[n] for n in names], rtol=1e-6)
@@ -91,8 +91,8 @@ def test_gradient_and_hessian_equal_finite_differences(case, shift, fitted, monk
     monkeypatch.setattr(analytic, "DIRECT", np.inf)
     other = evaluator(model).evaluate(theta, suff)
     np.testing.assert_allclose(other.hessian, ev.hessian, rtol=1e-9, atol=1e-9 * scale)
-    np.testing.assert_allclose(other.varpar_hessian, ev.varpar_hessian, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(other.jacobian, ev.jacobian, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(other.varpar.hessian, ev.varpar.hessian, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(other.varpar.jacobian, ev.varpar.jacobian, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -145,7 +145,9 @@ def test_both_routes_agree_just_above_the_switch(fitted, monkeypatch):
     scale = float(np.max(np.abs(direct.hessian)))
     np.testing.assert_allclose(scaled.gradient, direct.gradient, atol=1e-7 * scale)
     np.testing.assert_allclose(scaled.hessian, direct.hessian, atol=1e-7 * scale)
-    np.testing.assert_allclose(scaled.jacobian, direct.jacobian, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(
+        scaled.varpar.jacobian, direct.varpar.jacobian, rtol=1e-7, atol=1e-12
+    )
 
 
 def test_large_designs_are_left_to_the_sparse_evaluator():

@@ -547,8 +547,11 @@ def test_a_non_converged_ordinal_fit_reports_its_failing_criterion(monkeypatch):
     assert any("max|grad|" in str(w.message) for w in caught)
 
 
-def capture_jobs(monkeypatch) -> dict:
-    """Keep the jobs that simulate_power hands to its runner (``captured["jobs"]``)."""
+def pickled_jobs(monkeypatch, path, *args, **kwargs):
+    """Run ``simulate_power(*args, **kwargs)``, write the jobs it handed to its runner to
+    ``path`` (as a process worker receives them) and return its result."""
+    import pickle
+
     import models.power._runners as runners
 
     captured = {}
@@ -559,19 +562,21 @@ def capture_jobs(monkeypatch) -> dict:
         return real(jobs, **kw)
 
     monkeypatch.setattr(runners, "run", capture)
-    return captured
+    result = simulate_power(*args, **kwargs)
+    path.write_bytes(pickle.dumps(captured["jobs"]))
+    return result
 
 
 def test_a_worker_unpickles_a_job_without_pandas_scipy_stats_or_mixedlm(tmp_path, monkeypatch):
     """A process worker starts with NumPy and SciPy's linear algebra; the fitted template is
     unpickled only for a fallback refit, and then gives the same outcome."""
-    import pickle
     import subprocess
 
-    captured = capture_jobs(monkeypatch)
-    simulate_power(paired(), effect={"condition": 0.5}, n_participants=[10], n_sims=3, seed=4)
     path = tmp_path / "jobs.pkl"
-    path.write_bytes(pickle.dumps(captured["jobs"]))
+    pickled_jobs(
+        monkeypatch, path, paired(), effect={"condition": 0.5}, n_participants=[10], n_sims=3,
+        seed=4,
+    )  # fmt: skip
     code = (
         "import pickle, sys; jobs = pickle.loads(open(sys.argv[1], 'rb').read()); "
         "out = jobs[0].run(0, 3); "
@@ -592,16 +597,13 @@ def test_a_worker_whose_script_imported_numpy_first_gives_the_same_numbers(
 ):
     """BLAS is held to one thread before a worker computes anything: a worker whose main
     script imported NumPy before the limit (BLAS threaded) gives this process's numbers."""
-    import pickle
     import subprocess
 
-    captured = capture_jobs(monkeypatch)
-    here = simulate_power(
-        study_design, effect={"trait": 0.0}, n_participants=[40], n_sims=8, seed=6,
-        progress=False,
-    )  # fmt: skip
     path = tmp_path / "jobs.pkl"
-    path.write_bytes(pickle.dumps(captured["jobs"]))
+    here = pickled_jobs(
+        monkeypatch, path, study_design, effect={"trait": 0.0}, n_participants=[40], n_sims=8,
+        seed=6, progress=False,
+    )  # fmt: skip
     code = (
         "import numpy, pickle, sys; from models.power._runners import _init_worker, "
         "_process_batch; _init_worker(open(sys.argv[1], 'rb').read()); "
