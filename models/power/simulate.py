@@ -371,6 +371,10 @@ def simulate_power(
         processes, BLAS pinned to one thread each), ``"local:N"`` (a Dask LocalCluster of ``N``
         single-threaded workers on 127.0.0.1, closed at the end) or ``"tcp://host:port"`` (an
         existing Dask cluster). Dask needs the ``dask`` extra. The result does not depend on it.
+        Dask's workers start with ``MALLOC_TRIM_THRESHOLD_=65536``, which halves the speed of
+        the refits; ``"local:N"`` starts them without it, and a cluster of your own does once
+        its configuration sets ``distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_``
+        to null.
     progress : bool, default True
         Show a progress bar with rate and ETA on stderr when it is a terminal.
     data : pandas.DataFrame, optional

@@ -210,6 +210,27 @@ def test_serial_processes_and_dask_give_identical_tables():
     assert dask.meta["workers"] == 2
 
 
+def test_local_dask_workers_keep_glibc_memory_reuse_and_leave_this_environment_alone():
+    # Dask's nannies set MALLOC_TRIM_THRESHOLD_=65536 in their workers (the refits ran at half
+    # speed there) and write it, with the BLAS thread limits, into the parent's environment.
+    distributed = pytest.importorskip("distributed")
+    from models.power._runners import local_cluster
+
+    before = dict(os.environ)
+    cluster = local_cluster(distributed, 1)
+    try:
+        assert dict(os.environ) == before
+        with distributed.Client(cluster, set_as_default=False) as client:
+            seen = client.run(
+                lambda: {
+                    k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OPENBLAS_NUM_THREADS")
+                }
+            )
+    finally:
+        cluster.close()
+    assert list(seen.values()) == [{"MALLOC_TRIM_THRESHOLD_": None, "OPENBLAS_NUM_THREADS": "1"}]
+
+
 def test_an_existing_dask_cluster_by_its_tcp_address_gives_the_same_table():
     distributed = pytest.importorskip("distributed")
     design = paired()
