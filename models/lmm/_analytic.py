@@ -26,7 +26,8 @@ part of ``A`` is block diagonal by level, and a dense Cholesky factor of the Sch
 the rest. While every diagonal of ``T`` is at least :data:`DIRECT` the derivatives are taken in
 the space scaled by ``Lambda``, where ``Lambda' N Lambda = I - A^-1``; below it, in the original
 space with ``N = Z'Z - Z'Z Lambda A^-1 Lambda' Z'Z`` (from the Schur blocks; exact at the
-boundary). The deviance is even in each column of every ``T``, so :func:`newton` minimizes it
+boundary). Neither ``N`` nor ``M`` is formed whole: their eliminated block is a block diagonal
+less a product of rank ``r + p`` (:class:`_Split`), so no ``q_e x q_e`` matrix is built. The deviance is even in each column of every ``T``, so :func:`newton` minimizes it
 without bounds and makes the signs positive at the end: a variance at zero is then an ordinary
 minimum, reached by Newton's method without a second optimizer.
 """
@@ -182,13 +183,14 @@ class _Factor:
         """``D^-1 B`` for the eliminated block's diagonal part ``D``."""
         return _per_level(self.Dinv, B)
 
-    def n_matrix(self) -> np.ndarray:
+    def n_split(self) -> _Split:
         """``N = Z'V^-1 Z = Z'Z - Y'A^-1 Y`` with ``Y = Lambda'Z'Z``, exact at the boundary.
 
         With ``A^-1 = diag(D^-1, 0) + [-W; I] S^-1 [-W; I]'`` this is
         ``Z'Z - Y_e'D^-1 Y_e - Y~'S^-1 Y~`` with ``Y~ = Y_r - W'Y_e``. The eliminated block's
-        own part of ``Z'Z`` is block diagonal by level, so every product but the last is
-        small; the last costs ``q^2 r`` for ``r`` columns left after the elimination.
+        own part of ``Z'Z`` is block diagonal by level, so its part of ``N`` is a block
+        diagonal less ``Y~_e'S^-1 Y~_e``, of rank ``r`` (the columns left after the
+        elimination); only the ``r`` rows of the others are formed.
         """
         from scipy.linalg import lapack
 
@@ -196,25 +198,23 @@ class _Factor:
         Te = self.Ts[model.first]
         C = model.C
         Ybd = np.swapaxes(Te, 0, 1) @ model.D0  # per level, (Lambda_e' Z'Z)_ll
-        ee = np.swapaxes(Ybd, 1, 2) @ self.Dinv @ Ybd  # per level, Y_ee' D^-1 Y_ee
-        out = C.copy()
-        _add_per_level(out[:q_e, :q_e], -ee)
-        if model.q > q_e:
-            Yer = model.left(C[:q_e, q_e:], self.Ts, rest=False)  # Lambda_e' Z'Z_er
-            DYer = self.dinv(Yer)
-            er = _per_level(np.swapaxes(Ybd, 1, 2), DYer)
-            out[:q_e, q_e:] -= er
-            out[q_e:, :q_e] -= er.T
-            out[q_e:, q_e:] -= Yer.T @ DYer
-            Yr = model.left(C[q_e:, :], self.Ts, rest=True)  # Lambda_r' Z'Z_r.
-            tilde = Yr.copy()
-            tilde[:, :q_e] -= _per_level(np.swapaxes(Ybd, 1, 2), self.W).T
-            tilde[:, q_e:] -= self.W.T @ Yer
-            Zs, info = lapack.dtrtrs(self.L, tilde, lower=1)
-            if info != 0:
-                raise np.linalg.LinAlgError("cannot solve with the Schur complement")
-            out -= Zs.T @ Zs
-        return out
+        delta = model.D0 - np.swapaxes(Ybd, 1, 2) @ self.Dinv @ Ybd
+        if model.q == q_e:
+            return _Split(q_e, delta, np.zeros((q_e, 0)), np.zeros((0, q_e)))
+        Yer = model.left(C[:q_e, q_e:], self.Ts, rest=False)  # Lambda_e' Z'Z_er
+        DYer = self.dinv(Yer)
+        rows = C[q_e:, :].copy()
+        rows[:, :q_e] -= _per_level(np.swapaxes(Ybd, 1, 2), DYer).T
+        rows[:, q_e:] -= Yer.T @ DYer
+        Yr = model.left(C[q_e:, :], self.Ts, rest=True)  # Lambda_r' Z'Z_r.
+        tilde = Yr
+        tilde[:, :q_e] -= _per_level(np.swapaxes(Ybd, 1, 2), self.W).T
+        tilde[:, q_e:] -= self.W.T @ Yer
+        Zs, info = lapack.dtrtrs(self.L, tilde, lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError("cannot solve with the Schur complement")
+        rows -= Zs[:, q_e:].T @ Zs
+        return _Split(q_e, delta, np.ascontiguousarray(Zs[:, :q_e].T), rows)
 
     def solve(self, B: np.ndarray) -> np.ndarray:
         """``A^-1 B`` for a matrix ``B`` of the layout's rows."""
@@ -229,24 +229,123 @@ class _Factor:
             raise np.linalg.LinAlgError("cannot solve with the Schur complement")
         return np.vstack([top - self.W @ z, z])
 
-    def inverse(self) -> np.ndarray:
-        """``A^-1`` whole."""
+    def i_minus_inverse(self) -> _Split:
+        """``I - A^-1``, which is ``Lambda' N Lambda``.
+
+        Its eliminated block is ``I - D^-1 - (W Linv')(W Linv')'`` (``S = L L'``), and its other
+        rows are ``[S^-1 W', I - S^-1]``.
+        """
         from scipy.linalg import lapack
 
+        q_e, k = self.q_e, self.k_e
+        delta = -self.Dinv
+        delta[:, np.arange(k), np.arange(k)] += 1.0
+        if not self.L.size:
+            return _Split(q_e, delta, np.zeros((q_e, 0)), np.zeros((0, q_e)))
+        Linv, info = lapack.dtrtri(self.L, lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError("cannot invert the Schur complement")
+        low = Linv @ self.W.T  # (W Linv')'
+        r = Linv.shape[0]
+        rows = np.empty((r, q_e + r))
+        rows[:, :q_e] = Linv.T @ low
+        rows[:, q_e:] = -(Linv.T @ Linv)
+        rows[:, q_e:].flat[:: r + 1] += 1.0
+        return _Split(q_e, delta, np.ascontiguousarray(low.T), rows)
+
+
+class _Split:
+    """A symmetric ``q x q`` matrix that is never formed whole.
+
+    Its eliminated block is a block diagonal by level less a low-rank product,
+    ``bd(delta) - P P'`` (``delta``: ``n x k x k`` per level; ``P``: ``q_e x m``), and its other
+    rows, ``rows`` (``(q - q_e) x q``), are kept whole. With hundreds of levels in the
+    eliminated block (stories) this replaces ``q_e^2`` products by ``q_e m^2`` ones.
+    """
+
+    def __init__(self, q_e: int, delta: np.ndarray, P: np.ndarray, rows: np.ndarray) -> None:
+        self.q_e, self.delta, self.P, self.rows = q_e, delta, P, rows
+
+    def minus_gram(self, B: np.ndarray) -> _Split:
+        """Return the matrix less ``B B'`` (``B``: ``q x m``)."""
         q_e = self.q_e
-        q = q_e + self.L.shape[0]
-        out = np.zeros((q, q))
-        _add_per_level(out, self.Dinv)
-        if self.L.size:
-            Linv, info = lapack.dtrtri(self.L, lower=1)
-            if info != 0:
-                raise np.linalg.LinAlgError("cannot invert the Schur complement")
-            Sinv = Linv.T @ Linv
-            er = -self.W @ Sinv
-            out[q_e:, q_e:] = Sinv
-            out[:q_e, q_e:] = er
-            out[q_e:, :q_e] = er.T
-            out[:q_e, :q_e] -= er @ self.W.T
+        P = np.hstack([self.P, B[:q_e]]) if B.shape[1] else self.P
+        return _Split(q_e, self.delta, P, self.rows - B[q_e:] @ B.T)
+
+    def matmul(self, B: np.ndarray) -> np.ndarray:
+        """Return the matrix times ``B`` (``q x K``)."""
+        q_e = self.q_e
+        Be = B[:q_e]
+        out = np.empty_like(B)
+        top = _per_level(self.delta, Be) - self.P @ (self.P.T @ Be)
+        if self.rows.shape[0]:
+            top += self.rows[:, :q_e].T @ B[q_e:]
+            out[q_e:] = self.rows @ B
+        out[:q_e] = top
+        return out
+
+    def block(self, model: ProfiledDeviance, x: int, y: int) -> np.ndarray:
+        """Return the part of blocks ``x`` and ``y`` (not both the eliminated one)."""
+        bx, by, q_e = model.blocks[x], model.blocks[y], self.q_e
+        if x == model.first:
+            return self.rows[by.offset - q_e : by.offset - q_e + by.size, :q_e].T
+        return self.rows[bx.offset - q_e : bx.offset - q_e + bx.size, by.span]
+
+    def diagonal_sum(self, model: ProfiledDeviance, i: int) -> np.ndarray:
+        """``sum_l X_ll`` over the levels of block ``i`` (``k x k``)."""
+        b = model.blocks[i]
+        if i == model.first:
+            Pk = self.P.reshape(b.k, b.n, self.P.shape[1])
+            return self.delta.sum(axis=0) - np.einsum("ilm,jlm->ij", Pk, Pk)
+        sub = self.block(model, i, i).reshape(b.k, b.n, b.k, b.n)
+        return np.trace(sub, axis1=1, axis2=3)
+
+    def eliminated_products(self, b: _Block) -> np.ndarray:
+        """``Q[a, c, b, d] = sum_lm X[(a,l), (c,m)] X[(b,l), (d,m)]`` on the eliminated block.
+
+        With ``X^ac = diag(delta[:, a, c]) - P_a P_c'``: the diagonal and cross parts sum over
+        the levels, and the low-rank part is ``<P_a'P_b, P_c'P_d>``.
+        """
+        k, n, m = b.k, b.n, self.P.shape[1]
+        Pk = self.P.reshape(k, n, m)
+        pp = np.einsum("alu,clu->lac", Pk, Pk)
+        if k == 1:
+            G = self.P.T @ self.P
+            low = np.full((1, 1, 1, 1), float(np.vdot(G, G)))
+        else:
+            G = np.empty((k, k, m, m))
+            for a in range(k):
+                for c in range(a, k):
+                    G[a, c] = Pk[a].T @ Pk[c]
+                    G[c, a] = G[a, c].T
+            low = np.einsum("abuv,cduv->acbd", G, G)
+        dd = np.einsum("lac,lbd->acbd", self.delta, self.delta)
+        dp = np.einsum("lac,lbd->acbd", self.delta, pp)
+        return dd - dp - dp.transpose(2, 3, 0, 1) + low
+
+    def trace_products(self, model: ProfiledDeviance, g1: list) -> np.ndarray:
+        """``tr(G_k X G_l X)`` for every pair of variance parameters.
+
+        For blocks ``x`` and ``y``,
+        ``Q[a, c, b, d] = sum_lm X[(x,a,l), (y,c,m)] X[(x,b,l), (y,d,m)]`` (one matrix product
+        over the block pair, or :meth:`eliminated_products`), and the
+        trace is ``sum g_k[a, b] g_l[c, d] Q[b, c, a, d]`` (``X`` symmetric).
+        """
+        K = model.n_theta
+        out = np.zeros((K, K))
+        blocks = model.blocks
+        for x, bx in enumerate(blocks):
+            for y in range(x, len(blocks)):
+                by = blocks[y]
+                if x == y == model.first:
+                    Q = self.eliminated_products(bx)
+                else:
+                    sub = self.block(model, x, y).reshape(bx.k, bx.n, by.k, by.n)
+                    flat = np.ascontiguousarray(sub.transpose(0, 2, 1, 3)).reshape(bx.k * by.k, -1)
+                    Q = (flat @ flat.T).reshape(bx.k, by.k, bx.k, by.k)
+                value = np.einsum("xab,ycd,bcad->xy", g1[x], g1[y], Q)
+                out[bx.theta[:, None], by.theta[None, :]] = value
+                out[by.theta[:, None], bx.theta[None, :]] = value.T
         return out
 
 
@@ -278,10 +377,11 @@ class _ThetaPart:
             if info != 0:
                 raise np.linalg.LinAlgError("X'V^-1 X is not positive definite")
             Rinv, _ = lapack.dtrtri(R, lower=1)
+            self.Rinv = Rinv  # Cb = Rinv' Rinv
             self.Cb = Rinv.T @ Rinv
             self.ldx = 2.0 * float(np.sum(np.log(np.diag(R))))
         else:
-            self.Cb, self.ldx = np.zeros((0, 0)), 0.0
+            self.Rinv, self.Cb, self.ldx = np.zeros((0, 0)), np.zeros((0, 0)), 0.0
         self.logdet = f.logdet + (self.ldx if model.reml else 0.0)
         small = min(float(np.min(np.abs(np.diag(T)))) for T in Ts)
         self.scaled = small >= DIRECT
@@ -298,13 +398,12 @@ class _ThetaPart:
         K, p = model.n_theta, model.p
         if self.scaled:
             F = self.AiUx
-            N = -f.inverse()
-            N.flat[:: N.shape[0] + 1] += 1.0
+            N = f.i_minus_inverse()
             inverses = [np.linalg.inv(T) for T in Ts]
         else:
             F = model.Zx - f.CL @ self.AiUx
-            N = f.n_matrix()
-        M = N - (F @ self.Cb) @ F.T
+            N = f.n_split()
+        M = N.minus_gram(F @ self.Rinv.T)  # F C F' = (F Rinv')(F Rinv')'
         logdet_mat = M if model.reml else N
         g1 = []  # per block: dG_k (or E_k) of its entries, (K_b, k, k)
         g2 = []  # per block: d2G_kl (or its scaled form) of its pairs, (P_b, k, k)
@@ -312,7 +411,7 @@ class _ThetaPart:
         L2 = np.zeros((K, K))
         FgF = np.zeros((K, p, p))
         for i, (b, T) in enumerate(zip(model.blocks, Ts, strict=True)):
-            S = _diagonal_sum(logdet_mat, b)
+            S = logdet_mat.diagonal_sum(model, i)
             Fb = F[b.span].reshape(b.k, b.n, p)
             FF = np.einsum("alp,blq->abpq", Fb, Fb)
             G1, G2 = b.first_derivatives(T), model.second[i]
@@ -325,7 +424,7 @@ class _ThetaPart:
             L1[b.theta] = np.einsum("xab,ab->x", G1, S)
             FgF[b.theta] = np.einsum("xab,abpq->xpq", G1, FF)
             L2[b.pair_at] = np.einsum("xab,ab->x", G2, S)
-        L2 -= _trace_products(model, g1, logdet_mat)
+        L2 -= logdet_mat.trace_products(model, g1)
         J = np.einsum("ij,kjl,lm->kim", self.Cb, FgF, self.Cb)
         self._second = (F, M, g1, g2, L1, L2, J)
         return self._second
@@ -492,7 +591,7 @@ class ProfiledDeviance:
         ev.gradient = L1 + nu * r2_1 / r2
         if order == 1:
             return ev
-        r2_2 += 2.0 * (a.T @ (M @ a))
+        r2_2 += 2.0 * (a.T @ M.matmul(a))
         ev.hessian = L2 + nu * (r2_2 / r2 - np.outer(r2_1, r2_1) / r2**2)
         # lmerTest's Hessian in (theta, sigma), sigma not profiled, and d Cov(beta)
         ev.varpar = varpar_information(
@@ -527,37 +626,6 @@ def _add_per_level(target: np.ndarray, blocks: np.ndarray) -> None:
     for i in range(k):
         for j in range(k):
             target[i * n + at, j * n + at] += blocks[:, i, j]
-
-
-def _diagonal_sum(M: np.ndarray, b: _Block) -> np.ndarray:
-    """``sum_l M_ll`` over the levels of a block (``k x k``)."""
-    S = np.empty((b.k, b.k))
-    for i in range(b.k):
-        for j in range(b.k):
-            S[i, j] = np.trace(M[b.term(i), b.term(j)])
-    return S
-
-
-def _trace_products(model: ProfiledDeviance, g1: list, M: np.ndarray) -> np.ndarray:
-    """``tr(G_k M G_l M)`` for every pair of variance parameters.
-
-    For blocks ``x`` and ``y``, ``Q[a, c, b, d] = sum_lm M[(x,a,l), (y,c,m)] M[(x,b,l), (y,d,m)]``
-    (one matrix product over the block pair), and the trace is
-    ``sum g_k[a, b] g_l[c, d] Q[b, c, a, d]`` (``M`` symmetric).
-    """
-    K = model.n_theta
-    out = np.zeros((K, K))
-    blocks = model.blocks
-    for x, bx in enumerate(blocks):
-        for y in range(x, len(blocks)):
-            by = blocks[y]
-            sub = M[bx.span, by.span].reshape(bx.k, bx.n, by.k, by.n)
-            flat = np.ascontiguousarray(sub.transpose(0, 2, 1, 3)).reshape(bx.k * by.k, -1)
-            Q = (flat @ flat.T).reshape(bx.k, by.k, bx.k, by.k)
-            value = np.einsum("xab,ycd,bcad->xy", g1[x], g1[y], Q)
-            out[bx.theta[:, None], by.theta[None, :]] = value
-            out[by.theta[:, None], bx.theta[None, :]] = value.T
-    return out
 
 
 STEP_TOL = 1e-6
