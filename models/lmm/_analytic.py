@@ -27,9 +27,10 @@ the rest. While every diagonal of ``T`` is at least :data:`DIRECT` the derivativ
 the space scaled by ``Lambda``, where ``Lambda' N Lambda = I - A^-1``; below it, in the original
 space with ``N = Z'Z - Z'Z Lambda A^-1 Lambda' Z'Z`` (from the Schur blocks; exact at the
 boundary). Neither ``N`` nor ``M`` is formed whole: their eliminated block is a block diagonal
-less a product of rank ``r + p`` (:class:`_Split`), so no ``q_e x q_e`` matrix is built. The deviance is even in each column of every ``T``, so :func:`newton` minimizes it
-without bounds and makes the signs positive at the end: a variance at zero is then an ordinary
-minimum, reached by Newton's method without a second optimizer.
+less a product of rank ``r + p`` (:class:`_Split`), so no ``q_e x q_e`` matrix is built. The
+deviance is even in each column of every ``T``, so :func:`newton` minimizes it without bounds
+and makes the signs positive at the end: a variance at zero is then an ordinary minimum,
+reached by Newton's method without a second optimizer.
 """
 
 from __future__ import annotations
@@ -154,13 +155,18 @@ class _Factor:
                 raise np.linalg.LinAlgError("a diagonal block of A is not positive definite")
             logdet = float(np.sum(logs))
         if model.q > q_e:
-            C = model.C
-            # Lambda_e' (Z'Z)_er Lambda_r and Lambda_r' (Z'Z)_rr Lambda_r + I
-            Aer = model.left(model.left(C[:q_e, q_e:], Ts, rest=False).T, Ts, rest=True).T
-            Arr = model.left(model.left(C[q_e:, q_e:], Ts, rest=True).T, Ts, rest=True)
+            from scipy.linalg import blas
+
+            # Lambda_r' (Z'Z)_re Lambda_e and Lambda_r' (Z'Z)_rr Lambda_r + I
+            Are = _right(model.left(model.C_re, Ts, rest=True), Te)
+            Arr = model.left(model.left(model.C_rr, Ts, rest=True).T, Ts, rest=True)
             Arr.flat[:: Arr.shape[0] + 1] += 1.0
-            self.W = self.dinv(Aer)
-            S = Arr - Aer.T @ self.W
+            self.W = self.dinv(Are.T)  # D^-1 A_er
+            if k_e == 1:  # S = A_rr - A_re D^-1 A_er as one symmetric rank-k update
+                half = Are * np.sqrt(self.Dinv[:, 0, 0])
+                S = blas.dsyrk(-1.0, half, beta=1.0, c=Arr, lower=1, overwrite_c=1)
+            else:
+                S = Arr - Are @ self.W
             L, info = lapack.dpotrf(S, lower=1, clean=1, overwrite_a=1)
             if info != 0:
                 raise np.linalg.LinAlgError("the Schur complement is not positive definite")
@@ -189,32 +195,33 @@ class _Factor:
         With ``A^-1 = diag(D^-1, 0) + [-W; I] S^-1 [-W; I]'`` this is
         ``Z'Z - Y_e'D^-1 Y_e - Y~'S^-1 Y~`` with ``Y~ = Y_r - W'Y_e``. The eliminated block's
         own part of ``Z'Z`` is block diagonal by level, so its part of ``N`` is a block
-        diagonal less ``Y~_e'S^-1 Y~_e``, of rank ``r`` (the columns left after the
-        elimination); only the ``r`` rows of the others are formed.
+        diagonal less ``Z_e'Z_e`` with ``Z = L^-1 Y~`` (rank ``r``, the columns left after the
+        elimination), and its part beside the others is ``E - Z_e'Z_r`` with ``E`` the rest of
+        ``Z'Z - Y_e'D^-1 Y_e`` there.
         """
         from scipy.linalg import lapack
 
         model, q_e = self.model, self.q_e
         Te = self.Ts[model.first]
-        C = model.C
         Ybd = np.swapaxes(Te, 0, 1) @ model.D0  # per level, (Lambda_e' Z'Z)_ll
         delta = model.D0 - np.swapaxes(Ybd, 1, 2) @ self.Dinv @ Ybd
         if model.q == q_e:
-            return _Split(q_e, delta, np.zeros((q_e, 0)), np.zeros((0, q_e)))
-        Yer = model.left(C[:q_e, q_e:], self.Ts, rest=False)  # Lambda_e' Z'Z_er
+            return _Split(q_e, delta, np.zeros((q_e, 0)), np.zeros((0, 0)), None, np.zeros((0, 0)))
+        C_er = model.C_re.T
+        Yer = model.left(C_er, self.Ts, rest=False)  # Lambda_e' Z'Z_er
         DYer = self.dinv(Yer)
-        rows = C[q_e:, :].copy()
-        rows[:, :q_e] -= _per_level(np.swapaxes(Ybd, 1, 2), DYer).T
-        rows[:, q_e:] -= Yer.T @ DYer
-        Yr = model.left(C[q_e:, :], self.Ts, rest=True)  # Lambda_r' Z'Z_r.
-        tilde = Yr
+        E = C_er - _per_level(np.swapaxes(Ybd, 1, 2), DYer)
+        tilde = np.empty((model.q - q_e, model.q))
+        tilde[:, :q_e] = model.left(model.C_re, self.Ts, rest=True)  # Lambda_r' Z'Z_r.
+        tilde[:, q_e:] = model.left(model.C_rr, self.Ts, rest=True)
         tilde[:, :q_e] -= _per_level(np.swapaxes(Ybd, 1, 2), self.W).T
         tilde[:, q_e:] -= self.W.T @ Yer
         Zs, info = lapack.dtrtrs(self.L, tilde, lower=1)
         if info != 0:
             raise np.linalg.LinAlgError("cannot solve with the Schur complement")
-        rows -= Zs[:, q_e:].T @ Zs
-        return _Split(q_e, delta, np.ascontiguousarray(Zs[:, :q_e].T), rows)
+        Zr = Zs[:, q_e:]
+        Xrr = model.C_rr - Yer.T @ DYer - Zr.T @ Zr
+        return _Split(q_e, delta, np.ascontiguousarray(Zs[:, :q_e].T), -Zr, E, Xrr)
 
     def solve(self, B: np.ndarray) -> np.ndarray:
         """``A^-1 B`` for a matrix ``B`` of the layout's rows."""
@@ -232,113 +239,168 @@ class _Factor:
     def i_minus_inverse(self) -> _Split:
         """``I - A^-1``, which is ``Lambda' N Lambda``.
 
-        Its eliminated block is ``I - D^-1 - (W Linv')(W Linv')'`` (``S = L L'``), and its other
-        rows are ``[S^-1 W', I - S^-1]``.
+        With ``S = L L'``: its eliminated block is ``I - D^-1 - P P'`` with ``P = W Linv'``,
+        its part beside the others ``S^-1 W'`` transposed, which is ``P Linv``, and the rest
+        ``I - S^-1``.
         """
-        from scipy.linalg import lapack
+        from scipy.linalg import blas, lapack
 
         q_e, k = self.q_e, self.k_e
         delta = -self.Dinv
         delta[:, np.arange(k), np.arange(k)] += 1.0
         if not self.L.size:
-            return _Split(q_e, delta, np.zeros((q_e, 0)), np.zeros((0, q_e)))
+            return _Split(q_e, delta, np.zeros((q_e, 0)), np.zeros((0, 0)), None, np.zeros((0, 0)))
         Linv, info = lapack.dtrtri(self.L, lower=1)
         if info != 0:
             raise np.linalg.LinAlgError("cannot invert the Schur complement")
-        low = Linv @ self.W.T  # (W Linv')'
-        r = Linv.shape[0]
-        rows = np.empty((r, q_e + r))
-        rows[:, :q_e] = Linv.T @ low
-        rows[:, q_e:] = -(Linv.T @ Linv)
-        rows[:, q_e:].flat[:: r + 1] += 1.0
-        return _Split(q_e, delta, np.ascontiguousarray(low.T), rows)
+        P = blas.dtrmm(1.0, Linv, self.W.T, lower=1).T  # W Linv'
+        Xrr = -(Linv.T @ Linv)
+        Xrr.flat[:: Xrr.shape[0] + 1] += 1.0
+        return _Split(q_e, delta, P, Linv, None, Xrr)
 
 
 class _Split:
     """A symmetric ``q x q`` matrix that is never formed whole.
 
-    Its eliminated block is a block diagonal by level less a low-rank product,
-    ``bd(delta) - P P'`` (``delta``: ``n x k x k`` per level; ``P``: ``q_e x m``), and its other
-    rows, ``rows`` (``(q - q_e) x q``), are kept whole. With hundreds of levels in the
-    eliminated block (stories) this replaces ``q_e^2`` products by ``q_e m^2`` ones.
+    In the layout's order (the eliminated block first, then the ``r`` other columns)::
+
+        X = [ bd(delta) - P P'     E + P B ]
+            [ (E + P B)'           X_rr    ]
+
+    ``delta`` holds the eliminated block's diagonal part per level (``n x k x k``), ``P``
+    (``q_e x m``) and ``B`` (``m x r``) its low-rank parts, ``E`` (``q_e x r``, or None) an
+    explicit remainder. With hundreds of levels in the eliminated block (stories) this
+    replaces products of order ``q_e^2`` by products of order ``q_e m^2``.
     """
 
-    def __init__(self, q_e: int, delta: np.ndarray, P: np.ndarray, rows: np.ndarray) -> None:
-        self.q_e, self.delta, self.P, self.rows = q_e, delta, P, rows
+    def __init__(
+        self,
+        q_e: int,
+        delta: np.ndarray,
+        P: np.ndarray,
+        B: np.ndarray,
+        E: np.ndarray | None,
+        Xrr: np.ndarray,
+    ) -> None:
+        self.q_e, self.delta, self.P, self.B, self.E, self.Xrr = q_e, delta, P, B, E, Xrr
+        self._gram: np.ndarray | None = None
 
-    def minus_gram(self, B: np.ndarray) -> _Split:
-        """Return the matrix less ``B B'`` (``B``: ``q x m``)."""
+    def minus_gram(self, F: np.ndarray) -> _Split:
+        """Return the matrix less ``F F'`` (``F``: ``q x m``)."""
+        if not F.shape[1]:
+            return self
         q_e = self.q_e
-        P = np.hstack([self.P, B[:q_e]]) if B.shape[1] else self.P
-        return _Split(q_e, self.delta, P, self.rows - B[q_e:] @ B.T)
+        Fe, Fr = F[:q_e], F[q_e:]
+        P = np.hstack([self.P, Fe])
+        B = np.vstack([self.B, -Fr.T])
+        return _Split(q_e, self.delta, P, B, self.E, self.Xrr - Fr @ Fr.T)
 
-    def matmul(self, B: np.ndarray) -> np.ndarray:
-        """Return the matrix times ``B`` (``q x K``)."""
+    def matmul(self, V: np.ndarray) -> np.ndarray:
+        """Return the matrix times ``V`` (``q x K``)."""
         q_e = self.q_e
-        Be = B[:q_e]
-        out = np.empty_like(B)
-        top = _per_level(self.delta, Be) - self.P @ (self.P.T @ Be)
-        if self.rows.shape[0]:
-            top += self.rows[:, :q_e].T @ B[q_e:]
-            out[q_e:] = self.rows @ B
-        out[:q_e] = top
+        Ve, Vr = V[:q_e], V[q_e:]
+        PtV = self.P.T @ Ve
+        out = np.empty_like(V)
+        out[:q_e] = _per_level(self.delta, Ve) + self.P @ (self.B @ Vr - PtV)
+        out[q_e:] = self.B.T @ PtV + self.Xrr @ Vr
+        if self.E is not None:
+            out[:q_e] += self.E @ Vr
+            out[q_e:] += self.E.T @ Ve
         return out
 
-    def block(self, model: ProfiledDeviance, x: int, y: int) -> np.ndarray:
-        """Return the part of blocks ``x`` and ``y`` (not both the eliminated one)."""
-        bx, by, q_e = model.blocks[x], model.blocks[y], self.q_e
-        if x == model.first:
-            return self.rows[by.offset - q_e : by.offset - q_e + by.size, :q_e].T
-        return self.rows[bx.offset - q_e : bx.offset - q_e + bx.size, by.span]
+    def gram(self, b: _Block) -> np.ndarray:
+        """``P_a' P_c`` for every pair of the eliminated block's terms (``k x k x m x m``)."""
+        if self._gram is not None:
+            return self._gram
+        from scipy.linalg import blas
 
-    def diagonal_sum(self, model: ProfiledDeviance, i: int) -> np.ndarray:
-        """``sum_l X_ll`` over the levels of block ``i`` (``k x k``)."""
-        b = model.blocks[i]
-        if i == model.first:
-            Pk = self.P.reshape(b.k, b.n, self.P.shape[1])
-            return self.delta.sum(axis=0) - np.einsum("ilm,jlm->ij", Pk, Pk)
-        sub = self.block(model, i, i).reshape(b.k, b.n, b.k, b.n)
-        return np.trace(sub, axis1=1, axis2=3)
-
-    def eliminated_products(self, b: _Block) -> np.ndarray:
-        """``Q[a, c, b, d] = sum_lm X[(a,l), (c,m)] X[(b,l), (d,m)]`` on the eliminated block.
-
-        With ``X^ac = diag(delta[:, a, c]) - P_a P_c'``: the diagonal and cross parts sum over
-        the levels, and the low-rank part is ``<P_a'P_b, P_c'P_d>``.
-        """
         k, n, m = b.k, b.n, self.P.shape[1]
-        Pk = self.P.reshape(k, n, m)
-        pp = np.einsum("alu,clu->lac", Pk, Pk)
         if k == 1:
-            G = self.P.T @ self.P
-            low = np.full((1, 1, 1, 1), float(np.vdot(G, G)))
+            upper = blas.dsyrk(1.0, self.P.T) if m else np.zeros((0, 0))  # P'P, upper half
+            G = (upper + np.triu(upper, 1).T)[None, None]
         else:
+            Pk = self.P.reshape(k, n, m)
             G = np.empty((k, k, m, m))
             for a in range(k):
                 for c in range(a, k):
                     G[a, c] = Pk[a].T @ Pk[c]
                     G[c, a] = G[a, c].T
-            low = np.einsum("abuv,cduv->acbd", G, G)
-        dd = np.einsum("lac,lbd->acbd", self.delta, self.delta)
-        dp = np.einsum("lac,lbd->acbd", self.delta, pp)
+        self._gram = G
+        return G
+
+    def block(self, model: ProfiledDeviance, x: int, y: int) -> np.ndarray:
+        """Return the part of blocks ``x`` and ``y`` (not both the eliminated one)."""
+        bx, by, q_e = model.blocks[x], model.blocks[y], self.q_e
+        if x == model.first or y == model.first:
+            other = by if x == model.first else bx
+            cols = slice(other.offset - q_e, other.offset - q_e + other.size)
+            part = self.P @ self.B[:, cols]
+            if self.E is not None:
+                part += self.E[:, cols]
+            return part if x == model.first else part.T
+        return self.Xrr[bx.offset - q_e : bx.offset - q_e + bx.size, by.offset - q_e :][
+            :, : by.size
+        ]
+
+    def diagonal_sum(self, model: ProfiledDeviance, i: int) -> np.ndarray:
+        """``sum_l X_ll`` over the levels of block ``i`` (``k x k``)."""
+        b = model.blocks[i]
+        if i == model.first:
+            return self.delta.sum(axis=0) - np.trace(self.gram(b), axis1=2, axis2=3)
+        sub = self.block(model, i, i).reshape(b.k, b.n, b.k, b.n)
+        return np.trace(sub, axis1=1, axis2=3)
+
+    def eliminated_products(self, b: _Block, G: np.ndarray) -> np.ndarray:
+        """``Q[a, c, b, d] = sum_lm X[(a,l), (c,m)] X[(b,l), (d,m)]`` on the eliminated block.
+
+        With ``X^ac = diag(delta[:, a, c]) - P_a P_c'``: the diagonal and cross parts sum over
+        the levels, and the low-rank part is ``<P_a'P_b, P_c'P_d>`` (``G``: :meth:`gram`).
+        """
+        k, n, m = b.k, b.n, self.P.shape[1]
+        Pk = self.P.reshape(k, n, m)
+        pp = np.empty((n, k, k))
+        for a in range(k):
+            for c in range(a, k):
+                pp[:, a, c] = pp[:, c, a] = np.einsum("lu,lu->l", Pk[a], Pk[c])
+        low = _pair_sums(G, G)
+        flat = self.delta.reshape(n, k * k)
+        dd = (flat.T @ flat).reshape(k, k, k, k)
+        dp = (flat.T @ pp.reshape(n, k * k)).reshape(k, k, k, k)
         return dd - dp - dp.transpose(2, 3, 0, 1) + low
+
+    def beside_products(self, b: _Block, G: np.ndarray, shift: int) -> np.ndarray:
+        """Return the products of :meth:`trace_products` beside the eliminated block (block ``b``).
+
+        Without ``E`` that part is ``P B_b``, and ``Q[a, c, b, d]`` is
+        ``<P_a'P_b, B_c B_d'>`` (``B_c``: the columns of term ``c`` of ``B_b``).
+        """
+        m = self.B.shape[0]
+        Bk = self.B[:, shift : shift + b.size].reshape(m, b.k, b.n).transpose(1, 0, 2)
+        H = Bk[:, None] @ np.swapaxes(Bk, 1, 2)[None]  # B_c B_d'
+        return _pair_sums(G, H)
 
     def trace_products(self, model: ProfiledDeviance, g1: list) -> np.ndarray:
         """``tr(G_k X G_l X)`` for every pair of variance parameters.
 
         For blocks ``x`` and ``y``,
         ``Q[a, c, b, d] = sum_lm X[(x,a,l), (y,c,m)] X[(x,b,l), (y,d,m)]`` (one matrix product
-        over the block pair, or :meth:`eliminated_products`), and the
-        trace is ``sum g_k[a, b] g_l[c, d] Q[b, c, a, d]`` (``X`` symmetric).
+        over the block pair, or from the low-rank parts), and the trace is
+        ``sum g_k[a, b] g_l[c, d] Q[b, c, a, d]`` (``X`` symmetric).
         """
         K = model.n_theta
         out = np.zeros((K, K))
-        blocks = model.blocks
+        blocks, first, q_e = model.blocks, model.first, self.q_e
+        G = self.gram(blocks[first])
         for x, bx in enumerate(blocks):
             for y in range(x, len(blocks)):
                 by = blocks[y]
-                if x == y == model.first:
-                    Q = self.eliminated_products(bx)
+                if x == y == first:
+                    Q = self.eliminated_products(bx, G)
+                elif first in (x, y) and self.E is None:
+                    other = by if x == first else bx
+                    Q = self.beside_products(other, G, other.offset - q_e)
+                    if x != first:
+                        Q = Q.transpose(1, 0, 3, 2)
                 else:
                     sub = self.block(model, x, y).reshape(bx.k, bx.n, by.k, by.n)
                     flat = np.ascontiguousarray(sub.transpose(0, 2, 1, 3)).reshape(bx.k * by.k, -1)
@@ -483,6 +545,9 @@ class ProfiledDeviance:
         self.second = [b.second_derivatives() for b in self.blocks]
         self.Zt = np.ascontiguousarray(Zd.T)
         self.C = self.Zt @ Zd
+        q_e = sizes[self.first]
+        self.C_re = np.ascontiguousarray(self.C[q_e:, :q_e])  # the others' rows: beside
+        self.C_rr = np.ascontiguousarray(self.C[q_e:, q_e:])  # and among themselves
         self.Zx = self.Zt @ X
         self.Xt = np.ascontiguousarray(X.T)
         self.Xx = self.Xt @ X
@@ -604,6 +669,24 @@ class ProfiledDeviance:
             cov_unscaled_gradient=J,
         )
         return ev
+
+
+def _pair_sums(G: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """``Q[a, c, b, d] = <G[a, b], H[c, d]>`` (entrywise products summed) as one product."""
+    kg, kh, m = G.shape[0], H.shape[0], G.shape[2]
+    if not m:
+        return np.zeros((kg, kh, kg, kh))
+    Q = G.reshape(kg * kg, m * m) @ H.reshape(kh * kh, m * m).T
+    return Q.reshape(kg, kg, kh, kh).transpose(0, 2, 1, 3)
+
+
+def _right(B: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """``B Lambda_e`` for the eliminated block's ``Lambda_e`` (its columns, term-major)."""
+    k = T.shape[0]
+    if k == 1:
+        return B * T[0, 0]
+    n = B.shape[1] // k
+    return np.einsum("rin,ij->rjn", B.reshape(B.shape[0], k, n), T).reshape(B.shape)
 
 
 def _per_level(blocks: np.ndarray, B: np.ndarray) -> np.ndarray:
