@@ -36,6 +36,7 @@ reached by Newton's method without a second optimizer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -128,7 +129,15 @@ class Evaluation:
     cov_unscaled: np.ndarray  # (X'V^-1 X)^-1
     gradient: np.ndarray | None = None  # of the profiled deviance
     hessian: np.ndarray | None = None  # of the profiled deviance
-    varpar: Any = None  # lmerTest's VarparCovariance: Hessian in (theta, sigma), d Cov(beta)
+    make_varpar: Any = None  # builds the VarparCovariance below (only the last step needs it)
+    _varpar: Any = None
+
+    @property
+    def varpar(self) -> Any:
+        """Return lmerTest's VarparCovariance (Hessian in ``(theta, sigma)``, ``d Cov(beta)``)."""
+        if self._varpar is None and self.make_varpar is not None:
+            self._varpar = self.make_varpar()
+        return self._varpar
 
 
 class _Factor:
@@ -374,10 +383,18 @@ class _Split:
         Without ``E`` that part is ``P B_b``, and ``Q[a, c, b, d]`` is
         ``<P_a'P_b, B_c B_d'>`` (``B_c``: the columns of term ``c`` of ``B_b``).
         """
-        m = self.B.shape[0]
-        Bk = self.B[:, shift : shift + b.size].reshape(m, b.k, b.n).transpose(1, 0, 2)
-        H = Bk[:, None] @ np.swapaxes(Bk, 1, 2)[None]  # B_c B_d'
-        return _pair_sums(G, H)
+        kg, m = G.shape[0], self.B.shape[0]
+        Bb = self.B[:, shift : shift + b.size]
+        Q = np.empty((kg, b.k, kg, b.k))
+        if not m:
+            Q[:] = 0.0
+            return Q
+        Bk = Bb.reshape(m, b.k, b.n)
+        for a in range(kg):
+            for c in range(kg):  # sum_l B_c[:, l]' G_ab B_d[:, l], one product per pair (a, b)
+                Y = (G[a, c] @ Bb).reshape(m, b.k, b.n)
+                Q[a, :, c, :] = np.einsum("ucl,udl->cd", Bk, Y)
+        return Q
 
     def trace_products(self, model: ProfiledDeviance, g1: list) -> np.ndarray:
         """``tr(G_k X G_l X)`` for every pair of variance parameters.
@@ -461,7 +478,7 @@ class _ThetaPart:
         if self.scaled:
             F = self.AiUx
             N = f.i_minus_inverse()
-            inverses = [np.linalg.inv(T) for T in Ts]
+            inverses = [_lower_inverse(T) for T in Ts]
         else:
             F = model.Zx - f.CL @ self.AiUx
             N = f.n_split()
@@ -487,8 +504,7 @@ class _ThetaPart:
             FgF[b.theta] = np.einsum("xab,abpq->xpq", G1, FF)
             L2[b.pair_at] = np.einsum("xab,ab->x", G2, S)
         L2 -= logdet_mat.trace_products(model, g1)
-        J = np.einsum("ij,kjl,lm->kim", self.Cb, FgF, self.Cb)
-        self._second = (F, M, g1, g2, L1, L2, J)
+        self._second = (F, M, g1, g2, L1, L2, FgF)
         return self._second
 
 
@@ -639,7 +655,7 @@ class ProfiledDeviance:
         ev = Evaluation(part.theta, float(dev), beta, sigma, r2, part.Cb)
         if order == 0:
             return ev
-        F, M, g1, g2, L1, L2, J = part.second()
+        F, M, g1, g2, L1, L2, FgF = part.second()
         if part.scaled:
             w = Aiuy - F @ beta  # Lambda' Z'P y
         else:
@@ -659,16 +675,41 @@ class ProfiledDeviance:
         r2_2 += 2.0 * (a.T @ M.matmul(a))
         ev.hessian = L2 + nu * (r2_2 / r2 - np.outer(r2_1, r2_1) / r2**2)
         # lmerTest's Hessian in (theta, sigma), sigma not profiled, and d Cov(beta)
-        ev.varpar = varpar_information(
-            theta_hessian=L2 + r2_2 / sigma**2,
-            r2_gradient=r2_1,
-            r2=r2,
-            sigma=sigma,
-            nu=nu,
-            cov_unscaled=part.Cb,
-            cov_unscaled_gradient=J,
-        )
+        ev.make_varpar = partial(_varpar, L2 + r2_2 / sigma**2, r2_1, r2, sigma, nu, part.Cb, FgF)
         return ev
+
+
+def _varpar(
+    theta_hessian: np.ndarray,
+    r2_gradient: np.ndarray,
+    r2: float,
+    sigma: float,
+    nu: int,
+    Cb: np.ndarray,
+    FgF: np.ndarray,
+) -> Any:
+    """Build lmerTest's quantities at one evaluation; ``d (X'V^-1 X)^-1 = C F'G_k F C``."""
+    return varpar_information(
+        theta_hessian=theta_hessian,
+        r2_gradient=r2_gradient,
+        r2=r2,
+        sigma=sigma,
+        nu=nu,
+        cov_unscaled=Cb,
+        cov_unscaled_gradient=Cb @ FgF @ Cb,
+    )
+
+
+def _lower_inverse(T: np.ndarray) -> np.ndarray:
+    """Invert a lower-triangular ``T`` with a non-zero diagonal."""
+    if T.shape[0] == 1:
+        return 1.0 / T
+    from scipy.linalg import lapack
+
+    inv, info = lapack.dtrtri(T, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError("a relative covariance factor is singular")
+    return inv
 
 
 def _pair_sums(G: np.ndarray, H: np.ndarray) -> np.ndarray:

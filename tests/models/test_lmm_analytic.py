@@ -42,6 +42,20 @@ def evaluator(model):
     )
 
 
+def finite_differences_agree(pdv, theta, suff):
+    """Check the exact gradient and Hessian at ``theta`` against Richardson's differences."""
+    ev = pdv.evaluate(theta, suff)
+
+    def deviance(th):
+        return np.array([pdv.evaluate(th, suff, order=0).deviance])
+
+    _, grad, hess = richardson(deviance, theta, d=0.01, r=4)
+    scale = max(1.0, float(np.max(np.abs(ev.hessian))))
+    np.testing.assert_allclose(ev.gradient, grad[:, 0], atol=1e-6 * scale)
+    np.testing.assert_allclose(ev.hessian, hess[:, :, 0], atol=1e-6 * scale)
+    return ev, scale
+
+
 def lme4_theta(model, r_theta):
     """lme4's theta (terms ordered by decreasing number of levels) in our block order."""
     blocks = model.design_.random
@@ -78,15 +92,7 @@ def test_gradient_and_hessian_equal_finite_differences(case, shift, fitted, monk
     pdv = evaluator(model)
     suff = pdv.sufficient(model.design_.y)
     theta = np.asarray(model.theta_, dtype=float) + shift
-    ev = pdv.evaluate(theta, suff)
-
-    def deviance(th):
-        return np.array([pdv.evaluate(th, suff, order=0).deviance])
-
-    _, grad, hess = richardson(deviance, theta, d=0.01, r=4)
-    scale = max(1.0, float(np.max(np.abs(ev.hessian))))
-    np.testing.assert_allclose(ev.gradient, grad[:, 0], atol=1e-6 * scale)
-    np.testing.assert_allclose(ev.hessian, hess[:, :, 0], atol=1e-6 * scale)
+    ev, scale = finite_differences_agree(pdv, theta, suff)
     # the route through Z'Z (used near the boundary) gives the same numbers
     monkeypatch.setattr(analytic, "DIRECT", np.inf)
     other = evaluator(model).evaluate(theta, suff)
@@ -158,3 +164,28 @@ def test_large_designs_are_left_to_the_sparse_evaluator():
     assert not analytic.dense_enough([one, other])  # 600 columns left dense
     assert analytic.dense_enough([(np.arange(2000) % 300, np.ones((2000, 1))), one])
     assert not analytic.dense_enough([(np.arange(4000) % 2000, np.ones((4000, 1)))])
+
+
+@pytest.mark.parametrize("reml", [True, False])
+@pytest.mark.parametrize("items_first", [True, False])
+def test_a_correlated_block_beside_many_items_has_exact_derivatives(reml, items_first, monkeypatch):
+    """The study's shape: a correlated intercept and slope by person kept dense, with items
+    (more columns) eliminated, in either order of the blocks; ML and REML."""
+    rng = np.random.default_rng(11)
+    n = 360
+    person, item = rng.integers(0, 24, n), rng.integers(0, 70, n)
+    x = rng.normal(size=n)
+    X = np.column_stack([np.ones(n), x, rng.normal(size=n)])
+    y = X @ [1.0, 0.3, -0.2] + rng.normal(size=n)
+    blocks = [(person, np.column_stack([np.ones(n), x])), (item, np.ones((n, 1)))]
+    theta = np.array([0.8, 0.25, 0.4, 0.6])
+    if not items_first:
+        blocks, theta = blocks[::-1], np.r_[theta[3], theta[:3]]
+    pdv = analytic.ProfiledDeviance(X, blocks, reml=reml)
+    assert pdv.blocks[pdv.first].n == 70  # the items are eliminated
+    suff = pdv.sufficient(y)
+    ev, scale = finite_differences_agree(pdv, theta, suff)
+    monkeypatch.setattr(analytic, "DIRECT", np.inf)
+    other = analytic.ProfiledDeviance(X, blocks, reml=reml).evaluate(theta, suff)
+    np.testing.assert_allclose(other.hessian, ev.hessian, rtol=1e-9, atol=1e-9 * scale)
+    np.testing.assert_allclose(other.varpar.jacobian, ev.varpar.jacobian, rtol=1e-9, atol=1e-12)
