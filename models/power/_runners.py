@@ -231,6 +231,14 @@ def _execute_processes(
                 future.cancel()
 
 
+_LOCAL_CONFIG = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+}
+
+
 def local_cluster(distributed: Any, workers: int) -> Any:
     """Start a Dask LocalCluster of ``workers`` single-threaded processes on 127.0.0.1.
 
@@ -239,7 +247,10 @@ def local_cluster(distributed: Any, workers: int) -> Any:
     128 KiB instead of reusing the memory: the refits allocate many such temporaries and ran
     at half their speed in a worker. And they write their pre-spawn variables into this
     process's own environment, where every process started later would inherit them; the
-    environment is put back as it was.
+    environment is put back as it was. The workers' statistical profiler (which samples the
+    computing thread every 10 ms for a dashboard this cluster does not have) is off, and their
+    event loops check themselves every second instead of every 20 ms: together about 9 % of
+    a simulation's time.
     """
     import logging
 
@@ -247,7 +258,7 @@ def local_cluster(distributed: Any, workers: int) -> Any:
 
     saved = dict(os.environ)
     try:
-        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        with dask.config.set(_LOCAL_CONFIG):
             return distributed.LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,

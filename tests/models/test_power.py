@@ -226,9 +226,17 @@ def test_local_dask_workers_keep_glibc_memory_reuse_and_leave_this_environment_a
                     k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OPENBLAS_NUM_THREADS")
                 }
             )
+            profiling = client.run(_worker_profiles)
     finally:
         cluster.close()
     assert list(seen.values()) == [{"MALLOC_TRIM_THRESHOLD_": None, "OPENBLAS_NUM_THREADS": "1"}]
+    assert list(profiling.values()) == [False]  # no dashboard to show the samples
+
+
+def _worker_profiles():
+    import dask
+
+    return dask.config.get("distributed.worker.profile.enabled")
 
 
 def test_an_existing_dask_cluster_by_its_tcp_address_gives_the_same_table():
