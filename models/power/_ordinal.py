@@ -87,6 +87,8 @@ def fixed_matrix(design: Any) -> np.ndarray:
 class OrdinalPowerJob:
     """One grid point of an ordinal power analysis (see :mod:`models.power._lmm`)."""
 
+    quick = True  # a simulation takes milliseconds (see models.power._runners)
+
     grid: int
     entropy: int
     n_sims: int

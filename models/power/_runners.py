@@ -5,7 +5,8 @@ Every back end receives the same jobs (one per grid point, see
 outcome depends only on its job and index, so the results are identical whatever runs them.
 The jobs are sent to each worker once (process-pool initializer; Dask ``scatter`` with
 ``broadcast``), and each task carries only three integers. BLAS is held to one thread in every
-worker: the fits are small, and a threaded BLAS would only make the workers compete.
+worker: the fits are small, and a threaded BLAS would only make the workers compete. While a
+Dask LocalCluster starts, this process runs the first simulations of quick jobs itself.
 """
 
 from __future__ import annotations
@@ -285,20 +286,97 @@ def _execute_dask(
     feature = f"simulate_power(scheduler={scheduler.describe()!r})"
     require("dask", feature=feature, extra="dask")
     distributed = require("distributed", feature=feature, extra="dask")
-    cluster = None
+    if scheduler.kind == "dask-local" and all(getattr(job, "quick", False) for job in jobs):
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=1) as starter:
+            started = starter.submit(
+                _start_local, distributed, int(scheduler.workers or 1), list(jobs)
+            )
+            try:
+                todo = yield from _simulate_here_until(jobs, todo, started)
+            except BaseException:
+                _close_started(started)
+                raise
+            cluster, client, remote = started.result()
+        yield from _on_cluster(distributed, client, cluster, remote, todo, info)
+        return
     if scheduler.kind == "dask-local":
-        cluster = local_cluster(distributed, int(scheduler.workers or 1))
+        cluster, client, remote = _start_local(distributed, int(scheduler.workers or 1), list(jobs))
+        yield from _on_cluster(distributed, client, cluster, remote, todo, info)
+        return
+    try:
+        client = distributed.Client(scheduler.address, set_as_default=False, timeout=10)
+    except OSError as err:
+        raise InvalidParameterError(
+            f"cannot reach the Dask scheduler {scheduler.address}: {err}"
+        ) from err
+    try:
+        remote = client.scatter(list(jobs), broadcast=True)
+    except BaseException:
+        client.close()
+        raise
+    yield from _on_cluster(distributed, client, None, remote, todo, info)
+
+
+def _start_local(distributed: Any, workers: int, jobs: list[Any]) -> tuple[Any, Any, Any]:
+    """Start a LocalCluster, connect to it and send it the jobs (on a thread of its own)."""
+    cluster = local_cluster(distributed, workers)
+    try:
         client = distributed.Client(cluster, set_as_default=False)
-    else:
         try:
-            client = distributed.Client(scheduler.address, set_as_default=False, timeout=10)
-        except OSError as err:
-            raise InvalidParameterError(
-                f"cannot reach the Dask scheduler {scheduler.address}: {err}"
-            ) from err
+            return cluster, client, client.scatter(jobs, broadcast=True)
+        except BaseException:
+            client.close()
+            raise
+    except BaseException:
+        cluster.close()
+        raise
+
+
+def _close_started(started: Any) -> None:
+    """Close a LocalCluster once its start (on another thread) has ended."""
+    try:
+        cluster, client, _ = started.result()
+    except Exception:  # it failed to start: nothing to close
+        return
+    client.close()
+    cluster.close()
+
+
+def _simulate_here_until(
+    jobs: Sequence[Any], todo: list[tuple[int, int, int]], started: Any
+) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
+    """Simulate in this process, one simulation at a time, while the cluster starts.
+
+    A LocalCluster takes about a second to start its workers and receive the jobs; the
+    simulations run here meanwhile would otherwise wait. Only jobs marked ``quick`` (a
+    simulation in milliseconds) are run so, so the cluster never waits for this process.
+    Returns the batches left for the cluster (the first one shortened by what was done here).
+    """
+    left = list(todo)
+    with _blas_one_thread():
+        while left and not started.done():
+            job, start, stop = left[0]
+            yield (job, start, start + 1), jobs[job].run(start, start + 1)
+            if start + 1 < stop:
+                left[0] = (job, start + 1, stop)
+            else:
+                left.pop(0)
+    return left
+
+
+def _on_cluster(
+    distributed: Any,
+    client: Any,
+    cluster: Any,
+    remote: list[Any],
+    todo: list[tuple[int, int, int]],
+    info: dict[str, Any],
+) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
+    """Run the batches on a connected cluster holding the jobs; close it at the end."""
     try:
         info["workers"] = len(client.scheduler_info().get("workers", {}))
-        remote = client.scatter(list(jobs), broadcast=True)
         futures = [
             client.submit(_dask_batch, remote[batch[0]], batch, pure=False) for batch in todo
         ]

@@ -644,3 +644,31 @@ def test_a_worker_whose_script_imported_numpy_first_gives_the_same_numbers(
         env=env,
     )  # fmt: skip
     assert done.stdout.strip() == repr(here.simulations["p_value"].tolist())
+
+
+def test_this_process_simulates_while_a_local_cluster_starts_and_hands_over_the_rest():
+    from models.power import _runners
+
+    class Counting:
+        quick = True
+
+        def run(self, start, stop):
+            return list(range(start, stop))
+
+    class Starting:  # "done" after three simulations here
+        calls = 0
+
+        def done(self):
+            self.calls += 1
+            return self.calls > 3
+
+    todo = _runners.batches([2, 5], 4)  # (0,0,2), (1,0,4), (1,4,5)
+    here = _runners._simulate_here_until([Counting(), Counting()], todo, Starting())
+    done = []
+    try:
+        while True:
+            done.append(next(here))
+    except StopIteration as end:
+        left = end.value
+    assert done == [((0, 0, 1), [0]), ((0, 1, 2), [1]), ((1, 0, 1), [0])]
+    assert left == [(1, 1, 4), (1, 4, 5)]
