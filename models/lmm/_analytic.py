@@ -759,9 +759,12 @@ NEAR_STEP = 1e-4
 """Where a line search cannot lower the deviance (the decrease is below its rounding), the
 point is taken as the minimum only if Newton's step from it is below this."""
 
-START_FLOOR = 0.05
+START_FLOOR = 0.1
 """A diagonal of ``T`` below this in the start is raised to it: at zero the deviance is flat in
-that column (it is even there), so Newton's method would never leave it."""
+that column (it is even there), so Newton's method would never leave it. With 0.1 and
+:data:`TRUST` 0.15 the demo pilot's refits take 6.0 full evaluations on average against 6.9
+with 0.05 and 0.25, and its likelihood-ratio refits 12.0 against 13.8 (the study pilot and
+the 40 x 27 design: unchanged at about 5)."""
 
 
 def off_boundary(theta: np.ndarray, model: ProfiledDeviance) -> np.ndarray:
@@ -823,7 +826,7 @@ def newton(
     return None
 
 
-TRUST = 0.25
+TRUST = 0.15
 """Largest change of any entry of ``theta`` in one Newton step (relative to ``1 + |theta|``).
 Where the Hessian is not positive definite (near a variance's boundary, or far from the
 minimum) a step along a direction of negative or small curvature goes this far downhill."""
