@@ -215,7 +215,7 @@ class _Factor:
         Ybd = np.swapaxes(Te, 0, 1) @ model.D0  # per level, (Lambda_e' Z'Z)_ll
         delta = model.D0 - np.swapaxes(Ybd, 1, 2) @ self.Dinv @ Ybd
         if model.q == q_e:
-            return _Split(q_e, delta, np.zeros((q_e, 0)), np.zeros((0, 0)), None, np.zeros((0, 0)))
+            return _Split.eliminated_only(q_e, delta)
         C_er = model.C_re.T
         Yer = model.left(C_er, self.Ts, rest=False)  # Lambda_e' Z'Z_er
         DYer = self.dinv(Yer)
@@ -258,7 +258,7 @@ class _Factor:
         delta = -self.Dinv
         delta[:, np.arange(k), np.arange(k)] += 1.0
         if not self.L.size:
-            return _Split(q_e, delta, np.zeros((q_e, 0)), np.zeros((0, 0)), None, np.zeros((0, 0)))
+            return _Split.eliminated_only(q_e, delta)
         Linv, info = lapack.dtrtri(self.L, lower=1)
         if info != 0:
             raise np.linalg.LinAlgError("cannot invert the Schur complement")
@@ -293,6 +293,11 @@ class _Split:
     ) -> None:
         self.q_e, self.delta, self.P, self.B, self.E, self.Xrr = q_e, delta, P, B, E, Xrr
         self._gram: np.ndarray | None = None
+
+    @classmethod
+    def eliminated_only(cls, q_e: int, delta: np.ndarray) -> _Split:
+        """Return the matrix of a design with one block: its block diagonal alone."""
+        return cls(q_e, delta, np.zeros((q_e, 0)), np.zeros((0, 0)), None, np.zeros((0, 0)))
 
     def minus_gram(self, F: np.ndarray) -> _Split:
         """Return the matrix less ``F F'`` (``F``: ``q x m``)."""
@@ -347,9 +352,8 @@ class _Split:
             if self.E is not None:
                 part += self.E[:, cols]
             return part if x == model.first else part.T
-        return self.Xrr[bx.offset - q_e : bx.offset - q_e + bx.size, by.offset - q_e :][
-            :, : by.size
-        ]
+        rows = slice(bx.offset - q_e, bx.offset - q_e + bx.size)
+        return self.Xrr[rows, by.offset - q_e : by.offset - q_e + by.size]
 
     def diagonal_sum(self, model: ProfiledDeviance, i: int) -> np.ndarray:
         """``sum_l X_ll`` over the levels of block ``i`` (``k x k``)."""

@@ -86,7 +86,7 @@ def seed_sequence(entropy: int, grid: int, kind: int, i: int = 0) -> np.random.S
 class LmmPowerJob:
     """One grid point: template fit(s), truth, the term and its test."""
 
-    quick = True  # a simulation takes milliseconds (see models.power._runners)
+    quick = True  # a simulation is short beside a Dask cluster's start (models.power._runners)
 
     grid: int
     entropy: int

@@ -286,23 +286,21 @@ def _execute_dask(
     feature = f"simulate_power(scheduler={scheduler.describe()!r})"
     require("dask", feature=feature, extra="dask")
     distributed = require("distributed", feature=feature, extra="dask")
-    if scheduler.kind == "dask-local" and all(getattr(job, "quick", False) for job in jobs):
+    if scheduler.kind == "dask-local":
         from concurrent.futures import ThreadPoolExecutor
 
+        quick = all(getattr(job, "quick", False) for job in jobs)
         with ThreadPoolExecutor(max_workers=1) as starter:
             started = starter.submit(
                 _start_local, distributed, int(scheduler.workers or 1), list(jobs)
             )
             try:
-                todo = yield from _simulate_here_until(jobs, todo, started)
+                if quick:
+                    todo = yield from _simulate_here_until(jobs, todo, started)
+                cluster, client, remote = started.result()
             except BaseException:
                 _close_started(started)
                 raise
-            cluster, client, remote = started.result()
-        yield from _on_cluster(distributed, client, cluster, remote, todo, info)
-        return
-    if scheduler.kind == "dask-local":
-        cluster, client, remote = _start_local(distributed, int(scheduler.workers or 1), list(jobs))
         yield from _on_cluster(distributed, client, cluster, remote, todo, info)
         return
     try:
@@ -335,7 +333,7 @@ def _start_local(distributed: Any, workers: int, jobs: list[Any]) -> tuple[Any, 
 
 
 def _close_started(started: Any) -> None:
-    """Close a LocalCluster once its start (on another thread) has ended."""
+    """Close a LocalCluster once its start (on another thread) has ended, if it started."""
     try:
         cluster, client, _ = started.result()
     except Exception:  # it failed to start: nothing to close
