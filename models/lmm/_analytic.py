@@ -90,6 +90,14 @@ class _Block:
         ]
         object.__setattr__(self, "terms", terms)
         object.__setattr__(self, "span", slice(self.offset, self.offset + self.k * self.n))
+        # d (T T') / dT[i, j] = e_i t' + t e_i' (t = T[:, j]) is linear in T: one constant map
+        k, e = self.k, len(self.rows)
+        linear = np.zeros((e, k, k, k, k))  # [entry, a, b] <- T[c, d]
+        for x, (i, j) in enumerate(zip(self.rows, self.cols, strict=True)):
+            for c in range(k):
+                linear[x, i, c, c, j] += 1.0
+                linear[x, c, i, c, j] += 1.0
+        object.__setattr__(self, "linear", linear.reshape(e * k * k, k * k))
 
     def second_derivatives(self) -> np.ndarray:
         """``d2 (T T') / dT[ix, j] dT[iy, j] = e_ix e_iy' + e_iy e_ix'`` for every pair."""
@@ -102,12 +110,7 @@ class _Block:
 
     def first_derivatives(self, T: np.ndarray) -> np.ndarray:
         """``d (T T') / dT[i, j] = e_i t' + t e_i'`` (``t = T[:, j]``) for every entry."""
-        out = np.zeros((len(self.rows), self.k, self.k))
-        at = np.arange(len(self.rows))
-        t = T[:, self.cols].T
-        out[at, self.rows, :] += t
-        out[at, :, self.rows] += t
-        return out
+        return (self.linear @ T.reshape(-1)).reshape(len(self.rows), self.k, self.k)
 
     @property
     def size(self) -> int:
@@ -155,7 +158,7 @@ class _Factor:
         if k_e == 1:
             d = model.D0[:, 0, 0] * Te[0, 0] ** 2 + 1.0
             self.Dinv = (1.0 / d)[:, None, None]
-            logdet = float(np.sum(np.log(d)))
+            logdet = float(np.log(d).sum())
         else:
             D = Te.T @ model.D0 @ Te + np.eye(k_e)
             self.Dinv = np.linalg.inv(D)
@@ -180,7 +183,7 @@ class _Factor:
             if info != 0:
                 raise np.linalg.LinAlgError("the Schur complement is not positive definite")
             self.L = L
-            logdet += 2.0 * float(np.sum(np.log(np.diag(L))))
+            logdet += 2.0 * float(np.log(L.diagonal()).sum())
         else:
             self.W = np.zeros((q_e, 0))
             self.L = np.zeros((0, 0))
@@ -462,12 +465,11 @@ class _ThetaPart:
             Rinv, _ = lapack.dtrtri(R, lower=1)
             self.Rinv = Rinv  # Cb = Rinv' Rinv
             self.Cb = Rinv.T @ Rinv
-            self.ldx = 2.0 * float(np.sum(np.log(np.diag(R))))
+            self.ldx = 2.0 * float(np.log(R.diagonal()).sum())
         else:
             self.Rinv, self.Cb, self.ldx = np.zeros((0, 0)), np.zeros((0, 0)), 0.0
         self.logdet = f.logdet + (self.ldx if model.reml else 0.0)
-        small = min(float(np.min(np.abs(np.diag(T)))) for T in Ts)
-        self.scaled = small >= DIRECT
+        self.scaled = float(np.min(np.abs(theta[model.diagonal]))) >= DIRECT
         self._second: tuple | None = None
 
     def second(self) -> tuple:
@@ -478,7 +480,7 @@ class _ThetaPart:
         if self._second is not None:
             return self._second
         model, Ts, f = self.model, self.Ts, self.f
-        K, p = model.n_theta, model.p
+        K = model.n_theta
         if self.scaled:
             F = self.AiUx
             N = f.i_minus_inverse()
@@ -490,13 +492,10 @@ class _ThetaPart:
         logdet_mat = M if model.reml else N
         g1 = []  # per block: dG_k (or E_k) of its entries, (K_b, k, k)
         g2 = []  # per block: d2G_kl (or its scaled form) of its pairs, (P_b, k, k)
-        L1 = np.zeros(K)
+        L1 = np.empty(K)
         L2 = np.zeros((K, K))
-        FgF = np.zeros((K, p, p))
         for i, (b, T) in enumerate(zip(model.blocks, Ts, strict=True)):
-            S = logdet_mat.diagonal_sum(model, i)
-            Fb = F[b.span].reshape(b.k, b.n, p)
-            FF = np.einsum("alp,blq->abpq", Fb, Fb)
+            S = logdet_mat.diagonal_sum(model, i).reshape(-1)
             G1, G2 = b.first_derivatives(T), model.second[i]
             if self.scaled:
                 Ti = inverses[i]
@@ -504,12 +503,26 @@ class _ThetaPart:
                 G2 = Ti @ G2 @ Ti.T
             g1.append(G1)
             g2.append(G2)
-            L1[b.theta] = np.einsum("xab,ab->x", G1, S)
-            FgF[b.theta] = np.einsum("xab,abpq->xpq", G1, FF)
-            L2[b.pair_at] = np.einsum("xab,ab->x", G2, S)
+            L1[b.theta] = G1.reshape(len(G1), -1) @ S
+            L2[b.pair_at] = G2.reshape(len(G2), -1) @ S
         L2 -= logdet_mat.trace_products(model, g1)
-        self._second = (F, M, g1, g2, L1, L2, FgF)
+        self._second = (F, M, g1, g2, L1, L2)
         return self._second
+
+    def f_g_f(self) -> np.ndarray:
+        """``F'G_k F`` for every variance parameter (``K x p x p``; the Satterthwaite df)."""
+        model = self.model
+        F, _, g1, *_ = self.second()
+        p = model.p
+        out = np.empty((model.n_theta, p, p))
+        for b, G1 in zip(model.blocks, g1, strict=True):
+            # (F'F)[(a, p), (c, q)] summed over the levels, then contracted with G_k[a, c]
+            Fb = F[b.span].reshape(b.k, b.n, p).transpose(1, 0, 2).reshape(b.n, b.k * p)
+            FF = (Fb.T @ Fb).reshape(b.k, p, b.k, p).transpose(0, 2, 1, 3)
+            out[b.theta] = (G1.reshape(len(G1), -1) @ FF.reshape(b.k * b.k, p * p)).reshape(
+                len(G1), p, p
+            )
+        return out
 
 
 class ProfiledDeviance:
@@ -562,6 +575,7 @@ class ProfiledDeviance:
                 Zd[rows, offset + t * n_levels + codes] = Z[:, t]
             offset += sizes[i]
         self.blocks = [made[i] for i in range(len(sizes))]
+        self.diagonal = np.concatenate([b.theta[b.rows == b.cols] for b in self.blocks])
         self.second = [b.second_derivatives() for b in self.blocks]
         self.Zt = np.ascontiguousarray(Zd.T)
         self.C = self.Zt @ Zd
@@ -659,27 +673,27 @@ class ProfiledDeviance:
         ev = Evaluation(part.theta, float(dev), beta, sigma, r2, part.Cb)
         if order == 0:
             return ev
-        F, M, g1, g2, L1, L2, FgF = part.second()
+        F, M, g1, g2, L1, L2 = part.second()
         if part.scaled:
             w = Aiuy - F @ beta  # Lambda' Z'P y
         else:
             w = zy - f.CL @ Aiuy - F @ beta  # Z'P y
-        r2_1 = np.zeros(K)
+        r2_1 = np.empty(K)
         a = np.zeros((self.q, K))  # G_k w
         r2_2 = np.zeros((K, K))
         for b, G1, G2 in zip(self.blocks, g1, g2, strict=True):
             Wb = w[b.span].reshape(b.k, b.n)
-            Wsum = Wb @ Wb.T
-            r2_1[b.theta] = -np.einsum("xab,ab->x", G1, Wsum)
+            Wsum = (Wb @ Wb.T).reshape(-1)
+            r2_1[b.theta] = -(G1.reshape(len(G1), -1) @ Wsum)
             a[b.span, b.theta] = (G1 @ Wb).reshape(len(b.theta), b.size).T
-            r2_2[b.pair_at] = -np.einsum("xab,ab->x", G2, Wsum)
+            r2_2[b.pair_at] = -(G2.reshape(len(G2), -1) @ Wsum)
         ev.gradient = L1 + nu * r2_1 / r2
         if order == 1:
             return ev
         r2_2 += 2.0 * (a.T @ M.matmul(a))
         ev.hessian = L2 + nu * (r2_2 / r2 - np.outer(r2_1, r2_1) / r2**2)
         # lmerTest's Hessian in (theta, sigma), sigma not profiled, and d Cov(beta)
-        ev.make_varpar = partial(_varpar, L2 + r2_2 / sigma**2, r2_1, r2, sigma, nu, part.Cb, FgF)
+        ev.make_varpar = partial(_varpar, L2 + r2_2 / sigma**2, r2_1, r2, sigma, nu, part)
         return ev
 
 
@@ -689,10 +703,10 @@ def _varpar(
     r2: float,
     sigma: float,
     nu: int,
-    Cb: np.ndarray,
-    FgF: np.ndarray,
+    part: _ThetaPart,
 ) -> Any:
     """Build lmerTest's quantities at one evaluation; ``d (X'V^-1 X)^-1 = C F'G_k F C``."""
+    Cb = part.Cb
     return varpar_information(
         theta_hessian=theta_hessian,
         r2_gradient=r2_gradient,
@@ -700,7 +714,7 @@ def _varpar(
         sigma=sigma,
         nu=nu,
         cov_unscaled=Cb,
-        cov_unscaled_gradient=Cb @ FgF @ Cb,
+        cov_unscaled_gradient=Cb @ part.f_g_f() @ Cb,
     )
 
 
@@ -843,13 +857,12 @@ def _newton_step(g: np.ndarray, H: np.ndarray, theta: np.ndarray) -> np.ndarray:
     clearly positive, and :data:`TRUST` downhill along the others; the whole step is then
     shortened to :data:`TRUST` if any entry would move further.
     """
+    from scipy.linalg import lapack
+
     radius = TRUST * (1.0 + np.abs(theta))
-    try:
-        L = np.linalg.cholesky(H)
-    except np.linalg.LinAlgError:
-        L = None
-    if L is not None and np.min(np.diag(L)) > 1e-4 * np.sqrt(np.max(np.diag(H))):
-        step = -np.linalg.solve(H, g)
+    L, info = lapack.dpotrf(H, lower=1)
+    if info == 0 and L.diagonal().min() > 1e-4 * np.sqrt(H.diagonal().max()):
+        step = -lapack.dpotrs(L, g, lower=1)[0]
     else:
         vals, vecs = np.linalg.eigh(H)
         along = vecs.T @ g
