@@ -4,11 +4,11 @@ One :class:`LmmPowerJob` per grid point holds everything a worker needs: the tem
 (a :class:`models.lmm.LinearMixedModel` fitted once to the grid point's design), the true mean
 ``X beta``, the random-effects factors and the residual SD. A worker draws the response of
 simulation ``i`` from its own seed, refits the template to it (the design matrices are reused and
-the optimizer starts from the template's covariance parameters, whatever ran before on that
-worker) and keeps the test of the term. The outcome of a simulation therefore depends only on the
-job and ``i``. Every test refits by Newton's method on the profiled deviance with its exact
-derivatives (:class:`AnalyticRefit`, :mod:`models.lmm._analytic`), from the template's
-covariance parameters moved off the boundary; the Satterthwaite df come from the same
+the optimizer starts from the same covariance parameters, whatever ran before on that worker) and
+keeps the test of the term. The outcome of a simulation therefore depends only on the job and
+``i``. Every test refits by Newton's method on the profiled deviance with its exact derivatives
+(:class:`AnalyticRefit`, :mod:`models.lmm._analytic`), from the true covariance parameters moved
+off the boundary; the Satterthwaite df come from the same
 derivatives. Where Newton's method does not settle (or the design is too large for the dense
 evaluator) the simulation is refitted by :class:`FastRefit`, which gives the numbers of
 ``LinearMixedModel.refit`` without building the whole fitted model, or by ``refit`` itself.
@@ -56,6 +56,38 @@ class Truth:
         y = add_random_effects(self.mean, self.blocks, rng)
         y += self.residual_sd * rng.standard_normal(y.size)
         return y
+
+    def theta(self) -> np.ndarray:
+        """Return the true covariance parameters as lme4's ``theta`` (relative, column-major).
+
+        Each block's covariance over the residual variance, as a lower-triangular factor with a
+        non-negative diagonal (:func:`lower_factor`): the centre around which the refits'
+        optima scatter, and so the start of every Newton refit.
+        """
+        out = []
+        for _, _, L in self.blocks:
+            T = lower_factor(L @ L.T / self.residual_sd**2)
+            rows, cols = np.tril_indices(T.shape[0])
+            order = np.lexsort((rows, cols))
+            out.append(T[rows[order], cols[order]])
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+def lower_factor(cov: np.ndarray) -> np.ndarray:
+    """Return the lower-triangular ``T`` with ``T T' = cov`` for a positive semi-definite ``cov``.
+
+    Cholesky's columns in turn; a column whose pivot is zero (a variance at zero, or a
+    variance explained by the columns before it) is left at zero.
+    """
+    k = cov.shape[0]
+    T = np.zeros((k, k))
+    for j in range(k):
+        pivot = cov[j, j] - T[j, :j] @ T[j, :j]
+        if pivot <= 1e-12 * max(1.0, abs(cov[j, j])):
+            continue
+        T[j, j] = np.sqrt(pivot)
+        T[j + 1 :, j] = (cov[j + 1 :, j] - T[j + 1 :, :j] @ T[j, :j]) / T[j, j]
+    return T
 
 
 def add_random_effects(
@@ -112,7 +144,7 @@ class LmmPowerJob:
         inputs = state.pop("_analytic_inputs", False)
         if inputs is False:
             inputs = AnalyticRefit.inputs_from(
-                self.template, self.null_template, self.term, self.test
+                self.template, self.null_template, self.term, self.test, self.truth.theta()
             )
         state["_analytic_inputs"] = inputs
         for name in ("template", "null_template"):
@@ -154,7 +186,7 @@ class LmmPowerJob:
             inputs = self.__dict__.get("_analytic_inputs", False)
             if inputs is False:
                 inputs = AnalyticRefit.inputs_from(
-                    self.template, self.null_template, self.term, self.test
+                    self.template, self.null_template, self.term, self.test, self.truth.theta()
                 )
             analytic = None if inputs is None else AnalyticRefit.from_inputs(*inputs)
             self.__dict__["_analytic"] = analytic
@@ -394,21 +426,26 @@ class AnalyticRefit:
     """Refits by Newton's method on the profiled deviance (:mod:`models.lmm._analytic`).
 
     One dense evaluator per model (the template, and the null model of the likelihood-ratio
-    test), each started from its template's covariance parameters with every diagonal of the
-    relative factors raised to at least :data:`~models.lmm._analytic.START_FLOOR`, so a
-    template at the boundary does not hold the refits there. The response-free part of the
-    evaluation at that start is computed once. :meth:`test` returns None where Newton's method
-    does not settle or a factorization fails; the caller then refits with mixedlm.
+    test), each started from the true covariance parameters (:meth:`Truth.theta`: the centre
+    of the refits' optima; the template's are one draw's estimate, on the demo pilot 1.3 SD
+    away) with every diagonal of the relative factors raised to at least
+    :data:`~models.lmm._analytic.START_FLOOR`, so a truth at the boundary does not hold the
+    refits there. The response-free part of the evaluation at that start is computed once.
+    :meth:`test` returns None where Newton's method does not settle or a factorization fails;
+    the caller then refits with mixedlm.
     """
 
     def __init__(self, full: Any, null: Any, j: int, test: str) -> None:
         self.full, self.null, self.j, self.test_name = full, null, j, test
 
     @staticmethod
-    def inputs_from(template: Any, null_template: Any, term: str, test: str) -> tuple | None:
+    def inputs_from(
+        template: Any, null_template: Any, term: str, test: str, start: np.ndarray | None = None
+    ) -> tuple | None:
         """Return the plain arrays of :meth:`from_inputs`; None for too large a design.
 
-        Per model ``(X, blocks, reml, theta)``, then the term's column and the test.
+        Per model ``(X, blocks, reml, theta)`` (``theta``: ``start``, else the template's),
+        then the term's column and the test.
         """
         from models.lmm._analytic import dense_enough
 
@@ -424,7 +461,7 @@ class AnalyticRefit:
                     design.X.to_numpy(dtype=float),
                     blocks,
                     bool(model.reml),
-                    np.asarray(model.theta_, dtype=float),
+                    np.asarray(model.theta_ if start is None else start, dtype=float),
                 )
             )
         j = [str(c) for c in template.design_.X.columns].index(term)

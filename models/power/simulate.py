@@ -419,8 +419,9 @@ def simulate_power(
     ``n_sessions`` is given; or a study generated from the design file) and a template model is
     fitted to one simulated response. Simulation ``i`` draws ``y = X beta + Z b + e`` with
     ``b ~ N(0, G)`` and ``e ~ N(0, sigma^2)`` at the true parameters and refits the template
-    to it (:meth:`LinearMixedModel.refit`: same design matrices, optimizer started from the
-    template's covariance parameters). For an ordinal model the latent response
+    to it (same design matrices; Newton's method on the exact derivatives, started from the
+    true covariance parameters, or :meth:`LinearMixedModel.refit` from the template's where it
+    does not settle). For an ordinal model the latent response
     ``X beta + Z b + e`` (``e`` logistic for the logit link, normal for probit) is cut at the
     true thresholds into categories, and :meth:`OrdinalMixedModel.refit` starts from the
     template's estimates. ``power = n_rejected / (n_sims - n_failed)``; the

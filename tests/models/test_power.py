@@ -672,3 +672,43 @@ def test_this_process_simulates_while_a_local_cluster_starts_and_hands_over_the_
         left = end.value
     assert done == [((0, 0, 1), [0]), ((0, 1, 2), [1]), ((1, 0, 1), [0])]
     assert left == [(1, 1, 4), (1, 4, 5)]
+
+
+def test_refits_start_from_the_truths_relative_factors(study_design, monkeypatch):
+    """The Newton refits start where the optima scatter around: the truth's covariance over the
+    residual variance as lme4's theta, not the template's one-draw estimate."""
+    from models.power import _runners as runners
+
+    captured = {}
+    real = runners.run
+
+    def capture(jobs, **kw):
+        captured["jobs"] = list(jobs)
+        return real(jobs, **kw)
+
+    monkeypatch.setattr(runners, "run", capture)
+    simulate_power(study_design, effect={"trait": 0.3}, n_participants=[20], n_sims=2, seed=3)
+    job = captured["jobs"][0]
+    # STUDY_TOML: person SDs 0.6 and 0.1 correlated -0.2, story SD 0.3, residual SD 0.9
+    cov = np.array([[0.36, -0.2 * 0.06], [-0.2 * 0.06, 0.01]])
+    T = np.linalg.cholesky(cov) / 0.9
+    expected = np.array([T[0, 0], T[1, 0], T[1, 1], 0.3 / 0.9])
+    np.testing.assert_allclose(job.truth.theta(), expected, rtol=1e-12)
+    # every diagonal is above the start's floor (0.1), so the start is the truth itself
+    np.testing.assert_allclose(job.__dict__["_analytic"].full.start, expected, rtol=1e-12)
+    assert not np.allclose(expected, job.template.theta_, rtol=1e-3)
+
+
+def test_lower_factor_of_a_semidefinite_covariance():
+    """Cholesky's columns, a zero pivot's column left at zero: T T' equals the covariance."""
+    from models.power._lmm import lower_factor
+
+    rng = np.random.default_rng(2)
+    B = rng.standard_normal((3, 3))
+    cov = B @ B.T
+    np.testing.assert_allclose(lower_factor(cov), np.linalg.cholesky(cov), rtol=1e-12)
+    # a variance explained by the column before it (correlation 1), and one at zero
+    singular = np.array([[4.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+    T = lower_factor(singular)
+    np.testing.assert_allclose(T @ T.T, singular, atol=1e-12)
+    assert np.all(np.diag(T) >= 0) and T[1, 1] == 0.0 and T[2, 2] == 0.0
