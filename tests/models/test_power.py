@@ -576,11 +576,9 @@ def test_a_non_converged_ordinal_fit_reports_its_failing_criterion(monkeypatch):
     assert any("max|grad|" in str(w.message) for w in caught)
 
 
-def pickled_jobs(monkeypatch, path, *args, **kwargs):
-    """Run ``simulate_power(*args, **kwargs)``, write the jobs it handed to its runner to
-    ``path`` (as a process worker receives them) and return its result."""
-    import pickle
-
+def captured_jobs(monkeypatch, *args, **kwargs):
+    """Run ``simulate_power(*args, **kwargs)``; return its result and the jobs it handed to
+    its runner."""
     import models.power._runners as runners
 
     captured = {}
@@ -592,7 +590,16 @@ def pickled_jobs(monkeypatch, path, *args, **kwargs):
 
     monkeypatch.setattr(runners, "run", capture)
     result = simulate_power(*args, **kwargs)
-    path.write_bytes(pickle.dumps(captured["jobs"]))
+    return result, captured["jobs"]
+
+
+def pickled_jobs(monkeypatch, path, *args, **kwargs):
+    """Run ``simulate_power(*args, **kwargs)``, write the jobs it handed to its runner to
+    ``path`` (as a process worker receives them) and return its result."""
+    import pickle
+
+    result, jobs = captured_jobs(monkeypatch, *args, **kwargs)
+    path.write_bytes(pickle.dumps(jobs))
     return result
 
 
@@ -677,18 +684,10 @@ def test_this_process_simulates_while_a_local_cluster_starts_and_hands_over_the_
 def test_refits_start_from_the_truths_relative_factors(study_design, monkeypatch):
     """The Newton refits start where the optima scatter around: the truth's covariance over the
     residual variance as lme4's theta, not the template's one-draw estimate."""
-    from models.power import _runners as runners
-
-    captured = {}
-    real = runners.run
-
-    def capture(jobs, **kw):
-        captured["jobs"] = list(jobs)
-        return real(jobs, **kw)
-
-    monkeypatch.setattr(runners, "run", capture)
-    simulate_power(study_design, effect={"trait": 0.3}, n_participants=[20], n_sims=2, seed=3)
-    job = captured["jobs"][0]
+    _, jobs = captured_jobs(
+        monkeypatch, study_design, effect={"trait": 0.3}, n_participants=[20], n_sims=2, seed=3
+    )
+    job = jobs[0]
     # STUDY_TOML: person SDs 0.6 and 0.1 correlated -0.2, story SD 0.3, residual SD 0.9
     cov = np.array([[0.36, -0.2 * 0.06], [-0.2 * 0.06, 0.01]])
     T = np.linalg.cholesky(cov) / 0.9
