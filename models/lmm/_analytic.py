@@ -27,7 +27,10 @@ the rest. While every diagonal of ``T`` is at least :data:`DIRECT` the derivativ
 the space scaled by ``Lambda``, where ``Lambda' N Lambda = I - A^-1``; below it, in the original
 space with ``N = Z'Z - Z'Z Lambda A^-1 Lambda' Z'Z`` (from the Schur blocks; exact at the
 boundary). Neither ``N`` nor ``M`` is formed whole: their eliminated block is a block diagonal
-less a product of rank ``r + p`` (:class:`_Split`), so no ``q_e x q_e`` matrix is built. The
+less a product of rank ``r + p`` (:class:`_Split`), so no ``q_e x q_e`` matrix is built. Where
+the eliminated block is one intercept whose levels take few distinct sizes (stories rated by a
+handful of people), the ``r x r`` products over its levels are sums over the sizes
+(:class:`_Grouped`). The
 deviance is even in each column of every ``T``, so :func:`newton` minimizes it without bounds
 and makes the signs positive at the end: a variance at zero is then an ordinary minimum,
 reached by Newton's method without a second optimizer.
@@ -143,6 +146,45 @@ class Evaluation:
         return self._varpar
 
 
+GROUPED_BUDGET = 4_000_000
+"""Most numbers :class:`_Grouped` keeps (``r x r`` per distinct level size): 32 MB."""
+
+
+class _Grouped:
+    """``C_re diag(w) C_er`` for level weights that depend on the level's size alone.
+
+    Where the eliminated block is one intercept, its part of ``A`` at level ``l`` is
+    ``t^2 d_l + 1`` (``d_l``: the level's rows), so every weight the evaluator puts on a level
+    is a function of ``d_l``. Stories rated by a handful of participants take a few distinct
+    sizes (the demo study: 6 among 430), so these ``r x r`` products, otherwise one
+    ``r x r x q_e`` product each, are a weighted sum of one matrix per size, summed once.
+    """
+
+    def __init__(self, sizes: np.ndarray, per_size: np.ndarray) -> None:
+        self.sizes, self.per_size = sizes, per_size
+        self.r = int(round(np.sqrt(per_size.shape[1])))
+
+    @classmethod
+    def of(cls, D0: np.ndarray, C_re: np.ndarray) -> _Grouped | None:
+        """Return the grouped products of a design, or None where they would not pay."""
+        n, k = D0.shape[0], D0.shape[1]
+        r = C_re.shape[0]
+        if k != 1 or not r:
+            return None
+        sizes, which = np.unique(D0[:, 0, 0], return_inverse=True)
+        if 4 * len(sizes) > n or len(sizes) * r * r > GROUPED_BUDGET:
+            return None
+        per_size = np.empty((len(sizes), r * r))
+        for v in range(len(sizes)):
+            part = C_re[:, which == v]
+            per_size[v] = (part @ part.T).reshape(-1)
+        return cls(sizes, per_size)
+
+    def gram(self, weight: np.ndarray) -> np.ndarray:
+        """``C_re diag(w) C_er`` with ``w`` given per distinct size (``self.sizes``' order)."""
+        return (weight @ self.per_size).reshape(self.r, self.r)
+
+
 class _Factor:
     """``A`` at one ``theta``: the eliminated block's inverse and the Schur complement."""
 
@@ -166,19 +208,27 @@ class _Factor:
             if np.any(sign <= 0):
                 raise np.linalg.LinAlgError("a diagonal block of A is not positive definite")
             logdet = float(np.sum(logs))
+        self.inner: np.ndarray | None = None
         if model.q > q_e:
             from scipy.linalg import blas
 
             # Lambda_r' (Z'Z)_re Lambda_e and Lambda_r' (Z'Z)_rr Lambda_r + I
             Are = _right(model.left(model.C_re, Ts, rest=True), Te)
-            Arr = model.left(model.left(model.C_rr, Ts, rest=True).T, Ts, rest=True)
-            Arr.flat[:: Arr.shape[0] + 1] += 1.0
             self.W = self.dinv(Are.T)  # D^-1 A_er
-            if k_e == 1:  # S = A_rr - A_re D^-1 A_er as one symmetric rank-k update
-                half = Are * np.sqrt(self.Dinv[:, 0, 0])
-                S = blas.dsyrk(-1.0, half, beta=1.0, c=Arr, lower=1, overwrite_c=1)
+            if model.grouped is not None:
+                # S = Lambda_r' (C_rr - t^2 C_re D^-1 C_er) Lambda_r + I, by level size
+                t2 = Te[0, 0] ** 2
+                self.inner = model.C_rr - model.grouped.gram(t2 / (t2 * model.grouped.sizes + 1))
+                S = model.left(model.left(self.inner, Ts, rest=True).T, Ts, rest=True)
+                S.flat[:: S.shape[0] + 1] += 1.0
             else:
-                S = Arr - Are @ self.W
+                Arr = model.left(model.left(model.C_rr, Ts, rest=True).T, Ts, rest=True)
+                Arr.flat[:: Arr.shape[0] + 1] += 1.0
+                if k_e == 1:  # S = A_rr - A_re D^-1 A_er as one symmetric rank-k update
+                    half = Are * np.sqrt(self.Dinv[:, 0, 0])
+                    S = blas.dsyrk(-1.0, half, beta=1.0, c=Arr, lower=1, overwrite_c=1)
+                else:
+                    S = Arr - Are @ self.W
             L, info = lapack.dpotrf(S, lower=1, clean=1, overwrite_a=1)
             if info != 0:
                 raise np.linalg.LinAlgError("the Schur complement is not positive definite")
@@ -225,15 +275,32 @@ class _Factor:
         E = C_er - _per_level(np.swapaxes(Ybd, 1, 2), DYer)
         tilde = np.empty((model.q - q_e, model.q))
         tilde[:, :q_e] = model.left(model.C_re, self.Ts, rest=True)  # Lambda_r' Z'Z_r.
-        tilde[:, q_e:] = model.left(model.C_rr, self.Ts, rest=True)
         tilde[:, :q_e] -= _per_level(np.swapaxes(Ybd, 1, 2), self.W).T
-        tilde[:, q_e:] -= self.W.T @ Yer
+        if self.inner is not None:
+            # W'Y_er and Y_er'D^-1 Y_er are both t^2 C_re D^-1 C_er (Factor's C_rr - inner)
+            tilde[:, q_e:] = model.left(self.inner, self.Ts, rest=True)
+            Xrr = self.inner.copy()
+        else:
+            tilde[:, q_e:] = model.left(model.C_rr, self.Ts, rest=True)
+            tilde[:, q_e:] -= self.W.T @ Yer
+            Xrr = model.C_rr - Yer.T @ DYer
         Zs, info = lapack.dtrtrs(self.L, tilde, lower=1)
         if info != 0:
             raise np.linalg.LinAlgError("cannot solve with the Schur complement")
         Zr = Zs[:, q_e:]
-        Xrr = model.C_rr - Yer.T @ DYer - Zr.T @ Zr
-        return _Split(q_e, delta, np.ascontiguousarray(Zs[:, :q_e].T), -Zr, E, Xrr)
+        Xrr -= Zr.T @ Zr
+        gram = None
+        if model.gram_by_size:
+            # P'P = L^-1 T_e T_e' L^-T with T_e = Lambda_r' C_re D^-1 (tilde's eliminated part)
+            t2 = Te[0, 0] ** 2
+            TT = model.grouped.gram(1.0 / (t2 * model.grouped.sizes + 1) ** 2)
+            TT = model.left(model.left(TT, self.Ts, rest=True).T, self.Ts, rest=True)
+            half, info = lapack.dtrtrs(self.L, TT, lower=1)
+            gram, info2 = lapack.dtrtrs(self.L, np.ascontiguousarray(half.T), lower=1)
+            if info != 0 or info2 != 0:
+                raise np.linalg.LinAlgError("cannot solve with the Schur complement")
+            gram = 0.5 * (gram + gram.T)
+        return _Split(q_e, delta, np.ascontiguousarray(Zs[:, :q_e].T), -Zr, E, Xrr, gram)
 
     def solve(self, B: np.ndarray) -> np.ndarray:
         """``A^-1 B`` for a matrix ``B`` of the layout's rows."""
@@ -268,7 +335,13 @@ class _Factor:
         P = blas.dtrmm(1.0, Linv, self.W.T, lower=1).T  # W Linv'
         Xrr = -(Linv.T @ Linv)
         Xrr.flat[:: Xrr.shape[0] + 1] += 1.0
-        return _Split(q_e, delta, P, Linv, None, Xrr)
+        gram = None
+        if self.model.gram_by_size:  # P'P = Linv W'W Linv', W'W = t^2 A_re D^-2 A_er
+            model, Ts = self.model, self.Ts
+            t2 = Ts[model.first][0, 0] ** 2
+            WW = model.grouped.gram(t2 / (t2 * model.grouped.sizes + 1) ** 2)
+            gram = _congruence(Linv, model.left(model.left(WW, Ts, rest=True).T, Ts, rest=True))
+        return _Split(q_e, delta, P, Linv, None, Xrr, gram)
 
 
 class _Split:
@@ -293,8 +366,10 @@ class _Split:
         B: np.ndarray,
         E: np.ndarray | None,
         Xrr: np.ndarray,
+        gram: np.ndarray | None = None,
     ) -> None:
         self.q_e, self.delta, self.P, self.B, self.E, self.Xrr = q_e, delta, P, B, E, Xrr
+        self.P_gram = gram  # P'P where known without forming it from P (one intercept)
         self._gram: np.ndarray | None = None
 
     @classmethod
@@ -310,7 +385,15 @@ class _Split:
         Fe, Fr = F[:q_e], F[q_e:]
         P = np.hstack([self.P, Fe])
         B = np.vstack([self.B, -Fr.T])
-        return _Split(q_e, self.delta, P, B, self.E, self.Xrr - Fr @ Fr.T)
+        gram = None
+        if self.P_gram is not None:  # [P Fe]'[P Fe] from P'P and the thin products
+            m = self.P.shape[1]
+            gram = np.empty((P.shape[1], P.shape[1]))
+            gram[:m, :m] = self.P_gram
+            gram[:m, m:] = self.P.T @ Fe
+            gram[m:, :m] = gram[:m, m:].T
+            gram[m:, m:] = Fe.T @ Fe
+        return _Split(q_e, self.delta, P, B, self.E, self.Xrr - Fr @ Fr.T, gram)
 
     def matmul(self, V: np.ndarray) -> np.ndarray:
         """Return the matrix times ``V`` (``q x K``)."""
@@ -332,7 +415,9 @@ class _Split:
         from scipy.linalg import blas
 
         k, n, m = b.k, b.n, self.P.shape[1]
-        if k == 1:
+        if k == 1 and self.P_gram is not None:
+            G = self.P_gram[None, None]
+        elif k == 1:
             upper = blas.dsyrk(1.0, self.P.T) if m else np.zeros((0, 0))  # P'P, upper half
             G = (upper + np.triu(upper, 1).T)[None, None]
         else:
@@ -590,6 +675,9 @@ class ProfiledDeviance:
         for i in range(e.k):
             for j in range(e.k):
                 self.D0[:, i, j] = np.diagonal(self.C[e.term(i), e.term(j)])
+        self.grouped = _Grouped.of(self.D0, self.C_re)
+        # P'P by size costs two r x r triangular products, from P itself q_e x m^2 / 2
+        self.gram_by_size = self.grouped is not None and q_e >= 2 * (self.q - q_e)
         self._cache: _ThetaPart | None = None
         self._anchor: _ThetaPart | None = None
 
@@ -728,6 +816,15 @@ def _lower_inverse(T: np.ndarray) -> np.ndarray:
     if info != 0:
         raise np.linalg.LinAlgError("a relative covariance factor is singular")
     return inv
+
+
+def _congruence(Linv: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``Linv X Linv'`` for a lower-triangular ``Linv`` and a symmetric ``X`` (symmetric)."""
+    from scipy.linalg import blas
+
+    half = blas.dtrmm(1.0, Linv, X, lower=1)  # Linv X
+    out = blas.dtrmm(1.0, Linv, np.ascontiguousarray(half.T), lower=1)  # Linv X Linv'
+    return 0.5 * (out + out.T)
 
 
 def _pair_sums(G: np.ndarray, H: np.ndarray) -> np.ndarray:

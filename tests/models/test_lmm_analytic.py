@@ -189,3 +189,36 @@ def test_a_correlated_block_beside_many_items_has_exact_derivatives(reml, items_
     other = analytic.ProfiledDeviance(X, blocks, reml=reml).evaluate(theta, suff)
     np.testing.assert_allclose(other.hessian, ev.hessian, rtol=1e-9, atol=1e-9 * scale)
     np.testing.assert_allclose(other.varpar.jacobian, ev.varpar.jacobian, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("direct", [False, True])  # the route through Lambda^-1, or Z'Z's
+def test_products_by_item_size_equal_the_products_over_items(direct, monkeypatch):
+    """Items rated by two to four persons: the Schur complement and P'P summed once per size
+    (one matrix per distinct size) give the derivatives of the products over every item."""
+    rng = np.random.default_rng(12)
+    sizes = rng.integers(2, 5, 150)
+    item = np.repeat(np.arange(150), sizes)
+    n = item.size
+    person = rng.integers(0, 24, n)
+    x = rng.normal(size=n)
+    X = np.column_stack([np.ones(n), x])
+    y = X @ [1.0, 0.3] + rng.normal(size=n)
+    blocks = [(person, np.column_stack([np.ones(n), x])), (item, np.ones((n, 1)))]
+    if direct:
+        monkeypatch.setattr(analytic, "DIRECT", np.inf)
+    pdv = analytic.ProfiledDeviance(X, blocks, reml=True)
+    assert len(pdv.grouped.sizes) == 3 and pdv.gram_by_size
+    suff = pdv.sufficient(y)
+    thetas = [np.array([0.8, 0.25, 0.4, 0.6]), np.array([0.8, 0.25, 0.4, 5e-4])]
+    ev, scale = finite_differences_agree(pdv, thetas[0], suff)
+    evs = [ev, pdv.evaluate(thetas[1], suff)]  # near zero: beyond the differences' reach
+    monkeypatch.setattr(analytic._Grouped, "of", classmethod(lambda cls, *a: None))
+    plain = analytic.ProfiledDeviance(X, blocks, reml=True)
+    assert plain.grouped is None and not plain.gram_by_size
+    for theta, ev in zip(thetas, evs, strict=True):
+        other = plain.evaluate(theta, suff)
+        assert other.deviance == pytest.approx(ev.deviance, rel=1e-12)
+        np.testing.assert_allclose(other.gradient, ev.gradient, rtol=1e-9, atol=1e-9 * scale)
+        np.testing.assert_allclose(other.hessian, ev.hessian, rtol=1e-9, atol=1e-9 * scale)
+        np.testing.assert_allclose(other.varpar.hessian, ev.varpar.hessian, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(other.varpar.jacobian, ev.varpar.jacobian, rtol=1e-9, atol=1e-12)
