@@ -238,14 +238,10 @@ class _Factor:
             self.W = np.zeros((q_e, 0))
             self.L = np.zeros((0, 0))
         self.logdet = logdet
-        self._CL: np.ndarray | None = None
 
-    @property
-    def CL(self) -> np.ndarray:
-        """``Z'Z Lambda`` (only the evaluation at the boundary needs it)."""
-        if self._CL is None:
-            self._CL = self.model.left(self.model.C, self.Ts).T
-        return self._CL
+    def cl(self, B: np.ndarray) -> np.ndarray:
+        """``Z'Z Lambda B`` (only the evaluation at the boundary needs it)."""
+        return self.model.gram_times(self.model.left(B, self.Ts, transpose=True))
 
     def dinv(self, B: np.ndarray) -> np.ndarray:
         """``D^-1 B`` for the eliminated block's diagonal part ``D``."""
@@ -571,7 +567,7 @@ class _ThetaPart:
             N = f.i_minus_inverse()
             inverses = [_lower_inverse(T) for T in Ts]
         else:
-            F = model.Zx - f.CL @ self.AiUx
+            F = model.Zx - f.cl(self.AiUx)
             N = f.n_split()
         M = N.minus_gram(F @ self.Rinv.T)  # F C F' = (F Rinv')(F Rinv')'
         logdet_mat = M if model.reml else N
@@ -690,14 +686,28 @@ class ProfiledDeviance:
             out.append(T)
         return out
 
+    def gram_times(self, V: np.ndarray) -> np.ndarray:
+        """``Z'Z V`` from its blocks: the eliminated block's own part is diagonal by level."""
+        q_e = self.blocks[self.first].size
+        out = np.empty_like(V)
+        out[:q_e] = _per_level(self.D0, V[:q_e]) + self.C_re.T @ V[q_e:]
+        out[q_e:] = self.C_re @ V[:q_e] + self.C_rr @ V[q_e:]
+        return out
+
     def left(
-        self, B: np.ndarray, mats: list[np.ndarray], *, rest: bool | None = None
+        self,
+        B: np.ndarray,
+        mats: list[np.ndarray],
+        *,
+        rest: bool | None = None,
+        transpose: bool = False,
     ) -> np.ndarray:
         """``Lambda' B`` where ``Lambda`` repeats ``mats[b]`` over the levels of block ``b``.
 
         In the term-major layout the rows of a block are ``k`` runs of ``n`` levels, so this is
         one ``k x k`` product per block. ``rest``: None for every row of the layout; False for
         the eliminated block's rows alone, True for the others (``B`` then holds only those).
+        ``transpose``: ``Lambda B`` instead.
         """
         if not B.flags.c_contiguous:
             B = np.ascontiguousarray(B)
@@ -711,7 +721,9 @@ class ProfiledDeviance:
             if b.k == 1:
                 np.multiply(B[at], T[0, 0], out=out[at])
             else:
-                out[at] = (T.T @ B[at].reshape(b.k, b.n * m)).reshape(b.size, m)
+                out[at] = ((T if transpose else T.T) @ B[at].reshape(b.k, b.n * m)).reshape(
+                    b.size, m
+                )
         return out
 
     def sufficient(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -765,7 +777,7 @@ class ProfiledDeviance:
         if part.scaled:
             w = Aiuy - F @ beta  # Lambda' Z'P y
         else:
-            w = zy - f.CL @ Aiuy - F @ beta  # Z'P y
+            w = zy - f.cl(Aiuy[:, None])[:, 0] - F @ beta  # Z'P y
         r2_1 = np.empty(K)
         a = np.zeros((self.q, K))  # G_k w
         r2_2 = np.zeros((K, K))
