@@ -119,12 +119,26 @@ class Progress:
 # batches
 
 
-def batches(n_sims: Sequence[int], size: int) -> list[tuple[int, int, int]]:
-    """``(job, start, stop)`` for every job, ``size`` simulations at most per batch."""
+def batches(n_sims: Sequence[int], size: int, workers: int = 1) -> list[tuple[int, int, int]]:
+    """``(job, start, stop)`` for every job, ``size`` simulations at most per batch.
+
+    With several workers the batches shrink towards the end (each at most a quarter of what
+    is left per worker, down to a tenth of ``size``), so the workers finish together instead of
+    one running a whole last batch alone. Batches never change a simulation's numbers.
+    """
+    smallest = max(1, size // 10)
+    left = sum(n_sims)
     out = []
     for job, n in enumerate(n_sims):
-        for start in range(0, n, size):
-            out.append((job, start, min(n, start + size)))
+        start = 0
+        while start < n:
+            step = size
+            if workers > 1:
+                step = min(size, max(smallest, -(-left // (4 * workers))))
+            stop = min(n, start + step)
+            out.append((job, start, stop))
+            left -= stop - start
+            start = stop
     return out
 
 
@@ -178,7 +192,7 @@ def run(
     progress: Progress,
 ) -> tuple[list[list[Any]], dict[str, Any]]:
     """Run every simulation of every job; outcomes per job in simulation order, and run info."""
-    todo = batches([job.n_sims for job in jobs], batch_size)
+    todo = batches([job.n_sims for job in jobs], batch_size, int(scheduler.workers or 1))
     results: list[dict[int, list[Any]]] = [{} for _ in jobs]
     info: dict[str, Any] = {"scheduler": scheduler.describe(), "batches": len(todo)}
     for batch, outcomes in _execute(jobs, todo, scheduler, info):
@@ -284,25 +298,26 @@ def _execute_dask(
     from models._optional import require
 
     feature = f"simulate_power(scheduler={scheduler.describe()!r})"
-    require("dask", feature=feature, extra="dask")
-    distributed = require("distributed", feature=feature, extra="dask")
     if scheduler.kind == "dask-local":
         from concurrent.futures import ThreadPoolExecutor
 
+        for module in ("dask", "distributed"):  # said at once; imported while simulating
+            if not _importable(module):
+                require(module, feature=feature, extra="dask")
         quick = all(getattr(job, "quick", False) for job in jobs)
         with ThreadPoolExecutor(max_workers=1) as starter:
-            started = starter.submit(
-                _start_local, distributed, int(scheduler.workers or 1), list(jobs)
-            )
+            started = starter.submit(_start_local, feature, int(scheduler.workers or 1), list(jobs))
             try:
                 if quick:
                     todo = yield from _simulate_here_until(jobs, todo, started)
-                cluster, client, remote = started.result()
+                distributed, cluster, client, remote = started.result()
             except BaseException:
                 _close_started(started)
                 raise
         yield from _on_cluster(distributed, client, cluster, remote, todo, info)
         return
+    require("dask", feature=feature, extra="dask")
+    distributed = require("distributed", feature=feature, extra="dask")
     try:
         client = distributed.Client(scheduler.address, set_as_default=False, timeout=10)
     except OSError as err:
@@ -317,13 +332,30 @@ def _execute_dask(
     yield from _on_cluster(distributed, client, None, remote, todo, info)
 
 
-def _start_local(distributed: Any, workers: int, jobs: list[Any]) -> tuple[Any, Any, Any]:
-    """Start a LocalCluster, connect to it and send it the jobs (on a thread of its own)."""
+def _importable(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it."""
+    import importlib.util
+
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    return importlib.util.find_spec(module) is not None
+
+
+def _start_local(feature: str, workers: int, jobs: list[Any]) -> tuple[Any, Any, Any, Any]:
+    """Import Dask, start a LocalCluster, connect to it and send it the jobs.
+
+    Runs on a thread of its own, so the import (about half a second) and the start overlap
+    the simulations run here meanwhile.
+    """
+    from models._optional import require
+
+    require("dask", feature=feature, extra="dask")
+    distributed = require("distributed", feature=feature, extra="dask")
     cluster = local_cluster(distributed, workers)
     try:
         client = distributed.Client(cluster, set_as_default=False)
         try:
-            return cluster, client, client.scatter(jobs, broadcast=True)
+            return distributed, cluster, client, client.scatter(jobs, broadcast=True)
         except BaseException:
             client.close()
             raise
@@ -335,7 +367,7 @@ def _start_local(distributed: Any, workers: int, jobs: list[Any]) -> tuple[Any, 
 def _close_started(started: Any) -> None:
     """Close a LocalCluster once its start (on another thread) has ended, if it started."""
     try:
-        cluster, client, _ = started.result()
+        _, cluster, client, _ = started.result()
     except Exception:  # it failed to start: nothing to close
         return
     client.close()

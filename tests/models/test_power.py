@@ -711,3 +711,21 @@ def test_lower_factor_of_a_semidefinite_covariance():
     T = lower_factor(singular)
     np.testing.assert_allclose(T @ T.T, singular, atol=1e-12)
     assert np.all(np.diag(T) >= 0) and T[1, 1] == 0.0 and T[2, 2] == 0.0
+
+
+def test_batches_cover_every_simulation_once_and_shrink_at_the_end():
+    """With two workers the last batches are small, so neither worker runs a whole batch of 100
+    alone at the end; each simulation is in exactly one batch, in order."""
+    from models.power import _runners
+
+    todo = _runners.batches([1300, 700], 100, workers=2)
+    covered = [(job, i) for job, start, stop in todo for i in range(start, stop)]
+    assert covered == [(0, i) for i in range(1300)] + [(1, i) for i in range(700)]
+    sizes = [stop - start for _, start, stop in todo]
+    assert max(sizes) == 100 and sizes[-8:] == [10] * 7 + [9]
+    assert sizes == sorted(sizes, reverse=True)  # the jobs' boundary falls between batches
+    assert _runners.batches([1300, 700], 100) == [
+        (job, start, min(n, start + 100))
+        for job, n in ((0, 1300), (1, 700))
+        for start in range(0, n, 100)
+    ]
