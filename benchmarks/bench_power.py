@@ -97,6 +97,7 @@ def demo_case(args: argparse.Namespace) -> None:
         "session_col": pilot.session_col,
     }
     print(f"\ndemo study as the pilot, {args.demo_sims} simulations at 40 participants, serial")
+    _timed(pilot.model, **{**options, "n_sims": 5})  # warm-up: one-off imports, as the study's
     for test in ("satterthwaite", "lrt"):
         seconds, result = _timed(pilot.model, test=test, **options)
         row = result.table.iloc[0]
