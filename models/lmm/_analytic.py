@@ -321,8 +321,11 @@ class _Factor:
         from scipy.linalg import blas, lapack
 
         q_e, k = self.q_e, self.k_e
-        delta = -self.Dinv
-        delta[:, np.arange(k), np.arange(k)] += 1.0
+        if k == 1:
+            delta = 1.0 - self.Dinv
+        else:
+            delta = -self.Dinv
+            delta[:, np.arange(k), np.arange(k)] += 1.0
         if not self.L.size:
             return _Split.eliminated_only(q_e, delta)
         Linv, info = lapack.dtrtri(self.L, lower=1)
@@ -415,7 +418,10 @@ class _Split:
             G = self.P_gram[None, None]
         elif k == 1:
             upper = blas.dsyrk(1.0, self.P.T) if m else np.zeros((0, 0))  # P'P, upper half
-            G = (upper + np.triu(upper, 1).T)[None, None]
+            diagonal = upper.diagonal().copy()
+            full = upper + upper.T  # the lower half of dsyrk's result is zero
+            np.fill_diagonal(full, diagonal)
+            G = full[None, None]
         else:
             Pk = self.P.reshape(k, n, m)
             G = np.empty((k, k, m, m))
@@ -510,7 +516,10 @@ class _Split:
                     sub = self.block(model, x, y).reshape(bx.k, bx.n, by.k, by.n)
                     flat = np.ascontiguousarray(sub.transpose(0, 2, 1, 3)).reshape(bx.k * by.k, -1)
                     Q = (flat @ flat.T).reshape(bx.k, by.k, bx.k, by.k)
-                value = np.einsum("xab,ycd,bcad->xy", g1[x], g1[y], Q)
+                # sum g_x[a, b] g_y[c, d] Q[b, c, a, d], as (g_x)(Q as ab x cd)(g_y)'
+                kx, ky = bx.k * bx.k, by.k * by.k
+                Qabcd = Q.transpose(2, 0, 1, 3).reshape(kx, ky)
+                value = g1[x].reshape(-1, kx) @ Qabcd @ g1[y].reshape(-1, ky).T
                 out[bx.theta[:, None], by.theta[None, :]] = value
                 out[by.theta[:, None], bx.theta[None, :]] = value.T
         return out
@@ -721,8 +730,10 @@ class ProfiledDeviance:
             if b.k == 1:
                 np.multiply(B[at], T[0, 0], out=out[at])
             else:
-                out[at] = ((T if transpose else T.T) @ B[at].reshape(b.k, b.n * m)).reshape(
-                    b.size, m
+                np.matmul(
+                    T if transpose else T.T,
+                    B[at].reshape(b.k, b.n * m),
+                    out=out[at].reshape(b.k, b.n * m),
                 )
         return out
 
@@ -929,7 +940,7 @@ def newton(
         ev = model.evaluate(start, suff)
         for _ in range(max_iter):
             g, H = ev.gradient, ev.hessian
-            if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
+            if not np.isfinite(g.sum() + H.sum()):  # a NaN or an infinity anywhere
                 return None
             step = _newton_step(g, H, ev.theta)
             scale = 1.0 + np.abs(ev.theta)
