@@ -6,7 +6,8 @@ outcome depends only on its job and index, so the results are identical whatever
 The jobs are sent to each worker once (process-pool initializer; Dask ``scatter`` with
 ``broadcast``), and each task carries only three integers. BLAS is held to one thread in every
 worker: the fits are small, and a threaded BLAS would only make the workers compete. While a
-Dask LocalCluster starts, this process runs the first simulations of quick jobs itself.
+Dask LocalCluster or a process pool starts, this process runs the first simulations of quick
+jobs itself.
 """
 
 from __future__ import annotations
@@ -178,6 +179,20 @@ def _process_batch(batch: tuple[int, int, int]) -> tuple[tuple[int, int, int], l
     return batch, _run_local(_WORKER_JOBS, batch)
 
 
+def _ready() -> None:
+    """Return at once: the task ends once its worker has started (its initializer has run)."""
+
+
+class _AllDone:
+    """Done once every one of ``futures`` is (the shape :func:`_simulate_here_until` waits on)."""
+
+    def __init__(self, futures: list[Any]) -> None:
+        self.futures = futures
+
+    def done(self) -> bool:
+        return all(future.done() for future in self.futures)
+
+
 def _dask_batch(job: Any, batch: tuple[int, int, int]) -> tuple[tuple[int, int, int], list[Any]]:
     _, start, stop = batch
     with _blas_one_thread():
@@ -235,6 +250,11 @@ def _execute_processes(
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(payload,)
     ) as pool:
+        if all(getattr(job, "quick", False) for job in jobs):
+            # each worker starts a new interpreter and unpickles the jobs (about half a
+            # second): this process simulates meanwhile
+            ready = _AllDone([pool.submit(_ready) for _ in range(workers)])
+            todo = yield from _simulate_here_until(jobs, todo, ready)
         pending = {pool.submit(_process_batch, batch) for batch in todo}
         try:
             while pending:
@@ -377,12 +397,13 @@ def _close_started(started: Any) -> None:
 def _simulate_here_until(
     jobs: Sequence[Any], todo: list[tuple[int, int, int]], started: Any
 ) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
-    """Simulate in this process, one simulation at a time, while the cluster starts.
+    """Simulate in this process, one simulation at a time, while the workers start.
 
-    A LocalCluster takes about a second to start its workers and receive the jobs; the
-    simulations run here meanwhile would otherwise wait. Only jobs marked ``quick`` (a
-    simulation in milliseconds) are run so, so the cluster never waits for this process.
-    Returns the batches left for the cluster (the first one shortened by what was done here).
+    A LocalCluster takes about a second to start its workers and receive the jobs, a process
+    pool about half a second; the simulations run here meanwhile would otherwise wait. Only
+    jobs marked ``quick`` (a simulation in milliseconds) are run so, so the workers never wait
+    for this process. Returns the batches left for the workers (the first one shortened by
+    what was done here).
     """
     left = list(todo)
     with _blas_one_thread():
