@@ -93,6 +93,9 @@ class _Block:
         ]
         object.__setattr__(self, "terms", terms)
         object.__setattr__(self, "span", slice(self.offset, self.offset + self.k * self.n))
+        # the block's entries are consecutive in theta: a slice indexes them without a copy
+        first = int(self.theta[0]) if len(self.theta) else 0
+        object.__setattr__(self, "at", slice(first, first + len(self.theta)))
         # d (T T') / dT[i, j] = e_i t' + t e_i' (t = T[:, j]) is linear in T: one constant map
         k, e = self.k, len(self.rows)
         linear = np.zeros((e, k, k, k, k))  # [entry, a, b] <- T[c, d]
@@ -213,15 +216,18 @@ class _Factor:
             from scipy.linalg import blas
 
             # Lambda_r' (Z'Z)_re Lambda_e and Lambda_r' (Z'Z)_rr Lambda_r + I
-            Are = _right(model.left(model.C_re, Ts, rest=True), Te)
-            self.W = self.dinv(Are.T)  # D^-1 A_er
             if model.grouped is not None:
+                # D^-1 A_er with A_er = t (Lambda_r' C_re)' for the one term eliminated
+                scale = self.Dinv[:, 0, 0] * Te[0, 0]
+                self.W = scale[:, None] * model.left(model.C_re, Ts, rest=True).T
                 # S = Lambda_r' (C_rr - t^2 C_re D^-1 C_er) Lambda_r + I, by level size
                 t2 = Te[0, 0] ** 2
                 self.inner = model.C_rr - model.grouped.gram(t2 / (t2 * model.grouped.sizes + 1))
                 S = model.left(model.left(self.inner, Ts, rest=True).T, Ts, rest=True)
                 S.flat[:: S.shape[0] + 1] += 1.0
             else:
+                Are = _right(model.left(model.C_re, Ts, rest=True), Te)
+                self.W = self.dinv(Are.T)  # D^-1 A_er
                 Arr = model.left(model.left(model.C_rr, Ts, rest=True).T, Ts, rest=True)
                 Arr.flat[:: Arr.shape[0] + 1] += 1.0
                 if k_e == 1:  # S = A_rr - A_re D^-1 A_er as one symmetric rank-k update
@@ -309,7 +315,10 @@ class _Factor:
         z, info = lapack.dpotrs(self.L, B[q_e:] - self.W.T @ B[:q_e], lower=1)
         if info != 0:
             raise np.linalg.LinAlgError("cannot solve with the Schur complement")
-        return np.vstack([top - self.W @ z, z])
+        out = np.empty((B.shape[0], z.shape[1]))
+        np.subtract(top, self.W @ z, out=out[:q_e])
+        out[q_e:] = z
+        return out
 
     def i_minus_inverse(self) -> _Split:
         """``I - A^-1``, which is ``Lambda' N Lambda``.
@@ -465,7 +474,7 @@ class _Split:
         for a in range(k):
             for c in range(a, k):
                 pp[:, a, c] = pp[:, c, a] = np.einsum("lu,lu->l", Pk[a], Pk[c])
-        low = _pair_sums(G, G)
+        low = np.vdot(G, G).reshape(1, 1, 1, 1) if k == 1 else _pair_sums(G, G)
         flat = self.delta.reshape(n, k * k)
         dd = (flat.T @ flat).reshape(k, k, k, k)
         dp = (flat.T @ pp.reshape(n, k * k)).reshape(k, k, k, k)
@@ -483,11 +492,12 @@ class _Split:
         if not m:
             Q[:] = 0.0
             return Q
-        Bk = Bb.reshape(m, b.k, b.n)
+        # the columns of B_b grouped by term: (k, m * n), so each pair of terms is one product
+        Bt = Bb.reshape(m, b.k, b.n).transpose(1, 0, 2).reshape(b.k, -1)
         for a in range(kg):
             for c in range(kg):  # sum_l B_c[:, l]' G_ab B_d[:, l], one product per pair (a, b)
-                Y = (G[a, c] @ Bb).reshape(m, b.k, b.n)
-                Q[a, :, c, :] = np.einsum("ucl,udl->cd", Bk, Y)
+                Y = (G[a, c] @ Bb).reshape(m, b.k, b.n).transpose(1, 0, 2).reshape(b.k, -1)
+                Q[a, :, c, :] = Bt @ Y.T
         return Q
 
     def trace_products(self, model: ProfiledDeviance, g1: list) -> np.ndarray:
@@ -520,8 +530,8 @@ class _Split:
                 kx, ky = bx.k * bx.k, by.k * by.k
                 Qabcd = Q.transpose(2, 0, 1, 3).reshape(kx, ky)
                 value = g1[x].reshape(-1, kx) @ Qabcd @ g1[y].reshape(-1, ky).T
-                out[bx.theta[:, None], by.theta[None, :]] = value
-                out[by.theta[:, None], bx.theta[None, :]] = value.T
+                out[bx.at, by.at] = value
+                out[by.at, bx.at] = value.T
         return out
 
 
@@ -593,7 +603,7 @@ class _ThetaPart:
                 G2 = Ti @ G2 @ Ti.T
             g1.append(G1)
             g2.append(G2)
-            L1[b.theta] = G1.reshape(len(G1), -1) @ S
+            L1[b.at] = G1.reshape(len(G1), -1) @ S
             L2[b.pair_at] = G2.reshape(len(G2), -1) @ S
         L2 -= logdet_mat.trace_products(model, g1)
         self._second = (F, M, g1, g2, L1, L2)
@@ -795,8 +805,8 @@ class ProfiledDeviance:
         for b, G1, G2 in zip(self.blocks, g1, g2, strict=True):
             Wb = w[b.span].reshape(b.k, b.n)
             Wsum = (Wb @ Wb.T).reshape(-1)
-            r2_1[b.theta] = -(G1.reshape(len(G1), -1) @ Wsum)
-            a[b.span, b.theta] = (G1 @ Wb).reshape(len(b.theta), b.size).T
+            r2_1[b.at] = -(G1.reshape(len(G1), -1) @ Wsum)
+            a[b.span, b.at] = (G1 @ Wb).reshape(len(b.theta), b.size).T
             r2_2[b.pair_at] = -(G2.reshape(len(G2), -1) @ Wsum)
         ev.gradient = L1 + nu * r2_1 / r2
         if order == 1:
