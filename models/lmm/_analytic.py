@@ -62,6 +62,16 @@ MAX_REST = 400
 inverse each Newton step needs. A larger design is refitted by mixedlm's sparse evaluator."""
 
 
+def lower_entries(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the rows and columns of ``theta``'s entries in a ``k x k`` factor.
+
+    lme4's order: the lower triangle, column by column.
+    """
+    rows, cols = np.tril_indices(k)
+    order = np.lexsort((rows, cols))
+    return rows[order], cols[order]
+
+
 def dense_enough(blocks: Any) -> bool:
     """Whether a design (``(codes, Z)`` per block) suits the dense evaluator."""
     sizes = [(int(np.max(codes)) + 1 if len(codes) else 0) * np.shape(Z)[1] for codes, Z in blocks]
@@ -474,7 +484,7 @@ class _Split:
         for a in range(k):
             for c in range(a, k):
                 pp[:, a, c] = pp[:, c, a] = np.einsum("lu,lu->l", Pk[a], Pk[c])
-        low = np.vdot(G, G).reshape(1, 1, 1, 1) if k == 1 else _pair_sums(G, G)
+        low = _pair_sums(G, G)
         flat = self.delta.reshape(n, k * k)
         dd = (flat.T @ flat).reshape(k, k, k, k)
         dp = (flat.T @ pp.reshape(n, k * k)).reshape(k, k, k, k)
@@ -668,9 +678,8 @@ class ProfiledDeviance:
             codes = np.asarray(codes, dtype=np.intp)
             Z = np.asarray(Z, dtype=float)
             n_levels, k = shapes[i]
-            r, c = np.tril_indices(k)
-            o = np.lexsort((r, c))
-            made[i] = _Block(k, n_levels, offset, starts[i] + np.arange(len(r)), r[o], c[o])
+            r, c = lower_entries(k)
+            made[i] = _Block(k, n_levels, offset, starts[i] + np.arange(len(r)), r, c)
             for t in range(k):
                 Zd[rows, offset + t * n_levels + codes] = Z[:, t]
             offset += sizes[i]
@@ -865,6 +874,8 @@ def _pair_sums(G: np.ndarray, H: np.ndarray) -> np.ndarray:
     kg, kh, m = G.shape[0], H.shape[0], G.shape[2]
     if not m:
         return np.zeros((kg, kh, kg, kh))
+    if kg == kh == 1:  # one entrywise product, without copying G and H into rows
+        return np.array(np.vdot(G, H)).reshape(1, 1, 1, 1)
     Q = G.reshape(kg * kg, m * m) @ H.reshape(kh * kh, m * m).T
     return Q.reshape(kg, kg, kh, kh).transpose(0, 2, 1, 3)
 

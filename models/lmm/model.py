@@ -36,7 +36,7 @@ from models._errors import (
 from models._varcorr import random_tables, singular_description
 from models._version import __version__
 from models.formula import Design, build_design, parse_formula
-from models.lmm._analytic import SINGULAR_TOL
+from models.lmm._analytic import SINGULAR_TOL, lower_entries
 from models.lmm._kenward_roger import MAX_KR_OBS, kenward_roger
 from models.lmm._lrt import LikelihoodRatioTest, likelihood_ratio
 from models.lmm._predict import _Predictions
@@ -750,11 +750,10 @@ def _theta_blocks(theta: np.ndarray, sizes: tuple[int, ...]) -> list[np.ndarray]
     """Lower-triangular relative covariance factors from lme4's column-major ``theta``."""
     out, offset = [], 0
     for k in sizes:
-        rows, cols = np.tril_indices(k)
-        order = np.lexsort((rows, cols))
+        rows, cols = lower_entries(k)
         T = np.zeros((k, k))
         m = len(rows)
-        T[rows[order], cols[order]] = theta[offset : offset + m]
+        T[rows, cols] = theta[offset : offset + m]
         out.append(T)
         offset += m
     return out

@@ -64,12 +64,12 @@ class Truth:
         non-negative diagonal (:func:`lower_factor`): the centre around which the refits'
         optima scatter, and so the start of every Newton refit.
         """
+        from models.lmm._analytic import lower_entries
+
         out = []
         for _, _, L in self.blocks:
             T = lower_factor(L @ L.T / self.residual_sd**2)
-            rows, cols = np.tril_indices(T.shape[0])
-            order = np.lexsort((rows, cols))
-            out.append(T[rows[order], cols[order]])
+            out.append(T[lower_entries(T.shape[0])])
         return np.concatenate(out) if out else np.zeros(0)
 
 
@@ -118,7 +118,7 @@ def seed_sequence(entropy: int, grid: int, kind: int, i: int = 0) -> np.random.S
 class LmmPowerJob:
     """One grid point: template fit(s), truth, the term and its test."""
 
-    quick = True  # a simulation is short beside a Dask cluster's start (models.power._runners)
+    quick = True  # a simulation is short beside a worker's start (models.power._runners)
 
     grid: int
     entropy: int
