@@ -26,7 +26,8 @@ Cases
 
 Back ends
   serial      scheduler=None: every refit in this process
-  processes   scheduler="processes:N": N spawned processes, BLAS pinned to one thread each
+  processes   scheduler="processes:N": N processes (forked on Linux), BLAS pinned to one thread
+              each
   dask        scheduler="local:N": a Dask LocalCluster of N single-threaded workers on 127.0.0.1
   lme4        a plain simulate/refit/lmerTest loop in R (benchmarks/power_lme4.R, committed in
               benchmarks/data/power_lme4_timings.csv with its date), not re-run here
@@ -53,8 +54,8 @@ import textwrap
 import time
 from pathlib import Path
 
-# The package and pandas are imported inside the functions: the process workers are spawned,
-# and each imports this script again before its first task, as it would a user's script.
+# The package and pandas are imported inside the functions: where process workers are spawned
+# (not on Linux), each imports this script again before its first task, as a user's script.
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"

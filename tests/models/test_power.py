@@ -188,8 +188,14 @@ def test_same_seed_same_result_whatever_the_batches(study_design):
     assert not np.array_equal(a.simulations["estimate"], c.simulations["estimate"])
 
 
-def test_serial_processes_and_dask_give_identical_tables():
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_serial_processes_and_dask_give_identical_tables(method, monkeypatch):
     pytest.importorskip("distributed")
+    from models.power import _runners
+
+    if method not in __import__("multiprocessing").get_all_start_methods():
+        pytest.skip(f"no {method!r} start method on {sys.platform}")
+    monkeypatch.setattr(_runners, "_start_method", lambda quick: method)
     design = paired()
     kw = {
         "effect": {"condition": 0.5},
@@ -207,7 +213,29 @@ def test_serial_processes_and_dask_give_identical_tables():
         pd.testing.assert_frame_equal(serial.failures, other.failures, check_exact=True)
         pd.testing.assert_frame_equal(serial.simulations, other.simulations, check_exact=True)
     assert procs.meta["scheduler"] == "processes:2" and dask.meta["scheduler"] == "local:2"
+    assert procs.meta["start_method"] == method
     assert dask.meta["workers"] == 2
+
+
+def test_a_process_pool_forks_only_for_quick_jobs_from_one_thread_on_linux():
+    import subprocess
+    import threading
+
+    from models.power._runners import _start_method
+
+    code = "from models.power._runners import _start_method; print(_start_method(True))"
+    alone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    linux = sys.platform.startswith("linux")
+    assert alone.stdout.strip() == ("fork" if linux else "spawn"), alone.stderr
+    assert _start_method(False) == "spawn"  # jobs of seconds: a new interpreter each
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:  # a lock held by another thread would stay held in a forked child
+        assert _start_method(True) == "spawn"
+    finally:
+        release.set()
+        other.join()
 
 
 def test_local_dask_workers_keep_glibc_memory_reuse_and_leave_this_environment_alone():
