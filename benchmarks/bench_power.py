@@ -29,6 +29,7 @@ Back ends
   processes   scheduler="processes:N": N processes (forked on Linux), BLAS pinned to one thread
               each
   dask        scheduler="local:N": a Dask LocalCluster of N single-threaded workers on 127.0.0.1
+              (on Linux a forked helper simulates while it starts, and its workers are forked)
   lme4        a plain simulate/refit/lmerTest loop in R (benchmarks/power_lme4.R, committed in
               benchmarks/data/power_lme4_timings.csv with its date), not re-run here
 

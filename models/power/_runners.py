@@ -5,9 +5,13 @@ Every back end receives the same jobs (one per grid point, see
 outcome depends only on its job and index, so the results are identical whatever runs them.
 The jobs are sent to each worker once (process-pool initializer; Dask ``scatter`` with
 ``broadcast``), and each task carries only three integers. BLAS is held to one thread in every
-worker: the fits are small, and a threaded BLAS would only make the workers compete. While a
-Dask LocalCluster or a process pool starts, this process runs the first simulations of quick
-jobs itself. A process pool forks its workers for quick jobs on Linux (:func:`_start_method`).
+worker: the fits are small, and a threaded BLAS would only make the workers compete.
+
+Quick jobs (simulations of milliseconds) never wait for workers to start. On Linux, from a
+process running one thread (:func:`_start_method`), a process pool forks its workers, ready in
+milliseconds; a Dask LocalCluster forks a helper at once, which simulates while Dask is
+imported and the cluster starts, and the cluster then forks its workers too. Elsewhere the
+workers are spawned and this process runs the first simulations itself meanwhile.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import pickle
 import re
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -276,7 +280,7 @@ def _execute_processes(
 
 
 def _start_method(quick: bool) -> str:
-    """How a process pool starts its workers: ``fork`` for quick jobs where safe, else ``spawn``.
+    """How workers start (a pool's, a LocalCluster's): ``fork`` for quick jobs where safe.
 
     A forked worker begins with this process's imports and memory, so it is ready in
     milliseconds; a spawned one first imports NumPy and SciPy (about 0.3 s), as long as
@@ -286,6 +290,10 @@ def _start_method(quick: bool) -> str:
     for quick jobs (NumPy and SciPy alone); jobs of seconds (the Bayesian fits of
     ``evaluate``) gain nothing from it and are spawned. Either way a simulation's numbers are
     the same.
+
+    A LocalCluster's workers are forked later, once Dask's own threads run here; the threads
+    this process then has are all waiting (this one, the starting one, Dask's event loop and
+    the helper's manager), none inside NumPy or BLAS, so no lock a computation holds is copied.
     """
     import multiprocessing as mp
     import threading
@@ -308,8 +316,13 @@ _LOCAL_CONFIG = {
 }
 
 
-def local_cluster(distributed: Any, workers: int) -> Any:
+def local_cluster(distributed: Any, workers: int, method: str = "spawn") -> Any:
     """Start a Dask LocalCluster of ``workers`` single-threaded processes on 127.0.0.1.
+
+    ``method`` is how the nannies start their workers (Dask's
+    ``distributed.worker.multiprocessing-method``): ``fork`` for quick jobs where
+    :func:`_start_method` allows it, so a worker begins with this process's imports (about a
+    second less to start two workers on 2 cores).
 
     Two of the nannies' defaults are undone. They start every worker with
     ``MALLOC_TRIM_THRESHOLD_=65536``, which makes glibc map and unmap each array above
@@ -327,7 +340,8 @@ def local_cluster(distributed: Any, workers: int) -> Any:
 
     saved = dict(os.environ)
     try:
-        with dask.config.set(_LOCAL_CONFIG):
+        config = {**_LOCAL_CONFIG, "distributed.worker.multiprocessing-method": method}
+        with dask.config.set(config):
             return distributed.LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
@@ -359,16 +373,29 @@ def _execute_dask(
             if not _importable(module):
                 require(module, feature=feature, extra="dask")
         quick = all(getattr(job, "quick", False) for job in jobs)
-        with ThreadPoolExecutor(max_workers=1) as starter:
-            started = starter.submit(_start_local, feature, int(scheduler.workers or 1), list(jobs))
-            try:
-                if quick:
-                    todo = yield from _simulate_here_until(jobs, todo, started)
-                distributed, cluster, client, remote = started.result()
-            except BaseException:
-                _close_started(started)
-                raise
-        yield from _on_cluster(distributed, client, cluster, remote, todo, info)
+        method = _start_method(quick)
+        info["start_method"] = method
+        helper = _fork_helper(jobs) if method == "fork" else None
+        meanwhile: Iterable[Any] = ()
+        try:
+            with ThreadPoolExecutor(max_workers=1) as starter:
+                started = starter.submit(
+                    _start_local, feature, int(scheduler.workers or 1), list(jobs), method
+                )
+                try:
+                    if helper is not None:
+                        todo, flight = yield from _helper_until(helper, todo, started)
+                        meanwhile = _drain(helper, flight)
+                    elif quick:
+                        todo = yield from _simulate_here_until(jobs, todo, started)
+                    distributed, cluster, client, remote = started.result()
+                except BaseException:
+                    _close_started(started)
+                    raise
+            yield from _on_cluster(distributed, client, cluster, remote, todo, info, meanwhile)
+        finally:
+            if helper is not None:
+                helper.shutdown(wait=True, cancel_futures=True)
         return
     require("dask", feature=feature, extra="dask")
     distributed = require("distributed", feature=feature, extra="dask")
@@ -395,17 +422,19 @@ def _importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _start_local(feature: str, workers: int, jobs: list[Any]) -> tuple[Any, Any, Any, Any]:
+def _start_local(
+    feature: str, workers: int, jobs: list[Any], method: str = "spawn"
+) -> tuple[Any, Any, Any, Any]:
     """Import Dask, start a LocalCluster, connect to it and send it the jobs.
 
     Runs on a thread of its own, so the import (about half a second) and the start overlap
-    the simulations run here meanwhile.
+    the simulations run meanwhile.
     """
     from models._optional import require
 
     require("dask", feature=feature, extra="dask")
     distributed = require("distributed", feature=feature, extra="dask")
-    cluster = local_cluster(distributed, workers)
+    cluster = local_cluster(distributed, workers, method)
     try:
         client = distributed.Client(cluster, set_as_default=False)
         try:
@@ -433,8 +462,8 @@ def _simulate_here_until(
 ) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
     """Simulate in this process, one simulation at a time, while the workers start.
 
-    A LocalCluster takes about a second to start its workers and receive the jobs, a process
-    pool about half a second; the simulations run here meanwhile would otherwise wait. Only
+    Spawned workers take a second or so to start (a LocalCluster's) or half a second (a
+    pool's); the simulations run here meanwhile would otherwise wait. Only
     jobs marked ``quick`` (a simulation in milliseconds) are run so, so the workers never wait
     for this process. Returns the batches left for the workers (the first one shortened by
     what was done here).
@@ -451,6 +480,69 @@ def _simulate_here_until(
     return left
 
 
+def _fork_helper(jobs: Sequence[Any]) -> Any:
+    """Fork a pool of one process, to simulate while a LocalCluster starts.
+
+    Importing Dask and starting the scheduler hold this process's interpreter lock for about
+    half a second, during which one core would otherwise idle. The helper is forked at once,
+    while this process still runs one thread (:func:`_start_method`), and holds the jobs.
+    """
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    for stream in (sys.stdout, sys.stderr):  # a child would write these buffers out again
+        if stream is not None:
+            stream.flush()
+    payload = pickle.dumps(list(jobs), protocol=pickle.HIGHEST_PROTOCOL)
+    pool = ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=mp.get_context("fork"),
+        initializer=_init_worker,
+        initargs=(payload,),
+    )
+    pool.submit(_ready).result()  # forked now, before the starting thread exists
+    return pool
+
+
+def _helper_until(
+    helper: Any, todo: list[tuple[int, int, int]], started: Any, chunk: int = 25
+) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
+    """Keep the helper busy with ``chunk`` simulations at a time until the cluster has started.
+
+    Two chunks are in flight, so the helper never waits for this thread; this thread only hands
+    them out, and computes nothing while the cluster forks its workers. Returns the batches
+    left for the cluster and the helper's chunks still in flight.
+    """
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    left = list(todo)
+    flight: list[Any] = []
+    while not started.done():
+        while left and len(flight) < 2:
+            job, start, stop = left[0]
+            end = min(stop, start + chunk)
+            flight.append(helper.submit(_process_batch, (job, start, end)))
+            if end < stop:
+                left[0] = (job, end, stop)
+            else:
+                left.pop(0)
+        if not flight:
+            break
+        wait([*flight, started], return_when=FIRST_COMPLETED)
+        while flight and flight[0].done():
+            yield flight.pop(0).result()
+    return left, flight
+
+
+def _drain(helper: Any, flight: list[Any]) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
+    """Yield the helper's last chunks, then close the helper (while the cluster computes)."""
+    try:
+        for future in flight:
+            yield future.result()
+    finally:
+        helper.shutdown(wait=True, cancel_futures=True)
+
+
 def _on_cluster(
     distributed: Any,
     client: Any,
@@ -458,14 +550,20 @@ def _on_cluster(
     remote: list[Any],
     todo: list[tuple[int, int, int]],
     info: dict[str, Any],
+    meanwhile: Iterable[Any] = (),
 ) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
-    """Run the batches on a connected cluster holding the jobs; close it at the end."""
+    """Run the batches on a connected cluster holding the jobs; close it at the end.
+
+    ``meanwhile`` yields results from elsewhere (the helper's last chunks) once the batches
+    are submitted, so the cluster computes while they come in.
+    """
     try:
         info["workers"] = len(client.scheduler_info().get("workers", {}))
         futures = [
             client.submit(_dask_batch, remote[batch[0]], batch, pure=False) for batch in todo
         ]
         try:
+            yield from meanwhile
             for future in distributed.as_completed(futures, loop=client.loop):
                 yield future.result()
         finally:

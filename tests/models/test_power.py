@@ -238,14 +238,22 @@ def test_a_process_pool_forks_only_for_quick_jobs_from_one_thread_on_linux():
         other.join()
 
 
-def test_local_dask_workers_keep_glibc_memory_reuse_and_leave_this_environment_alone():
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_local_dask_workers_keep_glibc_memory_reuse_and_leave_this_environment_alone(
+    method, monkeypatch
+):
     # Dask's nannies set MALLOC_TRIM_THRESHOLD_=65536 in their workers (the refits ran at half
     # speed there) and write it, with the BLAS thread limits, into the parent's environment.
     distributed = pytest.importorskip("distributed")
+    from models.power import _runners
     from models.power._runners import local_cluster
 
+    if method not in __import__("multiprocessing").get_all_start_methods():
+        pytest.skip(f"no {method!r} start method on {sys.platform}")
+    # set here, after every import: only a forked worker has it
+    monkeypatch.setattr(_runners, "_MARK_OF_THIS_PROCESS", True, raising=False)
     before = dict(os.environ)
-    cluster = local_cluster(distributed, 1)
+    cluster = local_cluster(distributed, 1, method)
     try:
         assert dict(os.environ) == before
         with distributed.Client(cluster, set_as_default=False) as client:
@@ -255,10 +263,17 @@ def test_local_dask_workers_keep_glibc_memory_reuse_and_leave_this_environment_a
                 }
             )
             profiling = client.run(_worker_profiles)
+            forked = client.run(_worker_was_forked)
     finally:
         cluster.close()
     assert list(seen.values()) == [{"MALLOC_TRIM_THRESHOLD_": None, "OPENBLAS_NUM_THREADS": "1"}]
     assert list(profiling.values()) == [False]  # no dashboard to show the samples
+    assert list(forked.values()) == [method == "fork"]
+
+
+def _worker_was_forked():
+    runners = sys.modules.get("models.power._runners")
+    return getattr(runners, "_MARK_OF_THIS_PROCESS", False)
 
 
 def _worker_profiles():
@@ -707,6 +722,50 @@ def test_this_process_simulates_while_a_local_cluster_starts_and_hands_over_the_
         left = end.value
     assert done == [((0, 0, 1), [0]), ((0, 1, 2), [1]), ((1, 0, 1), [0])]
     assert left == [(1, 1, 4), (1, 4, 5)]
+
+
+def test_a_forked_helper_simulates_in_chunks_until_the_cluster_starts_then_hands_over():
+    from concurrent.futures import Future
+
+    from models.power import _runners
+
+    started = Future()
+
+    class Helper:  # the first two chunks come back at once; the cluster starts at the third
+        def __init__(self):
+            self.sent, self.closed = [], False
+
+        def submit(self, fn, batch):
+            assert fn is _runners._process_batch
+            self.sent.append(batch)
+            future = Future()
+            job, start, stop = batch
+            if len(self.sent) <= 2:
+                future.set_result((batch, list(range(start, stop))))
+            if len(self.sent) == 3:
+                started.set_result("cluster")
+            return future
+
+        def shutdown(self, **kw):
+            self.closed = True
+
+    helper = Helper()
+    todo = _runners.batches([3, 6], 6)  # (0,0,3), (1,0,6)
+    steps = _runners._helper_until(helper, todo, started, chunk=2)
+    done = []
+    try:
+        while True:
+            done.append(next(steps))
+    except StopIteration as end:
+        left, flight = end.value
+    assert done == [((0, 0, 2), [0, 1]), ((0, 2, 3), [2])]
+    # two chunks were in flight when the cluster came up: they finish beside it
+    assert helper.sent[2:] == [(1, 0, 2), (1, 2, 4)] and len(flight) == 2
+    assert left == [(1, 4, 6)]
+    for future, batch in zip(flight, helper.sent[2:], strict=True):
+        future.set_result((batch, list(range(batch[1], batch[2]))))
+    assert list(_runners._drain(helper, flight)) == [((1, 0, 2), [0, 1]), ((1, 2, 4), [2, 3])]
+    assert helper.closed
 
 
 def test_refits_start_from_the_truths_relative_factors(study_design, monkeypatch):
