@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import subprocess
 import textwrap
 import time
@@ -150,9 +151,10 @@ def study_case(args: argparse.Namespace) -> None:
         runs["serial"][1].simulations.equals(runs[k][1].simulations) for k in ("processes", "dask")
     )
     print(f"identical simulations across back ends: {same}")
+    spawned, forked = worker_startup(pilot, options)
     print(
-        f"worker start-up (new interpreter: unpickle the job, first simulation): "
-        f"{worker_startup(pilot, options):.2f} s"
+        f"worker start-up (unpickle the job, first simulation): spawned (a new interpreter) "
+        f"{spawned:.2f} s" + (f", forked (Linux) {forked:.3f} s" if forked is not None else "")
     )
     path = DATA / "power_lme4_timings.csv"
     if path.exists():
@@ -165,11 +167,11 @@ def study_case(args: argparse.Namespace) -> None:
         )
 
 
-def worker_startup(pilot, options: dict) -> float:
-    """Seconds a fresh interpreter takes to unpickle the jobs and run one simulation: what each
-    process worker pays before its first result (the interpreter's own start included)."""
+def worker_startup(pilot, options: dict) -> tuple[float, float | None]:
+    """Seconds a worker takes to unpickle the jobs and run one simulation, from a fresh
+    interpreter (a spawned worker, the interpreter's start included) and from a fork of this
+    process (None where there is no fork): what each worker pays before its first result."""
     import pickle
-    import subprocess
     import sys
     import tempfile
 
@@ -194,6 +196,27 @@ def worker_startup(pilot, options: dict) -> float:
         code = "import pickle, sys; pickle.loads(open(sys.argv[1], 'rb').read())[0].run(0, 1)"
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+        spawned = time.perf_counter() - start
+    return spawned, _forked_startup(captured["jobs"])
+
+
+def _forked_startup(jobs: list) -> float | None:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    import models.power._runners as runners
+
+    if "fork" not in mp.get_all_start_methods():
+        return None
+    payload = pickle.dumps(jobs, protocol=pickle.HIGHEST_PROTOCOL)
+    start = time.perf_counter()
+    with ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=mp.get_context("fork"),
+        initializer=runners._init_worker,
+        initargs=(payload,),
+    ) as pool:
+        pool.submit(runners._process_batch, (0, 0, 1)).result()
         return time.perf_counter() - start
 
 
