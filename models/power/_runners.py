@@ -316,13 +316,13 @@ _LOCAL_CONFIG = {
 }
 
 
-def local_cluster(distributed: Any, workers: int, method: str = "spawn") -> Any:
+def local_cluster(distributed: Any, workers: int, method: str | None = None) -> Any:
     """Start a Dask LocalCluster of ``workers`` single-threaded processes on 127.0.0.1.
 
-    ``method`` is how the nannies start their workers (Dask's
-    ``distributed.worker.multiprocessing-method``): ``fork`` for quick jobs where
-    :func:`_start_method` allows it, so a worker begins with this process's imports (about a
-    second less to start two workers on 2 cores).
+    ``method``, where given, is how the nannies start their workers (Dask's
+    ``distributed.worker.multiprocessing-method``, otherwise as Dask is configured: spawned
+    by default): ``fork`` for quick jobs where :func:`_start_method` allows it, so a worker
+    begins with this process's imports (about a second less to start two workers on 2 cores).
 
     Two of the nannies' defaults are undone. They start every worker with
     ``MALLOC_TRIM_THRESHOLD_=65536``, which makes glibc map and unmap each array above
@@ -340,7 +340,9 @@ def local_cluster(distributed: Any, workers: int, method: str = "spawn") -> Any:
 
     saved = dict(os.environ)
     try:
-        config = {**_LOCAL_CONFIG, "distributed.worker.multiprocessing-method": method}
+        config = dict(_LOCAL_CONFIG)
+        if method is not None:
+            config["distributed.worker.multiprocessing-method"] = method
         with dask.config.set(config):
             return distributed.LocalCluster(
                 n_workers=workers,
@@ -373,9 +375,8 @@ def _execute_dask(
             if not _importable(module):
                 require(module, feature=feature, extra="dask")
         quick = all(getattr(job, "quick", False) for job in jobs)
-        method = _start_method(quick)
-        info["start_method"] = method
-        helper = _fork_helper(jobs) if method == "fork" else None
+        helper = _fork_helper(jobs) if _start_method(quick) == "fork" else None
+        method = "fork" if helper is not None else None  # else as Dask is configured
         meanwhile: Iterable[Any] = ()
         try:
             with ThreadPoolExecutor(max_workers=1) as starter:
@@ -392,6 +393,7 @@ def _execute_dask(
                 except BaseException:
                     _close_started(started)
                     raise
+            info["start_method"] = method or _dask_start_method()
             yield from _on_cluster(distributed, client, cluster, remote, todo, info, meanwhile)
         finally:
             if helper is not None:
@@ -413,6 +415,13 @@ def _execute_dask(
     yield from _on_cluster(distributed, client, None, remote, todo, info)
 
 
+def _dask_start_method() -> str:
+    """How Dask's nannies start their workers where this module does not say."""
+    import dask
+
+    return str(dask.config.get("distributed.worker.multiprocessing-method"))
+
+
 def _importable(module: str) -> bool:
     """Whether ``module`` can be imported, without importing it."""
     import importlib.util
@@ -423,7 +432,7 @@ def _importable(module: str) -> bool:
 
 
 def _start_local(
-    feature: str, workers: int, jobs: list[Any], method: str = "spawn"
+    feature: str, workers: int, jobs: list[Any], method: str | None = None
 ) -> tuple[Any, Any, Any, Any]:
     """Import Dask, start a LocalCluster, connect to it and send it the jobs.
 

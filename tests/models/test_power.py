@@ -214,6 +214,7 @@ def test_serial_processes_and_dask_give_identical_tables(method, monkeypatch):
         pd.testing.assert_frame_equal(serial.simulations, other.simulations, check_exact=True)
     assert procs.meta["scheduler"] == "processes:2" and dask.meta["scheduler"] == "local:2"
     assert procs.meta["start_method"] == method
+    assert dask.meta["start_method"] == method  # not forking: as Dask is configured (spawn)
     assert dask.meta["workers"] == 2
 
 
