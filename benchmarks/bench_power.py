@@ -50,7 +50,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import subprocess
 import textwrap
 import time
@@ -202,20 +201,13 @@ def worker_startup(pilot, options: dict) -> tuple[float, float | None]:
 
 def _forked_startup(jobs: list) -> float | None:
     import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
 
     import models.power._runners as runners
 
     if "fork" not in mp.get_all_start_methods():
         return None
-    payload = pickle.dumps(jobs, protocol=pickle.HIGHEST_PROTOCOL)
     start = time.perf_counter()
-    with ProcessPoolExecutor(
-        max_workers=1,
-        mp_context=mp.get_context("fork"),
-        initializer=runners._init_worker,
-        initargs=(payload,),
-    ) as pool:
+    with runners._pool(jobs, 1, "fork") as pool:
         pool.submit(runners._process_batch, (0, 0, 1)).result()
         return time.perf_counter() - start
 

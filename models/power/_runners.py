@@ -244,25 +244,14 @@ def _execute_processes(
     scheduler: Scheduler,
     info: dict[str, Any],
 ) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
-    import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
 
     workers = int(scheduler.workers or 1)
     info["workers"] = workers
-    payload = pickle.dumps(list(jobs), protocol=pickle.HIGHEST_PROTOCOL)
-    quick = all(getattr(job, "quick", False) for job in jobs)
+    quick = _all_quick(jobs)
     method = _start_method(quick)
     info["start_method"] = method
-    if method == "fork":  # a child would write out again what these buffers still hold
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=mp.get_context(method),
-        initializer=_init_worker,
-        initargs=(payload,),
-    ) as pool:
+    with _pool(jobs, workers, method) as pool:
         if quick:
             # a spawned worker starts a new interpreter and unpickles the jobs (about half a
             # second), a forked one far less: this process simulates meanwhile
@@ -277,6 +266,29 @@ def _execute_processes(
         finally:
             for future in pending:
                 future.cancel()
+
+
+def _all_quick(jobs: Sequence[Any]) -> bool:
+    """Whether every job is quick (a simulation in milliseconds, short beside a start)."""
+    return all(getattr(job, "quick", False) for job in jobs)
+
+
+def _pool(jobs: Sequence[Any], workers: int, method: str) -> Any:
+    """Return a process pool of ``workers`` started by ``method``, each holding the jobs."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    if method == "fork":  # a child would write out again what these buffers still hold
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    payload = pickle.dumps(list(jobs), protocol=pickle.HIGHEST_PROTOCOL)
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=mp.get_context(method),
+        initializer=_init_worker,
+        initargs=(payload,),
+    )
 
 
 def _start_method(quick: bool) -> str:
@@ -374,7 +386,7 @@ def _execute_dask(
         for module in ("dask", "distributed"):  # said at once; imported while simulating
             if not _importable(module):
                 require(module, feature=feature, extra="dask")
-        quick = all(getattr(job, "quick", False) for job in jobs)
+        quick = _all_quick(jobs)
         helper = _fork_helper(jobs) if _start_method(quick) == "fork" else None
         method = "fork" if helper is not None else None  # else as Dask is configured
         meanwhile: Iterable[Any] = ()
@@ -480,13 +492,20 @@ def _simulate_here_until(
     left = list(todo)
     with _blas_one_thread():
         while left and not started.done():
-            job, start, stop = left[0]
-            yield (job, start, start + 1), jobs[job].run(start, start + 1)
-            if start + 1 < stop:
-                left[0] = (job, start + 1, stop)
-            else:
-                left.pop(0)
+            job, start, stop = _take(left, 1)
+            yield (job, start, stop), jobs[job].run(start, stop)
     return left
+
+
+def _take(left: list[tuple[int, int, int]], n: int) -> tuple[int, int, int]:
+    """Remove the first ``n`` simulations (at most the first batch) from ``left``; the batch."""
+    job, start, stop = left[0]
+    end = min(stop, start + n)
+    if end < stop:
+        left[0] = (job, end, stop)
+    else:
+        left.pop(0)
+    return job, start, end
 
 
 def _fork_helper(jobs: Sequence[Any]) -> Any:
@@ -496,19 +515,7 @@ def _fork_helper(jobs: Sequence[Any]) -> Any:
     half a second, during which one core would otherwise idle. The helper is forked at once,
     while this process still runs one thread (:func:`_start_method`), and holds the jobs.
     """
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
-    for stream in (sys.stdout, sys.stderr):  # a child would write these buffers out again
-        if stream is not None:
-            stream.flush()
-    payload = pickle.dumps(list(jobs), protocol=pickle.HIGHEST_PROTOCOL)
-    pool = ProcessPoolExecutor(
-        max_workers=1,
-        mp_context=mp.get_context("fork"),
-        initializer=_init_worker,
-        initargs=(payload,),
-    )
+    pool = _pool(jobs, 1, "fork")
     pool.submit(_ready).result()  # forked now, before the starting thread exists
     return pool
 
@@ -528,13 +535,7 @@ def _helper_until(
     flight: list[Any] = []
     while not started.done():
         while left and len(flight) < 2:
-            job, start, stop = left[0]
-            end = min(stop, start + chunk)
-            flight.append(helper.submit(_process_batch, (job, start, end)))
-            if end < stop:
-                left[0] = (job, end, stop)
-            else:
-                left.pop(0)
+            flight.append(helper.submit(_process_batch, _take(left, chunk)))
         if not flight:
             break
         wait([*flight, started], return_when=FIRST_COMPLETED)
