@@ -36,12 +36,15 @@ Back ends
 Each back end runs the same simulations with the same seed; the script prints simulations per
 second (wall time of the whole call, start-up of the workers included), the ratio to serial, and
 checks that the three tables are identical, and the start-up of one process worker (a new
-interpreter unpickling the jobs and running one simulation). The targets: at least 250
-simulations/s serially on 2 cores for the study-sized pilot, 100/s for the demo pilot, and
-1.7x serial on 2 workers at 2,000 simulations.
+interpreter unpickling the jobs and running one simulation). In the study case every run is a
+fresh interpreter (Dask is imported inside the timed call, as on a user's first call) and the
+back ends alternate over --rounds rounds; each ratio is taken within its round and the median
+over rounds is printed with its range, because a shared host's speed drifts within minutes.
+The targets: at least 250 simulations/s serially on 2 cores for the study-sized pilot, 100/s
+for the demo pilot, and 1.7x serial on 2 workers at 2,000 simulations.
 
 Run:  .venv/bin/python benchmarks/bench_power.py [--sims 400] [--workers 2] [--ordinal-sims 100]
-          [--demo-sims 200] [--cases study,ordinal,demo,design]
+          [--demo-sims 200] [--cases study,ordinal,demo,design] [--rounds 3]
           [--mcpower-python /path/to/other-env/bin/python]
 """
 
@@ -72,7 +75,14 @@ def main() -> None:
     parser.add_argument("--demo-sims", type=int, default=200, help="demo-pilot simulations")
     parser.add_argument("--cases", default="study,ordinal,demo,design", help="cases to run")
     parser.add_argument("--mcpower-python", help="python of an environment with mcpower")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="study case: rounds of alternated back ends"
+    )
+    parser.add_argument("--once", help=argparse.SUPPRESS)  # one study run, in a child
     args = parser.parse_args()
+    if args.once:
+        study_once(args)
+        return
     cases = {"study": study_case, "ordinal": ordinal_case, "demo": demo_case, "design": design_case}
     for name in args.cases.split(","):
         cases[name](args)
@@ -109,12 +119,11 @@ def demo_case(args: argparse.Namespace) -> None:
         )
 
 
-def study_case(args: argparse.Namespace) -> None:
-    """The linear study-sized pilot on every back end, beside the committed lme4 loop."""
+def study_pilot(args: argparse.Namespace):
+    """The study-sized pilot and the options of every back end's run."""
     import pandas as pd
 
     from models.lmm import LinearMixedModel
-    from models.power import simulate_power
 
     data = pd.read_csv(DATA / "study_sized.csv")
     pilot = LinearMixedModel(FORMULA).fit(data)
@@ -126,30 +135,86 @@ def study_case(args: argparse.Namespace) -> None:
         "seed": args.seed,
         "progress": False,
     }
-    simulate_power(pilot, **{**options, "n_sims": 5})  # warm-up: one-off imports
+    return pilot, options
+
+
+def study_once(args: argparse.Namespace) -> None:
+    """One back end's run in this (fresh) interpreter: one JSON line on stdout.
+
+    The pilot is fitted and five simulations run first (one-off imports, as a user's session
+    has them); the timed call then pays all that is its own: Dask's import and the cluster's
+    start for ``local:N``, the workers' start-up for ``processes:N``.
+    """
+    import hashlib
+
+    import pandas as pd
+
+    from models.power import simulate_power
+
+    pilot, options = study_pilot(args)
+    simulate_power(pilot, **{**options, "n_sims": 5})
+    scheduler = None if args.once == "serial" else args.once
+    start = time.perf_counter()
+    result = simulate_power(pilot, scheduler=scheduler, **options)
+    seconds = time.perf_counter() - start
+    digest = hashlib.sha256(pd.util.hash_pandas_object(result.simulations).to_numpy().tobytes())
+    out = {
+        "seconds": seconds,
+        "power": float(result.table["power"].iloc[0]),
+        "simulations": digest.hexdigest(),
+        "start_method": result.meta.get("start_method"),
+    }
+    print(json.dumps(out))
+
+
+def study_case(args: argparse.Namespace) -> None:
+    """The linear study-sized pilot on every back end, beside the committed lme4 loop.
+
+    Every run is a fresh interpreter, and the back ends alternate over ``--rounds`` rounds
+    (serial, processes, Dask, then again): the host's speed drifts by a fifth within minutes
+    on shared cores, so each ratio is taken within a round, and the median over rounds is
+    printed with its range.
+    """
+    import statistics
+    import sys
+
+    import pandas as pd
 
     n = args.workers
-    runs = {}
-    backends = (("serial", None), ("processes", f"processes:{n}"), ("dask", f"local:{n}"))
-    for name, scheduler in backends:
-        start = time.perf_counter()
-        result = simulate_power(pilot, scheduler=scheduler, **options)
-        runs[name] = (time.perf_counter() - start, result)
+    backends = (("serial", "serial"), ("processes", f"processes:{n}"), ("dask", f"local:{n}"))
+    runs: dict[str, list[dict]] = {name: [] for name, _ in backends}
+    for _ in range(args.rounds):
+        for name, scheduler in backends:
+            argv = [sys.executable, __file__, "--cases", "study", "--once", scheduler]
+            argv += ["--sims", str(args.sims), "--seed", str(args.seed)]
+            done = subprocess.run(argv, check=True, capture_output=True, text=True)
+            runs[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
 
-    base = runs["serial"][0]
-    print(f"study-sized model, {args.sims} simulations, {n} workers, {os.cpu_count()} cores")
-    header = f"{'back end':10s} {'seconds':>8s} {'sims/s':>8s} {'speed-up':>9s} {'power':>6s}"
+    serial = [run["seconds"] for run in runs["serial"]]
+    print(
+        f"study-sized model, {args.sims} simulations, {n} workers, {os.cpu_count()} cores, "
+        f"{args.rounds} rounds of fresh interpreters"
+    )
+    header = (
+        f"{'back end':10s} {'sims/s (median, range)':>26s} {'speed-up (median, range)':>27s} "
+        f"{'power':>6s}"
+    )
     print(header)
     print("-" * len(header))
-    for name, (seconds, result) in runs.items():
+    for name, _ in backends:
+        seconds = [run["seconds"] for run in runs[name]]
+        rates = [args.sims / s for s in seconds]
+        ups = [base / s for base, s in zip(serial, seconds, strict=True)]
         print(
-            f"{name:10s} {seconds:8.2f} {args.sims / seconds:8.1f} {base / seconds:9.2f} "
-            f"{result.table['power'].iloc[0]:6.3f}"
+            f"{name:10s} {statistics.median(rates):9.1f} ({min(rates):6.1f}-{max(rates):6.1f}) "
+            f"{statistics.median(ups):12.2f} ({min(ups):5.2f}-{max(ups):5.2f}) "
+            f"{runs[name][0]['power']:6.3f}"
         )
-    same = all(
-        runs["serial"][1].simulations.equals(runs[k][1].simulations) for k in ("processes", "dask")
-    )
-    print(f"identical simulations across back ends: {same}")
+    methods = {name: runs[name][0]["start_method"] for name in ("processes", "dask")}
+    print(f"worker start method: processes {methods['processes']}, dask {methods['dask']}")
+    same = len({run["simulations"] for group in runs.values() for run in group}) == 1
+    print(f"identical simulations across back ends and rounds: {same}")
+    pilot, options = study_pilot(args)
     spawned, forked = worker_startup(pilot, options)
     print(
         f"worker start-up (unpickle the job, first simulation): spawned (a new interpreter) "
@@ -159,6 +224,7 @@ def study_case(args: argparse.Namespace) -> None:
     if path.exists():
         r = pd.read_csv(path).iloc[0]
         rate = float(r["sims_per_second"])
+        base = statistics.median(serial)
         print(
             f"lme4 + lmerTest loop (R, one process): {rate:.1f} sims/s, {r['n_sims']} simulations "
             f"({r['lme4']}, lmerTest {r['lmerTest']}, {r['r_version']}, measured {r['date']}); "
