@@ -56,6 +56,9 @@ class PilotModel:
         Terms as in the report's ``tables/empathy_effects.csv``.
     notes : tuple of str
         Warnings of the fit (singular fit, simplified random effects).
+    left_out : str
+        The study's candidate predictors the model left out, with the reasons (as in the
+        report's methods text); empty when none was.
     """
 
     model: Any
@@ -64,6 +67,7 @@ class PilotModel:
     session_col: str
     terms: list[str]
     notes: tuple[str, ...]
+    left_out: str = ""
 
 
 def pilot_empathy_model(
@@ -147,6 +151,7 @@ def pilot_empathy_model(
         session_col="session_id",
         terms=[str(t) for t in model.fixed_["term"]],
         notes=notes,
+        left_out=plan.left_out_text(),
     )
 
 
@@ -252,8 +257,9 @@ def run_power(
                 f"--effect names {term!r}, which is not a term of the pilot's empathy model "
                 f"({fitted.model.formula}); terms, as in the report's "
                 f"tables/empathy_effects.csv: {', '.join(fitted.terms)}. "
-                "--predictors chooses what the model tests (e.g. --predictors "
-                "tipi_agreeableness for tipi_agreeableness_z)"
+                "--predictors NAME [NAME ...] chooses what the model tests, by the study's "
+                "own score and session-feature names"
+                + (f"; this pilot's model left out {fitted.left_out}" if fitted.left_out else "")
             )
         notes = fitted.notes
         source: Any = fitted.model

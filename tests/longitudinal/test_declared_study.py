@@ -113,8 +113,12 @@ def test_power_pilot_tests_a_chosen_trait(tmp_path, capsys):
     args = ["power", "--pilot", str(SLIDER7), "--effect", "tipi_agreeableness_z=0.5"]
     args += ["--participants", "20", "--sims", "10", "--seed", "1", "--out", str(out)]
     # without --predictors the default rule keeps tipi_extraversion only: refused, with advice
+    # in this study's own names: what the pilot left out and why
     assert main(args) == 2
-    assert "--predictors" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--predictors" in err
+    assert "left out tipi_agreeableness, " in err and "closeness_bond" in err
+    assert "no person-level predictor left for 18 participants" in err
     assert main([*args, "--predictors", "tipi_agreeableness", "turns"]) == 0
     provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
     assert provenance["power"]["term"] == "tipi_agreeableness_z"
