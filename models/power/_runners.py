@@ -21,7 +21,7 @@ import pickle
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -480,7 +480,7 @@ def _close_started(started: Any) -> None:
 
 def _simulate_here_until(
     jobs: Sequence[Any], todo: list[tuple[int, int, int]], started: Any
-) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
+) -> Generator[tuple[tuple[int, int, int], list[Any]], None, list[tuple[int, int, int]]]:
     """Simulate in this process, one simulation at a time, while the workers start.
 
     Spawned workers take a second or so to start (a LocalCluster's) or half a second (a
@@ -522,7 +522,9 @@ def _fork_helper(jobs: Sequence[Any]) -> Any:
 
 def _helper_until(
     helper: Any, todo: list[tuple[int, int, int]], started: Any, chunk: int = 25
-) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
+) -> Generator[
+    tuple[tuple[int, int, int], list[Any]], None, tuple[list[tuple[int, int, int]], list[Any]]
+]:
     """Keep the helper busy with ``chunk`` simulations at a time until the cluster has started.
 
     Two chunks are in flight, so the helper never waits for this thread; this thread only hands

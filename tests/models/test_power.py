@@ -193,8 +193,7 @@ def test_serial_processes_and_dask_give_identical_tables(method, monkeypatch):
     pytest.importorskip("distributed")
     from models.power import _runners
 
-    if method not in __import__("multiprocessing").get_all_start_methods():
-        pytest.skip(f"no {method!r} start method on {sys.platform}")
+    _skip_without_start_method(method)
     monkeypatch.setattr(_runners, "_start_method", lambda quick: method)
     design = paired()
     kw = {
@@ -249,8 +248,7 @@ def test_local_dask_workers_keep_glibc_memory_reuse_and_leave_this_environment_a
     from models.power import _runners
     from models.power._runners import local_cluster
 
-    if method not in __import__("multiprocessing").get_all_start_methods():
-        pytest.skip(f"no {method!r} start method on {sys.platform}")
+    _skip_without_start_method(method)
     # set here, after every import: only a forked worker has it
     monkeypatch.setattr(_runners, "_MARK_OF_THIS_PROCESS", True, raising=False)
     before = dict(os.environ)
@@ -270,6 +268,13 @@ def test_local_dask_workers_keep_glibc_memory_reuse_and_leave_this_environment_a
     assert list(seen.values()) == [{"MALLOC_TRIM_THRESHOLD_": None, "OPENBLAS_NUM_THREADS": "1"}]
     assert list(profiling.values()) == [False]  # no dashboard to show the samples
     assert list(forked.values()) == [method == "fork"]
+
+
+def _skip_without_start_method(method):
+    import multiprocessing as mp
+
+    if method not in mp.get_all_start_methods():
+        pytest.skip(f"no {method!r} start method on {sys.platform}")
 
 
 def _worker_was_forked():
