@@ -47,8 +47,11 @@ def _identities(path: Path) -> list[tuple[int, int]]:
     return found
 
 
-def refuse_overlap(out: Path, inputs: Iterable[Path], *, option: str, func: str) -> None:
+def refuse_overlap(out: Path, inputs: Iterable[Path], *, option: str) -> None:
     """Refuse an output that is, contains or lies inside one of the inputs.
+
+    The message names the output (``option``, as the caller's user knows it) and the input,
+    not the function: the same refusal reads alike from the command line and from Python.
 
     Paths are compared by file identity (device and inode, links resolved), not by name: a
     hard link to an input, the same file under another case of its name (a case-insensitive
@@ -73,8 +76,8 @@ def refuse_overlap(out: Path, inputs: Iterable[Path], *, option: str, func: str)
         else:
             continue
         raise InvalidParameterError(
-            f"{option} {str(out)!r} {relation} the input {str(given)!r}; {func} never writes "
-            "over its inputs. Choose an output path outside them"
+            f"{option} {str(out)!r} {relation} the input {str(given)!r}; the package never "
+            "writes over its inputs. Choose an output path outside them"
         )
 
 
@@ -164,7 +167,7 @@ def check_out_dir(
             f"the `out_dir` parameter of {func} must name a folder to create or replace, not "
             f"the working folder or one above it; got {str(out)!r}"
         )
-    refuse_overlap(out, inputs, option="the output folder", func=func)
+    refuse_overlap(out, inputs, option="the output folder")
     check_writable(out, option="the output folder")
     refuse_special(out, option="the output folder", folder=True)
     if out.exists() and not out.is_dir():

@@ -208,7 +208,7 @@ def _agreement(args: argparse.Namespace) -> int:
         raise InvalidParameterError(f"--ci-level must lie between 0 and 1; got {args.ci_level}")
     out = Path(args.out)
     _check_outputs({"--out": out})
-    refuse_overlap(out, [Path(args.ratings)], option="--out", func="longitudinal agreement")
+    refuse_overlap(out, [Path(args.ratings)], option="--out")
     table = _read_ratings(args.ratings)
     frame, levels = _prepare(args, table)
     result = agreement(

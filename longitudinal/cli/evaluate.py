@@ -233,7 +233,7 @@ def _splits(args: argparse.Namespace) -> int:
     _check_seeds_kfold(args)
     out = Path(args.out)
     _check_outputs({"--out": out})
-    refuse_overlap(out, study_inputs(args.study_dir), option="--out", func="longitudinal splits")
+    refuse_overlap(out, study_inputs(args.study_dir), option="--out")
     study = load_study(args.study_dir)
     from longitudinal.predict.selection import parse_predictor_list
 

@@ -182,7 +182,7 @@ def _fit(args: argparse.Namespace) -> int:
     from longitudinal.fit_record import fit_record, summary_text
 
     _check_outputs({"--out": args.out})
-    refuse_overlap(Path(args.out), [Path(args.data)], option="--out", func="longitudinal fit")
+    refuse_overlap(Path(args.out), [Path(args.data)], option="--out")
     data = _read_model_data(args.data)
     model = _fit_model(args, data)
     result = fit_record(model)

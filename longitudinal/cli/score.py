@@ -112,7 +112,7 @@ def _score(args: argparse.Namespace) -> int:
     inputs = export_inputs(args)
     for option, path in (("--out", out), ("--reliability", rel_out), ("--exclusions", excl_out)):
         if path is not None:
-            refuse_overlap(path, inputs, option=option, func="longitudinal score")
+            refuse_overlap(path, inputs, option=option)
     export = checked_export(args)
     responses = export.responses
     options: dict[str, Any] = {}

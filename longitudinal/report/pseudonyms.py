@@ -102,7 +102,7 @@ def read_or_new_key(
             f"the pseudonym key of {func} must not be inside the report folder {str(out)!r} "
             f"(whoever has the folder could re-link the pseudonyms); got {str(path)!r}"
         )
-    refuse_overlap(path, inputs, option="the pseudonym key", func=func)
+    refuse_overlap(path, inputs, option="the pseudonym key")
     try:
         info = os.stat(path)
     except FileNotFoundError:

@@ -216,6 +216,22 @@ def test_a_new_key_in_a_missing_folder_or_through_a_dangling_link_fails_first(tm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k"]
 
 
+def test_report_out_a_hard_link_to_a_study_file_is_refused_in_the_commands_terms(tmp_path, capsys):
+    import shutil
+
+    study = tmp_path / "study"
+    shutil.copytree(TINY, study)
+    link = tmp_path / "LINKED"
+    os.link(study / "participants.csv", link)
+    before = _digest(tmp_path)
+    code = main(["report", str(study), "--out", str(link)])
+    err = capsys.readouterr().err
+    assert code == 2 and "is the input" in err and "LINKED" in err, err
+    assert "never writes over its inputs" in err
+    assert "build_report" not in err  # the Python function means nothing on the command line
+    assert _digest(tmp_path) == before
+
+
 def test_a_key_that_is_an_input_of_the_study_is_refused(tmp_path, capsys):
     import shutil
 
