@@ -1,6 +1,7 @@
 """Parameter checks used by every package, in one wording.
 
-Each check names the parameter and the function, says what was expected and what was given,
+Each check names the parameter and the function (on the command line, the option:
+:mod:`_empathic_base.words`), says what was expected and what was given,
 and raises the shared :class:`~_empathic_base.errors.InvalidParameterError`. The checks that
 only one package needs stay in its ``_checks`` module.
 """
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from _empathic_base.errors import InvalidParameterError
+from _empathic_base.words import parameter
 
 
 def check_bool(value: Any, *, name: str, where: str) -> bool:
@@ -30,7 +32,7 @@ def check_bool(value: Any, *, name: str, where: str) -> bool:
     """
     if not isinstance(value, bool | np.bool_):
         raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be True or False; got {value!r}"
+            f"{parameter(name, where)} must be True or False; got {value!r}"
         )
     return bool(value)
 
@@ -48,7 +50,7 @@ def check_unit(value: Any, *, name: str, where: str) -> float:
     ok = not isinstance(value, bool | np.bool_) and isinstance(value, numbers.Real)
     if not ok or not 0 < value < 1:
         raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be a float in (0, 1); got {value!r}"
+            f"{parameter(name, where)} must be a float in (0, 1); got {value!r}"
         )
     return float(value)
 

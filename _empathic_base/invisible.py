@@ -14,8 +14,12 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-#: NUL, soft hyphen, zero-width and joiner characters, direction marks and the byte order mark.
-INVISIBLE = re.compile("[\x00\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+#: NUL, soft hyphen, zero-width and joiner characters, direction marks, the line and paragraph
+#: separators (U+2028, U+2029), the bidirectional embeddings and overrides (U+202A-U+202E) and
+#: isolates (U+2066-U+2069), and the byte order mark.
+INVISIBLE = re.compile(
+    "[\x00\u00ad\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 
 _NAMES = {"\x00": "NULL"}
 
@@ -27,6 +31,8 @@ def describe_invisible(text: str) -> str | None:
     'an invisible character (U+200B ZERO WIDTH SPACE)'
     >>> describe_invisible("P\x001\ufeff")
     'invisible characters (U+0000 NULL, U+FEFF ZERO WIDTH NO-BREAK SPACE)'
+    >>> describe_invisible("P1\u2028")
+    'an invisible character (U+2028 LINE SEPARATOR)'
     >>> describe_invisible("tipi_1") is None
     True
     """

@@ -1,7 +1,8 @@
 """Parameter checks of the longitudinal package: one wording for every function.
 
-Each check names the parameter and the function and says what was expected and what was
-given, in the words of :mod:`models._checks`. ``check_bool`` and ``check_unit`` are the
+Each check names the parameter and the function (on the command line, the option:
+:mod:`_empathic_base.words`) and says what was expected and what was given, in the words of
+:mod:`models._checks`. ``check_bool`` and ``check_unit`` are the
 distribution's shared checks (``_empathic_base``), re-exported here.
 """
 
@@ -15,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from _empathic_base.checks import check_bool, check_unit
+from _empathic_base.words import parameter
 from longitudinal._errors import InvalidParameterError
 
 __all__ = ["check_bool", "check_frame", "check_int", "check_unit"]
@@ -28,7 +30,7 @@ def check_int(
     if not ok or value < minimum or (maximum is not None and value > maximum):
         wanted = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
         raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be an integer {wanted}; got {value!r}"
+            f"{parameter(name, where)} must be an integer {wanted}; got {value!r}"
         )
     return int(value)
 

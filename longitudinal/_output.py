@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from _empathic_base.words import parameter, setting
 from longitudinal._errors import InvalidParameterError
 
 MARKER = ".empathic-longitudinal"
@@ -151,41 +152,41 @@ def check_out_dir(
     replaces a previous output of the same command, never another folder. The folder must not
     be, contain or lie inside any of ``inputs`` (compared by file identity), nor be a symbolic
     link, a device, FIFO or socket, the working folder or a folder above it.
+
+    The messages name ``out_dir`` and ``overwrite`` as ``func``'s parameters
+    (``overwrite=True``), or as the options ``--out`` and ``--overwrite`` when a command of
+    the command line runs (:mod:`_empathic_base.words`).
     """
+    named = parameter("out_dir", func)
     if not isinstance(out_dir, str | os.PathLike):
-        raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must be a path; got {type(out_dir).__name__}"
-        )
+        raise InvalidParameterError(f"{named} must be a path; got {type(out_dir).__name__}")
     out = Path(out_dir)
     if out.is_symlink():
         raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must not be a symbolic link; {str(out)!r} "
-            f"links to {os.readlink(out)!r}. Name the folder itself"
+            f"{named} must not be a symbolic link; {str(out)!r} links to "
+            f"{os.readlink(out)!r}. Name the folder itself"
         )
     if out.name in ("", ".", "..") or _real(out) in (_real(Path.cwd()), *_real(Path.cwd()).parents):
         raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must name a folder to create or replace, not "
-            f"the working folder or one above it; got {str(out)!r}"
+            f"{named} must name a folder to create or replace, not the working folder or one "
+            f"above it; got {str(out)!r}"
         )
     refuse_overlap(out, inputs, option="the output folder")
     check_writable(out, option="the output folder")
     refuse_special(out, option="the output folder", folder=True)
     if out.exists() and not out.is_dir():
-        raise InvalidParameterError(
-            f"the `out_dir` parameter of {func} must be a directory; {str(out)!r} is a file"
-        )
+        raise InvalidParameterError(f"{named} must be a directory; {str(out)!r} is a file")
     if out.is_dir() and any(out.iterdir()):
         if not overwrite:
             raise InvalidParameterError(
-                f"the `out_dir` parameter of {func} must be a new or empty directory; "
-                f"{str(out)!r} is not empty (pass overwrite=True, CLI --overwrite, to replace "
-                "a previous output)"
+                f"{named} must be a new or empty directory; {str(out)!r} is not empty (pass "
+                f"{setting('overwrite')} to replace a previous output)"
             )
         if command is not None and not _written_by(out, command):
             raise InvalidParameterError(
                 f"{str(out)!r} is not empty and was not written by `longitudinal {command}` "
-                f"(it has no {MARKER} marker of that command); --overwrite replaces only a "
-                "previous output of the same command, so nothing was replaced"
+                f"(it has no {MARKER} marker of that command); {setting('overwrite')} "
+                "replaces only a previous output of the same command, so nothing was replaced"
             )
     return out
 
@@ -315,24 +316,42 @@ def csv_is_raw() -> bool:
     return _RAW_CSV.get()
 
 
+SEM_OPERATORS = frozenset({"=~", "~~", "~1", "~", "|", "~*~", "<~", "==", ":=", "<", ">"})
+"""lavaan's operators (the ``op`` column of a parameter table, e.g. ``invariance_params.csv``).
+
+A cell that is exactly one of them is written as it is: ``=~`` and ``==`` begin like a formula
+but hold no reference or function a spreadsheet could run, and an apostrophe would change the
+operator for every program that reads the file back.
+"""
+
+
 def needs_apostrophe(text: str) -> bool:
     """Return whether a text cell would be read as a formula by a spreadsheet.
 
     Text that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return does, unless it
     is a number written as text (``-0.5``, ``+1``, ``1e-3``, ``-inf``), which a spreadsheet
-    reads as that number.
+    reads as that number, or a whole cell that is a lavaan operator (:data:`SEM_OPERATORS`:
+    ``=~``, ``==``), which it cannot run.
 
     >>> [needs_apostrophe(t) for t in ("=1+1", "-cmd", "@SUM(1)", "-0.5", "+1", "P01")]
     [True, True, True, False, False, False]
+    >>> [needs_apostrophe(t) for t in ("=~", "~~", "=~A1", "=HYPERLINK(1)")]
+    [False, False, True, True]
     """
-    return bool(text) and text[0] in FORMULA_START and not _NUMBER_RE.fullmatch(text)
+    return (
+        bool(text)
+        and text[0] in FORMULA_START
+        and text not in SEM_OPERATORS
+        and not _NUMBER_RE.fullmatch(text)
+    )
 
 
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """Return ``frame`` with an apostrophe before every text cell a spreadsheet would run.
 
     Only text cells change (object, string and categorical columns): see
-    :func:`needs_apostrophe`. Numbers, negative ones included, are left as they are. The
+    :func:`needs_apostrophe`. Numbers, negative ones included, and cells that are exactly a
+    lavaan operator (``=~``) are left as they are. The
     frame itself is not changed; it is returned as is when no cell needs the apostrophe.
 
     >>> spreadsheet_safe(pd.DataFrame({"id": ["=HYPERLINK(1)", "P2", "-0.5"], "x": [-1, 2, 3]}))
@@ -369,7 +388,8 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     Categorical columns are written as their labels; floats as the shortest text that reads
     back to the same number. Text cells that a spreadsheet would run as a formula (they
     begin with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return and are not a number)
-    are written with a leading apostrophe, unless inside :func:`raw_csv` (``--raw-csv``).
+    are written with a leading apostrophe, unless inside :func:`raw_csv` (``--raw-csv``); a
+    cell that is exactly a lavaan operator (:data:`SEM_OPERATORS`, ``=~``) is not.
     """
     out = frame
     categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]

@@ -29,6 +29,7 @@ from longitudinal._output import (
     write_csv,
     write_json,
 )
+from longitudinal._wording import own_names
 
 __all__ = ["PilotModel", "effect_text", "pilot_empathy_model", "run_power"]
 
@@ -59,6 +60,9 @@ class PilotModel:
     left_out : str
         The study's candidate predictors the model left out, with the reasons (as in the
         report's methods text); empty when none was.
+    formula : str
+        The model's formula as shown to the user: the session and story columns under the
+        study's own names (``[columns]`` of study.toml).
     """
 
     model: Any
@@ -68,6 +72,7 @@ class PilotModel:
     terms: list[str]
     notes: tuple[str, ...]
     left_out: str = ""
+    formula: str = ""
 
 
 def pilot_empathy_model(
@@ -112,7 +117,8 @@ def pilot_empathy_model(
     plan = plan_predictors(study, predictors, func="longitudinal power --pilot")
     if plan.empty:
         raise InvalidParameterError(
-            f"the pilot study has ratings from {plan.n_people} participants; the empathy model "
+            f"the pilot study has complete data from {plan.n_people} participants; the empathy "
+            "model "
             f"takes one person-level predictor per {PEOPLE_PER_PREDICTOR} participants and no "
             "session feature is a candidate, so it has none to simulate. Use --design with a "
             "design file instead."
@@ -135,7 +141,10 @@ def pilot_empathy_model(
             include_clmm=engine == "clmm",
             story_effects=story_effects,
         )
-    notes = tuple(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+    names = study.config.column_names  # messages name the study's own columns
+    notes = tuple(
+        dict.fromkeys(own_names(f"{w.category.__name__}: {w.message}", names) for w in caught)
+    )
     if plan.left_out:
         notes += (f"predictors left out: {plan.left_out_text()}",)
     model = fitted.clmm if engine == "clmm" else fitted.lmm
@@ -152,6 +161,7 @@ def pilot_empathy_model(
         terms=[str(t) for t in model.fixed_["term"]],
         notes=notes,
         left_out=plan.left_out_text(),
+        formula=own_names(model.formula, names),
     )
 
 
@@ -255,7 +265,7 @@ def run_power(
         if term not in fitted.terms:
             raise InvalidParameterError(
                 f"--effect names {term!r}, which is not a term of the pilot's empathy model "
-                f"({fitted.model.formula}); terms, as in the report's "
+                f"({fitted.formula or fitted.model.formula}); terms, as in the report's "
                 f"tables/empathy_effects.csv: {', '.join(fitted.terms)}. "
                 "--predictors NAME [NAME ...] chooses what the model tests, by the study's "
                 "own score and session-feature names"
@@ -287,6 +297,14 @@ def run_power(
     from surveys import __version__
 
     meta = result.meta
+    if pilot is not None:  # the formula and the session column under the study's own names
+        from longitudinal.study import read_study_config
+
+        names = read_study_config(pilot).column_names
+        meta = {
+            **meta,
+            **{k: own_names(str(meta[k]), names) for k in ("formula", "session_col") if k in meta},
+        }
     title = f"{meta['term']} = {effect_text(meta)}, {meta['test']} test, alpha {meta['alpha']:g}"
     provenance = {
         "package": "empathic-longitudinal",

@@ -55,8 +55,17 @@ MULTILEVEL_COLUMNS = [
 COMPONENTS_COLUMNS = ["instrument", "scale", "design", "component", "variance"]
 """Columns of :attr:`MultilevelTables.components` (``components.csv``)."""
 
-INVARIANCE_COLUMNS = list(INVARIANCE_CSV_COLUMNS)
-"""Columns of :attr:`InvarianceTables.invariance` (``invariance.csv``)."""
+INVARIANCE_COLUMNS = [*INVARIANCE_CSV_COLUMNS, "sample_flag", "note"]
+"""Columns of :attr:`InvarianceTables.invariance` (``invariance.csv``).
+
+Those of :func:`models.invariance_tables`, then ``sample_flag`` (a fitted scale with fewer
+complete participants than the rule of thumb, :func:`models.invariance_sample_note`: the
+rule's line; empty otherwise) and ``note`` (a model that was not fitted: why, its numbers
+empty).
+"""
+
+INVARIANCE_MODELS = ("configural", "metric", "scalar", "strict")
+"""The models of the ladder, one row each in ``invariance.csv`` (a partial model may follow)."""
 
 INVARIANCE_PARAMS_COLUMNS = [
     "instrument",
@@ -448,14 +457,17 @@ class InvarianceTables(Result):
     Attributes
     ----------
     invariance : pandas.DataFrame
-        One row per scale and model (``invariance.csv``; the columns of
-        :func:`models.invariance_tables`).
+        One row per scale and model (``invariance.csv``; :data:`INVARIANCE_COLUMNS`: the
+        columns of :func:`models.invariance_tables`, ``sample_flag`` and ``note``). A scale
+        without a ladder has one row per model with the reason in ``note`` and no numbers.
     params : pandas.DataFrame
-        The estimates of every model (``invariance_params.csv``).
+        The estimates of every fitted model (``invariance_params.csv``).
     notes : tuple of str
-        One line per scale without a ladder (fewer than three items, one wave, too few
-        complete participants for the configural model, a configural model that did not
-        converge), and per finding of a ladder (the level that holds, participants left out),
+        One line per scale without a ladder (fewer than three items, one wave, answers
+        without variance, no more participants than observed variables, a configural model
+        that could not be estimated or did not converge, or, when such scales are skipped,
+        too few complete participants for the rule of thumb), and per finding of a ladder
+        (the level that holds, a sample below the rule of thumb, participants left out),
         each starting with ``instrument.scale:``.
     """
 
@@ -466,7 +478,8 @@ class InvarianceTables(Result):
     def _title(self) -> str:
         n = 0
         if not self.invariance.empty:
-            n = len(self.invariance[["instrument", "scale"]].drop_duplicates())
+            fitted = self.invariance[self.invariance["note"].isna()]
+            n = len(fitted[["instrument", "scale"]].drop_duplicates())
         return f"InvarianceTables({n} scale(s) with a ladder, {len(self.notes)} note(s))"
 
     def _parts(self) -> list[tuple[str, pd.DataFrame]]:
@@ -481,6 +494,7 @@ def invariance_ladders(
     wave_col: str,
     waves: Sequence[Any] | None = None,
     estimator: Literal["ML", "MLR"] = "MLR",
+    small_sample: Literal["fit", "skip"] = "fit",
 ) -> InvarianceTables:
     """Test the invariance ladder (configural to strict) of every scale of some instruments.
 
@@ -498,27 +512,56 @@ def invariance_ladders(
     estimator : {"ML", "MLR"}, default "MLR"
         As in :func:`models.measurement_invariance`; MLR (robust to non-normal Likert
         answers) by default. Incomplete participants enter by full-information ML.
+    small_sample : {"fit", "skip"}, default "fit"
+        A scale with fewer complete participants than the rule of thumb
+        (:func:`models.invariance_sample_note`: 5 per free parameter of the configural
+        model, Bentler & Chou 1987): ``"fit"`` fits its ladder all the same, flags its rows
+        (``sample_flag``) and says so in a note (``longitudinal reliability --invariance``);
+        ``"skip"`` gives it a note and no ladder (the report, which narrates the ladder).
 
     Returns
     -------
     InvarianceTables
-        A scale gets a ladder only when it has three or more items, is measured at two or
-        more waves, has enough complete participants for its configural model
-        (:func:`models.invariance_sample_note`: 5 per free parameter, Bentler & Chou 1987) and
-        its configural model converged; otherwise a note says which, and no numbers are shown.
+        A scale gets a ladder when it has three or more items, is measured at two or more
+        waves, its answers vary at every wave, it has more participants than observed
+        variables (items x waves; fewer make the sample covariance matrix singular, and the
+        model cannot be estimated) and its configural model converges. Otherwise it gets one
+        row per model of :data:`INVARIANCE_MODELS` with the reason in ``note`` and no numbers,
+        and a note saying which. A ladder below the rule of thumb carries the rule's line in
+        ``sample_flag`` (with ``small_sample="fit"``).
     """
     from models import ModelsError, invariance_tables, measurement_invariance
     from models.sem import invariance_sample_note
     from surveys import keyed_item_answers
 
+    if small_sample not in ("fit", "skip"):
+        raise InvalidParameterError(
+            "the `small_sample` parameter of invariance_ladders must be 'fit' or 'skip'; "
+            f"got {small_sample!r}"
+        )
     fits: list[pd.DataFrame] = []
     params: list[pd.DataFrame] = []
     notes: list[str] = []
+
+    def unfitted(instrument: Any, scale: str, reason: str) -> None:
+        notes.append(f"{instrument.name}.{scale}: {reason}; no invariance ladder")
+        rows = pd.DataFrame(
+            {
+                "instrument": instrument.name,
+                "scale": scale,
+                "model": list(INVARIANCE_MODELS),
+                "estimator": estimator,
+                "decision": "not fitted",
+                "note": reason,
+            }
+        )
+        fits.append(rows.reindex(columns=INVARIANCE_COLUMNS))
+
     for instrument in instruments:
         for key in instrument.scales:
             label = f"{instrument.name}.{key.name}"
             if len(key.items) < 3:
-                notes.append(f"{label}: fewer than three items; no invariance ladder")
+                unfitted(instrument, key.name, "fewer than three items")
                 continue
             long = keyed_item_answers(data, key, id_col=id_col, wave_col=wave_col)
             wide = long.pivot_table(
@@ -528,17 +571,17 @@ def invariance_ladders(
             order = list(waves) if waves is not None else list(pd.unique(data[wave_col]))
             order = [w for w in order if w in set(wide[wave_col])]
             if len(order) < 2:
-                notes.append(f"{label}: measured at one wave; no invariance ladder")
+                unfitted(instrument, key.name, "measured at one wave")
                 continue
             by_person = wide.set_index([id_col, wave_col])[list(key.items)].notna().all(axis=1)
             complete = by_person.groupby(level=0).sum() == len(order)
             small = invariance_sample_note(
                 int(complete.sum()), n_items=len(key.items), n_waves=len(order)
             )
-            if small:
-                notes.append(f"{label}: {small}; no invariance ladder")
+            if small and small_sample == "skip":
+                unfitted(instrument, key.name, small)
                 continue
-            spread = wide.groupby(wave_col)[list(key.items)].std()
+            spread = wide.groupby(wave_col)[list(key.items)].std().reindex(order)
             flat = [
                 f"{item} at {wave}"
                 for wave, row in spread.iterrows()
@@ -546,9 +589,21 @@ def invariance_ladders(
                 if not value > 0
             ]
             if flat:
-                notes.append(
-                    f"{label}: answers without variance ({', '.join(map(str, flat[:3]))}); "
-                    "no invariance ladder"
+                unfitted(
+                    instrument,
+                    key.name,
+                    f"answers without variance ({', '.join(map(str, flat[:3]))})",
+                )
+                continue
+            n_people = int(wide[id_col].nunique())
+            n_observed = len(key.items) * len(order)
+            if n_people <= n_observed:
+                unfitted(
+                    instrument,
+                    key.name,
+                    f"{n_people} participants for {n_observed} observed variables "
+                    f"({len(key.items)} items x {len(order)} waves): the sample covariance "
+                    "matrix is singular, so the model cannot be estimated",
                 )
                 continue
             with warnings.catch_warnings(record=True) as caught:
@@ -564,18 +619,24 @@ def invariance_ladders(
                         nan_policy="fiml",
                     )
                 except (ModelsError, np.linalg.LinAlgError) as err:
-                    notes.append(f"{label}: could not be estimated ({err}); no invariance ladder")
+                    unfitted(instrument, key.name, f"could not be estimated ({err})")
                     continue
             configural = result.fits.iloc[0]
             if not bool(configural["converged"]):
-                notes.append(
-                    f"{label}: the configural model did not converge; no invariance ladder"
-                )
+                unfitted(instrument, key.name, "the configural model did not converge")
                 continue
             for message in caught:
                 notes.append(f"{label}: {message.message}")
+            if small:
+                notes.append(
+                    f"{label}: fitted below the rule of thumb ({small}); the ladder's tests "
+                    "and fit indices are less trustworthy in so small a sample"
+                )
             notes.append(f"{label}: invariance holds up to the {result.level_held} level")
             table, estimates = invariance_tables(result, instrument=instrument.name, scale=key.name)
+            table = table.reindex(columns=INVARIANCE_COLUMNS)
+            if small:
+                table["sample_flag"] = f"below the rule of thumb: {small}"
             fits.append(table)
             params.append(estimates)
     invariance = pd.concat(fits, ignore_index=True) if fits else pd.DataFrame()
@@ -587,11 +648,19 @@ def invariance_ladders(
     )
 
 
-def study_invariance(study: Any, *, estimator: Literal["ML", "MLR"] = "MLR") -> InvarianceTables:
+def study_invariance(
+    study: Any,
+    *,
+    estimator: Literal["ML", "MLR"] = "MLR",
+    small_sample: Literal["fit", "skip"] = "skip",
+) -> InvarianceTables:
     """Test the invariance of a loaded study's state scales measured at two or more waves.
 
     The item answers are read again as for :func:`study_multilevel_reliability`; the waves
-    are the study's (``[study] waves``), in order.
+    are the study's (``[study] waves``), in order. ``small_sample`` as in
+    :func:`invariance_ladders`; ``"skip"`` by default, as the report narrates only a ladder
+    whose sample meets the rule of thumb. A scale without a ladder has its rows with the
+    reason in ``note``, as there.
     """
     from longitudinal.study import Study
 
@@ -610,6 +679,7 @@ def study_invariance(study: Any, *, estimator: Literal["ML", "MLR"] = "MLR") -> 
             wave_col="__wave",
             waves=[str(w) for w in study.config.waves],
             estimator=estimator,
+            small_sample=small_sample,
         )
         blocks.append(block)
         notes.extend(block.notes)

@@ -364,14 +364,15 @@ def participant_splits(
     >>> from longitudinal.study import load_study
     >>> table = participant_splits(load_study("my-study"), seeds=2)  # doctest: +SKIP
     """
+    from _empathic_base.words import caller
     from longitudinal.predict._common import _check_study
     from longitudinal.predict.left_out import left_out_summary
     from longitudinal.predict.selection import _benchmark_data
 
     func = "participant_splits"
     _check_study(study, func=func)
-    raw, data = _benchmark_data(
-        study, session_features=session_features, predictors=predictors, func=func
+    raw, data = _benchmark_data(  # a refusal names the command on the command line
+        study, session_features=session_features, predictors=predictors, func=caller(func)
     )
     groups = data.data[data.id_col].to_numpy(dtype=object)
     plan = draw_splits(groups, seeds=seed_list(seeds, func=func), k=k, sizes=sizes)

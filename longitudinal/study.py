@@ -1,4 +1,4 @@
-"""Study directories: read, validate and score a month-long empathy study.
+"""Study directories: read, validate and score a longitudinal empathy study.
 
 A study directory holds ``study.toml`` (what is where), ``participants.csv``, one or more
 raw survey exports, ``sessions.csv`` and ``ratings.csv`` (see ``docs/study.md``).

@@ -116,6 +116,16 @@ class RatingsSpec:
         """The scale as text, e.g. ``"1–7"``."""
         return f"{self.scale_min:g}–{self.scale_max:g}"
 
+    @property
+    def kind(self) -> str:
+        """``"continuous"`` for more than 11 points, else ``"ordinal"``.
+
+        The rule that decides the models, :func:`longitudinal.rating_scale.scale_kind`.
+        """
+        from longitudinal.rating_scale import scale_kind
+
+        return scale_kind(self.scale_min, self.scale_max)
+
 
 @dataclass(frozen=True)
 class StudyConfig:

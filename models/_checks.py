@@ -1,7 +1,8 @@
 """Parameter checks of the models package: one wording for every function.
 
 ``check_bool`` and ``check_unit`` are the distribution's shared checks (``_empathic_base``),
-re-exported here so that the package's modules import every check from this one place.
+re-exported here so that the package's modules import every check from this one place. On
+the command line a check names the option that sets the parameter (:mod:`_empathic_base.words`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from _empathic_base.checks import check_bool, check_unit, renamed_parameter
+from _empathic_base.words import parameter
 from models._errors import FormulaError, InvalidParameterError
 
 if TYPE_CHECKING:
@@ -32,7 +34,7 @@ __all__ = [
 def check_choice(value: Any, allowed: Sequence[str], *, name: str, where: str) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be one of {list(allowed)}; got {value!r}"
+            f"{parameter(name, where)} must be one of {list(allowed)}; got {value!r}"
         )
     return value
 
@@ -40,7 +42,7 @@ def check_choice(value: Any, allowed: Sequence[str], *, name: str, where: str) -
 def check_int(value: Any, *, name: str, where: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise InvalidParameterError(
-            f"the `{name}` parameter of {where} must be an integer >= {minimum}; got {value!r}"
+            f"{parameter(name, where)} must be an integer >= {minimum}; got {value!r}"
         )
     return int(value)
 
@@ -50,9 +52,7 @@ def check_seed(value: Any, *, where: str, optional: bool = True) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         wanted = "a non-negative integer or None" if optional else "a non-negative integer"
-        raise InvalidParameterError(
-            f"the `seed` parameter of {where} must be {wanted}; got {value!r}"
-        )
+        raise InvalidParameterError(f"{parameter('seed', where)} must be {wanted}; got {value!r}")
     return int(value)
 
 

@@ -21,9 +21,18 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from _empathic_base.durations import duration_text
+from _empathic_base.invisible import INVISIBLE, describe_invisible
 from _empathic_base.results import Result
-from models._checks import check_choice, check_int, check_seed, check_unit
+from _empathic_base.words import caller, parameter
+from models._checks import check_choice, check_seed, check_unit
 from models._errors import InvalidParameterError
+from models._limits import (
+    AGREEMENT_LIMIT_SECONDS,
+    AGREEMENT_MAX_N_BOOT,
+    AGREEMENT_MAX_PAIRS,
+    check_count,
+)
 from models._version import __version__
 
 __all__ = ["LEVELS", "AgreementResult", "agreement"]
@@ -52,6 +61,12 @@ _WHERE = "agreement"
 _GWET_WEIGHTS = {"ordinal": "ordinal", "interval": "quadratic", "ratio": "ratio"}
 # bootstrap replicates computed together: bounds the (replicates x pairs) work arrays
 _BLOCK_CELLS = 4_000_000
+# seconds per cell of the work estimate (:func:`_seconds`): sparse and gathered work, and the
+# dense products of the ratio level's value x value differences. Measured with
+# ``benchmarks/bench_agreement.py``-sized data (5,000 to 50,000 units, 5 to 1,000 values) on
+# a shared two-core machine: 1 to 7 ns per sparse cell, 0.9 ns per dense one.
+_SECONDS_PER_CELL = 5e-9
+_SECONDS_PER_DENSE_CELL = 1e-9
 
 
 @dataclass(frozen=True, repr=False)
@@ -126,6 +141,22 @@ def _as_number(value: Any) -> float | None:
     return None
 
 
+def _invisible_cells(values: pd.Series) -> list[tuple[int, str, str]]:
+    """``(position, text, description)`` of each text cell holding an invisible character."""
+    if values.dtype.kind in "biufcmM":
+        return []
+    cells = values.to_numpy(dtype=object)
+    texts = [v for v in cells if isinstance(v, str)]
+    if not INVISIBLE.search("\n".join(texts)):
+        return []  # one search over the column: no cell holds one
+    found = []
+    for pos, value in enumerate(cells):
+        named = describe_invisible(value) if isinstance(value, str) else None
+        if named:
+            found.append((pos, value, named))
+    return found
+
+
 def rating_problems(
     data: pd.DataFrame,
     *,
@@ -141,10 +172,13 @@ def rating_problems(
     names the file and its lines. ``position`` is the 0-based position of the row in
     ``data``; ``column`` the column name as ``data`` has it.
 
-    Problems: a unit or rater without an id; a unit listed more than once for the same rater;
-    a value outside ``levels``; for ``interval`` and ``ratio`` a value that is not a number
-    (ratio: also a negative number); for ``ordinal`` without ``levels`` a value that is not a
-    number (text has no order unless ``levels`` gives it).
+    Problems: a unit or rater without an id; a unit, rater or text value holding an invisible
+    character (:data:`_empathic_base.invisible.INVISIBLE`: zero-width, direction and line
+    separator characters, which make ``r1`` and ``r1`` followed by U+200B two raters); a unit
+    listed more than once for the same rater; a value outside ``levels``; for ``interval``
+    and ``ratio`` a value that is not a number (ratio: also a negative number); for
+    ``ordinal`` without ``levels`` a value that is not a number (text has no order unless
+    ``levels`` gives it).
     """
     problems: list[tuple[int, str, Any, str]] = []
     units = data[unit_col]
@@ -153,6 +187,16 @@ def rating_problems(
     for column, series, what in ((unit_col, units, "unit"), (rater_col, raters, "rater")):
         for pos in np.flatnonzero(_is_blank(series)):
             problems.append((int(pos), column, None, f"no {what} id"))
+    hidden = np.zeros(len(data), dtype=bool)  # a value named for its invisible character
+    for column, series, what in (
+        (unit_col, units, "unit id"),
+        (rater_col, raters, "rater id"),
+        (value_col, values, "value"),
+    ):
+        for pos, text, named in _invisible_cells(series):
+            problems.append((pos, column, text, f"the {what} holds {named}; delete it"))
+            if column == value_col:
+                hidden[pos] = True
     ids_ok = ~(_is_blank(units) | _is_blank(raters))
     keys = pd.DataFrame({"u": units.astype(str), "r": raters.astype(str)})
     dup = keys.duplicated(keep=False).to_numpy() & ids_ok
@@ -166,7 +210,7 @@ def rating_problems(
                 "each rater gives a unit one value",
             )
         )
-    blank_value = _is_blank(values)
+    blank_value = _is_blank(values) | hidden
     if levels is not None:
         allowed = list(levels)
         listed = ", ".join(str(v) for v in allowed)
@@ -277,8 +321,15 @@ class _Counts:
     pair_products: sparse.csr_matrix  # units x pairs: n_uc n_uk (c == k included)
 
 
-def _build_counts(unit_codes: np.ndarray, cat_codes: np.ndarray, n_cat: int) -> _Counts:
-    """Count matrix and within-unit pairs of the units with two or more values."""
+def _build_counts(
+    unit_codes: np.ndarray, cat_codes: np.ndarray, n_cat: int, unit_labels: Sequence[Any] = ()
+) -> _Counts:
+    """Count matrix and within-unit pairs of the units with two or more values.
+
+    The pairs are those of each unit's distinct values, so a unit with ``d`` distinct values
+    gives ``d**2`` of them; more than :data:`~models._limits.AGREEMENT_MAX_PAIRS` in all are
+    refused before they are formed (``unit_labels`` names the unit with the most).
+    """
     n_units = int(unit_codes.max()) + 1 if len(unit_codes) else 0
     counts = sparse.csr_matrix(
         (np.ones(len(unit_codes)), (unit_codes, cat_codes)), shape=(n_units, n_cat)
@@ -288,6 +339,16 @@ def _build_counts(unit_codes: np.ndarray, cat_codes: np.ndarray, n_cat: int) -> 
     m = np.asarray(counts.sum(axis=1)).ravel()
     # every (entry, entry) pair inside each unit: entries are the unit's distinct values
     per_unit = np.diff(counts.indptr)
+    n_pairs = int(np.sum(per_unit.astype(np.int64) ** 2))
+    if n_pairs > AGREEMENT_MAX_PAIRS:
+        worst = int(np.argmax(per_unit))
+        name = f" (unit {unit_labels[worst]!s}" if len(unit_labels) > worst else " (one unit"
+        raise InvalidParameterError(
+            f"{caller(_WHERE)}: the ratings give {n_pairs:,} pairs of distinct values within "
+            f"units, more than the {AGREEMENT_MAX_PAIRS:,} this computes in memory (about 1.5 GB): "
+            f"each unit gives the square of its number of distinct values{name} has "
+            f"{per_unit[worst]:,}). Round continuous values, or split the units"
+        )
     entry_unit = np.repeat(np.arange(n_units), per_unit)
     reps = per_unit[entry_unit]
     first = np.repeat(np.arange(len(entry_unit)), reps)
@@ -397,7 +458,10 @@ def _gwet(kind: str, built: _Counts, x_weights: np.ndarray) -> tuple[float, floa
     """Gwet's AC1 (identity weights) or AC2 and the percent agreement it is built on."""
     counts = built.counts
     m = np.asarray(counts.sum(axis=1)).ravel()
-    w = _gwet_weight(kind, x_weights[built.pair_a], x_weights[built.pair_b], x_weights)
+    if len(x_weights) < 2:  # one category: every pair agrees (no range to weigh by)
+        w = np.ones(len(built.pair_a))
+    else:
+        w = _gwet_weight(kind, x_weights[built.pair_a], x_weights[built.pair_b], x_weights)
     agree = (built.pair_products @ w - m) / (m * (m - 1.0))
     p_a = float(agree.mean())
     share = np.asarray((sparse.diags(1.0 / m) @ counts).mean(axis=0)).ravel()
@@ -408,15 +472,88 @@ def _gwet(kind: str, built: _Counts, x_weights: np.ndarray) -> tuple[float, floa
     return (p_a - p_e) / (1.0 - p_e), p_a
 
 
-def _fleiss(counts: np.ndarray, n_raters: int) -> float:
-    """Fleiss' kappa of units that all have ``n_raters`` ratings (rows: category counts)."""
+def _fleiss(counts: sparse.spmatrix | np.ndarray, n_raters: int) -> float:
+    """Fleiss' kappa of units that all have ``n_raters`` ratings (rows: category counts).
+
+    ``counts`` is kept sparse: units x categories is mostly zeros when there are many
+    categories (35,000 labels of 30,000 units would be 8 GB as a dense array).
+    """
+    counts = sparse.csr_matrix(counts)
     n_units = counts.shape[0]
-    agree = ((counts * counts).sum(axis=1) - n_raters) / (n_raters * (n_raters - 1.0))
-    shares = counts.sum(axis=0) / (n_units * n_raters)
+    squares = np.asarray(counts.multiply(counts).sum(axis=1)).ravel()
+    agree = (squares - n_raters) / (n_raters * (n_raters - 1.0))
+    shares = np.asarray(counts.sum(axis=0)).ravel() / (n_units * n_raters)
     chance = float(np.sum(shares * shares))
     if chance >= 1.0:
         return float("nan")
     return (float(agree.mean()) - chance) / (1.0 - chance)
+
+
+def _rescaled(x: np.ndarray, level: str) -> np.ndarray:
+    """Put the distinct values where their squared differences neither overflow nor vanish.
+
+    Interval values are centred on their midrange and divided by their half-range (into
+    [-1, 1]); ratio values are divided by the largest (into [0, 1]; a ratio has a true zero,
+    so it is not shifted).
+
+    Interval alpha and Gwet's quadratic weights do not change under ``a + b x`` (b > 0), and
+    ratio alpha and Gwet's ratio weights not under ``b x``: only the rounding does, which on
+    values near 1e200 or 1e-200, or on small differences of large values, would otherwise
+    overflow to inf or cancel to 0.
+    """
+    if not len(x):
+        return x
+    if level == "interval":
+        x = x - (x.max() / 2.0 + x.min() / 2.0)  # halves: max + min itself may overflow
+    span = float(np.max(np.abs(x)))
+    return x / span if span > 0 else x
+
+
+def _seconds(level: str, built: _Counts, n_boot: int) -> float:
+    """Estimated seconds of alpha, Gwet's coefficient and ``n_boot`` bootstrap resamples.
+
+    A resample draws a weight per unit, multiplies the unit x value counts (ordinal: also
+    the unit x pair coincidences) and, at the ratio level, the values' differences every
+    value x value; alpha and Gwet's ratio weights take one such round each.
+    """
+    n_units, n_cat = built.counts.shape
+    cells = 3 * n_units + built.counts.nnz + n_cat
+    if level == "ordinal":
+        cells += built.pair_by_unit.nnz + 4 * len(built.pair_a)
+    dense = float(n_cat) ** 2 if level == "ratio" else 0.0
+    per_round = _SECONDS_PER_CELL * cells + _SECONDS_PER_DENSE_CELL * dense
+    return per_round * (2 + n_boot)
+
+
+def _check_time(level: str, built: _Counts, n_boot: int) -> None:
+    """Refuse, before it starts, work estimated over :data:`AGREEMENT_LIMIT_SECONDS`."""
+    seconds = _seconds(level, built, n_boot)
+    if seconds <= AGREEMENT_LIMIT_SECONDS:
+        return
+    n_units, n_cat = built.counts.shape
+    base = _seconds(level, built, 0)
+    per_resample = _seconds(level, built, 1) - base
+    fits = int((AGREEMENT_LIMIT_SECONDS - base) / per_resample) if per_resample > 0 else 0
+    head = (
+        f"{caller(_WHERE)}: {level} agreement of {n_units:,} units with {n_cat:,} distinct "
+        f"values and {n_boot:,} bootstrap resamples ({parameter('n_boot', _WHERE)}) is "
+        f"estimated to take about {duration_text(seconds)}, more than the "
+        f"{duration_text(AGREEMENT_LIMIT_SECONDS)} this refuses before any work"
+    )
+    if n_boot > 0 and fits >= 10:
+        rounded = fits // 10 * 10 if fits < 1000 else fits // 100 * 100
+        fix = (
+            f"; n_boot={rounded} (command line: --n-boot {rounded}) would take about "
+            f"{duration_text(base + per_resample * rounded)}"
+        )
+    elif level == "ratio":
+        fix = (
+            "; even with few resamples it is too long: ratio alpha compares every two of the "
+            "distinct values, so round the values to fewer distinct ones"
+        )
+    else:
+        fix = "; even with few resamples it is too long: split the ratings into smaller sets"
+    raise InvalidParameterError(head + fix)
 
 
 def _bootstrap_alpha(level: str, built: _Counts, n_boot: int, seed: int) -> np.ndarray:
@@ -514,7 +651,11 @@ def agreement(
     ci_level : float, default 0.95
         Level of the bootstrap interval of alpha.
     n_boot : int, default 2000
-        Bootstrap resamples for the interval of alpha (0: no interval).
+        Bootstrap resamples for the interval of alpha (0: no interval), at most
+        :data:`~models._limits.AGREEMENT_MAX_N_BOOT` (100,000). Work estimated at more than
+        10 minutes (:data:`~models._limits.AGREEMENT_LIMIT_SECONDS`; resamples x units,
+        and at the ratio level x the squared number of distinct values) is refused before it
+        starts, with the ``n_boot`` that would fit.
     seed : int, default 0
         Seed of the bootstrap; the same seed gives the same interval.
 
@@ -544,7 +685,11 @@ def agreement(
         For an argument of the wrong kind, and (all at once) for rows that cannot be used:
         a unit or rater without an id, a rater who rated the same unit twice, a value outside
         ``levels``, text in an interval or ratio column (or in an ordinal one without
-        ``levels``), a negative ratio value. The message names each row by its index label.
+        ``levels``), a negative ratio value, an invisible character (U+200B, U+2028,
+        U+202E, ...) in an id or a text value. The message names each row by its index label.
+        Also for more bootstrap resamples than the ceiling, more than
+        :data:`~models._limits.AGREEMENT_MAX_PAIRS` within-unit pairs of distinct values, or
+        work estimated over 10 minutes (see ``n_boot``).
 
     See Also
     --------
@@ -630,7 +775,9 @@ def agreement(
     """
     _check_arguments(data, unit_col, rater_col, value_col, level, levels)
     ci_level = check_unit(ci_level, name="ci_level", where=_WHERE)
-    n_boot = check_int(n_boot, name="n_boot", where=_WHERE, minimum=0)
+    n_boot = check_count(
+        n_boot, name="n_boot", where=_WHERE, minimum=0, maximum=AGREEMENT_MAX_N_BOOT
+    )
     seed = check_seed(seed, where=_WHERE, optional=False)
     problems = rating_problems(
         data,
@@ -711,9 +858,12 @@ def _compute(
             numbers = raw.astype(float).to_numpy()
             x, codes = np.unique(numbers, return_inverse=True)
             labels = list(x)
-    u_codes, _ = pd.factorize(used[unit_col].astype(str), sort=False)
-    built = _build_counts(u_codes, np.asarray(codes, dtype=np.intp), len(labels))
+            if level in ("interval", "ratio"):
+                x = _rescaled(x, level)
+    u_codes, u_labels = pd.factorize(used[unit_col].astype(str), sort=False)
+    built = _build_counts(u_codes, np.asarray(codes, dtype=np.intp), len(labels), u_labels)
     built = _Counts(**{**built.__dict__, "x": np.asarray(x, dtype=float), "labels": labels})
+    _check_time(level, built, n_boot)
 
     n_units = built.counts.shape[0]
     n_raters = int(used[rater_col].astype(str).nunique())
@@ -779,7 +929,7 @@ def _compute(
     m = np.asarray(built.counts.sum(axis=1)).ravel() if n_units else np.zeros(0)
     complete = np.flatnonzero(m == all_raters) if all_raters >= 2 else np.zeros(0, dtype=int)
     if len(complete):
-        kappa = _fleiss(built.counts[complete].toarray(), all_raters)
+        kappa = _fleiss(built.counts[complete], all_raters)
         kappa_note = (
             f"the {len(complete)} unit(s) rated by all {all_raters} raters; values as nominal "
             "categories"

@@ -53,7 +53,10 @@ formula is refused, naming the part, when it writes an integer of more than
 of at most :data:`MAX_EXPONENT` (10), a power of a power of numbers (``10**10**10``,
 ``(2**10)**10``), a formula power ``(a + b + ...)**p`` of ``m`` terms with ``m**p`` above
 :data:`MAX_FORMULA_POWER` (10,000), or a ``poly`` degree or ``bs`` df or degree that is not a
-whole number within its bound.
+whole number within its bound. A formula with more than :data:`MAX_RANDOM_TERMS` (100)
+random-effects terms (after ``g1/g2`` is expanded), or one that repeats a random-effects term
+(the same grouping factor with the same terms, however written: ``(1 | id) + (1 | id)``,
+``(x | g) + (1 + x || g)``), is refused by :func:`parse_formula`.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ import pandas as pd
 
 from models._design import Design, RandomBlock, _build_design
 from models._errors import FormulaError, InvalidParameterError
+from models._limits import FORMULA_MAX_RANDOM_TERMS
 from models._spec import (
     _QUOTED,
     FormulaSpec,
@@ -161,6 +165,9 @@ MAX_SPLINE_DEGREE = 10
 
 MAX_FORMULA_POWER = 10_000
 """Largest ``m ** p`` of a formula power ``(t1 + ... + tm)**p`` (formulaic forms the products)."""
+
+MAX_RANDOM_TERMS = FORMULA_MAX_RANDOM_TERMS
+"""Most random-effects terms of a formula, counted after nesting (``g1/g2``) is expanded."""
 
 _OPERATORS = {"~", "+", "-", "*", "/", ":", "**", "^", "|", "(", ")", ","}
 
@@ -429,6 +436,55 @@ def _parse_random(inner: str, formula: str) -> list[RandomTerm]:
     return terms
 
 
+def _random_key(term: RandomTerm) -> tuple[frozenset[str], frozenset[frozenset[str]]]:
+    """Return what a random-effects term models: its grouping factors and set of terms.
+
+    Two terms with the same key are one term written twice: ``(1 | id)`` and ``(1 | id)``,
+    ``(x | g)`` and ``(1 + x || g)``, ``(x:z | a:b)`` and ``(z:x | b:a)``.
+    """
+    from formulaic import Formula
+
+    parsed = Formula(_encode(term.expr))
+    effects = frozenset(frozenset(str(f) for f in t.factors) for t in parsed)
+    return frozenset(term.factors), effects
+
+
+def _check_random_terms(terms: list[RandomTerm], formula: str) -> None:
+    """Refuse too many random-effects terms, and a term written twice."""
+
+    def shown(term: RandomTerm) -> str:
+        return f"({term.expr} {'|' if term.correlated else '||'} {term.group})"
+
+    cut = f"{formula[:200]!r}{'...' if len(formula) > 200 else ''}"
+
+    def refuse(term: RandomTerm, first: RandomTerm) -> None:
+        again = "again" if shown(first) == shown(term) else f"as {shown(first)}"
+        raise FormulaError(
+            f"parse_formula: the random-effects term {shown(term)} repeats a term of {cut} "
+            f"({again}): the same grouping factor {term.group!r} with the same terms is one "
+            "term; write it once"
+        )
+
+    # a term written twice as the same text, found without parsing each (cheap at any count)
+    written: dict[Any, RandomTerm] = {}
+    for term in terms:
+        key = (frozenset(term.factors), "".join(term.expr.split()))
+        if key in written:
+            refuse(term, written[key])
+        written[key] = term
+    if len(terms) > MAX_RANDOM_TERMS:
+        raise FormulaError(
+            f"parse_formula: {cut} has {len(terms):,} random-effects terms (after nesting is "
+            f"expanded), more than {MAX_RANDOM_TERMS}"
+        )
+    seen: dict[Any, RandomTerm] = {}
+    for term in terms:
+        key = _random_key(term)
+        if key in seen:
+            refuse(term, seen[key])
+        seen[key] = term
+
+
 def _collect_terms(
     rhs: str, formula: str, fixed_pieces: list[str], random_terms: list[RandomTerm]
 ) -> None:
@@ -476,7 +532,9 @@ def parse_formula(formula: str) -> FormulaSpec:
         When ``formula`` is not a string.
     FormulaError
         When the formula has no ``~``, unbalanced parentheses, a ``|`` outside a parenthesised
-        random term, an empty part, or a part formulaic cannot parse.
+        random term, an empty part, a part formulaic cannot parse, a random-effects term
+        written twice (the same grouping factor with the same terms) or more than
+        :data:`MAX_RANDOM_TERMS` (100) random-effects terms.
 
     Notes
     -----
@@ -535,6 +593,7 @@ def _parse(formula: str) -> FormulaSpec:
     fixed_pieces: list[str] = []
     random_terms: list[RandomTerm] = []
     _collect_terms(rhs, formula, fixed_pieces, random_terms)
+    _check_random_terms(random_terms, formula)
     fixed = " + ".join(fixed_pieces) if fixed_pieces else "1"
     _check_formulaic(fixed, formula, "fixed part")
     quoted = _QUOTED.fullmatch(lhs)

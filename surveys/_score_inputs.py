@@ -2,6 +2,8 @@
 
 Every problem is collected into one failure table (file, row, column, value, reason); item
 columns come back as float arrays (NaN for a missing answer), views of the data where possible.
+A parameter is named as :func:`~surveys.scoring.score`'s, or by its option on the command line
+(:mod:`_empathic_base.words`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pandas as pd
 from pandas.api import types as ptypes
 
 from _empathic_base.checks import check_bool, check_unit
+from _empathic_base.words import parameter
 from surveys._errors import FAILURE_COLUMNS, InputValidationError, InvalidParameterError
 from surveys.instruments import Instrument
 
@@ -40,27 +43,27 @@ def _check_parameters(
         )
     if not isinstance(id_col, str):
         raise InvalidParameterError(
-            f"the `id_col` parameter of {where} must be a column name (str); got {id_col!r}"
+            f"{parameter('id_col', where)} must be a column name (str); got {id_col!r}"
         )
     if wave_col is not None and (not isinstance(wave_col, str) or wave_col == id_col):
         raise InvalidParameterError(
-            f"the `wave_col` parameter of {where} must be None or a column name (str) other "
-            f"than id_col; got {wave_col!r}"
+            f"{parameter('wave_col', where)} must be None or a column name (str) other "
+            f"than the id column; got {wave_col!r}"
         )
     if isinstance(min_valid, bool) or not isinstance(min_valid, Real):
         raise InvalidParameterError(
-            f"the `min_valid` parameter of {where} must be a fraction in (0, 1] or an int "
+            f"{parameter('min_valid', where)} must be a fraction in (0, 1] or an int "
             f">= 1; got {min_valid!r}"
         )
     if isinstance(min_valid, Integral):
         if min_valid < 1:
             raise InvalidParameterError(
-                f"the `min_valid` parameter of {where} must be an int >= 1 when given as a "
+                f"{parameter('min_valid', where)} must be an int >= 1 when given as a "
                 f"count; got {min_valid!r}"
             )
     elif not (0.0 < float(min_valid) <= 1.0):
         raise InvalidParameterError(
-            f"the `min_valid` parameter of {where} must be a fraction in (0, 1] (or an int "
+            f"{parameter('min_valid', where)} must be a fraction in (0, 1] (or an int "
             f"count such as 3); got {min_valid!r}"
         )
     check_bool(prorate, name="prorate", where=where)

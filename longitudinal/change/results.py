@@ -411,7 +411,9 @@ class ChangeResult(_Shown):
             ("Reliable change", _shown(self.reliable_change_counts, RCI_COUNT_COLUMNS)),
         ]
 
-    def to_apa(self, *, label: str | None = None, time_unit: str | None = None) -> str:
+    def to_apa(
+        self, *, label: str | None = None, time_unit: str | None = None, left_out: str | None = None
+    ) -> str:
         """Return the results paragraph of this scale in APA style.
 
         The RM-ANOVA, the Friedman test, each pairwise change, the growth model and reliable
@@ -426,6 +428,10 @@ class ChangeResult(_Shown):
         time_unit : str, optional
             The unit of the growth model's time (``"weeks"``); by default ``wave`` when the
             time is the wave's position, else "unit of time".
+        left_out : str, optional
+            Why the participants left out of the complete-case analyses have no score at
+            some wave (see :func:`longitudinal.manuscript.sentences.anova_apa`); without it
+            they are "left out for a missing wave".
 
         Returns
         -------
@@ -443,7 +449,7 @@ class ChangeResult(_Shown):
         parts = [
             sentences.anova_apa(
                 self.rm_anova, label=label, n_waves=len(waves),
-                n_excluded=int(meta.get("n_excluded") or 0),
+                n_excluded=int(meta.get("n_excluded") or 0), left_out=left_out,
             ),
             sentences.friedman_apa(self.friedman),
             *sentences.pairwise_apa(self.pairwise, self.effect_sizes, label=label, ci_level=level),

@@ -26,6 +26,23 @@ MAX_PROBLEMS_SHOWN = 30
 _Formatter = argparse.RawDescriptionHelpFormatter
 
 
+def _scheduler_option(text: str) -> str:
+    """Check ``--scheduler`` as it is parsed: ``processes:N``, ``local:N`` or ``tcp://host:port``.
+
+    A malformed address (``tcp://[::1:9``) is refused with the expected forms before any
+    work, in the option's words; the text itself is what the commands pass on.
+    """
+    from models._errors import InvalidParameterError as ModelsInvalidParameterError
+    from models.power._runners import SCHEDULER_FORMS, parse_scheduler
+
+    try:
+        parse_scheduler(text, where="--scheduler")
+    except ModelsInvalidParameterError as err:
+        detail = str(err).rpartition("; got ")[2]
+        raise argparse.ArgumentTypeError(f"expected {SCHEDULER_FORMS}; got {detail}") from None
+    return text
+
+
 def _check_outputs(outputs: dict[str, Path | None]) -> None:
     """Refuse, before any work, outputs whose folder is missing or that name one file twice.
 

@@ -1,7 +1,9 @@
 """The ``longitudinal`` command line, imported by :func:`longitudinal.cli.main` when it runs.
 
 The subcommand table, the parser and the dispatch with its exit codes; see
-:mod:`longitudinal.cli`.
+:mod:`longitudinal.cli`. A command runs inside :func:`_empathic_base.words.command_line`, so a
+refusal raised by the package's functions names the command's options (``--out``,
+``--overwrite``) and the command, not the Python parameters and functions.
 
 Start-up: this module and every subcommand module import, at their top, only the standard
 library, :mod:`longitudinal._errors` and the parser helpers of :mod:`longitudinal.cli._common`
@@ -21,6 +23,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from _empathic_base.words import command_line
 from longitudinal._errors import LongitudinalError
 from longitudinal.cli._common import (
     EXIT_INPUT,
@@ -79,11 +82,19 @@ CSV_COMMANDS = (
     "agreement",
     "reliability",
 )
+#: Python parameters set by an option of another name: parameter -> the option's ``dest``.
+#: A message about one of them names the option (:mod:`_empathic_base.words`).
+PARAMETER_OPTIONS = {
+    "out_dir": "out",
+    "n_participants": "participants",
+    "k": "kfold",
+    "include_bayes": "bayes",
+}
 RAW_CSV_HELP = (
     "write CSV text cells exactly as they are. By default a text cell that a spreadsheet "
     "would run as a formula (it begins with =, +, -, @, a tab or a carriage return and is "
-    "not a number) is written with a leading apostrophe ('=HYPERLINK(...)); numbers, "
-    "negative ones included, never change"
+    "not a number, nor exactly a lavaan operator such as =~) is written with a leading "
+    "apostrophe ('=HYPERLINK(...)); numbers, negative ones included, never change"
 )
 
 
@@ -124,7 +135,26 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--raw-csv", action="store_true", default=argparse.SUPPRESS, help=RAW_CSV_HELP
             )
+        command.set_defaults(_option_words=_option_words(command))
     return parser
+
+
+def _option_words(command: argparse.ArgumentParser) -> dict[str, str]:
+    """Map each parameter an option of ``command`` sets to the option (``out_dir: --out``).
+
+    An option's ``dest`` is taken as the Python parameter of the same name, and
+    :data:`PARAMETER_OPTIONS` adds the parameters named otherwise; a message about one of
+    them, raised while the command runs, names the option instead of the parameter.
+    """
+    words: dict[str, str] = {}
+    for action in command._actions:  # argparse keeps its actions here; no public accessor
+        long = [s for s in action.option_strings if s.startswith("--")]
+        if long and action.dest not in ("help", "raw_csv"):
+            words[action.dest] = long[0]
+    for name, dest in PARAMETER_OPTIONS.items():
+        if dest in words:
+            words[name] = words[dest]
+    return words
 
 
 def _on_sigterm() -> Any:
@@ -171,7 +201,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            with raw_csv(args.raw_csv):
+            words = command_line(f"longitudinal {args.command}", args._option_words)
+            with raw_csv(args.raw_csv), words:
                 code = handler(args)
     except InputValidationError as err:
         _print_warnings(caught)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal.cli._common import _check_outputs, _csv_writer, _Formatter
+from models._limits import AGREEMENT_LIMIT_SECONDS, AGREEMENT_MAX_N_BOOT, AGREEMENT_MAX_PAIRS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,7 +38,15 @@ def _agreement_parser(subparsers: Any) -> argparse.ArgumentParser:
             "Refused with exit code 2, every problem in one report naming the file, row (the "
             "header is row 1) and column, nothing written: a unit rated twice by the same "
             "rater, a value outside --levels, text in an interval or ratio column, a missing "
-            "unit or rater id, a missing column."
+            "unit or rater id, an id or text value holding an invisible character (zero-width, "
+            "direction or line separator characters such as U+200B, U+202E, U+2028), a "
+            "missing column.\n\n"
+            f"Limits, checked before any work: --n-boot at most {AGREEMENT_MAX_N_BOOT:,}; at "
+            f"most {AGREEMENT_MAX_PAIRS:,} within-unit pairs of distinct values (each unit "
+            "gives the square of its number of distinct values); work estimated at more than "
+            f"{AGREEMENT_LIMIT_SECONDS / 60:.0f} min (resamples x units; at the ratio level "
+            "also x the squared number of distinct values) is refused with the --n-boot that "
+            "fits."
         ),
         epilog=(
             "examples:\n"
@@ -72,7 +81,10 @@ def _agreement_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=int,
         default=2000,
         metavar="B",
-        help="bootstrap resamples of units for alpha's interval (2000; 0: none)",
+        help=(
+            "bootstrap resamples of units for alpha's interval (2000; 0: none; at most "
+            f"{AGREEMENT_MAX_N_BOOT:,})"
+        ),
     )
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (0)")
     parser.add_argument(
@@ -200,8 +212,10 @@ def _agreement(args: argparse.Namespace) -> int:
     from longitudinal._output import atomic_write_files, refuse_overlap
     from models.agreement import agreement
 
-    if args.n_boot < 0:
-        raise InvalidParameterError(f"--n-boot must be 0 or more; got {args.n_boot}")
+    if not 0 <= args.n_boot <= AGREEMENT_MAX_N_BOOT:
+        raise InvalidParameterError(
+            f"--n-boot must be a whole number from 0 to {AGREEMENT_MAX_N_BOOT:,}; got {args.n_boot}"
+        )
     if args.seed < 0:
         raise InvalidParameterError(f"--seed must be a non-negative number; got {args.seed}")
     if not 0 < args.ci_level < 1:

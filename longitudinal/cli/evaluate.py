@@ -11,6 +11,7 @@ from longitudinal.cli._common import (
     _check_outputs,
     _csv_writer,
     _Formatter,
+    _scheduler_option,
 )
 
 
@@ -49,6 +50,9 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
             "it must lie within the scale (at least scale_min, below scale_max). The value and "
             "its origin are printed with the metrics and written to table.md and "
             "evaluation.json.\n\n"
+            "A continuous scale (more than 11 points, e.g. a 0-100 slider) is predicted as a "
+            "continuous rating: the majority vote is the median training rating, the MSE is "
+            "in squared rating points (not x100) and the ordinal models are not run.\n\n"
             "Your own model: train it on the splits of `longitudinal splits` (same --seeds "
             "and --kfold), then pass its predictions with --predictions. A predictions file "
             "has the columns model, scheme (holdout_70_20_10 or kfold_K), seed, the "
@@ -110,10 +114,14 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--bayes",
         action=argparse.BooleanOptionalAction,
         default=False,
-        help="also include the Bayesian ordinal model (default: off; minutes more)",
+        help=(
+            "also include the Bayesian ordinal model (default: off; minutes more; not run on "
+            "a continuous scale of more than 11 points)"
+        ),
     )
     parser.add_argument(
         "--scheduler",
+        type=_scheduler_option,
         metavar="ADDR|local:N|processes:N",
         help=(
             "where the fits run (default: here, one after another): processes:N (N local "

@@ -16,6 +16,15 @@ from longitudinal.cli._common import (
     _check_outputs,
     _Formatter,
 )
+from models._limits import (
+    BAYES_MAX_CHAINS,
+    BAYES_MAX_DRAWS,
+    BAYES_MAX_GB,
+    BAYES_MAX_SECONDS,
+    BAYES_MAX_TUNE,
+    FORMULA_MAX_RANDOM_TERMS,
+    ORDINAL_MAX_N_AGQ,
+)
 
 
 def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -30,7 +39,14 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
             "formula, n_obs, groups, converged, fixed (term, estimate, se, df, statistic, "
             "p_value, ci_low, ci_high; bayes adds r_hat, ess_bulk), random (group, term, sd "
             "and correlations), thresholds, loglik, divergences, r_hat_max, ess_bulk_min, "
-            "seconds (null where a key does not apply), then its own; a summary is printed."
+            "seconds (null where a key does not apply), then its own; a summary is printed.\n\n"
+            f"Limits, checked before any fit: --n-agq at most {ORDINAL_MAX_N_AGQ}; --draws and "
+            f"--tune at most {BAYES_MAX_DRAWS:,} and {BAYES_MAX_TUNE:,} per chain, --chains at "
+            f"most {BAYES_MAX_CHAINS}; draws whose storage is estimated over {BAYES_MAX_GB:g} "
+            "GB are refused before sampling, and a large fit whose probe estimates more than "
+            f"{BAYES_MAX_SECONDS / 3600:.0f} h of sampling is refused, each with the --draws "
+            "that fit. A formula may not repeat a random-effects term (the same grouping "
+            f"factor with the same terms) nor have more than {FORMULA_MAX_RANDOM_TERMS} of them."
         ),
         epilog=(
             "examples:\n  longitudinal fit sleepstudy.csv "
@@ -58,11 +74,22 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--threshold", choices=["flexible", "equidistant"], help="clmm: thresholds (flexible)"
     )
     parser.add_argument(
-        "--n-agq", type=int, help="clmm: quadrature nodes for one (1 | g) term (1 = Laplace)"
+        "--n-agq",
+        type=int,
+        help=(
+            "clmm: quadrature nodes for one (1 | g) term (1 = Laplace; at most "
+            f"{ORDINAL_MAX_N_AGQ})"
+        ),
     )
-    parser.add_argument("--draws", type=int, help="bayes: draws per chain (10000)")
-    parser.add_argument("--tune", type=int, help="bayes: tuning steps per chain (500)")
-    parser.add_argument("--chains", type=int, help="bayes: chains (2)")
+    parser.add_argument(
+        "--draws", type=int, help=f"bayes: draws per chain (10000), at most {BAYES_MAX_DRAWS:,}"
+    )
+    parser.add_argument(
+        "--tune",
+        type=int,
+        help=f"bayes: tuning steps per chain (500), at most {BAYES_MAX_TUNE:,}",
+    )
+    parser.add_argument("--chains", type=int, help=f"bayes: chains (2), at most {BAYES_MAX_CHAINS}")
     parser.add_argument(
         "--sampler",
         choices=["pymc", "nutpie", "numpyro"],

@@ -7,9 +7,21 @@ import math
 from pathlib import Path
 from typing import Any
 
+from _empathic_base.words import command_line
 from longitudinal._errors import InvalidParameterError
 from longitudinal.cli._common import (
     _Formatter,
+    _scheduler_option,
+)
+from models._limits import (
+    MAX_WORKERS_PER_CPU,
+    POWER_MAX_GRID,
+    POWER_MAX_PARTICIPANTS,
+    POWER_MAX_ROWS,
+    POWER_MAX_SESSIONS,
+    POWER_MAX_SIMS,
+    POWER_MAX_SIMULATED_ROWS,
+    POWER_ROWS_PER_SIMULATION,
 )
 
 
@@ -27,17 +39,49 @@ def _effect_value(text: str) -> tuple[str, float]:
     return name.strip(), number
 
 
+def _shown(text: str) -> str:
+    """Show the option's text in a message, cut when it is long (a grid of many values)."""
+    return repr(text) if len(text) <= 80 else repr(text[:60]) + f" ... ({len(text):,} characters)"
+
+
 def _participant_list(text: str) -> list[int]:
-    """Parse ``--participants 20,40,60``."""
+    """Parse ``--participants 20,40,60``: at most POWER_MAX_GRID values of 2 to the ceiling."""
+    pieces = [v for v in text.split(",") if v.strip()]
+    if len(pieces) > POWER_MAX_GRID:
+        raise argparse.ArgumentTypeError(
+            f"at most {POWER_MAX_GRID} participant counts (grid points); got {len(pieces):,}"
+        )
     try:
-        values = [int(v) for v in text.split(",") if v.strip()]
+        values = [int(v) for v in pieces if len(v.strip()) <= 18]
     except ValueError:
         values = []
-    if not values or any(v < 2 for v in values) or len(set(values)) != len(values):
+    if (
+        len(values) != len(pieces)
+        or not values
+        or any(not 2 <= v <= POWER_MAX_PARTICIPANTS for v in values)
+        or len(set(values)) != len(values)
+    ):
         raise argparse.ArgumentTypeError(
-            f"expected distinct whole numbers >= 2 separated by commas, e.g. 20,40,60; got {text!r}"
+            f"expected distinct whole numbers from 2 to {POWER_MAX_PARTICIPANTS:,} separated by "
+            f"commas, e.g. 20,40,60; got {_shown(text)}"
         )
     return values
+
+
+def _sessions_value(text: str) -> str:
+    """Check ``--sessions 8`` or ``--sessions 6-12``: counts from 1 to the ceiling."""
+    lo, sep, hi = text.partition("-")
+    parts = [lo, hi] if sep else [lo]
+    if all(p.strip().isascii() and p.strip().isdigit() and len(p.strip()) <= 18 for p in parts):
+        counts = [int(p) for p in parts]
+        if counts != sorted(counts):
+            raise argparse.ArgumentTypeError(f"a range A-B must have min <= max; got {text!r}")
+        if all(1 <= c <= POWER_MAX_SESSIONS for c in counts):
+            return text
+    raise argparse.ArgumentTypeError(
+        f"expected a count from 1 to {POWER_MAX_SESSIONS:,} such as 8, or a range such as 6-12; "
+        f"got {_shown(text)}"
+    )
 
 
 def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -70,7 +114,16 @@ def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
             "\n"
             "--scheduler: processes:N (N local processes), local:N (a Dask LocalCluster on "
             "127.0.0.1; needs pip install 'empathic-longitudinal[dask]') or tcp://host:8786 "
-            "(an existing Dask cluster); default: this process."
+            "(an existing Dask cluster; an IPv6 address in brackets, tcp://[::1]:8786); "
+            f"default: this process. N is at most {MAX_WORKERS_PER_CPU} per CPU.\n"
+            "\n"
+            "Limits, checked before any simulation: --sims at most "
+            f"{POWER_MAX_SIMS:,}; --participants at most {POWER_MAX_GRID} values, each at most "
+            f"{POWER_MAX_PARTICIPANTS:,}; --sessions at most {POWER_MAX_SESSIONS:,}; a "
+            f"simulated study at most {POWER_MAX_ROWS:,} rows; and at most "
+            f"{POWER_MAX_SIMULATED_ROWS:,} rows simulated and refitted in all (grid points x "
+            f"--sims x rows per study, each simulation counted {POWER_ROWS_PER_SIMULATION:,} "
+            "rows more for its fixed cost)."
         ),
         formatter_class=_Formatter,
     )
@@ -89,14 +142,26 @@ def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
         required=True,
         type=_participant_list,
         metavar="LIST",
-        help="participants at each grid point, e.g. 20,40,60,80",
+        help=(
+            f"participants at each grid point, e.g. 20,40,60,80 (at most {POWER_MAX_GRID} "
+            f"values, each 2 to {POWER_MAX_PARTICIPANTS:,})"
+        ),
     )
     parser.add_argument(
         "--sessions",
+        type=_sessions_value,
         metavar="N|A-B",
-        help="sessions per participant, e.g. 8 or 6-12 (default: the pilot's or the design's)",
+        help=(
+            "sessions per participant, e.g. 8 or 6-12 (default: the pilot's or the design's; "
+            f"at most {POWER_MAX_SESSIONS:,})"
+        ),
     )
-    parser.add_argument("--sims", type=int, default=1000, help="simulations per grid point (1000)")
+    parser.add_argument(
+        "--sims",
+        type=int,
+        default=1000,
+        help=f"simulations per grid point (1000; at most {POWER_MAX_SIMS:,})",
+    )
     parser.add_argument("--alpha", type=float, default=0.05, help="level of the test (0.05)")
     parser.add_argument(
         "--engine",
@@ -115,7 +180,10 @@ def _power_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "--scheduler", metavar="ADDR|local:N|processes:N", help="where the simulations run"
+        "--scheduler",
+        type=_scheduler_option,
+        metavar="ADDR|local:N|processes:N",
+        help="where the simulations run",
     )
     parser.add_argument(
         "--predictors",
@@ -137,30 +205,35 @@ def _power(args: argparse.Namespace) -> int:
     from longitudinal.power import effect_text, run_power
     from longitudinal.predict.selection import parse_predictor_list
 
-    if args.sims < 1:
-        raise InvalidParameterError(f"--sims must be a positive number; got {args.sims}")
+    if not 1 <= args.sims <= POWER_MAX_SIMS:
+        raise InvalidParameterError(
+            f"--sims must be a whole number from 1 to {POWER_MAX_SIMS:,}; got {args.sims}"
+        )
     if not 0 < args.alpha < 1:
         raise InvalidParameterError(f"--alpha must be in (0, 1); got {args.alpha}")
     if args.seed is not None and args.seed < 0:
         raise InvalidParameterError(f"--seed must be a non-negative number; got {args.seed}")
     term, value = args.effect
-    path, result = run_power(
-        args.out,
-        effect={term: value},
-        n_participants=args.participants,
-        pilot=args.pilot,
-        design=args.design,
-        n_sessions=args.sessions,
-        n_sims=args.sims,
-        alpha=args.alpha,
-        test=args.test,
-        engine=args.engine,
-        scheduler=args.scheduler,
-        seed=args.seed,
-        progress=True,
-        overwrite=args.overwrite,
-        predictors=parse_predictor_list(args.predictors),
-    )
+    # the function's parameters named by their options in its refusals (grid size, rows)
+    words = {**getattr(args, "_option_words", {}), "n_sims": "--sims", "n_sessions": "--sessions"}
+    with command_line("longitudinal power", words):
+        path, result = run_power(
+            args.out,
+            effect={term: value},
+            n_participants=args.participants,
+            pilot=args.pilot,
+            design=args.design,
+            n_sessions=args.sessions,
+            n_sims=args.sims,
+            alpha=args.alpha,
+            test=args.test,
+            engine=args.engine,
+            scheduler=args.scheduler,
+            seed=args.seed,
+            progress=True,
+            overwrite=args.overwrite,
+            predictors=parse_predictor_list(args.predictors),
+        )
     table = result.table
     shown = table[["n_participants", "n_sessions", "n_sims", "n_failed", "power"]].copy()
     shown["95% interval"] = [

@@ -52,9 +52,14 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
             "(per scale of three or more items at two or more waves: the configural, metric, "
             "scalar and strict models with chi-square, CFI, TLI, RMSEA, SRMR, the "
             "likelihood-ratio test, delta CFI and the decision, as lavaan and semTools) and "
-            "invariance_params.csv (every estimate); a scale with too few complete "
-            "participants for its configural model (5 per free parameter), or whose "
-            "configural model did not converge, gets a note instead of numbers."
+            "invariance_params.csv (every estimate). A ladder is fitted whenever the model "
+            "can be estimated and converges; one with fewer complete participants than the "
+            "rule of thumb (5 per free parameter of the configural model; Bentler & Chou, "
+            "1987) carries that line in the column sample_flag and in a note on the "
+            "terminal. A scale without a ladder (fewer than three items, one wave, answers "
+            "without variance, no more participants than items x waves, a model that could "
+            "not be estimated or did not converge) gets one row per model with the reason "
+            "in the column note, and a note."
         ),
         epilog=(
             "examples:\n"
@@ -164,9 +169,11 @@ def _reliability(args: argparse.Namespace) -> int:
     responses = export.responses
     if len(responses.excluded):
         print(
-            f"note: left out {len(responses.excluded)} flagged row(s) of {responses.source}",
+            f"note: left out {len(responses.excluded)} flagged row(s) of {responses.source}:",
             file=sys.stderr,
         )
+        for rec in responses.excluded.itertuples(index=False):
+            print(f"  row {rec.row}: {rec.reason}", file=sys.stderr)
     notes = [*tables.notes, *(invariance.notes if invariance is not None else ())]
     for note in notes:
         if note not in warned:

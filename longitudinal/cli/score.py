@@ -191,7 +191,9 @@ def export_arguments(
     parser.add_argument(
         "--exclude-flagged",
         action="store_true",
-        help="leave out Qualtrics previews, tests, spam and unfinished responses",
+        help="leave out Qualtrics previews, tests, spam and unfinished responses, each "
+        "printed with its reason (a Qualtrics export, or any file with Qualtrics' Status or "
+        "Finished column beside another of its metadata columns); without it they are refused",
     )
     parser.add_argument(
         "--encoding",

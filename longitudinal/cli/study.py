@@ -160,8 +160,20 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=False,
         help=(
-            "also fit the Bayesian ordinal empathy model, a third column beside the linear "
-            "and the cumulative link mixed models (default: off; about a minute more)"
+            "also fit the Bayesian empathy model, a third column beside the linear and the "
+            "cumulative link mixed models: the ordinal one, or for a continuous scale (more "
+            "than 11 points) the Bayesian linear mixed model (default: off; about a minute more)"
+        ),
+    )
+    parser.add_argument(
+        "--ordinal-bins",
+        type=int,
+        metavar="K",
+        help=(
+            "a continuous rating scale (more than 11 points, e.g. a 0-100 slider) is fitted "
+            "with linear mixed models; K (2-11) also fits the ordinal models to the ratings "
+            "binned into K ordered categories of equal width over the declared scale "
+            "(refused for a 1-5 or 1-7 scale, fitted as ordered categories already)"
         ),
     )
     parser.add_argument("--draws", type=int, help="Bayesian model: draws per chain (10000)")
@@ -323,11 +335,33 @@ def _check_size(study_dir: Path, *, large: bool, lean: bool = False) -> None:
     print(f"note: {head}.", file=sys.stderr, flush=True)
 
 
+def _check_ordinal_bins(study_dir: Path, k: int | None) -> None:
+    """Refuse a bad ``--ordinal-bins`` in the option's own name, before any work.
+
+    The number must be 2 to 11 and the study's scale continuous; a study whose configuration
+    cannot be read is left to the report, which says why.
+    """
+    from longitudinal.rating_scale import check_ordinal_bins
+    from longitudinal.study_config import read_study_config
+
+    if k is None:
+        return
+    check_ordinal_bins(k, where="longitudinal report", name="--ordinal-bins")
+    try:
+        spec = read_study_config(study_dir).ratings
+    except (LongitudinalError, SurveysError, OSError, ValueError, RecursionError):
+        return  # the report says why
+    check_ordinal_bins(
+        k, spec.scale_min, spec.scale_max, where="longitudinal report", name="--ordinal-bins"
+    )
+
+
 def _report(args: argparse.Namespace) -> int:
     from longitudinal.report import build_report
     from longitudinal.report.pseudonyms import default_key_path
 
     _check_size(args.study_dir, large=args.large, lean=args.lean)
+    _check_ordinal_bins(args.study_dir, args.ordinal_bins)
     key = args.pseudonym_key or default_key_path(args.out)
     had_key = key.exists()
     path = build_report(
@@ -351,6 +385,7 @@ def _report(args: argparse.Namespace) -> int:
         },
         predictors=args.predictors,
         formats=args.formats,
+        ordinal_bins=args.ordinal_bins,
     )
     print(f"wrote the change report to {path / 'report.html'}")
     provenance = json.loads((path / "provenance.json").read_text(encoding="utf-8"))
@@ -360,8 +395,9 @@ def _report(args: argparse.Namespace) -> int:
             f"{len(missing)} section(s) not computed, each with the reason in the report: "
             + "; ".join(missing)
         )
-    for note in provenance.get("notes", []):  # ratings the empathy models could not use
-        if str(note).startswith("What predicts empathy: Left out"):
+    # ratings the empathy models could not use, and what to do about a model that failed
+    for note in provenance.get("notes", []):
+        if str(note).startswith(("What predicts empathy: Left out", "Advice: ")):
             print(note)
     if args.pseudonymize and not had_key:
         print(

@@ -16,8 +16,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from longitudinal._wording import count_noun
 from longitudinal.manuscript.numbers import apa_ci, apa_df, apa_num, apa_p_text, apa_unit
-from longitudinal.predict._gates import effect_status, small_sample_caveat
+from longitudinal.predict._gates import (
+    BAYES_ENGINES,
+    bayes_name,
+    effect_status,
+    small_sample_caveat,
+)
 
 __all__ = [
     "anova_apa",
@@ -77,8 +83,14 @@ def anova_apa(
     label: str,
     n_waves: int,
     n_excluded: int = 0,
+    left_out: str | None = None,
 ) -> str:
     """One sentence on the repeated-measures ANOVA of a scale, e.g. *F*(1.92, 26.9) = 0.33.
+
+    ``left_out`` says why the ``n_excluded`` participants have no score at some wave
+    (:func:`longitudinal._wording.left_out_reasons`: "2 did not take the exit survey, 1 was
+    not scored at exit (too few items answered)"); without it they are "left out for a
+    missing wave".
 
     Examples
     --------
@@ -100,11 +112,11 @@ def anova_apa(
         how = "no sphericity correction: with two waves sphericity holds"
     else:
         how = f"{correction_name(row)} correction, ε = {apa_unit(row['epsilon'], 3)}"
-    left = (
-        f", {n_excluded} participant{'s' if n_excluded != 1 else ''} left out for a missing wave"
-        if n_excluded
-        else ""
-    )
+    left = ""
+    if n_excluded:
+        left = f", {count_noun(n_excluded, 'participant')} left out" + (
+            f": {left_out}" if left_out else " for a missing wave"
+        )
     return (
         f"A repeated-measures ANOVA of {_lower(label)} across the {n_waves} waves gave "
         f"*F*({apa_df(row['df1'])}, {apa_df(row['df2'])}) = {apa_num(row['statistic'])}, "
@@ -262,23 +274,27 @@ def effects_apa(
     """Write what predicts the empathy ratings, one sentence per predictor, gated as the report.
 
     Linear mixed model: *b*, interval, *t*(Satterthwaite df), *p*; the cumulative link mixed
-    model's logit with *z* and *p*; the Bayesian model's average marginal effect with its
-    highest-density interval. A model named in a ``*_problem`` is reported as not interpreted
-    and none of its estimates is narrated.
+    model's logit with *z* and *p*; the Bayesian model's average marginal effect (the
+    Bayesian linear mixed model's coefficient, for a continuous scale) with its
+    highest-density interval. A model named in a ``*_problem`` is said to have failed its
+    checks, with the reason, and none of its estimates is given; the reasons say what failed,
+    never how to refit (that advice is the researcher's, in the report's notes).
     """
     pct = _pct(ci_level)
     lmm = effects[(effects["engine"] == "lmm") & (effects["scale"] == "rating")]
     clmm = effects[(effects["engine"] == "clmm") & (effects["scale"] == "logit")].set_index("term")
-    bayes = effects[(effects["engine"] == "bayes_ordinal") & (effects["scale"] == "rating")]
+
+    bayes = effects[effects["engine"].isin(list(BAYES_ENGINES)) & (effects["scale"] == "rating")]
     bayes = bayes.set_index("term")
+    bayes_model = bayes_name(effects)
     sizes = (
         f" ({_int(n_obs)} ratings of {_int(n_people)} participants)" if n_obs is not None else ""
     )
     out = []
     if lmm_problem:
         out.append(
-            f"The linear mixed model of the empathy ratings{sizes} is not interpreted: "
-            f"{lmm_problem}. Its estimates are shown in the table only."
+            f"The linear mixed model of the empathy ratings{sizes} failed its checks "
+            f"({lmm_problem}), so none of its estimates is reported."
         )
     else:
         out.append(
@@ -286,9 +302,15 @@ def effects_apa(
             f"each predictor (time: per week), with {pct} CIs and Satterthwaite df."
         )
     if clmm_problem and not clmm.empty:
-        out.append(f"The ordinal mixed model is shown, not interpreted: {clmm_problem}.")
+        out.append(
+            f"The ordinal mixed model failed its checks ({clmm_problem}), so none of its "
+            "estimates is reported."
+        )
     if bayes_problem and not bayes.empty:
-        out.append(f"The Bayesian ordinal model is not interpreted: {bayes_problem}.")
+        out.append(
+            f"The {bayes_model} failed its checks ({bayes_problem}), so none of its estimates "
+            "is reported."
+        )
     for rec in lmm.itertuples(index=False):
         name = rec.label[:1].upper() + rec.label[1:]
         if getattr(rec, "part", "") in ("between", "within"):
@@ -325,7 +347,7 @@ def effects_apa(
         if rec.term in bayes.index and not bayes_problem:
             b = bayes.loc[rec.term]
             text += (
-                f". The Bayesian ordinal model gave {apa_num(b['estimate'])} points, {pct} HDI "
+                f". The {bayes_model} gave {apa_num(b['estimate'])} points, {pct} HDI "
                 f"{apa_ci(b['ci_low'], b['ci_high'])}"
             )
         out.append(text + ".")

@@ -7,18 +7,21 @@ Every number comes from the DataFrames the report writes, formatted by
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from longitudinal._wording import count_noun, with_article
 from longitudinal.frames import scale_column
 from longitudinal.manuscript.markup import GroupRow
 from longitudinal.manuscript.numbers import DASH, apa_ci, apa_df, apa_num, apa_p, apa_unit
 from longitudinal.manuscript.sentences import HUYNH_FELDT_ABOVE, choose_correction
 from longitudinal.manuscript.table import ApaTable
+from longitudinal.predict._gates import FAILED, is_failed
 
-__all__ = ["apa_tables"]
+__all__ = ["ScaleScoring", "apa_tables", "scoring_note"]
 
 _SHORT = {"none": "none", "greenhouse-geisser": "GG", "huynh-feldt": "HF"}
 
@@ -48,7 +51,10 @@ def _exclusions(counts: pd.DataFrame) -> str:
     rows = counts[counts["scope"] == "study"] if not counts.empty else counts
     if rows.empty:
         return "No rows were excluded."
-    parts = [f"{int(r.n)} row(s) of {r.file} ({r.reason})" for r in rows.itertuples(index=False)]
+    parts = [
+        f"{count_noun(int(r.n), 'row')} of {r.file} ({r.reason})"
+        for r in rows.itertuples(index=False)
+    ]
     return "Excluded: " + "; ".join(parts) + "."
 
 
@@ -78,7 +84,7 @@ def sample_table(tables, *, waves, scale_min, scale_max, number=1) -> ApaTable |
                          ""))  # fmt: skip
     rows.append(GroupRow("Surveys"))
     for wave in waves:
-        n = _count(sample, f"participants with a {wave} survey")
+        n = _count(sample, f"participants with {with_article(f'{wave} survey')}")
         rows.append((f"Completed at {wave}", DASH if n is None else str(n), "", "", ""))
     rows.append(GroupRow("Sessions and ratings"))
     rows.append(("Sessions", str(_count(sample, "sessions kept")), "", "", ""))
@@ -92,7 +98,8 @@ def sample_table(tables, *, waves, scale_min, scale_max, number=1) -> ApaTable |
             rows.append((text, str(int(r["n"])), apa_num(r["mean"]), apa_num(r["sd"]), ""))
     note = (
         f"*M* = mean; *SD* = standard deviation; % = share of the {listed} listed participants. "
-        f"Empathy was rated on a {scale} scale. {_exclusions(_get(tables, 'exclusion_counts'))}"
+        f"Empathy was rated on {with_article(f'{scale} scale')}. "
+        f"{_exclusions(_get(tables, 'exclusion_counts'))}"
     )
     return ApaTable(
         number=number,
@@ -114,8 +121,92 @@ def _alpha_lookup(reliability: pd.DataFrame) -> dict[tuple[str, str], float]:
     }
 
 
-def descriptives_table(tables, *, labels, waves, number) -> ApaTable | None:
-    """Descriptives per wave (n, M, SD, α) of every state scale, and the traits."""
+@dataclass(frozen=True)
+class ScaleScoring:
+    """How the scores of one instrument (or one of its scales) were formed, for a table note.
+
+    Attributes
+    ----------
+    name : str
+        The instrument's title, or a scale's label when the instrument's scales differ.
+    scoring : {"mean", "sum", "count"}
+        The rule (:attr:`surveys.instruments.ScaleKey.scoring`).
+    n_items : int
+        Items per scale.
+    low, high : float
+        The lowest and highest possible score (:attr:`ScaleKey.score_range`).
+    multiplier : float, default 1.0
+        Factor applied after the rule (WHO-5 percentage: 4).
+    n_scales : int, default 1
+        Scales of the instrument that share this rule, items and range.
+    """
+
+    name: str
+    scoring: str
+    n_items: int
+    low: float
+    high: float
+    multiplier: float = 1.0
+    n_scales: int = 1
+
+
+_RULES = {
+    "mean": "means of the answered items",
+    "sum": "sums of the items",
+    "count": "counts of the items endorsed",
+}
+
+
+def _and(items: Sequence[str], last: str = " and ") -> str:
+    items = [i for i in items if i]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + last + items[-1]
+
+
+def scoring_note(scorings: Sequence[ScaleScoring]) -> str:
+    """Say how the study's scores were formed: the rule, items and possible range of each.
+
+    Parameters
+    ----------
+    scorings : sequence of ScaleScoring
+        One per instrument (or scale) in the table, in table order.
+
+    Returns
+    -------
+    str
+        One sentence grouped by rule; empty when ``scorings`` is.
+
+    Examples
+    --------
+    >>> from longitudinal.manuscript.tables import ScaleScoring, scoring_note
+    >>> print(scoring_note([
+    ...     ScaleScoring("UBC State Social Connection Scale", "mean", 10, 1, 7),
+    ...     ScaleScoring("Rapport with the robot", "sum", 5, 5, 25),
+    ...     ScaleScoring("Mini-IPIP", "sum", 4, 4, 20, n_scales=5)]))
+    Scores are means of the answered items for UBC State Social Connection Scale (10 items,
+    range 1–7), and sums of the items for Rapport with the robot (5 items, range 5–25) and
+    Mini-IPIP (4 items per scale, range 4–20).
+    """
+    groups: dict[str, list[str]] = {}
+    for s in scorings:
+        rule = _RULES.get(s.scoring, f"{s.scoring} scores of the items")
+        if s.multiplier != 1:
+            rule += f" times {s.multiplier:g}"
+        items = f"{s.n_items} item{'' if s.n_items == 1 else 's'}"
+        if s.n_scales > 1:
+            items += " per scale"
+        groups.setdefault(rule, []).append(f"{s.name} ({items}, range {s.low:g}–{s.high:g})")
+    if not groups:
+        return ""
+    parts = [f"{rule} for {_and(names)}" for rule, names in groups.items()]
+    return "Scores are " + _and(parts, ", and ") + "."
+
+
+def descriptives_table(tables, *, labels, waves, number, scoring=()) -> ApaTable | None:
+    """Descriptives per wave (n, M, SD, α) of every state scale, and the traits.
+
+    The note says how the scores were formed (``scoring``, a sequence of
+    :class:`ScaleScoring`: rule, items and possible range of each instrument).
+    """
     desc = _get(tables, "descriptives")
     traits = _get(tables, "traits")
     if desc.empty and traits.empty:
@@ -136,9 +227,11 @@ def descriptives_table(tables, *, labels, waves, number) -> ApaTable | None:
                          apa_num(r.sd), apa_unit(a)))  # fmt: skip
     note = (
         "*n* = participants with a score; *M* = mean; *SD* = standard deviation; α = "
-        "Cronbach's alpha at that wave (– where undefined, e.g. a one-item scale). Scores are "
-        "item means on each instrument's response scale (WHO-5 percentage: 0–100)."
+        "Cronbach's alpha at that wave (– where undefined, e.g. a one-item scale)."
     )
+    described = scoring_note(scoring)
+    if described:
+        note += " " + described
     return ApaTable(
         number=number,
         name="descriptives",
@@ -180,7 +273,12 @@ def anova_table(tables, *, labels, waves, number) -> ApaTable | None:
         if not models.empty and column in set(models["scale"]):
             m = models.set_index("scale").loc[column]
             if m["rm_n_excluded"] and m["rm_n_excluded"] > 0:
-                left.append(f"{_label(labels, column)} {int(m['rm_n_excluded'])}")
+                reasons = m.get("rm_left_out")
+                who = count_noun(int(m["rm_n_excluded"]), "participant")
+                left.append(
+                    f"{_label(labels, column)}, {who}"
+                    + (f" ({reasons})" if isinstance(reasons, str) and reasons else "")
+                )
     note = (
         "Complete cases only. Corr. = sphericity correction; ε = its factor; GG = "
         "Greenhouse–Geisser; HF = Huynh–Feldt (reported when the GG ε is above "
@@ -189,9 +287,9 @@ def anova_table(tables, *, labels, waves, number) -> ApaTable | None:
         "η²_{G} = generalized eta squared; χ² = Friedman statistic; *W* = Kendall's *W*; "
         f"*n* = complete cases. *n* per wave: {_n_per_wave(_get(tables, 'descriptives'), waves)}. "
         + (
-            "Left out for a missing wave: " + "; ".join(left) + "."
+            "Left out of the complete cases: " + "; ".join(left) + "."
             if left
-            else "No participant was left out for a missing wave."
+            else "No participant was left out of the complete cases."
         )
     )
     return ApaTable(
@@ -333,6 +431,13 @@ def growth_table(tables, *, labels, ci_level, time_unit, number) -> ApaTable | N
     )
 
 
+def _failed_engines(frame: pd.DataFrame) -> set[str]:
+    """Engines whose rows say that the model failed its checks (a ``status`` column)."""
+    if "status" not in frame.columns:
+        return set()
+    return set(frame.loc[frame["status"].map(is_failed), "engine"])
+
+
 def _part_label(rec: Any) -> str:
     label = rec.label[:1].upper() + rec.label[1:]
     if rec.part in ("between", "within"):
@@ -342,10 +447,15 @@ def _part_label(rec: Any) -> str:
 
 def effects_table(tables, *, ci_level, scale_min, scale_max, n_obs, n_people, gates,
                   number) -> ApaTable | None:  # fmt: skip
-    """Tabulate what predicts empathy: the linear and the ordinal mixed model side by side."""
+    """Tabulate what predicts empathy: the linear and the ordinal mixed model side by side.
+
+    A model whose rows' ``status`` says it failed its checks
+    (:func:`longitudinal.predict._gates.with_status`) shows "failed" and no number.
+    """
     effects = _get(tables, "empathy_effects")
     if effects.empty:
         return None
+    failed = _failed_engines(effects)
     lmm = effects[(effects["engine"] == "lmm") & (effects["scale"] == "rating")]
     clmm = effects[(effects["engine"] == "clmm") & (effects["scale"] == "logit")]
     clmm = clmm.set_index("term")
@@ -355,8 +465,12 @@ def effects_table(tables, *, ci_level, scale_min, scale_max, n_obs, n_people, ga
         t = r.estimate / r.se if r.se > 0 else np.nan
         cells = [_part_label(r), apa_num(r.estimate), apa_num(r.se), apa_df(r.df), apa_num(t),
                  apa_p(r.p_value), apa_ci(r.ci_low, r.ci_high)]  # fmt: skip
+        if "lmm" in failed:
+            cells = [_part_label(r), FAILED] + [""] * 5
         if with_clmm:
-            if r.term in clmm.index:
+            if "clmm" in failed:
+                cells += [FAILED, "", "", ""]
+            elif r.term in clmm.index:
                 c = clmm.loc[r.term]
                 z = c["estimate"] / c["se"] if c["se"] > 0 else np.nan
                 cells += [apa_num(c["estimate"]), apa_num(c["se"]), apa_num(z),
@@ -381,6 +495,11 @@ def effects_table(tables, *, ci_level, scale_min, scale_max, n_obs, n_people, ga
             else ""
         )
         + ". "
+        + (
+            f"{FAILED} = the model failed its checks; its estimates are not reported. "
+            if failed
+            else ""
+        )
         + " ".join(gates)
     ).strip()
     return ApaTable(
@@ -399,18 +518,28 @@ _MODELS = {
     ("lmm", "conditional"): "Linear mixed model with the predictors",
     ("clmm", "conditional"): "Ordinal mixed model with the predictors (logit scale)",
     ("bayes_ordinal", "conditional"): "Bayesian ordinal model (logit scale)",
+    ("bayes_gaussian", "conditional"): "Bayesian linear mixed model (rating scale)",
 }
 
 
 def variance_table(tables, *, number) -> ApaTable | None:
-    """Variance components of the empathy models and their shares (ICC)."""
+    """Variance components of the empathy models and their shares (ICC).
+
+    The components of a model whose ``status`` says it failed its checks show "failed" and
+    no number.
+    """
     variance = _get(tables, "empathy_variance")
     if variance.empty:
         return None
     rows: list[Any] = []
+    failed_any = False
     for (engine, model), part in variance.groupby(["engine", "model"], sort=False):
         rows.append(GroupRow(_MODELS.get((engine, model), f"{engine} {model}")))
         for r in part.itertuples(index=False):
+            if is_failed(getattr(r, "status", None)):
+                failed_any = True
+                rows.append((r.component.capitalize(), FAILED, ""))
+                continue
             boundary = " (at 0)" if bool(r.at_boundary) else ""
             rows.append((f"{r.component.capitalize()}{boundary}", apa_num(r.variance, 3),
                          apa_unit(r.icc, 3)))  # fmt: skip
@@ -418,6 +547,11 @@ def variance_table(tables, *, number) -> ApaTable | None:
         "Variance of the random intercepts (participant, session, story) and of the residual "
         "(ordinal models: the logistic π²/3); ICC = share of the total variance. (at 0) = "
         "variance estimated at the boundary: the fit is singular."
+        + (
+            f" {FAILED} = the model failed its checks; its estimates are not reported."
+            if failed_any
+            else ""
+        )
     )
     return ApaTable(
         number=number,
@@ -508,6 +642,7 @@ def apa_tables(
     n_obs: int | None = None,
     n_people: int | None = None,
     gates: Sequence[str] = (),
+    scoring: Sequence[ScaleScoring] = (),
 ) -> list[ApaTable]:
     """Build the manuscript's APA tables from the report's tables.
 
@@ -535,6 +670,9 @@ def apa_tables(
         Ratings and participants in the empathy models.
     gates : sequence of str
         Sentences saying which empathy model is not interpreted and why (added to the note).
+    scoring : sequence of ScaleScoring
+        How the scores of each instrument in the descriptives table were formed (its note
+        says so); by default the note does not describe the scoring.
 
     Returns
     -------
@@ -551,7 +689,7 @@ def apa_tables(
         lambda k: sample_table(
             tables, waves=waves, scale_min=scale_min, scale_max=scale_max, number=k
         ),  # fmt: skip
-        lambda k: descriptives_table(tables, labels=labels, waves=waves, number=k),
+        lambda k: descriptives_table(tables, labels=labels, waves=waves, number=k, scoring=scoring),
         lambda k: anova_table(tables, labels=labels, waves=waves, number=k),
         lambda k: pairwise_table(tables, labels=labels, waves=waves, ci_level=ci_level, number=k),
         lambda k: growth_table(

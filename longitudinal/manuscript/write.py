@@ -9,7 +9,7 @@ from typing import Any
 from longitudinal.manuscript.latex import latex_table, latex_wrapper
 from longitudinal.manuscript.markup import runs
 from longitudinal.manuscript.table import ApaTable
-from longitudinal.manuscript.tables import apa_tables
+from longitudinal.manuscript.tables import ScaleScoring, apa_tables
 from longitudinal.manuscript.word import write_results_docx, write_tables_docx
 
 __all__ = ["FORMATS", "results_paragraphs", "write_manuscript"]
@@ -18,18 +18,30 @@ FORMATS = ("html", "docx", "latex")
 """The output formats of ``longitudinal report --formats`` (html: the report page itself)."""
 
 
+def _bayes_name(fitted: Any) -> str:
+    from longitudinal.predict._gates import bayes_name
+
+    return bayes_name(fitted.effects)
+
+
 def _gates(fitted: Any) -> list[str]:
-    from longitudinal.predict._gates import fit_problem, sampling_problem
+    from longitudinal.predict._gates import fit_problem, sampling_failure
 
     lmm = fit_problem(fitted.lmm)
     clmm = fit_problem(fitted.clmm) if fitted.clmm is not None else None
-    bayes = sampling_problem(fitted.bayes)
+    bayes = sampling_failure(fitted.bayes)
     return [
         text
         for text in (
-            lmm and f"The linear mixed model is not interpreted: {lmm}.",
-            clmm and f"The ordinal mixed model is shown, not interpreted: {clmm}.",
-            bayes and f"The Bayesian ordinal model is not interpreted: {bayes}.",
+            lmm
+            and f"The linear mixed model failed its checks ({lmm}): its estimates are "
+            "not reported.",
+            clmm
+            and f"The ordinal mixed model failed its checks ({clmm}): its estimates are "
+            "not reported.",
+            bayes
+            and f"The {_bayes_name(fitted)} failed its checks ({bayes}): its estimates "
+            "are not reported.",
         )
         if text
     ]
@@ -52,7 +64,49 @@ def manuscript_tables(ctx: Any) -> list[ApaTable]:
         n_obs=meta.get("n_obs"),
         n_people=meta.get("n_participants"),
         gates=_gates(fitted) if fitted is not None else (),
+        scoring=study_scoring(ctx),
     )
+
+
+def study_scoring(ctx: Any) -> list[ScaleScoring]:
+    """How the study's own instruments were scored, for the note of the descriptives table.
+
+    One entry per instrument whose scales the table shows (states, then traits), or one per
+    scale when its scales differ in rule, items or range. Named as the report names them.
+    """
+    from longitudinal.frames import scale_column
+    from longitudinal.report.context import instrument_title
+
+    shown = []
+    for name in ("descriptives", "traits"):
+        table = ctx.tables.get(name)
+        if table is not None and not table.empty:
+            shown += [str(c) for c in dict.fromkeys(table["scale"])]
+    order = {column: i for i, column in enumerate(shown)}
+    found: list[tuple[int, ScaleScoring]] = []
+    for name, instrument in ctx.study.instruments.items():
+        keys = [key for key in instrument.scales if scale_column(name, key.name) in order]
+        if not keys:
+            continue
+        rules = {(k.scoring, k.n_items, *k.score_range, k.multiplier) for k in keys}
+        if len(rules) == 1:
+            groups = [(instrument_title(instrument), keys)]
+        else:
+            groups = [(ctx.labels.get(scale_column(name, k.name), k.name), [k]) for k in keys]
+        for title, group in groups:
+            key = group[0]
+            low, high = key.score_range
+            entry = ScaleScoring(
+                name=title,
+                scoring=key.scoring,
+                n_items=key.n_items,
+                low=low,
+                high=high,
+                multiplier=key.multiplier,
+                n_scales=len(group),
+            )
+            found.append((min(order[scale_column(name, k.name)] for k in group), entry))
+    return [entry for _, entry in sorted(found, key=lambda pair: pair[0])]
 
 
 def results_paragraphs(ctx: Any) -> list[tuple[str, str]]:
@@ -62,13 +116,27 @@ def results_paragraphs(ctx: Any) -> list[tuple[str, str]]:
         result = ctx.results.get(column)
         if result is None:
             continue
-        text = result.to_apa(label=ctx.labels[column], time_unit=ctx.growth_time_unit)
+        text = result.to_apa(
+            label=ctx.labels[column],
+            time_unit=ctx.growth_time_unit,
+            left_out=_left_out(ctx, column),
+        )
         out.append((f"Change in {ctx.labels[column]}", text))
     section = ctx.results.get("predictors")
     fitted = getattr(section, "fitted", None)
     if fitted is not None:
         out.append(("What predicts empathy", fitted.to_apa()))
     return out
+
+
+def _left_out(ctx: Any, column: str) -> str | None:
+    """Why the participants left out of a scale's complete cases have no score, or None."""
+    models = ctx.tables.get("change_models")
+    if models is None or models.empty or "rm_left_out" not in models.columns:
+        return None
+    hit = models.loc[models["scale"] == column, "rm_left_out"]
+    text = hit.iloc[0] if len(hit) else None
+    return text if isinstance(text, str) and text else None
 
 
 def _markdown(text: str) -> str:

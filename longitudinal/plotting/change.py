@@ -368,7 +368,7 @@ def plot_state_course(
     labels: Mapping[str, str] | None = None,
     ci_level: float = 0.95,
 ) -> Figure:
-    """Plot the month-long course of the states on the study calendar.
+    """Plot the course of the states on the study calendar.
 
     Parameters
     ----------

@@ -12,6 +12,7 @@ from scipy import stats
 
 from longitudinal._checks import check_frame, check_unit
 from longitudinal._errors import InvalidParameterError
+from longitudinal.rating_scale import DISTRIBUTION_BINS, bin_edges, binned_counts, scale_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -42,14 +43,17 @@ def plot_rating_distribution(
     rating_col : str, default "empathy"
         Rating column.
     scale_min, scale_max : float
-        Declared scale; whole-number scales are drawn as bars per value, others as a
-        histogram.
+        Declared scale. An ordinal scale (at most 11 points, 1-5 or 1-7:
+        :mod:`longitudinal.rating_scale`) with whole-number ratings is drawn as one bar per
+        value; a continuous scale (a 0-100 slider) as a histogram of
+        :data:`~longitudinal.rating_scale.DISTRIBUTION_BINS` (10) bins of equal width over the
+        scale, the last one closed at its top; other ratings as a histogram over the scale.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Bars with the share of ratings per value (counts printed on the bars), and the
-        mean and SD in the title.
+        Bars with the share of ratings per value or bin (counts printed on the bars), and
+        the mean and SD in the title.
 
     Raises
     ------
@@ -63,11 +67,19 @@ def plot_rating_distribution(
         color = sns.color_palette("colorblind")[0]
         fig, (ax,) = _new_figure(1, figsize=journal_size(1))
         whole = float(scale_min).is_integer() and float(scale_max).is_integer()
-        if whole and values.map(float.is_integer).all():
-            levels = np.arange(int(scale_min), int(scale_max) + 1)
-            counts = values.value_counts().reindex(levels.astype(float), fill_value=0)
+        continuous = scale_kind(scale_min, scale_max) == "continuous"
+        if continuous or (whole and values.map(float.is_integer).all()):
+            if continuous:
+                table = binned_counts(values, scale_min, scale_max, DISTRIBUTION_BINS)
+                levels = table["midpoint"].to_numpy()
+                counts = table["n"]
+                width = 0.9 * float(table["high"].iloc[0] - table["low"].iloc[0])
+            else:
+                levels = np.arange(int(scale_min), int(scale_max) + 1)
+                counts = values.value_counts().reindex(levels.astype(float), fill_value=0)
+                width = 0.7
             share = counts / max(len(values), 1)
-            bars = ax.bar(levels, share.to_numpy(), color=color, width=0.7)
+            bars = ax.bar(levels, share.to_numpy(), color=color, width=width)
             for bar, count in zip(bars, counts.to_numpy(), strict=True):
                 ax.annotate(
                     f"{int(count)}",
@@ -78,7 +90,10 @@ def plot_rating_distribution(
                     xytext=(0, 2),
                     textcoords="offset points",
                 )
-            ax.set_xticks(levels)
+            if continuous:
+                ax.set_xticks(bin_edges(scale_min, scale_max, DISTRIBUTION_BINS))
+            else:
+                ax.set_xticks(levels)
             ax.set_ylim(0, max(float(share.max()), 0.01) * 1.15)
             ax.set_ylabel("share of ratings")
         else:
@@ -249,7 +264,7 @@ def plot_empathy_course(
     min_participants: int = 5,
     ci_level: float = 0.95,
 ) -> Figure:
-    """Empathy ratings over the month: participants' means per period and the group mean.
+    """Empathy ratings over the study: participants' means per period and the group mean.
 
     Parameters
     ----------

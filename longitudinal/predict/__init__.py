@@ -9,7 +9,8 @@ rated, :meth:`longitudinal.study.Study.story_frame`):
     within-person part; weeks since the first session) and :func:`fit_empathy_models` fits
     the same model with two engines: a linear mixed model on the rating, in points of the
     study's declared scale (:class:`models.lmm.LinearMixedModel`, REML) and a Bayesian
-    cumulative-logit model (:class:`models.bayes.BayesianMixedModel`), both with a random
+    cumulative-logit model (:class:`models.bayes.BayesianMixedModel`; for a continuous scale of
+    more than 11 points the gaussian one, :mod:`longitudinal.rating_scale`), both with a random
     intercept and week slope per participant and a random intercept per story. It returns one
     effects table for both engines, a variance decomposition with ICCs, and
     :func:`plot_effects` draws the forest plot. The report builds its "What predicts
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from longitudinal.predict._gates import BAYES_ENGINES
 from longitudinal.predict.benchmark import (
     BASELINES_TO_BEAT,
     CONSTANT_MODELS,
@@ -74,6 +76,7 @@ from longitudinal.predict.selection import PEOPLE_PER_PREDICTOR, PredictorPlan, 
 
 __all__ = [
     "BASELINES_TO_BEAT",
+    "BAYES_ENGINES",
     "CONSTANT_MODELS",
     "EFFECT_COLUMNS",
     "METRIC_HEADERS",

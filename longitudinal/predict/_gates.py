@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 
 SMALL_SAMPLE = 20
-"""Below this many participants every inferential paragraph carries a small-sample caveat."""
+"""Up to this many participants (in the model) every inferential paragraph carries a
+small-sample caveat: 20 people leave a person-level effect with about 18 residual degrees of
+freedom, where a single influential person can move it."""
 
 WIDEST = 400.0
 """An interval wider than this (in rating points) is not a usable estimate."""
@@ -42,10 +44,14 @@ def effect_status(ci_low: float, ci_high: float, df: float = float("nan")) -> st
     return "clear" if (ci_low > 0 or ci_high < 0) else "includes zero"
 
 
+NOT_CONVERGED = "its fit did not converge"
+"""Why a mixed model that did not converge shows no numbers."""
+
+
 def fit_problem(model: Any) -> str | None:
     """Why a fitted mixed model's estimates must not be read (unconverged, singular), or None."""
     if not model.converged_:
-        return "its fit did not converge"
+        return NOT_CONVERGED
     if model.singular_:
         return "its fit is singular (a variance estimated at zero or a correlation at ±1)"
     return None
@@ -61,8 +67,138 @@ def sampling_problem(bayes: Any) -> str | None:
     return "; ".join(diagnostics.get("messages", [])) or "its sampling diagnostics failed"
 
 
+def sampling_failure(bayes: Any) -> str | None:
+    """Which sampling diagnostics a Bayesian model failed, without the remedies, or None.
+
+    :func:`sampling_problem` gives each failed check with its usual remedy ("raise tune= and
+    draws=") for the researcher; a manuscript states what failed and no advice.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from longitudinal.predict._gates import sampling_failure
+    >>> from models.bayes.diagnostics import REMEDIES
+    >>> bad = SimpleNamespace(diagnostics_={"passed": False, "failures": ["r_hat"],
+    ...     "messages": [f"R-hat 1.080 > 1.01 ({REMEDIES['r_hat']})"]})
+    >>> sampling_failure(bad)
+    'its sampling diagnostics failed (R-hat 1.080 > 1.01)'
+    """
+    if bayes is None:
+        return None
+    diagnostics = getattr(bayes, "diagnostics_", None) or {}
+    if diagnostics.get("passed", True):
+        return None
+    from models.bayes.diagnostics import REMEDIES
+
+    failed = []
+    for message in diagnostics.get("messages", []):
+        text = str(message)
+        for remedy in REMEDIES.values():
+            text = text.replace(f" ({remedy})", "")
+        failed.append(text)
+    return "its sampling diagnostics failed" + (f" ({'; '.join(failed)})" if failed else "")
+
+
+FAILED = "failed"
+"""What a table shows in place of the numbers of a model that failed its checks."""
+
+
+def model_failures(fitted: Any) -> dict[str, str]:
+    """Say which fitted empathy models failed their checks, and why, without advice.
+
+    A model fails when its estimates do not exist as estimates: a mixed model whose fit did
+    not converge, a Bayesian model whose sampling diagnostics failed. A singular fit (a
+    variance at zero) has valid fixed effects: its numbers are shown, flagged and not
+    interpreted (:func:`fit_problem`), as lme4's users read such a fit.
+
+    Parameters
+    ----------
+    fitted : longitudinal.predict.EmpathyEffects
+        The fitted models (``lmm``, ``clmm``, ``bayes``) and their ``effects`` table.
+
+    Returns
+    -------
+    dict of str to str
+        ``engine`` of the effects table (``lmm``, ``clmm``, ``bayes_ordinal``,
+        ``bayes_gaussian``) -> the reason (:func:`fit_problem`, :func:`sampling_failure`),
+        for each model that failed; empty when every model passed.
+    """
+    out: dict[str, str] = {}
+    if not fitted.lmm.converged_:
+        out["lmm"] = NOT_CONVERGED
+    clmm = getattr(fitted, "clmm", None)
+    if clmm is not None and not clmm.converged_:
+        out["clmm"] = NOT_CONVERGED
+    bayes = sampling_failure(fitted.bayes)
+    if bayes:
+        engines = [str(e) for e in dict.fromkeys(fitted.effects["engine"])]
+        for engine in [e for e in engines if e.startswith("bayes")] or ["bayes_ordinal"]:
+            out[engine] = bayes
+    return out
+
+
+def with_status(frame: Any, failures: dict[str, str]) -> Any:
+    """Add a ``status`` column to an effects or variance table: ``ok`` or ``failed: why``.
+
+    The rows of an engine in ``failures`` keep their numbers (full precision, for the record)
+    and say that they must not be read; a table shown to a reader shows :data:`FAILED` in
+    their place. In a variance table the intercept-only (``unconditional``) LMM is a model of
+    its own: it is not failed by the LMM of the effects.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from longitudinal.predict._gates import with_status
+    >>> table = pd.DataFrame({"engine": ["lmm", "bayes_ordinal"], "estimate": [0.2, 0.3]})
+    >>> with_status(table, {"bayes_ordinal": "its sampling diagnostics failed"})["status"].tolist()
+    ['ok', 'failed: its sampling diagnostics failed']
+    """
+    out = frame.copy()
+    status = out["engine"].map(lambda e: f"{FAILED}: {failures[e]}" if e in failures else "ok")
+    if "model" in out.columns:
+        status = status.where(out["model"] != "unconditional", "ok")
+    out["status"] = status.astype(object)
+    return out
+
+
+def is_failed(status: Any) -> bool:
+    """Whether a ``status`` cell (:func:`with_status`) says the model failed its checks."""
+    return isinstance(status, str) and status.startswith(FAILED)
+
+
 def small_sample_caveat(n_people: int | None, *, what: str = "this estimate is") -> str:
-    """Return the caveat every inferential paragraph carries below :data:`SMALL_SAMPLE` people."""
-    if n_people is None or n_people >= SMALL_SAMPLE:
+    """Return the caveat every inferential paragraph carries up to :data:`SMALL_SAMPLE` people.
+
+    ``n_people`` is the number of participants in the fitted model, after listwise deletion.
+
+    Examples
+    --------
+    >>> from longitudinal.predict._gates import small_sample_caveat
+    >>> small_sample_caveat(20)
+    ' With 20 participants this estimate is imprecise and may not replicate.'
+    >>> small_sample_caveat(21)
+    ''
+    """
+    if n_people is None or n_people > SMALL_SAMPLE:
         return ""
     return f" With {n_people} participants {what} imprecise and may not replicate."
+
+
+BAYES_ENGINES = {
+    "bayes_ordinal": "Bayesian ordinal model",
+    "bayes_gaussian": "Bayesian linear mixed model",
+}
+"""The Bayesian engines of the effects table and their names in the report: the
+cumulative-logit model of an ordinal scale (or of binned ratings), the gaussian model of a
+continuous scale (:mod:`longitudinal.rating_scale`)."""
+
+
+def bayes_name(effects: Any) -> str:
+    """Name the Bayesian model of an effects table (the ordinal one when there is none).
+
+    >>> import pandas as pd
+    >>> bayes_name(pd.DataFrame({"engine": ["lmm", "bayes_gaussian"]}))
+    'Bayesian linear mixed model'
+    """
+    found = [e for e in BAYES_ENGINES if (effects["engine"] == e).any()]
+    return BAYES_ENGINES[found[0] if found else "bayes_ordinal"]

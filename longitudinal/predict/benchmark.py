@@ -32,6 +32,7 @@ from longitudinal.predict.predictors import (
     empathy_formula,
 )
 from longitudinal.predict.selection import _benchmark_data
+from longitudinal.rating_scale import MAX_ORDINAL_POINTS, scale_kind
 from longitudinal.splits import SPLIT_SIZES, draw_splits, seed_list, splits_table
 from models import DataQualityWarning
 from models import InvalidParameterError as ModelsInvalidParameterError
@@ -89,6 +90,17 @@ MODEL_DESCRIPTIONS = {
     ),
 }
 """The benchmark's models, in table order."""
+
+CONTINUOUS_MAJORITY_VOTE = (
+    "the median rating of the training participants, the same for everyone (the categorical "
+    "baseline of a continuous scale of more than 11 points, where the most frequent single "
+    "value stands for a handful of ratings)"
+)
+"""What ``majority_vote`` predicts on a continuous scale (:mod:`longitudinal.rating_scale`)."""
+
+CONTINUOUS_MSE_FACTOR = 0.01
+"""The MSE of a continuous scale is reported in squared rating points: the x 100 of the other
+metrics is undone for it (x 100 on a 0-100 slider gives tens of thousands)."""
 
 BASELINES_TO_BEAT = ("majority_vote", "grand_mean", "lmm_traits")
 """The package's models every other model is compared with in ``table.md``."""
@@ -164,7 +176,8 @@ class EvaluationResult(Displayed):
     Attributes
     ----------
     metrics : pandas.DataFrame
-        ``model, split, seed, r, rho, acc, f1, mse`` (x 100), one row per model x split x
+        ``model, split, seed, r, rho, acc, f1, mse`` (x 100; on a continuous scale of more than
+        11 points the MSE in squared rating points instead), one row per model x split x
         seed; ``split`` is ``val`` or ``test`` (70/20/10 participant split) or ``kfold``
         (grouped K-fold: the metrics of every participant's out-of-fold prediction, pooled;
         see :func:`evaluate_predictions`). The package's
@@ -253,7 +266,7 @@ def _fit_predict(
     prefix = f"{model} (seed {seed})"
     if model in CONSTANT_MODELS:
         value = (
-            majority_rating(train[response].to_numpy(dtype=float))
+            majority_vote(train[response].to_numpy(dtype=float), data.scale_min, data.scale_max)
             if model == "majority_vote"
             else float(train[response].mean())
         )
@@ -375,6 +388,7 @@ class _Runner:
         self.bayes, self.random_slope, self.notes = bayes, random_slope, notes
         self.y = full.data[full.response_col].to_numpy(dtype=float)
         self.lo, self.hi = float(full.scale_min), float(full.scale_max)
+        self.mse_factor = mse_factor(self.lo, self.hi)
         self.clipped: dict[str, list[int]] = {}  # model -> [outside the scale, predictions]
         self.scheme = {("holdout" if s.fold is None else "kfold", s.seed): s.scheme for s in plan}
         self.records: list[dict[str, Any]] = []
@@ -503,7 +517,16 @@ class _Runner:
                 pred = self.run(model, "holdout", seed, None, holdout.train, holdout.parts)
                 for name, (y, yhat) in pred.items():
                     rows.append(
-                        _metric_row(model, name, seed, y, yhat, threshold=threshold, notes=notes)
+                        _metric_row(
+                            model,
+                            name,
+                            seed,
+                            y,
+                            yhat,
+                            threshold=threshold,
+                            notes=notes,
+                            mse_factor=self.mse_factor,
+                        )
                     )
             for model in models if folds else []:
                 if model == "bayes_ordinal" and not bayes_kfold:
@@ -515,7 +538,14 @@ class _Runner:
                     pred = self.run(model, "kfold", seed, f.fold, f.train, f.parts)
                     oof[seed_index, f.parts["test"]] = pred["test"][1]
                 row = _metric_row(
-                    model, "kfold", seed, self.y, oof[seed_index], threshold=threshold, notes=notes
+                    model,
+                    "kfold",
+                    seed,
+                    self.y,
+                    oof[seed_index],
+                    threshold=threshold,
+                    notes=notes,
+                    mse_factor=self.mse_factor,
                 )
                 rows.append(row)
         return rows, out_of_fold
@@ -530,6 +560,7 @@ def _metric_row(
     *,
     threshold: float,
     notes: list[str],
+    mse_factor: float = 1.0,
 ) -> dict[str, Any]:
     def expected(w: Any) -> bool:
         # a constant predictor: r and rho are undefined by design
@@ -542,6 +573,7 @@ def _metric_row(
     with _recording(notes, prefix=f"{model} {split} (seed {seed})", expected=expected):
         m = prediction_metrics(y, yhat, threshold=threshold)
     row = {"model": model, "split": split, "seed": seed, **{k: getattr(m, k) for k in METRIC_NAMES}}
+    row["mse"] *= mse_factor
     if model in CONSTANT_MODELS:
         # pooled over K-fold folds, a constant predictor varies with the fold's training
         # participants; its correlation says nothing about prediction, so it stays undefined
@@ -563,6 +595,47 @@ def majority_rating(ratings: np.ndarray) -> float:
     tied = values[counts == counts.max()]
     distance = np.abs(tied - ratings.mean())
     return float(tied[np.flatnonzero(distance == distance.min())[0]])
+
+
+def majority_vote(ratings: np.ndarray, scale_min: float, scale_max: float) -> float:
+    """Return the benchmark's categorical baseline: the majority vote, or the median.
+
+    On an ordinal scale (at most 11 points) the most frequent rating (:func:`majority_rating`);
+    on a continuous one (a 0-100 slider, :func:`longitudinal.rating_scale.scale_kind`) the
+    median rating, since a most frequent single value there stands for a handful of ratings.
+
+    >>> majority_vote(np.array([1.0, 4.0, 4.0, 5.0]), 1, 5)
+    4.0
+    >>> majority_vote(np.array([10.0, 40.0, 40.0, 70.0, 90.0, 95.0]), 0, 100)
+    55.0
+    """
+    if scale_kind(scale_min, scale_max) == "continuous":
+        return float(np.median(ratings))
+    return majority_rating(ratings)
+
+
+def mse_factor(scale_min: float, scale_max: float) -> float:
+    """Return what the x 100 MSE is multiplied by: 1 (ordinal scale), 0.01 (continuous).
+
+    The MSE of a continuous scale is reported in squared rating points, not x 100.
+
+    >>> mse_factor(1, 5), mse_factor(0, 100)
+    (1.0, 0.01)
+    """
+    if scale_kind(scale_min, scale_max) == "continuous":
+        return CONTINUOUS_MSE_FACTOR
+    return 1.0
+
+
+def _rescaled_mse(boot: KFoldBootstrap, factor: float) -> KFoldBootstrap:
+    """Put the bootstrap's MSE rows (intervals, differences) on the reported unit."""
+    if factor == 1.0:
+        return boot
+    columns = ["estimate", "ci_low", "ci_high"]
+    ci, comp = boot.intervals.copy(), boot.comparisons.copy()
+    ci.loc[ci["metric"] == "mse", columns] *= factor
+    comp.loc[comp["metric"] == "mse", columns] *= factor
+    return KFoldBootstrap(intervals=ci, comparisons=comp, meta=boot.meta)
 
 
 def benchmark_threshold(
@@ -690,7 +763,8 @@ def evaluate_predictions(
         Folds of the grouped K-fold, repeated for every seed; 0 skips the K-fold.
     models : sequence of str, optional
         Subset of :data:`MODEL_DESCRIPTIONS` (default all, ``bayes_ordinal`` only with
-        ``include_bayes``).
+        ``include_bayes``; on a continuous scale of more than 11 points the ordinal models
+        ``clmm_full`` and ``bayes_ordinal`` are left out with a note, and refused when named).
     include_bayes : bool, default True
         Include the Bayesian ordinal model.
     bayes_kfold : bool, default False
@@ -793,7 +867,18 @@ def evaluate_predictions(
     accuracy and binary F1 after binarising at ``threshold``, and MSE on the rating scale.
     The baselines to beat are ``majority_vote`` (the most frequent training rating for
     everyone), ``grand_mean`` (the training mean) and ``lmm_traits``; the first two predict
-    one value for everyone, so their r and rho are undefined (NaN) by design. A researcher's
+    one value for everyone, so their r and rho are undefined (NaN) by design.
+
+    The kind of the declared scale decides the categorical parts
+    (:mod:`longitudinal.rating_scale`). On an ordinal scale (at most 11 points: 1-5, 1-7) all
+    is as above. On a continuous scale (more than 11 points, a 0-100 slider) the most
+    frequent single value stands for a handful of ratings, so ``majority_vote`` predicts the
+    median training rating (:func:`majority_vote`); accuracy and F1 binarise at the same
+    ``threshold`` (the midpoint, 50 on 0-100, unless declared); the MSE is reported in
+    squared rating points, not x 100 (:func:`mse_factor`; x 100 would print tens of
+    thousands), in the metric rows, the summary and the bootstrap intervals and differences;
+    and the ordinal models are not run. ``parameters["metric_units"]`` and
+    ``parameters["metrics"]`` say which units the numbers are in. A researcher's
     model is scored by the same code on the same ratings: per seed, its predictions of the
     test (and, when given, validation) ratings of the holdout split, and its out-of-fold
     predictions of the K-fold, pooled.
@@ -884,14 +969,17 @@ def evaluate_predictions(
     complete = {m: v for m, v in out_of_fold.items() if np.isfinite(v).all()}
     if complete and n_boot > 0:
         boot = _undefined_for_constants(
-            kfold_bootstrap(
-                y_all,
-                complete,
-                groups=groups,
-                n_boot=n_boot,
-                ci_level=ci_level,
-                threshold=threshold,
-                seed=bootstrap_seed,
+            _rescaled_mse(
+                kfold_bootstrap(
+                    y_all,
+                    complete,
+                    groups=groups,
+                    n_boot=n_boot,
+                    ci_level=ci_level,
+                    threshold=threshold,
+                    seed=bootstrap_seed,
+                ),
+                runner.mse_factor,
             )
         )
     artifacts: dict[str, dict[str, float]] = {}
@@ -964,13 +1052,28 @@ def _check_scheduler(scheduler: Any, *, func: str) -> Any:
 def _whole_ratings_for_ordinal(
     chosen: list[str], full: Any, *, asked: Sequence[str] | None, func: str
 ) -> tuple[list[str], str | None]:
-    """Leave the ordinal models out, with a note, when the ratings are not whole numbers.
+    """Leave the ordinal models out, with a note, on a continuous scale or fractional ratings.
 
-    Models the caller named explicitly (``asked``) are not left out: the ratings are refused.
+    A continuous scale (more than 11 points, :func:`longitudinal.rating_scale.scale_kind`) is
+    not predicted with ordinal models; nor are ratings that are not whole numbers. Models
+    the caller named explicitly (``asked``) are not left out: the ratings are refused.
     """
     ordinal = [m for m in chosen if m in ("clmm_full", "bayes_ordinal")]
     if not ordinal:
         return chosen, None
+    lo, hi = float(full.scale_min), float(full.scale_max)
+    if scale_kind(lo, hi) == "continuous":
+        why = (
+            f"the {lo:g}–{hi:g} scale has {hi - lo + 1:g} points, more than "
+            f"{MAX_ORDINAL_POINTS}, so it is predicted as a continuous rating (an ordinal "
+            "model would need a threshold between every two points)"
+        )
+        if asked is None:
+            return [m for m in chosen if m not in ordinal], f"{', '.join(ordinal)} not run: {why}"
+        raise InvalidParameterError(
+            f"the `models` parameter of {func} names {', '.join(ordinal)}, but {why}; leave "
+            "them out"
+        )
     values = full.data[full.response_col].to_numpy(dtype=float)
     if asked is None and not np.all(np.equal(np.round(values), values)):
         note = (
@@ -1112,7 +1215,10 @@ def _parameters(
 ) -> dict[str, Any]:
     """Collect what is needed to reproduce and read the numbers (``evaluation.json``)."""
     user_models = list(user.models) if user is not None else []
+    kind = scale_kind(scale.scale_min, scale.scale_max)
     descriptions = {m: MODEL_DESCRIPTIONS[m] for m in chosen}
+    if kind == "continuous" and "majority_vote" in descriptions:
+        descriptions["majority_vote"] = CONTINUOUS_MAJORITY_VOTE
     for m in user_models:
         descriptions[m] = (
             f"your predictions ({', '.join(user.files[m])}; {', '.join(user.schemes[m])})"
@@ -1143,7 +1249,16 @@ def _parameters(
             "min": float(scale.scale_min),
             "max": float(scale.scale_max),
             "label": scale.label,
+            "kind": kind,
         },
+        "metric_units": (
+            "r, ρ, accuracy and F1 x 100; MSE in squared rating points, not x 100 (the "
+            f"{scale.label} scale has {float(scale.scale_max) - float(scale.scale_min) + 1:g} "
+            "points, more than 11, so it is treated as continuous: the majority vote is the "
+            "median training rating and the ordinal models are not run)"
+            if kind == "continuous"
+            else "x 100"
+        ),
         "threshold": float(threshold),
         "threshold_source": threshold_from,
         "threshold_rule": threshold_rule(float(threshold), threshold_from, scale.label),
@@ -1152,7 +1267,12 @@ def _parameters(
             "rho": "Spearman rank correlation (average ranks for ties) x 100",
             "acc": "accuracy after binarising both vectors x 100",
             "f1": "binary F1 of the positive class, 2TP / (2TP + FP + FN), x 100",
-            "mse": "mean squared error on the rating scale x 100",
+            "mse": (
+                f"mean squared error in squared rating points of the {scale.label} scale (a "
+                "continuous scale, more than 11 points: not x 100)"
+                if kind == "continuous"
+                else "mean squared error on the rating scale x 100"
+            ),
         },
         "splits": {
             "val": "validation participants of the 70/20/10 split (models are not tuned on it)",

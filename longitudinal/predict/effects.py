@@ -2,9 +2,10 @@
 
 :func:`fit_empathy_models` fits the empathy model of :func:`longitudinal.predict.empathy_formula`
 with a linear mixed model on the rating (in points of the study's declared scale,
-``[ratings] scale_min``-``scale_max`` of study.toml), the cumulative link mixed model and
-(optionally) the Bayesian ordinal model, and returns their effects on one scale with a variance
-decomposition.
+``[ratings] scale_min``-``scale_max`` of study.toml) and, as the kind of the scale decides
+(:mod:`longitudinal.rating_scale`), the cumulative link mixed model and (optionally) the
+Bayesian ordinal model of an ordinal scale, or the Bayesian linear mixed model of a continuous
+one, and returns their effects on one scale with a variance decomposition.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ from longitudinal._display import Shown
 from longitudinal._errors import InvalidParameterError
 from longitudinal.predict._common import _short, sampling_settings
 from longitudinal.predict.predictors import EmpathyData, empathy_formula
+from longitudinal.rating_scale import (
+    bin_midpoints,
+    bin_ratings,
+    binned_counts,
+    bins_rule,
+    check_ordinal_bins,
+    scale_kind,
+    scale_rule,
+)
 from models import DataQualityWarning, ModelsError
 from models.bayes import default_sampler
 from models.formula import formula_name
@@ -66,16 +76,17 @@ VARIANCE_COLUMNS = [
 
 @dataclass(frozen=True, repr=False)
 class EmpathyEffects(Shown):
-    """Empathy effects estimated by the linear mixed model and the Bayesian ordinal model.
+    """Empathy effects estimated by the linear mixed model, the ordinal and Bayesian models.
 
     Attributes
     ----------
     effects : pandas.DataFrame
         One row per engine x scale x predictor (columns :data:`EFFECT_COLUMNS`):
-        ``engine`` (``lmm``, ``clmm`` or ``bayes_ordinal``), ``scale`` (``rating``: rating
-        points per unit of the predictor; ``logit``: latent logit units per unit),
-        ``quantity`` (``coefficient``, or ``average marginal effect`` for the ordinal models on
-        the rating scale), ``term``, ``label``, ``kind``, ``part``, ``estimate``, ``se``
+        ``engine`` (``lmm``, ``clmm``, ``bayes_ordinal`` or ``bayes_gaussian``), ``scale``
+        (``rating``: rating points per unit of the predictor; ``logit``: latent logit units
+        per unit), ``quantity`` (``coefficient``, or ``average marginal effect`` for the
+        ordinal models on the rating scale), ``term``, ``label``, ``kind``, ``part``,
+        ``estimate``, ``se``
         (standard error or posterior SD), ``df`` and ``p_value`` (LMM: Satterthwaite; clmm: z,
         df NaN), ``ci_low, ci_high`` (LMM: t interval; clmm: Wald; Bayesian: highest-density
         interval), ``prob_positive`` (posterior
@@ -87,6 +98,10 @@ class EmpathyEffects(Shown):
         (``participant``, ``session``, ``story``, ``residual``), ``variance`` with its
         interval (Bayesian only), ``icc`` (share of the total variance) with its interval,
         and ``at_boundary`` (LMM variance estimated at 0).
+    ordinal_bins : pandas.DataFrame or None
+        With ``ordinal_bins=K`` (a continuous scale): the K bins the ordinal models fitted,
+        :func:`longitudinal.rating_scale.binned_counts` of the fitted ratings (``bin, low,
+        high, label, midpoint, n, proportion``); None otherwise.
     predictors : pandas.DataFrame
         :attr:`EmpathyData.predictors`.
     formula : str
@@ -101,7 +116,9 @@ class EmpathyEffects(Shown):
         Warnings raised by the fits (convergence, boundary, sampling diagnostics).
     meta : dict
         Options, sizes (``n_obs``, ``n_participants``), the declared rating scale
-        (``scale_min``, ``scale_max``), timings and package version.
+        (``scale_min``, ``scale_max``), ``scale_kind`` (``ordinal`` or ``continuous``) and
+        ``scale_rule`` (the sentence that says why), ``ordinal_bins`` (K and the binning
+        rule, or None), timings and package version.
     """
 
     effects: pd.DataFrame
@@ -113,6 +130,7 @@ class EmpathyEffects(Shown):
     notes: tuple[str, ...]
     meta: dict[str, Any]
     clmm: Any = None
+    ordinal_bins: pd.DataFrame | None = None
 
     def _title(self) -> str:
         m = self.meta
@@ -133,8 +151,9 @@ class EmpathyEffects(Shown):
 
         One sentence per predictor (linear mixed model: *b*, interval, *t*, *p*; the ordinal
         models beside it). An interval that includes zero is given no direction; a singular or
-        unconverged model, or a Bayesian fit that failed its sampling diagnostics, is reported
-        as not interpreted; below 20 participants the text ends with the small-sample caveat.
+        unconverged model, or a Bayesian fit that failed its sampling diagnostics, is said to
+        have failed its checks and none of its numbers is given (nor advice on refitting it);
+        below 20 participants the text ends with the small-sample caveat.
         See :func:`longitudinal.manuscript.sentences.effects_apa`.
 
         Returns
@@ -143,7 +162,7 @@ class EmpathyEffects(Shown):
             The paragraph; statistics are marked ``*b*`` (italic).
         """
         from longitudinal.manuscript.sentences import effects_apa
-        from longitudinal.predict._gates import fit_problem, sampling_problem
+        from longitudinal.predict._gates import fit_problem, sampling_failure
 
         return " ".join(
             effects_apa(
@@ -153,7 +172,7 @@ class EmpathyEffects(Shown):
                 n_obs=self.meta.get("n_obs"),
                 lmm_problem=fit_problem(self.lmm),
                 clmm_problem=fit_problem(self.clmm) if self.clmm is not None else None,
-                bayes_problem=sampling_problem(self.bayes),
+                bayes_problem=sampling_failure(self.bayes),
             )
         )
 
@@ -212,12 +231,25 @@ def _lmm_effects(model: Any, predictors: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS)
 
 
-def _clmm_effects(model: Any, predictors: pd.DataFrame) -> tuple[pd.DataFrame, float]:
-    """Coefficients (logit) and average marginal effects on the expected rating (Wald)."""
+def _category_values(model: Any, midpoints: np.ndarray | None) -> np.ndarray:
+    """Return the rating each fitted category stands for: itself, or its bin's midpoint."""
+    cats = np.asarray(model.categories_, dtype=float)
+    if midpoints is None:
+        return cats
+    return np.asarray(midpoints, dtype=float)[cats.astype(int) - 1]
+
+
+def _clmm_effects(
+    model: Any, predictors: pd.DataFrame, midpoints: np.ndarray | None = None
+) -> tuple[pd.DataFrame, float]:
+    """Coefficients (logit) and average marginal effects on the expected rating (Wald).
+
+    With binned ratings (``midpoints`` of the bins), the expected rating is that of the bin
+    midpoints, so the average marginal effect is in rating points too.
+    """
     info = predictors.set_index("predictor")
     eta = model.linear_predictor().to_numpy()
-    cats = np.asarray(model.categories_, dtype=float)
-    gaps = np.diff(cats)
+    gaps = np.diff(_category_values(model, midpoints))
     slope = float(
         (_density(model.cutpoints_[None, :] - eta[:, None], model.link) * gaps).sum(axis=1).mean()
     )
@@ -287,7 +319,7 @@ def _clmm_variance(model: Any, *, id_col: str) -> pd.DataFrame:
 
 
 def _bayes_effects(
-    model: Any, predictors: pd.DataFrame, ci_level: float
+    model: Any, predictors: pd.DataFrame, ci_level: float, midpoints: np.ndarray | None = None
 ) -> tuple[pd.DataFrame, np.ndarray]:
     info = predictors.set_index("predictor")
     post = model.posterior_
@@ -297,9 +329,8 @@ def _bayes_effects(
     link = model.link
     eta = model.linear_predictor()
     # d E[y] / d eta = sum_k f(c_k - eta) for y = 1 + #{k: latent > c_k}, categories 1 apart;
-    # with other category values use the spacing between consecutive categories.
-    cats = np.asarray(model.categories_, dtype=float)
-    gaps = np.diff(cats)
+    # with other category values (or bin midpoints) use the spacing between consecutive ones.
+    gaps = np.diff(_category_values(model, midpoints))
     slope = (_density(cut[:, None, :] - eta[:, :, None], link) * gaps).sum(axis=-1).mean(axis=1)
     table = model.fixed_effects().set_index("term")
     rows = []
@@ -335,6 +366,80 @@ def _bayes_effects(
                 }
             )
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS), slope
+
+
+def _bayes_gaussian_effects(model: Any, predictors: pd.DataFrame, ci_level: float) -> pd.DataFrame:
+    """Coefficients of the Bayesian linear mixed model, in rating points (HDI intervals)."""
+    info = predictors.set_index("predictor")
+    post = model.posterior_
+    terms = [str(t) for t in post["fixed"].coords["term"].values]
+    beta = _flat(post["fixed"].values)
+    table = model.fixed_effects().set_index("term")
+    rows = []
+    for j, term in enumerate(terms):
+        if term not in info.index:
+            continue
+        draws = beta[:, j]
+        lo, hi = _hdi(draws, ci_level)
+        rows.append(
+            {
+                "engine": "bayes_gaussian",
+                "scale": "rating",
+                "quantity": "coefficient",
+                "term": term,
+                "label": info.at[term, "label"],
+                "kind": info.at[term, "kind"],
+                "part": info.at[term, "part"],
+                "estimate": float(draws.mean()),
+                "se": float(draws.std(ddof=1)),
+                "df": np.nan,
+                "p_value": np.nan,
+                "ci_low": lo,
+                "ci_high": hi,
+                "prob_positive": float(np.mean(draws > 0)),
+                "r_hat": table.at[term, "r_hat"],
+                "ess_bulk": table.at[term, "ess_bulk"],
+            }
+        )
+    return pd.DataFrame(rows, columns=EFFECT_COLUMNS)
+
+
+def _bayes_gaussian_variance(
+    model: Any, blocks: list[Any], *, id_col: str, ci_level: float
+) -> pd.DataFrame:
+    """Variance shares of the Bayesian linear mixed model on the rating scale (HDIs)."""
+    post = model.posterior_
+    names = {id_col: "participant", "session_id": "session", "story_id": "story"}
+    comps: list[tuple[str, np.ndarray]] = []
+    for r, block in enumerate(blocks):
+        terms = [str(t) for t in block.terms]
+        if "Intercept" not in terms:
+            continue
+        sd = _flat(post[f"sd_{r}"].values)[:, terms.index("Intercept")]
+        comps.append((names.get(block.group, block.group), sd**2))
+    comps.append(("residual", _flat(post["sigma"].values) ** 2))
+    total = sum(v for _, v in comps)
+    rows = []
+    for component, var in comps:
+        share = var / total
+        vlo, vhi = _hdi(var, ci_level)
+        ilo, ihi = _hdi(share, ci_level)
+        rows.append(
+            {
+                "engine": "bayes_gaussian",
+                "model": "conditional",
+                "scale": "rating",
+                "component": component,
+                "variance": float(var.mean()),
+                "variance_ci_low": vlo,
+                "variance_ci_high": vhi,
+                "icc": float(share.mean()),
+                "icc_ci_low": ilo,
+                "icc_ci_high": ihi,
+                "at_boundary": False,
+            }
+        )
+    return pd.DataFrame(rows, columns=VARIANCE_COLUMNS)
 
 
 def _lmm_variance(model: Any, *, id_col: str, label: str) -> pd.DataFrame:
@@ -398,6 +503,7 @@ def fit_empathy_models(
     seed: int = 2024,
     ci_level: float = 0.95,
     target_accept: float = 0.9,
+    ordinal_bins: int | None = None,
 ) -> EmpathyEffects:
     """Fit the empathy model with both engines and tabulate effects and variance shares.
 
@@ -406,10 +512,14 @@ def fit_empathy_models(
     data : EmpathyData
         From :func:`empathy_data`.
     include_bayes : bool, default True
-        Also fit the Bayesian cumulative-logit model (needs whole-number ratings).
+        Also fit the Bayesian model: the cumulative-logit model of an ordinal scale (needs
+        whole-number ratings) or of the binned ratings (``ordinal_bins``); the gaussian
+        (linear mixed) model of a continuous scale.
     include_clmm : bool, default True
-        Also fit the cumulative link (ordinal) mixed model by maximum likelihood (needs
-        whole-number ratings).
+        Also fit the cumulative link (ordinal) mixed model by maximum likelihood: on an
+        ordinal scale (needs whole-number ratings), or on a continuous one to the ratings
+        binned by ``ordinal_bins``; on a continuous scale without ``ordinal_bins`` it is not
+        fitted.
     story_effects : bool, default True
         Random intercept per story in the effects models.
     draws, tune, chains : int, optional
@@ -423,6 +533,12 @@ def fit_empathy_models(
         Level of every interval.
     target_accept : float, default 0.9
         NUTS target acceptance of the Bayesian model.
+    ordinal_bins : int, optional
+        A continuous scale only (more than 11 points, :mod:`longitudinal.rating_scale`): fit
+        the ordinal models to the ratings binned into this many (2 to 11) ordered categories
+        of equal width over ``[scale_min, scale_max]``
+        (:func:`longitudinal.rating_scale.bin_ratings`). Default: no binning, so no ordinal
+        model on a continuous scale.
 
     Returns
     -------
@@ -432,8 +548,8 @@ def fit_empathy_models(
     Raises
     ------
     longitudinal.InvalidParameterError
-        For invalid options, or ``include_bayes=True`` with ratings that are not whole
-        numbers.
+        For invalid options, ``ordinal_bins`` on an ordinal scale or outside 2 to 11, or an
+        ordinal model of an ordinal scale whose ratings are not whole numbers.
 
     Warns
     -----
@@ -447,6 +563,15 @@ def fit_empathy_models(
     ``P(rating <= k) = F(c_k - eta)`` with the same linear predictor ``eta`` (no intercept;
     the cutpoints carry the location) and the default priors of
     :class:`models.bayes.BayesianMixedModel`.
+
+    **The kind of scale decides the models** (:func:`longitudinal.rating_scale.scale_kind`).
+    An ordinal scale (at most 11 points: 1-5, 1-7, 0-10) gets the LMM, the cumulative link
+    mixed model and the Bayesian cumulative-logit model. A continuous scale (a 0-100 slider)
+    gets the LMM and, as its Bayesian model, the gaussian one (``engine`` ``bayes_gaussian``:
+    coefficients in rating points, the residual variance its own); the ordinal models are
+    fitted only with ``ordinal_bins=K``, to the ratings binned into K equal-width categories,
+    and their average marginal effects are then those on the expected bin midpoint, in rating
+    points. ``meta["scale_rule"]`` says which and why in one sentence.
 
     **Scales.** LMM coefficients are rating points per unit of the predictor (one SD for the
     standardized ones). Bayesian coefficients are latent logit units and are *not* on that
@@ -491,7 +616,17 @@ def fit_empathy_models(
     ci_level = check_unit(ci_level, name="ci_level", where=func)
     frame = data.data
     response = data.response_col
-    if include_bayes or include_clmm:
+    lo, hi = float(data.scale_min), float(data.scale_max)
+    kind = scale_kind(lo, hi)
+    bins = check_ordinal_bins(ordinal_bins, lo, hi, where=func, name="the `ordinal_bins` parameter")
+    ordinal_frame, midpoints, bayes_family = frame, None, "ordinal"
+    if kind == "continuous" and bins is None:
+        include_clmm, bayes_family = False, "gaussian"
+    elif bins is not None:
+        codes = bin_ratings(frame[response], lo, hi, bins)
+        ordinal_frame = frame.assign(**{response: codes})
+        midpoints = bin_midpoints(lo, hi, bins)
+    elif include_bayes or include_clmm:
         _check_whole(frame[response], func=func)
     sampler = sampler or default_sampler()
 
@@ -512,7 +647,7 @@ def fit_empathy_models(
         clmm = bayes = None
         if include_clmm:
             start = time.perf_counter()
-            clmm = _fitted_clmm(formula, frame, ci_level)
+            clmm = _fitted_clmm(formula, ordinal_frame, ci_level)
             timings["clmm"] = time.perf_counter() - start
         if include_bayes:
             from models.bayes import BayesianMixedModel
@@ -521,12 +656,12 @@ def fit_empathy_models(
             settings = {"draws": draws, "tune": tune, "chains": chains, "seed": seed}
             bayes = BayesianMixedModel(
                 formula,
-                family="ordinal",
+                family=bayes_family,  # type: ignore[arg-type]
                 sampler=sampler,  # type: ignore[arg-type]
                 target_accept=target_accept,
                 ci_level=ci_level,
                 **settings,
-            ).fit(frame)
+            ).fit(frame if bayes_family == "gaussian" else ordinal_frame)
             timings["bayes"] = time.perf_counter() - start
     caught.extend(rec)
     notes = _reissued(caught)
@@ -542,13 +677,18 @@ def fit_empathy_models(
         "n_obs": int(len(frame)),
         "n_participants": int(frame[data.id_col].nunique()),
         "n_dropped": data.n_dropped,
-        "scale_min": float(data.scale_min),
-        "scale_max": float(data.scale_max),
+        "scale_min": lo,
+        "scale_max": hi,
+        "scale_kind": kind,
+        "scale_rule": scale_rule(lo, hi),
+        "ordinal_bins": None
+        if bins is None
+        else {"k": bins, "rule": bins_rule(lo, hi, bins), "midpoints": midpoints.tolist()},
         "ci_level": ci_level,
         "seconds": timings,
     }
     if clmm is not None:
-        table, clmm_slope = _clmm_effects(clmm, data.predictors)
+        table, clmm_slope = _clmm_effects(clmm, data.predictors, midpoints)
         parts.append(table)
         variance.append(_clmm_variance(clmm, id_col=data.id_col))
         meta["clmm"] = {
@@ -557,12 +697,25 @@ def fit_empathy_models(
             "loglik": clmm.loglik_,
             "marginal_slope": clmm_slope,
         }
-    if bayes is not None:
-        table, slope = _bayes_effects(bayes, data.predictors, ci_level)
-        parts.append(table)
+    if bayes is not None and bayes_family == "gaussian":
+        parts.append(_bayes_gaussian_effects(bayes, data.predictors, ci_level))
         blocks = _random_blocks(frame, formula)
+        variance.append(
+            _bayes_gaussian_variance(bayes, blocks, id_col=data.id_col, ci_level=ci_level)
+        )
+        meta["bayes"] = {
+            "family": "gaussian",
+            "sampler": sampler,
+            **settings,
+            "failures": list(bayes.diagnostics_["failures"]),
+        }
+    elif bayes is not None:
+        table, slope = _bayes_effects(bayes, data.predictors, ci_level, midpoints)
+        parts.append(table)
+        blocks = _random_blocks(ordinal_frame, formula)
         variance.append(_bayes_variance(bayes, blocks, id_col=data.id_col, ci_level=ci_level))
         meta["bayes"] = {
+            "family": "ordinal",
             "sampler": sampler,
             **settings,
             "failures": list(bayes.diagnostics_["failures"]),
@@ -579,6 +732,7 @@ def fit_empathy_models(
         notes=tuple(notes),
         meta=meta,
         clmm=clmm,
+        ordinal_bins=None if bins is None else binned_counts(frame[response], lo, hi, bins),
     )
 
 

@@ -9,6 +9,7 @@ items answered), a survey not taken, a session feature or a rating missing.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -31,8 +32,19 @@ def _scale_of(study: Study, column: str) -> tuple[str, str] | None:
     return None
 
 
-def _score_reasons(study: Study, pid: str, column: str, kind: str, first_wave: str) -> list[str]:
-    """Why a participant's score column is missing, from the study's scores."""
+def _score_reasons(
+    study: Study,
+    pid: str,
+    column: str,
+    kind: str,
+    first_wave: str,
+    unscored: dict[str, dict[tuple[int, int], set[str]]] | None = None,
+) -> list[str]:
+    """Why a participant's score column is missing, from the study's scores.
+
+    Each wave where the scale was not scored adds the participant to ``unscored[column]``
+    under ``(items answered, items)``, for :func:`_advice`.
+    """
     found = _scale_of(study, column)
     if found is None:
         return []
@@ -55,11 +67,96 @@ def _score_reasons(study: Study, pid: str, column: str, kind: str, first_wave: s
             continue
         rec = rows.iloc[0]
         if pd.isna(rec["score"]):
-            out.append(
-                f"{column} not scored{at} ({int(rec['n_answered'])} of {int(rec['n_items'])} "
-                "items answered)"
-            )
+            answered, k = int(rec["n_answered"]), int(rec["n_items"])
+            out.append(f"{column} not scored{at} ({answered} of {k} items answered)")
+            if unscored is not None:
+                unscored.setdefault(column, {}).setdefault((answered, k), set()).add(pid)
     return out
+
+
+def _at_most(answered: int, k: int) -> float:
+    """Return the largest ``min_valid`` (two or more decimals) that ``answered`` of ``k`` meet."""
+    from surveys.scoring import _required
+
+    decimals = 2
+    while True:
+        step = 10.0**decimals
+        value = math.floor(answered / k * step) / step
+        while value > 0 and _required(value, k) > answered:
+            value = round(value - 1 / step, decimals)
+        if value > 0:
+            return value
+        decimals += 1
+
+
+def _remedy(key: Any, answered: int, k: int, *, min_valid: float, prorate: bool) -> str | None:
+    """Say what in study.toml's ``[scoring]`` would score ``answered`` of ``k`` items.
+
+    The rules of :func:`surveys.scoring.score`: a scale is scored when at least
+    ``ceil(min_valid x k)`` items are answered; a sum or count scale, in addition, only when
+    every item is, unless ``prorate`` (then the mean of the answered items times ``k``). So
+    ``prorate`` rescues a sum scale that meets ``min_valid`` with items missing, never a mean
+    scale, nor anyone below ``min_valid``. None when the rules would have scored the person
+    (the score is missing for another reason).
+    """
+    from surveys.scoring import _required
+
+    needed = _required(min_valid, k)
+    summed = key.scoring in ("sum", "count")
+    if answered == 0:
+        return f"answered none of the {k} items: no scoring rule can score them"
+    if answered >= needed:
+        if not summed or prorate:
+            return None
+        return (
+            f"answered {answered} of {k} items, enough for `min_valid` {min_valid:g} "
+            f"({needed} needed), but a {key.scoring} scale is scored only when complete: "
+            "`[scoring] prorate = true` in study.toml would score them"
+        )
+    lower = f"a `min_valid` of {_at_most(answered, k):g} or lower"
+    text = (
+        f"answered {answered} of {k} items, fewer than `min_valid` {min_valid:g} needs ({needed}): "
+    )
+    if summed and not prorate:
+        return text + (
+            "`prorate = true` alone would not score them; "
+            f"{lower} with `prorate = true` in study.toml's [scoring] would"
+        )
+    why = "prorate is on already" if summed else f"prorate does nothing for a {key.scoring} scale"
+    return text + f"{lower} in study.toml's [scoring] would score them ({why})"
+
+
+def _advice(study: Study, unscored: dict[str, dict[tuple[int, int], set[str]]]) -> str | None:
+    """Say, per unscored scale, what would score its people, or that nothing would."""
+    cfg = study.config
+    parts = []
+    for column, groups in unscored.items():
+        found = _scale_of(study, column)
+        if found is None:
+            continue
+        instrument, scale = found
+        key = next(k for k in study.instruments[instrument].scales if k.name == scale)
+        people = set().union(*groups.values())
+        lines = []
+        for (answered, k), who in sorted(groups.items(), reverse=True):
+            remedy = _remedy(key, answered, k, min_valid=cfg.min_valid, prorate=cfg.prorate)
+            if remedy is not None:
+                lines.append((len(who), remedy))
+        head = f"{column} is not scored for {_people(len(people))}"
+        if len(lines) == 1 and lines[0][0] == len(people):
+            parts.append(f"{head}, who {lines[0][1]}")
+        elif lines:
+            parts.append(f"{head}: " + "; ".join(f"{_people(n)} {text}" for n, text in lines))
+    if not parts:
+        return None
+    return (
+        ". ".join(parts)
+        + ". Or leave that predictor out (`[roles] predictors` in study.toml, or `--predictors`)."
+    )
+
+
+def _people(n: int) -> str:
+    return f"{n} participant" + ("" if n == 1 else "s")
 
 
 def _ratings(n: int) -> str:
@@ -82,15 +179,19 @@ def left_out_summary(study: Study, raw: _Raw, full: EmpathyData) -> dict[str, An
         ``ratings`` (left out), ``of`` (ratings with a rating row), ``participants``: one
         entry per participant with a rating left out, or with no rating at all
         (``participant, ratings, of, excluded`` (every rating left out), ``reasons``,
-        ``text``), and ``advice`` (how to keep people whose scale is unscored; None when
-        no scale is unscored). The entries name raw participant ids: they are for the
+        ``text``), and ``advice`` (None when no scale is unscored). The advice says, per
+        unscored scale and count of items answered, what in study.toml's ``[scoring]`` would
+        score those people under the rules of :func:`surveys.scoring.score`: ``prorate =
+        true`` only for a sum or count scale whose people meet ``min_valid`` with items
+        missing; otherwise the ``min_valid`` their answered items meet (with ``prorate =
+        true`` for a sum scale when it is off), naming the counts; or that no rule scores a
+        scale with no item answered. The entries name raw participant ids: they are for the
         researcher (the report pseudonymizes them).
     """
-    cfg = study.config
     by_person = full.meta.get("dropped_by_participant", {})
     kinds = {s.column: s.kind for s in raw.sources}
     entries: list[dict[str, Any]] = []
-    unscored: list[str] = []
+    unscored: dict[str, dict[tuple[int, int], set[str]]] = {}
     for pid, info in by_person.items():
         reasons: list[str] = []
         for column, n in info["columns"].items():
@@ -99,9 +200,7 @@ def left_out_summary(study: Study, raw: _Raw, full: EmpathyData) -> dict[str, An
             if column == raw.response_col:
                 why = [f"no rating in {n} row(s)"]
             elif kind in ("trait", "state"):
-                why = _score_reasons(study, pid, column, kind, raw.first_wave)
-                if any("not scored" in w for w in why) and column not in unscored:
-                    unscored.append(column)
+                why = _score_reasons(study, pid, column, kind, raw.first_wave, unscored)
                 if not why:
                     why = [f"{column} missing (no survey at or before the session)"]
             elif kind == "session":
@@ -137,17 +236,9 @@ def left_out_summary(study: Study, raw: _Raw, full: EmpathyData) -> dict[str, An
                     "text": f"{pid}: {reason}",
                 }
             )
-    advice = None
-    if unscored:
-        advice = (
-            f"{', '.join(unscored)} {'is' if len(unscored) == 1 else 'are'} not scored for some "
-            "participants: score with `[scoring] prorate = true` or a lower `min_valid` (now "
-            f"{cfg.min_valid:g}) in study.toml, or leave that predictor out "
-            "(`[roles] predictors` in study.toml, or `--predictors`)."
-        )
     return {
         "ratings": int(full.n_dropped),
         "of": int(len(full.data) + full.n_dropped),
         "participants": entries,
-        "advice": advice,
+        "advice": _advice(study, unscored),
     }

@@ -9,6 +9,7 @@ import pandas as pd
 
 from longitudinal._checks import check_unit
 from longitudinal._errors import InvalidParameterError
+from longitudinal.predict._gates import BAYES_ENGINES
 from longitudinal.predict.benchmark import MODEL_DESCRIPTIONS, spread_bounds
 from longitudinal.predict.effects import check_effects_table
 from longitudinal.predict.reading import _term_label
@@ -44,9 +45,10 @@ def plot_effects(
     -------
     matplotlib.figure.Figure
         Left panel: rating points per SD (per week for time) — LMM coefficients with their
-        confidence intervals and, offset below them, the Bayesian average marginal effects
-        with their HDIs. Right panel (with a Bayesian fit): the Bayesian coefficients on the
-        latent logit scale, on their own axis.
+        confidence intervals and, offset below them, the ordinal models' average marginal
+        effects (or the Bayesian linear mixed model's coefficients, for a continuous scale)
+        with their intervals. Right panel (with an ordinal fit): the ordinal coefficients on
+        the latent logit scale, on their own axis.
 
     Raises
     ------
@@ -67,7 +69,9 @@ def plot_effects(
     from matplotlib.figure import Figure
 
     lmm = effects[(effects["engine"] == "lmm") & (effects["scale"] == "rating")]
-    bayes_r = effects[(effects["engine"] == "bayes_ordinal") & (effects["scale"] == "rating")]
+    bayesian = effects["engine"].isin(list(BAYES_ENGINES))
+    gaussian = bool((effects["engine"] == "bayes_gaussian").any())
+    bayes_r = effects[bayesian & (effects["scale"] == "rating")]
     bayes_l = effects[(effects["engine"] == "bayes_ordinal") & (effects["scale"] == "logit")]
     clmm_r = effects[(effects["engine"] == "clmm") & (effects["scale"] == "rating")]
     clmm_l = effects[(effects["engine"] == "clmm") & (effects["scale"] == "logit")]
@@ -124,7 +128,9 @@ def plot_effects(
             -0.2,
             palette[1],
             "s",
-            f"Bayesian ordinal: average marginal effect ({pct} HDI)",
+            f"Bayesian LMM: coefficient ({pct} HDI)"
+            if gaussian
+            else f"Bayesian ordinal: average marginal effect ({pct} HDI)",
         )
         ax.axvline(0.0, color="0.4", linewidth=0.8, linestyle="--")
         ax.set_yticks([y[t] for t in order], [labels[t] for t in order])
@@ -146,7 +152,9 @@ def plot_effects(
     return fig
 
 
-def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
+def plot_metrics(
+    summary: pd.DataFrame, *, split: str = "test", mse_in_points: bool = False
+) -> Figure:
     """Bar chart of the benchmark metrics per model (mean ± SD over seeds).
 
     Parameters
@@ -155,11 +163,15 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
         :attr:`EvaluationResult.summary_table`.
     split : {"test", "val", "kfold"}, default "test"
         Which split to draw.
+    mse_in_points : bool, default False
+        The MSE is in squared rating points, not x 100 (a continuous scale:
+        :func:`longitudinal.predict.benchmark.mse_factor`); its panel says so.
 
     Returns
     -------
     matplotlib.figure.Figure
-        One panel per metric (r, rho, Acc, F1, MSE; all x 100), one bar per model with the
+        One panel per metric (r, rho, Acc, F1, MSE; all x 100, or the MSE in squared rating
+        points with ``mse_in_points``), one bar per model with the
         SD over seeds as an error bar, cut at the metric's range (accuracy, F1 and MSE are
         never negative, accuracy and F1 never above 100; the title says so when a bar is
         cut); the bars of models that are not the package's (a
@@ -235,7 +247,8 @@ def plot_metrics(summary: pd.DataFrame, *, split: str = "test") -> Figure:
                 if not np.isfinite(v):
                     ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7)
             ax.set_xticks(x, block["model"].tolist(), rotation=45, ha="right", fontsize=7)
-            ax.set_title(f"{titles[m]} (x100)")
+            unit = "points²" if m == "mse" and mse_in_points else "x100"
+            ax.set_title(f"{titles[m]} ({unit})")
             ax.axhline(0, color="0.4", linewidth=0.6)
             ax.grid(axis="x", visible=False)
         title = f"Out-of-person prediction, {split} participants (mean ± SD over seeds)"

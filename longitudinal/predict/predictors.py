@@ -9,11 +9,20 @@ For a participant *p*, a session *i* and a story rating *r* in that session:
     divided by their SD (``ddof=1``).
 ``{state}_between_z``
     ``(m_p - mean of m over the reference participants) / s``, where ``m_p`` is the mean of
-    the person's state score over the waves they completed (every wave counts once) and
-    ``s`` is the SD of the state score at the first wave across the reference participants.
+    the person's state score over the waves that preceded their ratings (every wave up to
+    the latest that is the nearest preceding wave of a rated session, each counted once; a
+    survey taken after the last rated session, such as an exit survey, never enters) and
+    ``s`` is the SD
+    of the state score at the first wave across the reference participants.
 ``{state}_within_z``
     ``(x_pi - m_p) / s`` with ``x_pi`` the state score of the nearest wave completed on or
-    before the session (:func:`longitudinal.frames.nearest_preceding_wave`).
+    before the session (:func:`longitudinal.frames.nearest_preceding_wave`). A state whose
+    preceding waves agree for every person (two waves, only the first before the sessions)
+    has no within-person part: it is zero at every rating, so it is not a predictor, and
+    ``meta["states_without_within"]`` lists it.
+
+Every predictor of a rating is thus measured before that rating: a later survey never
+predicts earlier ratings.
 ``{feature}_between_z``, ``{feature}_within_z``
     ``(f_p - c) / d`` and ``(f_i - f_p) / d`` with ``f_p`` the person's mean of the feature
     over their sessions and ``c, d`` its mean and SD (``ddof=1``) over all sessions of the
@@ -77,6 +86,7 @@ class _Raw:
     scale_min: float
     scale_max: float
     first_wave: str
+    no_within: tuple[str, ...] = ()  # states without within-person variation before ratings
 
 
 @dataclass(frozen=True, repr=False)
@@ -105,7 +115,8 @@ class EmpathyData(Shown):
         Reference participants, rows per reason dropped (``dropped_by_column``), per
         participant with a rating left out the ratings left out, of how many, and the rows
         missing each source column (``dropped_by_participant``), the traits, states and
-        features used.
+        features used, and ``states_without_within``: ``(column, label)`` of each state with
+        no within-person variation before the ratings (its within part is not a predictor).
     """
 
     data: pd.DataFrame
@@ -246,10 +257,24 @@ def _raw_predictors(
     firstwave.index = firstwave.index.astype(str)
     for col, _ in trait_cols:
         persons[col] = firstwave[col].reindex(ids).to_numpy(dtype=float)
+    # The waves that precede a person's ratings: every wave up to the latest one that is the
+    # nearest preceding wave of a rated session. A later survey (an exit survey after the last
+    # session) never enters.
+    order = {str(w): i for i, w in enumerate(cfg.waves)}
+    rated = story[[id_col, "state_wave"]].dropna(subset=["state_wave"])
+    latest = rated["state_wave"].astype(str).map(order).groupby(rated[id_col].astype(str)).max()
+    waves_before = pw.assign(**{id_col: pw[id_col].astype(str)})
+    position = waves_before["wave"].astype(str).map(order)
+    waves_before = waves_before[position <= waves_before[id_col].map(latest)]
+    no_within: list[str] = []
     for col, _ in state_cols:
-        values = pw[[id_col, col]].assign(**{id_col: pw[id_col].astype(str)})
-        persons[f"{col}__mean"] = values.groupby(id_col)[col].mean().reindex(ids)
+        persons[f"{col}__mean"] = waves_before.groupby(id_col)[col].mean().reindex(ids)
         persons[f"{col}__first"] = firstwave[col].reindex(ids).to_numpy(dtype=float)
+        spread = waves_before.groupby(id_col)[col].agg(lambda v: v.max() - v.min())
+        if not (spread.fillna(0.0).abs() > 0).any():
+            # Every person's preceding waves agree (one wave before the sessions): the
+            # deviation from the person mean is zero at every rating, not a predictor.
+            no_within.append(col)
     sess = sessions[[id_col, "session_id", *features]].copy()
     sess[id_col] = sess[id_col].astype(str)
     for f in features:
@@ -271,6 +296,7 @@ def _raw_predictors(
         scale_min=float(cfg.ratings.scale_min),
         scale_max=float(cfg.ratings.scale_max),
         first_wave=str(first),
+        no_within=tuple(no_within),
     )
 
 
@@ -335,8 +361,11 @@ def _standardize(raw: _Raw, reference: Sequence[str] | None, *, func: str) -> Em
                 raise bad_scale(c, what)
             pm = person_of.map(persons[f"{c}__mean"])
             out[f"{c}_between_z"] = (pm - center) / scale
-            out[f"{c}_within_z"] = (rows[c] - pm) / scale
-            for part, part_center in (("between", center), ("within", 0.0)):
+            parts = [("between", center)]
+            if c not in raw.no_within:
+                out[f"{c}_within_z"] = (rows[c] - pm) / scale
+                parts.append(("within", 0.0))
+            for part, part_center in parts:
                 specs.append(
                     dict(
                         predictor=f"{c}_{part}_z",
@@ -399,6 +428,9 @@ def _standardize(raw: _Raw, reference: Sequence[str] | None, *, func: str) -> Em
             "traits": [s.column for s in raw.sources if s.kind == "trait"],
             "states": [s.column for s in raw.sources if s.kind == "state"],
             "session_features": [s.column for s in raw.sources if s.kind == "session"],
+            "states_without_within": [
+                (s.column, s.label) for s in raw.sources if s.column in raw.no_within
+            ],
         },
     )
 

@@ -9,7 +9,13 @@ import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal._format import num, signed
-from longitudinal.predict._gates import SMALL_SAMPLE, effect_status, small_sample_caveat
+from longitudinal.predict._gates import (
+    BAYES_ENGINES,
+    SMALL_SAMPLE,
+    bayes_name,
+    effect_status,
+    small_sample_caveat,
+)
 from longitudinal.predict.effects import check_effects_table
 
 _CLEAR = {  # how a clear effect is read, by kind and part of the predictor
@@ -52,7 +58,7 @@ def describe_effects(
     ci_level : float, default 0.95
         The level the intervals were computed at (used in the wording).
     n_people : int, optional
-        Participants in the model; below :data:`SMALL_SAMPLE` every paragraph says so.
+        Participants in the model; up to :data:`SMALL_SAMPLE` every paragraph says so.
     lmm_problem, bayes_problem : str, optional
         Why a model's estimates must not be read (a singular or unconverged fit, failed
         sampling diagnostics); that model's effects are then not narrated.
@@ -95,8 +101,9 @@ def describe_effects(
     lmm = effects[(effects["engine"] == "lmm") & (effects["scale"] == "rating")]
     if lmm.empty:
         raise InvalidParameterError(f"the `effects` parameter of {func} has no LMM rows")
-    bayes = effects[(effects["engine"] == "bayes_ordinal") & (effects["scale"] == "rating")]
+    bayes = effects[effects["engine"].isin(list(BAYES_ENGINES)) & (effects["scale"] == "rating")]
     bayes = bayes.set_index("term")
+    bayes_model = bayes_name(effects)
     pct = f"{100 * ci_level:g}%"
     caveat = small_sample_caveat(n_people)
     rows = []
@@ -134,7 +141,7 @@ def describe_effects(
             b = bayes.loc[rec.term]
             agree = bool(np.sign(b["estimate"]) == np.sign(rec.estimate))
             text += (
-                f" The Bayesian ordinal model gives {signed(b['estimate'])} points "
+                f" The {bayes_model} gives {signed(b['estimate'])} points "
                 f"({pct} HDI {num(b['ci_low'])} to {num(b['ci_high'])}); posterior "
                 f"probability of a positive effect {_share(b['prob_positive'])}."
             )

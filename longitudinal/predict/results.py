@@ -253,8 +253,8 @@ def _paper_table(result: EvaluationResult) -> str:
         "# Out-of-person empathy prediction",
         "",
         f"Participants split {'/'.join(f'{100 * s:g}' for s in p['sizes'])} (train/val/test) "
-        f"with seeds {p['seeds']}; metrics x 100, mean ± SD over seeds. Accuracy and F1: "
-        f"{p['threshold_rule']}. MSE on the rating scale.",
+        f"with seeds {p['seeds']}; metrics {p.get('metric_units', 'x 100')}, mean ± SD over "
+        f"seeds. Accuracy and F1: {p['threshold_rule']}. MSE on the rating scale.",
         "",
     ]
     reading = _reading_lines(p)
@@ -303,7 +303,8 @@ def terminal_summary(folder: str | os.PathLike[str]) -> list[str]:
 
     Reads ``evaluation.json`` and ``summary.csv`` of a folder written by
     :func:`run_evaluation`: the main metrics (grouped K-fold, else the 70/20/10 test
-    participants; mean over seeds, x 100), the binarisation cut and where it came from, how
+    participants; mean over seeds, x 100, the MSE of a continuous scale in squared rating
+    points: ``metric_units``), the binarisation cut and where it came from, how
     the package's predictions were kept on the scale, and every participant and rating left
     out with the reason.
     """
@@ -318,7 +319,9 @@ def terminal_summary(folder: str | os.PathLike[str]) -> list[str]:
         block = spread_table(summary, split)
         if block.empty:
             continue
-        lines.append(f"Metrics x 100, {names[split]}, mean ± SD over seeds:")
+        units = params.get("metric_units", "x 100")
+        head = "Metrics x 100" if units == "x 100" else f"Metrics ({units})"
+        lines.append(f"{head}, {names[split]}, mean ± SD over seeds:")
         shown = block.rename(columns={**METRIC_HEADERS, "model": "Model"})
         lines += ["  " + row for row in shown.to_string(index=False).splitlines()]
         break
@@ -428,7 +431,8 @@ def run_evaluation(
     pathlib.Path
         ``out_dir``, holding::
 
-            metrics.csv       model, split, seed, r, rho, acc, f1, mse (x 100), the
+            metrics.csv       model, split, seed, r, rho, acc, f1, mse (x 100; the MSE
+                              of a continuous scale in squared rating points), the
                               package's models first, then the researcher's
             summary.csv       mean, SD and count per model x split over seeds
             table.md          the summary in the paper's layout
@@ -480,6 +484,13 @@ def run_evaluation(
     )
 
     study = load_study(study_dir)
+    if options.get("predictors") is not None:  # an unknown name, in the caller's words
+        from _empathic_base.words import caller, parameter
+        from longitudinal.predict.selection import parse_predictor_list, resolve_predictors
+
+        named = parse_predictor_list(options["predictors"])
+        source = parameter("predictors")
+        resolve_predictors(study, named, source=source, func=caller(func))
     result = evaluate_predictions(
         study,
         seeds=seeds,
@@ -499,7 +510,11 @@ def run_evaluation(
 
         split = "test" if (result.summary_table["split"] == "test").any() else "kfold"
         save_figure(
-            plot_metrics(result.summary_table, split=split),
+            plot_metrics(
+                result.summary_table,
+                split=split,
+                mse_in_points=result.parameters.get("scale", {}).get("kind") == "continuous",
+            ),
             folder / FIGURE_FILE,
             dpi=JOURNAL_DPI,
             vector=True,

@@ -17,8 +17,13 @@ order. Spending:
   mean) at no cost, since it is estimated from the sessions within each person; its
   between-person part (the person's mean) costs one unit, and is left out when none is left.
 
-A candidate that finds no budget left is listed as left out with the reason; nothing is
-skipped without a line in :attr:`PredictorPlan.left_out`.
+The budget counts the participants the models are actually fitted on: those with at least one
+rating whose predictors are all present (listwise deletion), not everyone with ratings. A
+candidate enters only if, with it, the budget of the participants who remain still holds; a
+candidate missing for many people can thus be left out because it would shrink the sample below
+what the predictors already chosen need (its reason names the count). A candidate that finds no
+budget left is listed as left out with the reason; nothing is skipped without a line in
+:attr:`PredictorPlan.left_out`.
 
 Written here because no library states such a rule; the one-per-10 figure is the usual
 events-per-variable heuristic applied to participants.
@@ -68,7 +73,8 @@ class PredictorPlan:
     Attributes
     ----------
     n_people : int
-        Participants with ratings.
+        Participants the models are fitted on: with at least one rating whose chosen
+        predictors are all present (listwise deletion).
     budget : int
         ``n_people // PEOPLE_PER_PREDICTOR`` person-level predictors.
     source : str
@@ -86,6 +92,8 @@ class PredictorPlan:
         What used the budget, in order (a feature as ``"turns (between-person part)"``).
     left_out : tuple of (str, str)
         ``(name, reason)`` for every candidate or part that does not enter.
+    n_rated : int or None
+        Participants with ratings (before listwise deletion); ``n_people`` when None.
     """
 
     n_people: int
@@ -98,6 +106,7 @@ class PredictorPlan:
     session_between: tuple[str, ...]
     spent: tuple[str, ...]
     left_out: tuple[tuple[str, str], ...]
+    n_rated: int | None = None
 
     @property
     def empty(self) -> bool:
@@ -126,7 +135,7 @@ class PredictorPlan:
         """Say how the budget was spent and what was left out, for the methods text."""
         text = (
             f"The empathy models took at most one person-level predictor per "
-            f"{PEOPLE_PER_PREDICTOR} participants ({self.n_people} with ratings here, so "
+            f"{PEOPLE_PER_PREDICTOR} participants ({self.people_text}, so "
             f"{self.budget}), {self.order_text}; a trait or a state (with its between- and "
             "within-person parts) used one, and a session feature entered its within-person "
             "part without using one and its between-person part only when one was left. "
@@ -142,6 +151,23 @@ class PredictorPlan:
         if self.left_out:
             text += " Left out: " + self.left_out_text() + "."
         return text
+
+    @property
+    def people_text(self) -> str:
+        """The fitted participants in words, with those lost to missing predictors."""
+        text = f"{self.n_people} with complete data on the chosen predictors"
+        lost = (self.n_rated or self.n_people) - self.n_people
+        if lost:
+            text += f" of {self.n_rated} with ratings"
+        return text
+
+    @property
+    def fitted_text(self) -> str:
+        """The fitted participants in words, with those lost to missing predictors."""
+        noun = "participant" if self.n_people == 1 else "participants"
+        text = f"{self.n_people} {noun} with complete data on the chosen predictors"
+        lost = (self.n_rated or self.n_people) - self.n_people
+        return text + (f" (of {self.n_rated} with ratings)" if lost else "")
 
     def left_out_text(self) -> str:
         """Return the left-out candidates grouped by reason: ``"a, b (why); c (why)"``."""
@@ -290,7 +316,7 @@ def plan_predictors(
     if n_people is None:
         story = study.story_frame()
         n_people = int(story[study.config.id_col].nunique())
-    budget = n_people // PEOPLE_PER_PREDICTOR
+    n_rated = n_people
     if predictors is None and study.config.predictors is not None:
         predictors, source = study.config.predictors, "study.toml"
     if predictors is None:
@@ -305,37 +331,51 @@ def plan_predictors(
         source = source or "--predictors"
         requested = tuple(predictors)
         order = _resolve(found, requested, where=_where(source), func=func)
-    room = budget
     traits: list[str] = []
     states: list[str] = []
     features: list[str] = []
     between: list[str] = []
     spent: list[str] = []
     left_out: list[tuple[str, str]] = []
-    no_room = f"no person-level predictor left for {n_people} participants"
+    complete = _Complete(study, order, n_rated=n_rated, func=func)
+    # Session features enter their within-person part whatever the budget: their missing
+    # sessions are deleted first, and the budget counts who remains.
+    chosen = [("session", f) for kind, f in order if kind == "session"]
+    n_fit = complete.people(chosen)
     for kind, name in order:
+        parts = [] if kind == "session" else [(kind, name)]
+        n_with = complete.people(chosen + parts)
+        fits = len(spent) + 1 <= n_with // PEOPLE_PER_PREDICTOR
+        label = f"{name} (between-person part)" if kind == "session" else name
         if kind == "session":
             features.append(name)
-            if room > 0:
+        if fits:
+            if kind == "session":
                 between.append(name)
-                spent.append(f"{name} (between-person part)")
-                room -= 1
             else:
-                left_out.append((f"{name} (between-person part)", no_room))
-        elif room > 0:
-            (traits if kind == "trait" else states).append(name)
-            spent.append(name)
-            room -= 1
+                (traits if kind == "trait" else states).append(name)
+            chosen += parts
+            spent.append(label)
+            n_fit = n_with
+        elif len(spent) + 1 <= n_fit // PEOPLE_PER_PREDICTOR:
+            left_out.append(
+                (
+                    label,
+                    f"with it {n_with} participants have complete data, which allow "
+                    f"{n_with // PEOPLE_PER_PREDICTOR} person-level predictor(s), fewer than "
+                    f"the {len(spent) + 1} it would make",
+                )
+            )
         else:
-            left_out.append((name, no_room))
+            left_out.append((label, f"no person-level predictor left for {n_fit} participants"))
     if source != "default":
         chosen = {c for _, c in order}
         for name in found["traits"] + found["states"] + found["features"]:
             if name not in chosen:
                 left_out.append((name, "not among the chosen predictors"))
     return PredictorPlan(
-        n_people=n_people,
-        budget=budget,
+        n_people=n_fit,
+        budget=n_fit // PEOPLE_PER_PREDICTOR,
         source=source,
         requested=requested,
         traits=tuple(traits),
@@ -344,7 +384,51 @@ def plan_predictors(
         session_between=tuple(between),
         spent=tuple(spent),
         left_out=tuple(left_out),
+        n_rated=n_rated,
     )
+
+
+class _Complete:
+    """Count the participants with a complete rating for a set of candidate predictors.
+
+    A rating is complete when the rating, the week and every named predictor are present (a
+    trait score at the first wave, a state at the wave before the rating with its person mean,
+    a session feature of the session). ``n_rated`` (participants with ratings, possibly given
+    by the caller) minus the participants lost to missing predictors is the count.
+    """
+
+    def __init__(self, study: Study, order: Sequence[tuple[str, str]], *, n_rated: int, func: str):
+        self.n_rated = n_rated
+        self.present: dict[tuple[str, str], Any] = {}
+        if not order:
+            self.rows = None
+            return
+        raw = _raw_predictors(
+            study,
+            traits=[n for k, n in order if k == "trait"],
+            states=[n for k, n in order if k == "state"],
+            session_features=[n for k, n in order if k == "session"],
+            func=func,
+        )
+        rows = raw.rows
+        self.ids = rows[raw.id_col]
+        self.rows = rows[raw.response_col].notna() & rows["week"].notna()
+        self.rated = int(self.ids.nunique())
+        for kind, name in order:
+            ok = rows[name].notna()
+            if kind == "state":
+                ok &= self.ids.map(raw.persons[f"{name}__mean"]).notna()
+            self.present[(kind, name)] = ok
+
+    def people(self, parts: Sequence[tuple[str, str]]) -> int:
+        """Participants with at least one complete rating for these candidates."""
+        if self.rows is None:
+            return self.n_rated
+        keep = self.rows.copy()
+        for part in parts:
+            keep &= self.present[part]
+        lost = self.rated - int(self.ids[keep].nunique())
+        return max(self.n_rated - lost, 0)
 
 
 def _benchmark_data(

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from _empathic_base.words import caller, parameter
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import atomic_write, check_out_dir, write_csv, write_json
 from longitudinal.report.context import (
@@ -52,6 +53,7 @@ def build_report(
     person_tables: bool = True,
     formats: str | Sequence[str] = ("html", "docx", "latex"),
     lean: bool = False,
+    ordinal_bins: int | None = None,
 ) -> Path:
     """Write the change report of a study directory.
 
@@ -80,8 +82,10 @@ def build_report(
         Level of every interval and of the reliable change criterion.
     bayes : bool, default True
         In the "What predicts empathy" section, fit the Bayesian ordinal model beside the
-        linear mixed model (about a minute of sampling on two cores); ``False`` reports the
-        mixed model alone.
+        linear mixed model (about a minute of sampling on two cores); for a continuous scale
+        of more than 11 points the Bayesian linear mixed model (gaussian family) instead, or
+        the ordinal one on the binned ratings with ``ordinal_bins``. ``False`` reports the
+        mixed models alone.
     overwrite : bool, default False
         Replace an existing non-empty ``out_dir`` (only after the new report is complete).
     sampling : mapping, optional
@@ -97,6 +101,12 @@ def build_report(
         folder, dangling link), a file over 64 KiB and a key under 16 bytes (128 bits; make
         one with ``python -c "import secrets; print(secrets.token_hex(32))" > KEY``).
         ``provenance.json`` holds a slow keyed fingerprint of it.
+    predictors : sequence of str, optional
+        What "What predicts empathy" tests, in priority order (``longitudinal report
+        --predictors``): scale score columns, instruments or numeric session columns (see
+        :func:`longitudinal.predict.selection.plan_predictors`); default study.toml's
+        ``[roles] predictors``, else the traits, states and session features. A name that is
+        none of these is refused before any analysis, the message listing the candidates.
     person_tables : bool, default True
         Write the tables with one row per participant (``tables/reliable_change_people.csv``,
         ``tables/complete_case_exclusions.csv``). Pseudonyms do not make them anonymous:
@@ -117,6 +127,13 @@ def build_report(
         course) are left out. Every table of the surveys and the ratings is computed from
         every participant as usual. The report's first paragraph, ``notes.csv`` and
         ``provenance.json`` say what was reduced.
+    ordinal_bins : int, optional
+        For a continuous rating scale (more than 11 points, a 0-100 slider:
+        :mod:`longitudinal.rating_scale`), whose empathy models are the linear ones, also fit
+        the ordinal models to the ratings binned into this many (2 to 11) ordered categories
+        of equal width over ``[scale_min, scale_max]``; the section says so and lists the
+        bins (``tables/empathy_ordinal_bins.csv``). Refused for an ordinal scale (1-5, 1-7),
+        whose ratings are fitted as ordered categories already.
 
     Returns
     -------
@@ -128,20 +145,25 @@ def build_report(
     surveys.InputValidationError
         The study directory is not usable (every problem listed; nothing is written).
     longitudinal.InvalidParameterError
-        A parameter is invalid, ``out_dir`` is a file or a non-empty directory without
-        ``overwrite=True``, or ``out_dir`` is (or contains) the study directory.
+        A parameter is invalid (``ordinal_bins`` outside 2 to 11, or given for an ordinal
+        scale; ``predictors`` naming what the study does not have), ``out_dir`` is a file or
+        a non-empty directory without ``overwrite=True``, or ``out_dir`` is (or contains) the
+        study directory.
 
     Notes
     -----
     The report contains: the sample (participants, sessions, ratings, surveys per wave,
     exclusions by file and reason); reliability per scale and wave; per state scale the
     descriptives per wave, the repeated-measures ANOVA (complete cases, Mauchly's test,
-    Greenhouse-Geisser and Huynh-Feldt corrections, how many people were left out), pairwise
+    Greenhouse-Geisser and Huynh-Feldt corrections, how many people were left out and why:
+    a survey not taken, or a scale not scored for too few items answered, each participant's
+    reason in ``tables/complete_case_exclusions.csv``), pairwise
     paired t tests (Holm) with d_z and g_av, the Friedman test, the linear growth model
     (time in weeks since the first wave, from the median survey dates) and reliable change
-    counts with the reliability used; the empathy rating distribution and its course over
-    the month; session behaviour; traits and demographics; figures; a methods paragraph
-    generated from what was done; and ``evaluate/metrics.csv`` when present.
+    counts with the reliability used; the empathy rating distribution (per scale point; in 10
+    equal-width bins for a continuous scale) and its course over the study; session
+    behaviour; traits and demographics; figures; a methods paragraph generated from what was
+    done; and ``evaluate/metrics.csv`` when present.
 
     Of several scales of one instrument that are rescalings of each other (same items, keys
     and rule; WHO-5 raw and percentage) only the last one is analysed.
@@ -174,6 +196,7 @@ def build_report(
         person_tables=person_tables,
         formats=formats,
         lean=lean,
+        ordinal_bins=ordinal_bins,
     )
     from longitudinal.study import load_study, study_inputs
 
@@ -193,6 +216,23 @@ def build_report(
         else (b"", False)
     )
     study = load_study(study_path)
+    if options.predictors is not None:  # an unknown name is refused before any analysis
+        from longitudinal.predict.selection import resolve_predictors
+
+        resolve_predictors(
+            study, options.predictors, source=parameter("predictors"), func=caller("build_report")
+        )
+    if options.ordinal_bins is not None:  # refused before any work on an ordinal scale
+        from longitudinal.rating_scale import check_ordinal_bins
+
+        spec = study.config.ratings
+        check_ordinal_bins(
+            options.ordinal_bins,
+            spec.scale_min,
+            spec.scale_max,
+            where="build_report",
+            name="the `ordinal_bins` parameter",
+        )
     preserved = out / "evaluate" if (out / EVALUATION_FILE).is_file() else None
 
     def write(staging: Path) -> None:

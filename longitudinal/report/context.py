@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from longitudinal._wording import own_names, span_text
 from longitudinal.frames import scale_column
 from longitudinal.report.options import ReportOptions
 
@@ -53,10 +54,19 @@ class ReportContext:
         return self.study.config
 
     def note(self, *texts: str) -> None:
-        """Record warnings for the Notes section and provenance.json, each text once."""
+        """Record warnings for the Notes section and provenance.json, each text once.
+
+        A formula or message that names the package's internal session or story column
+        (``session_id``, ``story_id``) is recorded with the study's own name for it.
+        """
         for text in texts:
+            text = self.own_names(text)
             if text not in self.notes:
                 self.notes.append(text)
+
+    def own_names(self, text: str) -> str:
+        """Name the session, story and time columns as the study does (``[columns]``)."""
+        return own_names(text, self.config.column_names)
 
     def scrub(self, text: str) -> str:
         """Replace raw participant ids in free text by their pseudonyms."""
@@ -70,6 +80,32 @@ class ReportContext:
         return self.id_pattern.sub(lambda m: self.id_map[m.group(0)], text)
 
 
+def study_days(sessions: pd.DataFrame, id_col: str) -> int:
+    """Count the calendar days the study lasted, from its sessions.
+
+    The longest span from a participant's first session to their last, both days counted
+    (0 without sessions).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from longitudinal.report.context import study_days
+    >>> s = pd.DataFrame({"id": ["a", "a", "b", "b"], "started_at": pd.to_datetime(
+    ...     ["2025-03-03 18:00", "2025-04-06 09:00", "2025-03-05 10:00", "2025-03-20 10:00"])})
+    >>> study_days(s, "id")
+    35
+    """
+    if sessions.empty:
+        return 0
+    days = sessions["started_at"].dt.normalize().groupby(sessions[id_col].astype(str))
+    return int((days.max() - days.min()).dt.days.max()) + 1
+
+
+def study_span(ctx: ReportContext) -> str:
+    """Say the study's length in words, from its sessions: ``five weeks``, ``12 days``."""
+    return span_text(study_days(ctx.study.sessions, ctx.config.id_col))
+
+
 def rename_ids(frame: pd.DataFrame, id_col: str, id_map: dict[str, str]) -> pd.DataFrame:
     """Pseudonymize the person column and drop session ids (they often hold raw ids)."""
     out = frame.copy()
@@ -80,9 +116,14 @@ def rename_ids(frame: pd.DataFrame, id_col: str, id_map: dict[str, str]) -> pd.D
     return out
 
 
+def instrument_title(instrument: Any) -> str:
+    """Readable name of an instrument: its title up to the first comma, else its name."""
+    return instrument.title.split(",")[0].strip() or instrument.name
+
+
 def label(instrument: Any, scale: str) -> str:
     """Readable name of a scale: the instrument's title, with the scale when it has several."""
-    title = instrument.title.split(",")[0].strip() or instrument.name
+    title = instrument_title(instrument)
     if len(instrument.scales) == 1:
         return title
     return f"{title} ({scale.replace('_', ' ')})"

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from _empathic_base.words import parameter
 from longitudinal._checks import check_bool, check_unit
 from longitudinal._errors import InvalidParameterError
 from longitudinal._sizes import LEAN_MODEL_PARTICIPANTS  # noqa: F401 (re-exported)
@@ -29,6 +30,7 @@ class ReportOptions:
     person_tables: bool = True  # write the tables with one row per participant
     formats: tuple[str, ...] = ("html",)  # --formats: html (the report), docx, latex
     lean: bool = False  # --lean: a big study's reduced report (see LEAN_MODEL_PARTICIPANTS)
+    ordinal_bins: int | None = None  # --ordinal-bins: ordinal models of a continuous scale
 
     def as_dict(self) -> dict[str, Any]:
         """Return the options as provenance.json records them."""
@@ -44,6 +46,7 @@ class ReportOptions:
             **({"sampling": dict(self.sampling)} if self.sampling else {}),
             **({"predictors": list(self.predictors)} if self.predictors else {}),
             **({"formats": list(self.formats)} if self.formats != ("html",) else {}),
+            **({"ordinal_bins": self.ordinal_bins} if self.ordinal_bins is not None else {}),
         }
 
 
@@ -65,11 +68,17 @@ def check_options(
     person_tables=True,
     formats=("html",),
     lean=False,
+    ordinal_bins=None,
 ) -> ReportOptions:
-    """Check the report's options; ``func`` names the entry point in the messages."""
+    """Check the report's options; ``func`` names the entry point in the messages.
+
+    A message names a parameter as ``func``'s (``the `formats` parameter of build_report``),
+    or as its option (``--formats``) when ``longitudinal report`` runs
+    (:mod:`_empathic_base.words`).
+    """
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
         raise InvalidParameterError(
-            f"the `seed` parameter of {func} must be an int or None; got {seed!r}"
+            f"{parameter('seed', func)} must be an int or None; got {seed!r}"
         )
     for name, value in (
         ("pseudonymize", pseudonymize),
@@ -81,19 +90,25 @@ def check_options(
     ):
         check_bool(value, name=name, where=func)
     check_unit(ci_level, name="ci_level", where=func)
+    if ordinal_bins is not None:  # the range here; the study's scale in build_report
+        from longitudinal.rating_scale import check_ordinal_bins
+
+        check_ordinal_bins(ordinal_bins, where=func, name="the `ordinal_bins` parameter")
     sampling = {k: v for k, v in (sampling or {}).items() if v is not None}
     for key, value in sampling.items():
         kind = _SAMPLING.get(key)
         if kind is None or isinstance(value, bool) or not isinstance(value, kind | int):
             raise InvalidParameterError(
-                f"the `{key}` sampling option of {func} is unknown or of the wrong type; "
-                f"expected one of {sorted(_SAMPLING)}"
+                f"{parameter(key, func, what='sampling option')} is unknown or of the wrong "
+                f"type; expected one of {sorted(_SAMPLING)}"
             )
     if "target_accept" in sampling and not 0 < sampling["target_accept"] < 1:
-        raise InvalidParameterError(f"the `target_accept` option of {func} must be in (0, 1)")
+        raise InvalidParameterError(
+            f"{parameter('target_accept', func, what='option')} must be in (0, 1)"
+        )
     for key in ("draws", "tune", "chains"):
         if key in sampling and sampling[key] < 1:
-            raise InvalidParameterError(f"the `{key}` option of {func} must be at least 1")
+            raise InvalidParameterError(f"{parameter(key, func, what='option')} must be at least 1")
     if predictors is not None:
         from longitudinal.predict.selection import parse_predictor_list
 
@@ -101,7 +116,7 @@ def check_options(
             predictors = None
         elif not isinstance(predictors, str) and not all(isinstance(p, str) for p in predictors):
             raise InvalidParameterError(
-                f"the `predictors` parameter of {func} must be a list of scale or session "
+                f"{parameter('predictors', func)} must be a list of scale or session "
                 f"feature names; got {predictors!r}"
             )
         predictors = parse_predictor_list(predictors)
@@ -118,6 +133,7 @@ def check_options(
         overwrite=overwrite,
         person_tables=person_tables,
         lean=lean,
+        ordinal_bins=None if ordinal_bins is None else int(ordinal_bins),
     )
 
 
@@ -127,7 +143,7 @@ def _check_retest(retest: Any, func: str) -> dict[str, float]:
         return checked
     if not isinstance(retest, Mapping):
         raise InvalidParameterError(
-            f"the `retest` parameter of {func} must be a mapping {{scale or instrument: r}}; "
+            f"{parameter('retest', func)} must be a mapping {{scale or instrument: r}}; "
             f"got {type(retest).__name__}"
         )
     for key, value in retest.items():
@@ -138,7 +154,7 @@ def _check_retest(retest: Any, func: str) -> dict[str, float]:
             or not 0 <= value < 1
         ):
             raise InvalidParameterError(
-                f"the `retest` parameter of {func} must map names to a reliability in "
+                f"{parameter('retest', func)} must map names to a reliability in "
                 f"[0, 1); got {key!r}: {value!r}"
             )
         checked[key] = float(value)
@@ -154,14 +170,14 @@ def _check_formats(formats: Any, func: str) -> tuple[str, ...]:
     names = formats.split(",") if isinstance(formats, str) else formats
     if isinstance(names, bytes) or not all(isinstance(n, str) for n in names):
         raise InvalidParameterError(
-            f"the `formats` parameter of {func} must be a comma-separated string or a list of "
+            f"{parameter('formats', func)} must be a comma-separated string or a list of "
             f"{', '.join(FORMATS)}; got {formats!r}"
         )
     names = [n.strip().lower() for n in names if n.strip()]
     unknown = [n for n in names if n not in FORMATS]
     if unknown or not names:
         raise InvalidParameterError(
-            f"the `formats` parameter of {func} must name one or more of {', '.join(FORMATS)}; "
+            f"{parameter('formats', func)} must name one or more of {', '.join(FORMATS)}; "
             f"got {formats!r}"
         )
     return ("html", *[n for n in FORMATS[1:] if n in names])

@@ -93,9 +93,12 @@ def read_or_new_key(
     (folder, FIFO, device), a dangling link, or a file over :data:`MAX_KEY_BYTES`; a key
     shorter than :data:`MIN_KEY_BYTES`; a new key whose folder does not exist.
     Returns the key and whether it is new (the caller writes it with :func:`write_key`).
+    The messages name ``func``, or the command when the command line runs it.
     """
+    from _empathic_base.words import caller
     from longitudinal._output import refuse_overlap
 
+    func = caller(func)  # the command, when the command line runs it
     real, folder = Path(os.path.realpath(path)), Path(os.path.realpath(out))
     if real == folder or folder in real.parents:
         raise InvalidParameterError(

@@ -63,13 +63,14 @@ predictors ``x_k`` are all computable from the written files:
 ``absorption_z``, ``sites_z``
     the same for the tas4 mean and the sites item.
 ``cls9_humanity_between_z``, ``who5_between_z``
-    the person's mean state score over the waves they completed (pre, mid, post) minus the
-    mean of these person means, divided by the SD of the scale score at pre across
-    participants (``ddof=1``).
+    the person's mean state score over the waves that precede their ratings (pre, and mid
+    for a person with a session after the mid survey; post follows the last session and
+    never enters) minus the mean of these person means, divided by the SD of the scale
+    score at pre across participants (``ddof=1``).
 ``cls9_humanity_within_z``, ``who5_within_z``
     the state score of the most recent wave completed before the session (pre, or mid when
     the session is after the mid survey date and the mid survey was answered) minus the
-    person's mean over completed waves, divided by the same SD at pre.
+    person's mean over the waves that precede their ratings, divided by the same SD at pre.
 ``words_z``
     the session's spoken words standardized over all sessions in ``sessions.csv``
     (``ddof=1``).

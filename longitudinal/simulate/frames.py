@@ -367,9 +367,14 @@ def _predictors(
         "absorption_z": observed.trait_z["absorption"][person_of],
         "sites_z": observed.trait_z["sites"][person_of],
     }
+    # A person's state mean is over the waves that precede their ratings (pre, and mid for
+    # those with a session after it); post comes after the last session and never enters.
+    used_mid = np.zeros(len(pids), dtype=bool)
+    used_mid[np.unique(person_of[after_mid])] = True
     for key in ("cls9_humanity", "who5"):
         table = observed.state[key]
-        person_mean = table.mean(axis=1, skipna=True).to_numpy()
+        pre, mid = table["pre"].to_numpy(), table["mid"].to_numpy()
+        person_mean = np.where(used_mid & ~np.isnan(mid), (pre + mid) / 2.0, pre)
         sd_pre = observed.state_sample[key]["sd_pre"]
         current = np.where(
             after_mid, table["mid"].to_numpy()[person_of], table["pre"].to_numpy()[person_of]

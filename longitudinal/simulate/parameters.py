@@ -247,7 +247,8 @@ _PREDICTOR_TEXT = {
     "openness_z": "BFI-44 openness (pre) standardized across participants",
     "absorption_z": "tas4 mean (pre) standardized across participants",
     "sites_z": "sites item (pre) standardized across participants",
-    "cls9_humanity_between_z": "person mean of cls9_humanity over completed waves, "
+    "cls9_humanity_between_z": "person mean of cls9_humanity over the waves before "
+    "the person's ratings (pre, and mid when a session follows it), "
     "centred at the mean of person means, divided by the SD at pre",
     "cls9_humanity_within_z": "cls9_humanity at the last completed wave before the session "
     "minus the person mean, divided by the SD at pre",

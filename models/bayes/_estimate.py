@@ -9,7 +9,15 @@ tuning and :data:`PROBE_DRAWS` kept iterations per chain (with nutpie the compil
 reused by the run that follows), measures the seconds per leapfrog step and the steps per
 adapted iteration; a run estimated at :data:`LONG_SECONDS` or more is announced by a
 :class:`LongSamplingWarning` that gives the estimate and the draws that would bring it under
-that limit.
+that limit, and one estimated over :data:`~models._limits.BAYES_MAX_SECONDS` (a day) is
+refused with them.
+
+Before any of that, every fit (whatever the sampler) is checked by :func:`check_storage`: the
+draws, tuning steps and chains within their ceilings, and the memory the stored draws will
+take (the values of one draw x draws x chains, about three copies: the sampler's, the
+data-scale draws and the summaries' working arrays) within
+:data:`~models._limits.BAYES_MAX_GB`. A sampler allocates its storage for the draws up front,
+so an absurd ``draws`` would otherwise end the process natively rather than raise.
 """
 
 from __future__ import annotations
@@ -23,7 +31,16 @@ from typing import Any
 import numpy as np
 
 from _empathic_base.durations import duration_text
-from models._errors import ModelsWarning
+from _empathic_base.words import caller, parameter
+from models._errors import InvalidParameterError, ModelsWarning
+from models._limits import (
+    BAYES_MAX_CHAINS,
+    BAYES_MAX_DRAWS,
+    BAYES_MAX_GB,
+    BAYES_MAX_SECONDS,
+    BAYES_MAX_TUNE,
+    check_count,
+)
 
 PROBE_SIZE = 50_000_000
 """A fit is probed when ``chains x (draws + tune) x rows`` reaches this (the study-sized
@@ -34,6 +51,12 @@ PROBE_DRAWS = 10
 
 LONG_SECONDS = 600.0
 """A run estimated at this or longer is announced before it starts."""
+
+STORED_COPIES = 3
+"""Copies of the draws a fit holds at once: the sampler's, the data-scale draws, the summaries'."""
+
+STATS_PER_DRAW = 12
+"""Sampler statistics stored with each draw (step size, tree depth, energy, divergence, ...)."""
 
 
 class LongSamplingWarning(ModelsWarning):
@@ -54,6 +77,69 @@ class SamplingEstimate:
         """Draws per chain that keep the run's expected time within ``seconds``."""
         per_iteration = self.seconds_per_iteration * self.rounds
         return max(0, int(seconds / per_iteration) - tune)
+
+
+def check_counts(draws: Any, tune: Any, chains: Any, *, where: str) -> tuple[int, int, int]:
+    """Return ``draws``, ``tune`` and ``chains`` as ints when each is within its ceiling.
+
+    Ceilings (:mod:`models._limits`): draws 1 to :data:`~models._limits.BAYES_MAX_DRAWS`,
+    tune 0 to :data:`~models._limits.BAYES_MAX_TUNE`, chains 1 to
+    :data:`~models._limits.BAYES_MAX_CHAINS`; a refusal names the parameter (its option on
+    the command line).
+    """
+    return (
+        check_count(draws, name="draws", where=where, minimum=1, maximum=BAYES_MAX_DRAWS),
+        check_count(tune, name="tune", where=where, minimum=0, maximum=BAYES_MAX_TUNE),
+        check_count(chains, name="chains", where=where, minimum=1, maximum=BAYES_MAX_CHAINS),
+    )
+
+
+def values_per_draw(inputs: Any) -> int:
+    """Numbers stored per draw of one chain: the model's parameters and the sampler's statistics.
+
+    Fixed effects (and the gaussian intercept and sigma), the ordinal cutpoints, and for each
+    random-effects block its levels x effects, its sds and correlations.
+    """
+    n = len(inputs.fixed_terms) + int(inputs.intercept) + STATS_PER_DRAW
+    n += max(len(inputs.categories) - 1, 0) if inputs.family == "ordinal" else 1
+    for block in inputs.random:
+        q = len(block.terms)
+        n += len(block.levels) * q + q + q * (q - 1) // 2
+    return n
+
+
+def storage_gb(values: int, *, draws: int, chains: int) -> float:
+    """Estimated GB of the stored draws: ``values x draws x chains`` doubles, thrice held."""
+    return STORED_COPIES * 8.0 * values * draws * chains / 1e9
+
+
+def check_storage(inputs: Any, *, draws: int, chains: int, where: str) -> None:
+    """Refuse, before anything is sampled, draws whose storage exceeds the memory ceiling.
+
+    The estimate is :func:`storage_gb` of :func:`values_per_draw`; over
+    :data:`~models._limits.BAYES_MAX_GB` the refusal gives it, the values per draw and the
+    draws that would fit.
+    """
+    values = values_per_draw(inputs)
+    gb = storage_gb(values, draws=draws, chains=chains)
+    if gb <= BAYES_MAX_GB:
+        return
+    fits = int(BAYES_MAX_GB * 1e9 / (STORED_COPIES * 8.0 * values * chains))
+    if fits >= 100:
+        rounded = fits // 100 * 100
+        fix = (
+            f"draws={rounded} (command line: --draws {rounded}) with {chains} chains would "
+            f"take about {storage_gb(values, draws=rounded, chains=chains):.1f} GB"
+        )
+    else:
+        fix = "even 100 draws per chain would not fit: use fewer chains or a smaller model"
+    raise InvalidParameterError(
+        f"{caller(where)}: {draws:,} draws ({parameter('draws', where)}) x {chains} chains "
+        f"({parameter('chains', where)}) of {values:,} values each (the model's parameters, "
+        f"random effects included, and the sampler's statistics) are estimated to need about "
+        f"{gb:,.1f} GB of memory, more than the {BAYES_MAX_GB:g} GB this refuses before "
+        f"sampling; {fix}"
+    )
 
 
 def estimate_sampling(probe: Any, *, draws: int, tune: int, chains: int) -> SamplingEstimate:
@@ -85,6 +171,27 @@ def estimate_sampling(probe: Any, *, draws: int, tune: int, chains: int) -> Samp
         iterations=draws + tune,
         rounds=rounds,
         seconds=rounds * (warm_seconds + per_iteration * rest),
+    )
+
+
+def refuse_too_long(estimate: SamplingEstimate, *, draws: int, tune: int, where: str) -> None:
+    """Refuse a run the probe estimates over :data:`~models._limits.BAYES_MAX_SECONDS`."""
+    if estimate.seconds <= BAYES_MAX_SECONDS:
+        return
+    shorter = estimate.draws_within(BAYES_MAX_SECONDS, tune)
+    if shorter >= 100:
+        rounded = shorter // 100 * 100
+        fix = (
+            f"draws={rounded} (command line: --draws {rounded}) would take about "
+            f"{duration_text(estimate.seconds_per_iteration * estimate.rounds * (rounded + tune))}"
+        )
+    else:
+        fix = "even the tuning alone exceeds that limit: try fewer chains or a simpler model"
+    raise InvalidParameterError(
+        f"{caller(where)}: sampling {draws:,} draws ({parameter('draws', where)}) is expected "
+        f"to take about {duration_text(estimate.seconds)} (measured on "
+        f"{estimate.probe_iterations} probe iterations), more than the "
+        f"{duration_text(BAYES_MAX_SECONDS)} this refuses before sampling; {fix}"
     )
 
 

@@ -26,7 +26,7 @@ from models._backends.samplers import (
     require_sampler,
     run_nuts,
 )
-from models._checks import check_choice, check_int, check_seed, check_unit
+from models._checks import check_choice, check_seed, check_unit
 from models._errors import (
     FormulaError,
     InvalidParameterError,
@@ -34,7 +34,14 @@ from models._errors import (
     SamplingWarning,
 )
 from models._version import __version__
-from models.bayes._estimate import PROBE_SIZE, announce, estimate_sampling
+from models.bayes._estimate import (
+    PROBE_SIZE,
+    announce,
+    check_counts,
+    check_storage,
+    estimate_sampling,
+    refuse_too_long,
+)
 from models.bayes._predict import _Predictions
 from models.bayes._summary import _Summaries
 from models.bayes.diagnostics import _as_dataset, sampling_diagnostics
@@ -75,15 +82,19 @@ class BayesianMixedModel(_Predictions, _Summaries):
         ``cutpoints``, ``sd``, ``cor``, ``sigma``), as :class:`Prior` objects or
         mappings such as ``{"dist": "normal", "sigma": 1.0}``.
     draws : int, default 10000
-        Draws kept per chain. The group-level sds are the slowest-mixing parameters (the
+        Draws kept per chain, at most 1,000,000 (:data:`~models._limits.BAYES_MAX_DRAWS`);
+        draws whose storage is estimated over 8 GB are refused before sampling, and a run
+        that the probe of a large fit estimates at more than a day is refused with the draws
+        that fit. The group-level sds are the slowest-mixing parameters (the
         story sd of the study-sized model, 600 stories rated about twice each, gains about
         0.07 effective draws per draw): 2 x 5,000 draws only just reach the diagnostics
         gate's tail ESS of 400, 2 x 10,000 clear it about threefold.
     tune : int, default 500
         Tuning (warm-up) steps per chain; nutpie's adaptation settles within a few
-        hundred.
+        hundred. At most 1,000,000 (:data:`~models._limits.BAYES_MAX_TUNE`).
     chains : int, default 2
-        Number of chains (run in parallel, up to the number of cores).
+        Number of chains (run in parallel, up to the number of cores), at most 64
+        (:data:`~models._limits.BAYES_MAX_CHAINS`).
     sampler : {"auto", "pymc", "nutpie", "numpyro"}, default "auto"
         NUTS implementation; ``auto`` is nutpie when it is installed (the ``fast`` extra),
         else PyMC's own; ``numpyro`` needs the ``jax`` extra. The model is built (and,
@@ -295,14 +306,15 @@ class BayesianMixedModel(_Predictions, _Summaries):
                 f"the `progressbar` parameter of {where} must be True, False or None; "
                 f"got {self.progressbar!r}"
             )
+        draws, tune, chains = check_counts(self.draws, self.tune, self.chains, where=where)
         return {
             "family": family,
             "link": link,
             "sampler": sampler,
             "priors": _resolve_priors(self.priors, family=family, link=link, where=where),
-            "draws": check_int(self.draws, name="draws", where=where, minimum=1),
-            "tune": check_int(self.tune, name="tune", where=where, minimum=0),
-            "chains": check_int(self.chains, name="chains", where=where, minimum=1),
+            "draws": draws,
+            "tune": tune,
+            "chains": chains,
             "target_accept": check_unit(self.target_accept, name="target_accept", where=where),
             "ci_level": check_unit(self.ci_level, name="ci_level", where=where),
             "seed": check_seed(self.seed, where=where),
@@ -392,7 +404,6 @@ class BayesianMixedModel(_Predictions, _Summaries):
                 f"got {type(data).__name__}"
             )
         require_sampler(opts["sampler"])
-        import_pymc()
         from models.formula import build_design, parse_formula
 
         spec = parse_formula(self.formula)
@@ -400,6 +411,8 @@ class BayesianMixedModel(_Predictions, _Summaries):
         if len(design.y) == 0:
             raise FormulaError(f"{where}: no complete rows for formula {self.formula!r}")
         inputs = pmod.prepare_inputs(design, family=opts["family"], link=opts["link"], where=where)
+        check_storage(inputs, draws=opts["draws"], chains=opts["chains"], where=where)
+        import_pymc()  # after the checks: a refused fit does not wait for PyMC
         # one model (and one compilation) per structure: a refit on other data swaps the data
         entry = MODEL_CACHE.get(
             pmod.model_structure(inputs, opts["priors"]),
@@ -425,6 +438,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
                 tune=opts["tune"],
                 chains=opts["chains"],
             )
+            refuse_too_long(found, draws=opts["draws"], tune=opts["tune"], where=where)
             announce(found, draws=opts["draws"], tune=opts["tune"], chains=opts["chains"])
         run = run_nuts(
             entry, draws=opts["draws"], tune=opts["tune"], progressbar=progress, **sampling

@@ -28,6 +28,7 @@ from models._errors import (
     InvalidParameterError,
     NotFittedError,
 )
+from models._limits import ORDINAL_MAX_N_AGQ, check_count
 from models._varcorr import random_tables, singular_description
 from models.formula import RE_FORM_NONE, Design, build_design, parse_formula
 from models.lmm._mixedlm import one_blas_thread
@@ -71,7 +72,8 @@ class OrdinalMixedModel(_Summaries, _Estimation):
     n_agq : int, default 1
         1 for the Laplace approximation; more for adaptive Gauss-Hermite quadrature with that
         many nodes (clmm's ``nAGQ``), which needs a single scalar random-effects term such as
-        ``(1 | g)``.
+        ``(1 | g)``. At most :data:`~models._limits.ORDINAL_MAX_N_AGQ` (100): each
+        likelihood evaluates every group at every node.
     start : {"lmm", "default"}, default "lmm"
         Starting values of the random-effect SDs: from a linear mixed model of the category
         numbers (the ratio of each SD to the residual SD, on the latent scale), or 1.
@@ -377,7 +379,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         check_choice(self.link, ("logit", "probit"), name="link", where=_WHERE)
         check_choice(self.threshold, ("flexible", "equidistant"), name="threshold", where=_WHERE)
         check_choice(self.start, ("lmm", "default"), name="start", where=_WHERE)
-        check_int(self.n_agq, name="n_agq", where=_WHERE, minimum=1)
+        check_count(self.n_agq, name="n_agq", where=_WHERE, minimum=1, maximum=ORDINAL_MAX_N_AGQ)
         check_int(self.max_iter, name="max_iter", where=_WHERE, minimum=1)
         check_unit(self.ci_level, name="ci_level", where=_WHERE)
 

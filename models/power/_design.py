@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from models._errors import InvalidParameterError
+from models._limits import POWER_MAX_PARTICIPANTS, POWER_MAX_SESSIONS, POWER_MAX_STORIES
 
 ENGINES = ("lmm", "clmm")
 """Engines a design can name: a linear mixed model (``[residual]``) or a cumulative link mixed
@@ -138,10 +139,15 @@ def _number(value: Any, *, source: str, key: str, minimum: float | None = None) 
     return float(value)
 
 
-def _integer(value: Any, *, source: str, key: str, minimum: int) -> int:
+def _integer(value: Any, *, source: str, key: str, minimum: int, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise InvalidParameterError(
             f"{_where(source, key)} must be an integer >= {minimum}; got {value!r}"
+        )
+    if maximum is not None and value > maximum:
+        raise InvalidParameterError(
+            f"{_where(source, key)} must be at most {maximum:,} (the ceiling that keeps a "
+            f"simulated study within memory); got {value!r}"
         )
     return int(value)
 
@@ -161,7 +167,10 @@ def _unknown(found: dict[str, Any], allowed: set[str], *, source: str, key: str)
 
 
 def session_range(value: Any, *, source: str, key: str) -> tuple[int, int]:
-    """Read a sessions setting: an int, ``[min, max]`` or the text ``"min-max"``."""
+    """Read a sessions setting: an int, ``[min, max]`` or the text ``"min-max"``.
+
+    Each count is from 1 to :data:`~models._limits.POWER_MAX_SESSIONS` (1,000).
+    """
     if isinstance(value, str):
         lo, sep, hi = value.partition("-")
         try:
@@ -176,14 +185,14 @@ def session_range(value: Any, *, source: str, key: str) -> tuple[int, int]:
             raise InvalidParameterError(
                 f"{_where(source, key)} must be [min, max]; got {list(value)!r}"
             )
-        lo = _integer(value[0], source=source, key=key, minimum=1)
-        hi = _integer(value[1], source=source, key=key, minimum=1)
+        lo = _integer(value[0], source=source, key=key, minimum=1, maximum=POWER_MAX_SESSIONS)
+        hi = _integer(value[1], source=source, key=key, minimum=1, maximum=POWER_MAX_SESSIONS)
         if hi < lo:
             raise InvalidParameterError(
                 f"{_where(source, key)} must have min <= max; got {list(value)!r}"
             )
         return lo, hi
-    n = _integer(value, source=source, key=key, minimum=1)
+    n = _integer(value, source=source, key=key, minimum=1, maximum=POWER_MAX_SESSIONS)
     return n, n
 
 
@@ -214,10 +223,10 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
         [design]
         formula = "empathy ~ trait + week + (1 + week | participant_id) + (1 | story_id)"
         engine = "lmm"                 # the only engine so far
-        participants = 40              # used when no grid is given
-        sessions = [6, 12]             # per participant: [min, max] or one integer
+        participants = 40              # used when no grid is given (at most 100,000)
+        sessions = [6, 12]             # per participant: [min, max] or one integer (<= 1,000)
         stories_per_session = 3
-        stories = 120                  # pool of stories
+        stories = 120                  # pool of stories (at most 1,000,000)
         days = 30                      # length of the study period
         waves = ["pre", "mid", "post"]
 
@@ -275,7 +284,11 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
         )
     _check_engine_tables(raw, engine, source)
     participants = _integer(
-        design.get("participants", 40), source=source, key="[design] participants", minimum=2
+        design.get("participants", 40),
+        source=source,
+        key="[design] participants",
+        minimum=2,
+        maximum=POWER_MAX_PARTICIPANTS,
     )
     sessions = session_range(design.get("sessions", 1), source=source, key="[design] sessions")
     per = _integer(
@@ -283,8 +296,15 @@ def read_design(path_or_dict: str | Path | dict[str, Any]) -> PowerDesign:
         source=source,
         key="[design] stories_per_session",
         minimum=1,
+        maximum=POWER_MAX_STORIES,
     )
-    stories = _integer(design.get("stories", per), source=source, key="[design] stories", minimum=1)
+    stories = _integer(
+        design.get("stories", per),
+        source=source,
+        key="[design] stories",
+        minimum=1,
+        maximum=POWER_MAX_STORIES,
+    )
     if stories < per:
         raise InvalidParameterError(
             f"{source}: [design] stories ({stories}) must be at least stories_per_session ({per})"

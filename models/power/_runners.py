@@ -16,6 +16,7 @@ workers are spawned and this process runs the first simulations itself meanwhile
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import pickle
 import re
@@ -26,9 +27,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from models._errors import InvalidParameterError
+from models._limits import MAX_WORKERS_PER_CPU
 
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS")
-_TCP = re.compile(r"^tcp://[A-Za-z0-9.\-\[\]:]+:\d{1,5}$")
+# a host name: dot-separated labels of letters, digits and inner hyphens (RFC 1123)
+_HOST_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\Z")
+
+#: The forms of a scheduler, as messages give them.
+SCHEDULER_FORMS = (
+    "processes:N (N local processes), local:N (a Dask LocalCluster of N workers on "
+    "127.0.0.1) or tcp://host:port (an existing Dask scheduler; host a name, an IPv4 address "
+    "or an IPv6 address in brackets such as tcp://[::1]:8786; port 1 to 65535)"
+)
 
 
 @dataclass(frozen=True)
@@ -50,13 +60,46 @@ class Scheduler:
         return str(self.address)
 
 
+def max_workers() -> int:
+    """Most workers of ``processes:N`` and ``local:N``: :data:`MAX_WORKERS_PER_CPU` per CPU."""
+    return MAX_WORKERS_PER_CPU * (os.cpu_count() or 1)
+
+
+def _tcp_problem(address: str) -> str | None:
+    """Say what is wrong with the ``host:port`` after ``tcp://``, or None when it is sound."""
+    if address.startswith("["):
+        host, closed, rest = address[1:].partition("]")
+        if not closed:
+            return "the IPv6 address has no closing ']'"
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return f"{host!r} is not an IPv6 address"
+        if not rest.startswith(":"):
+            return "no ':port' after the address"
+        port = rest[1:]
+    else:
+        host, colon, port = address.rpartition(":")
+        if not colon:
+            return "no ':port' after the host"
+        if ":" in host:
+            return "an IPv6 address goes in brackets, e.g. tcp://[::1]:8786"
+        labels = host.split(".")
+        if not host or len(host) > 253 or not all(_HOST_LABEL.match(part) for part in labels):
+            return f"{host!r} is not a host name or IPv4 address"
+    if not (port.isascii() and port.isdigit() and len(port) <= 5 and 1 <= int(port) <= 65535):
+        return f"the port {port!r} is not a number from 1 to 65535"
+    return None
+
+
 def parse_scheduler(value: Any, *, where: str) -> Scheduler:
-    """Read ``None``/``"serial"``, ``"processes[:N]"``, ``"local:N"`` or ``"tcp://host:port"``."""
-    expected = (
-        f"the `scheduler` parameter of {where} must be None (serial), 'processes:N' (N local "
-        "processes), 'local:N' (a Dask LocalCluster of N workers on 127.0.0.1) or "
-        "'tcp://host:port' (an existing Dask scheduler)"
-    )
+    """Read ``None``/``"serial"``, ``"processes[:N]"``, ``"local:N"`` or ``"tcp://host:port"``.
+
+    The address of ``tcp://`` is checked here (a host name, an IPv4 address or an IPv6
+    address in brackets, and a port from 1 to 65535), so that a malformed one is refused
+    before any work rather than by Dask; ``N`` is at most :func:`max_workers`.
+    """
+    expected = f"the `scheduler` parameter of {where} must be None (serial), {SCHEDULER_FORMS}"
     if value is None or value == "serial":
         return Scheduler("serial")
     if not isinstance(value, str):
@@ -66,11 +109,18 @@ def parse_scheduler(value: Any, *, where: str) -> Scheduler:
     for prefix, kind in (("processes:", "processes"), ("local:", "dask-local")):
         if value.startswith(prefix):
             n = value[len(prefix) :]
-            if not n.isdigit() or int(n) < 1:
-                raise InvalidParameterError(f"{expected}; got {value!r} (N must be >= 1)")
+            top = max_workers()
+            if not (n.isascii() and n.isdigit() and len(n) <= 9) or not 1 <= int(n) <= top:
+                raise InvalidParameterError(
+                    f"{expected}; got {value!r} (N must be a whole number from 1 to {top}, "
+                    f"{MAX_WORKERS_PER_CPU} per CPU of this machine)"
+                )
             return Scheduler(kind, workers=int(n))
-    if _TCP.match(value):
-        return Scheduler("dask", address=value)
+    if value.startswith("tcp://"):
+        problem = _tcp_problem(value[len("tcp://") :])
+        if problem is None:
+            return Scheduler("dask", address=value)
+        raise InvalidParameterError(f"{expected}; got {value!r} ({problem})")
     raise InvalidParameterError(f"{expected}; got {value!r}")
 
 

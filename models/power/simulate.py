@@ -33,8 +33,18 @@ import models.power._lmm as power_lmm
 import models.power._ordinal as power_ordinal
 import models.power._runners as power_runners
 from _empathic_base.results import Result
+from _empathic_base.words import caller, parameter
 from models._checks import check_bool, check_int, check_unit, renamed_parameter
 from models._errors import ConvergenceError, InvalidParameterError, ModelsError
+from models._limits import (
+    POWER_MAX_GRID,
+    POWER_MAX_PARTICIPANTS,
+    POWER_MAX_ROWS,
+    POWER_MAX_SIMS,
+    POWER_MAX_SIMULATED_ROWS,
+    POWER_ROWS_PER_SIMULATION,
+    check_count,
+)
 from models._version import __version__
 from models.power._design import (
     PowerDesign,
@@ -159,15 +169,20 @@ def _check_participants(value: Any) -> list[int]:
         isinstance(values, str | bytes)
         or not isinstance(values, Sequence | np.ndarray)
         or len(values) == 0
-        or any(isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 2 for v in values)
+        or any(
+            isinstance(v, bool)
+            or not isinstance(v, int | np.integer)
+            or not 2 <= v <= POWER_MAX_PARTICIPANTS
+            for v in values
+        )
     ):
         raise InvalidParameterError(
-            f"the `n_participants` parameter of {_WHERE} must be an integer >= 2 or a list of "
-            f"them, e.g. [20, 40, 60]; got {value!r}"
+            f"{parameter('n_participants', _WHERE)} must be a whole number from 2 to "
+            f"{POWER_MAX_PARTICIPANTS:,} or a list of them, e.g. [20, 40, 60]; got {value!r}"
         )
     if len(set(int(v) for v in values)) != len(values):
         raise InvalidParameterError(
-            f"the `n_participants` parameter of {_WHERE} lists a value twice; got {list(values)!r}"
+            f"{parameter('n_participants', _WHERE)} lists a value twice; got {list(values)!r}"
         )
     return [int(v) for v in values]
 
@@ -184,6 +199,61 @@ def _check_sessions(value: Any) -> list[tuple[int, int] | None]:
     for item in items:
         out.append(session_range(item, source=_WHERE, key="the `n_sessions` parameter"))
     return out
+
+
+def _rows_per_study(setup: _Setup, n: int, sessions: tuple[int, int] | None) -> int:
+    """Most rows a simulated study of ``n`` participants can have, before it is built.
+
+    A design gives each participant up to its most sessions of ``stories_per_session``
+    ratings; a pilot's participants are copied in turn (each at most ``ceil(n / n0)`` times),
+    or given up to the most sessions of its fullest session each.
+    """
+    if setup.spec is not None:
+        hi = (sessions or setup.spec.sessions)[1]
+        return n * hi * setup.spec.stories_per_session
+    frame = setup.frame
+    assert frame is not None and setup.participant_col is not None
+    if sessions is None:
+        people = int(frame[setup.participant_col].nunique())
+        return math.ceil(n / max(people, 1)) * len(frame)
+    assert setup.session_col is not None
+    fullest = int(frame.groupby([setup.participant_col, setup.session_col]).size().max())
+    return n * sessions[1] * fullest
+
+
+def _check_size(
+    setup: _Setup, participants: list[int], session_grid: list[Any], n_sims: int
+) -> None:
+    """Refuse, before any study is built, a grid beyond the ceilings of :mod:`models._limits`."""
+    points = len(participants) * len(session_grid)
+    if points > POWER_MAX_GRID:
+        raise InvalidParameterError(
+            f"{caller(_WHERE)}: {len(participants)} participant counts "
+            f"({parameter('n_participants', _WHERE)}) x {len(session_grid)} session settings "
+            f"({parameter('n_sessions', _WHERE)}) make {points:,} grid points, more than the "
+            f"{POWER_MAX_GRID} this runs; choose fewer"
+        )
+    total = 0
+    for n in participants:
+        for sessions in session_grid:
+            rows = _rows_per_study(setup, n, sessions)
+            if rows > POWER_MAX_ROWS:
+                shown = "" if sessions is None else f" and {_label(sessions)} sessions each"
+                raise InvalidParameterError(
+                    f"{caller(_WHERE)}: a simulated study of {n:,} participants{shown} would "
+                    f"have up to {rows:,} rows, more than the {POWER_MAX_ROWS:,} a study may "
+                    "have here (about 1 GB while it is refitted); lower "
+                    f"{parameter('n_participants', _WHERE)} or {parameter('n_sessions', _WHERE)}"
+                )
+            total += (rows + POWER_ROWS_PER_SIMULATION) * n_sims
+    if total > POWER_MAX_SIMULATED_ROWS:
+        raise InvalidParameterError(
+            f"{caller(_WHERE)}: {points:,} grid point(s) x {n_sims:,} simulations "
+            f"({parameter('n_sims', _WHERE)}) would simulate and refit up to {total:,} rows in "
+            f"all (each simulation's rows, and {POWER_ROWS_PER_SIMULATION:,} for its own fixed "
+            f"cost), more than the {POWER_MAX_SIMULATED_ROWS:,} this runs (hours on one core); "
+            f"lower {parameter('n_sims', _WHERE)}, the grid or the participants"
+        )
 
 
 def _label(sessions: tuple[int, int] | None) -> str:
@@ -347,14 +417,16 @@ def simulate_power(
         the other parameters stay as fitted (or as written in the design), like
         ``fixef(model)[term] <- value`` in simr.
     n_participants : int or sequence of int, optional
-        Participants at each grid point. Default: the pilot's count, or the design's
-        ``participants``.
+        Participants at each grid point, 2 to
+        :data:`~models._limits.POWER_MAX_PARTICIPANTS` (100,000). Default: the pilot's count,
+        or the design's ``participants``.
     n_sessions : int, "lo-hi", (lo, hi) or list of them, optional
-        Sessions per participant (a range is drawn uniformly per participant); a list gives a
-        grid. Default: the pilot's own sessions (resampled with their participant), or the
-        design's ``sessions``. With a pilot, ``session_col`` must name the session column.
+        Sessions per participant (a range is drawn uniformly per participant), 1 to
+        :data:`~models._limits.POWER_MAX_SESSIONS` (1,000); a list gives a grid. Default: the
+        pilot's own sessions (resampled with their participant), or the design's
+        ``sessions``. With a pilot, ``session_col`` must name the session column.
     n_sims : int, default 1000
-        Simulations per grid point.
+        Simulations per grid point, at most :data:`~models._limits.POWER_MAX_SIMS` (100,000).
     alpha : float, default 0.05
         Level of the test.
     test : {"satterthwaite", "lrt", "wald"}, optional
@@ -406,7 +478,11 @@ def simulate_power(
     ------
     InvalidParameterError
         For an invalid option, a term that is not in the model, a pilot without its data, or a
-        design file with a missing or wrong key (the key is named).
+        design file with a missing or wrong key (the key is named). Before any study is
+        built, also for a grid beyond the ceilings of :mod:`models._limits`: more than 100
+        grid points, a simulated study of more than 1,000,000 rows, or more than
+        2,000,000,000 rows simulated and refitted in all (grid points x ``n_sims`` x rows,
+        each simulation counted 2,000 rows more for its fixed cost).
     ConvergenceError
         When the template fit of a grid point fails (the design cannot carry the model).
     ImportError
@@ -462,7 +538,7 @@ def simulate_power(
     """
     start_time = time.perf_counter()
     term, value = _check_effect(effect)
-    n_sims = check_int(n_sims, name="n_sims", where=_WHERE, minimum=1)
+    n_sims = check_count(n_sims, name="n_sims", where=_WHERE, minimum=1, maximum=POWER_MAX_SIMS)
     alpha = check_unit(alpha, name="alpha", where=_WHERE)
     ci_level = check_unit(ci_level, name="ci_level", where=_WHERE)
     if seed is not None:
@@ -491,6 +567,7 @@ def simulate_power(
     session_grid = _check_sessions(n_sessions)
     if setup.spec is not None and session_grid == [None]:
         session_grid = [setup.spec.sessions]
+    _check_size(setup, participants, session_grid, n_sims)
     grid = [(n, s) for n in participants for s in session_grid]
     jobs, truths = [], {}
     for g, (n, sessions) in enumerate(grid):

@@ -97,6 +97,25 @@ _FINISHED_FALSE = frozenset({"false", "0", "no", "nein", "non", "n\u00e3o", "nao
 _FLAG_HINT = "leave flagged rows out with flagged='exclude' (CLI: --exclude-flagged)"
 
 
+#: The Qualtrics columns whose values flag a row (previews, tests, spam, unfinished).
+_FLAG_COLUMNS = ("Status", "Finished")
+
+
+def _has_qualtrics_flags(table: Any) -> bool:
+    """Whether a file's rows carry Qualtrics flags: a Qualtrics export, or any file with them.
+
+    A Qualtrics export (its ImportId header rows) always does. Any other file (a Qualtrics
+    export saved without its two extra header rows, as Excel or SPSS) does when its header
+    has ``Status`` or ``Finished`` and at least one more of Qualtrics' metadata columns
+    (:data:`QUALTRICS_METADATA_COLUMNS`): ``Status`` and ``Finished`` together, or one of
+    them with ``ResponseId``, ``StartDate``, .... A lone ``Status`` column is the study's own.
+    """
+    if table.fmt == "qualtrics":
+        return True
+    names = set(table.header)
+    return bool(names & set(_FLAG_COLUMNS)) and len(names & set(QUALTRICS_METADATA_COLUMNS)) >= 2
+
+
 Cell = str | float | None
 
 

@@ -18,6 +18,7 @@ from surveys.readers._common import (
     _FINISHED_TRUE,
     _STATUS_CODES,
     _STATUS_TEXT,
+    QUALTRICS_METADATA_COLUMNS,
     Cell,
     _fail,
     _label,
@@ -98,11 +99,21 @@ def _qualtrics_flags(table: _RawTable) -> list[list[tuple[str, str, str]]]:
 
     ``Status`` and ``Finished`` values that are not in the tables (:data:`_STATUS_CODES`,
     ``_FINISHED_TRUE``/``_FINISHED_FALSE``) are refused, never guessed: the same row is
-    treated the same whichever export option (numeric or text values) wrote it.
+    treated the same whichever export option (numeric or text values) wrote it. In a file
+    that is not a Qualtrics export (:func:`~surveys.readers._common._has_qualtrics_flags`) the
+    message says why the column was read as Qualtrics' and how to keep it as the study's own.
     """
     index = {name: j for j, name in enumerate(table.header)}
     problems = _Problems()
     known_status = ", ".join(f"{code} {label}" for code, (label, _) in _STATUS_CODES.items())
+    read_as = ""
+    if table.fmt != "qualtrics":
+        present = [c for c in QUALTRICS_METADATA_COLUMNS if c in index]
+        read_as = (
+            f" (the file has Qualtrics' columns {', '.join(present)}, so its Status and "
+            "Finished are read as Qualtrics writes them; rename the column if it is the "
+            "study's own)"
+        )
     flags: list[list[tuple[str, str, str]]] = []
     for row, cells in zip(table.row_numbers, table.rows, strict=True):
         found: list[tuple[str, str, str]] = []
@@ -116,7 +127,7 @@ def _qualtrics_flags(table: _RawTable) -> list[list[tuple[str, str, str]]]:
                     "Status",
                     value or None,
                     "unknown Qualtrics response type; expected one of the codes or labels "
-                    f"{known_status}",
+                    f"{known_status}{read_as}",
                 )
             else:
                 label, flag = _STATUS_CODES[code]
@@ -138,7 +149,7 @@ def _qualtrics_flags(table: _RawTable) -> list[list[tuple[str, str, str]]]:
                     "Finished",
                     value or None,
                     "unknown Finished value; expected True/False, 1/0 or yes/no "
-                    "(also ja/nein, oui/non, si/no, sim/n\u00e3o)",
+                    f"(also ja/nein, oui/non, si/no, sim/n\u00e3o){read_as}",
                 )
         flags.append(found)
     problems.raise_if_any(f"{table.file} has Qualtrics flag values that cannot be read")

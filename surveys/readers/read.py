@@ -20,6 +20,7 @@ from surveys.readers._common import (
     FORMATS,
     QUALTRICS_METADATA_COLUMNS,
     Responses,
+    _has_qualtrics_flags,
     _label,
     _missing_code_sets,
     _Problems,
@@ -90,7 +91,12 @@ def read_responses(
     flagged : {"raise", "exclude", "keep"}, default "raise"
         What to do with Qualtrics previews, test responses, spam and unfinished responses:
         raise an error listing them, leave them out (recorded in ``Responses.excluded``), or
-        keep them with the columns ``_flagged`` and ``_flag_reason``. Ignored by other formats.
+        keep them with the columns ``_flagged`` and ``_flag_reason``. It applies to a
+        Qualtrics export and to any file (CSV, Excel, SPSS) whose header has Qualtrics'
+        ``Status`` or ``Finished`` column and another of its metadata columns (``Status`` and
+        ``Finished``, or one of them with ``ResponseId``, ``StartDate``, ...): a Qualtrics
+        export saved without its two extra header rows is judged the same. Ignored by other
+        files.
     encoding : str, default "utf-8"
         Text encoding of CSV files. With the default, a byte-order mark decides: UTF-8,
         or UTF-16 (what Excel writes for "Unicode text").
@@ -141,7 +147,10 @@ def read_responses(
     8 Spam, 9 Survey Preview Spam, 12 Imported Spam and 17 Offline Survey Preview are
     flagged (``DistributionChannel`` "preview"/"test" too). ``Finished`` false (False, 0, no,
     Nein, non, ...) flags an unfinished response. Any other ``Status`` or ``Finished`` value
-    is refused rather than guessed. See docs/readers.md for the sources of the codes.
+    is refused rather than guessed. See docs/readers.md for the sources of the codes. The
+    same flags are read in any other file whose header has ``Status`` or ``Finished`` with
+    another Qualtrics metadata column (see ``flagged``); a lone ``Status`` column is kept as
+    the study's own, never judged.
 
     Excel workbooks are read from one worksheet (``sheet``), with the header in row 1 and
     formulas replaced by their cached values; a formula without a saved value is refused
@@ -183,6 +192,8 @@ def read_responses(
     table = None
     if fmt == "csv" and format != "qualtrics" and encoding.lower() in ("utf-8", "utf8"):
         table = _read_csv_fast(path, delimiter)  # None: the record reader below decides
+        if table is not None and _has_qualtrics_flags(table):
+            table = None  # rows whose flags are judged row by row: the record reader
     if table is None and fmt in ("csv", "qualtrics"):
         table = _read_csv_like(path, fmt=format, encoding=encoding, delimiter=delimiter)
     elif table is None and fmt == "xlsx":
@@ -270,14 +281,16 @@ def _check_options(path, format, flagged, id_col, wave_col, delimiter, decimal) 
 
 
 def _apply_flags(table: Any, flagged: str) -> tuple[list[dict[str, Any]], list[str] | None]:
-    """Raise, leave out (logged) or mark the flagged rows of a Qualtrics export.
+    """Raise, leave out (logged) or mark the flagged rows of a file with Qualtrics flags.
 
-    Returns the excluded rows and, with ``flagged="keep"``, each row's flag reason.
+    A Qualtrics export, or any file whose header has Qualtrics' ``Status`` or ``Finished``
+    column with another of its metadata columns (:func:`_has_qualtrics_flags`). Returns the
+    excluded rows and, with ``flagged="keep"``, each row's flag reason.
     """
     file = table.file
     excluded_rows: list[dict[str, Any]] = []
     flag_reasons: list[str] | None = None
-    if table.fmt == "qualtrics":
+    if _has_qualtrics_flags(table):
         flags = _qualtrics_flags(table)
         if flagged == "raise":
             problems = _Problems()
@@ -361,7 +374,7 @@ def _typed_columns(
     decimal: str,
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """Each column as an array: labels for the id and wave, numbers (missing codes as NaN)."""
-    metadata = set(QUALTRICS_METADATA_COLUMNS) if table.fmt == "qualtrics" else set()
+    metadata = set(QUALTRICS_METADATA_COLUMNS) if _has_qualtrics_flags(table) else set()
     columns: dict[str, Any] = {}
     code_counts: dict[str, int] = {}
     for j, name in enumerate(table.header):

@@ -131,7 +131,11 @@ def test_text_in_an_interval_column(tmp_path, capsys):
     [
         (["--level", "interval", "--levels", "1", "2"], "--levels applies to --level nominal"),
         (["--level", "nominal", "--levels", "1", "1"], "--levels lists a value twice"),
-        (["--level", "nominal", "--n-boot", "-1"], "--n-boot must be 0 or more"),
+        (["--level", "nominal", "--n-boot", "-1"], "--n-boot must be a whole number from 0"),
+        (
+            ["--level", "nominal", "--n-boot", "1000000000000"],
+            "--n-boot must be a whole number from 0 to 100,000; got 1000000000000",
+        ),
         (["--level", "nominal", "--ci-level", "95"], "--ci-level must lie between 0 and 1"),
     ],
 )

@@ -92,7 +92,7 @@ def test_pilot_terms_are_the_reports(study, tmp_path, capsys):
     [
         (["--effect", "nope=0.2"], "not a term of the pilot's empathy model"),
         (["--effect", "nope"], "expected TERM=VALUE"),
-        (["--effect", "x=1", "--participants", "1,5"], "whole numbers >= 2"),
+        (["--effect", "x=1", "--participants", "1,5"], "whole numbers from 2 to 100,000"),
         (["--effect", "bfi44_extraversion_z=1", "--scheduler", "cloud"], "scheduler"),
         (["--effect", "bfi44_extraversion_z=1", "--sims", "0"], "--sims"),
         (["--effect", "bfi44_extraversion_z=1", "--sessions", "9-3"], "min <= max"),

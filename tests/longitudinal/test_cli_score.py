@@ -325,6 +325,73 @@ def test_qualtrics_export_with_item_map_and_exclusions(tmp_path, capsys):
     np.testing.assert_allclose(scores["score"], [4.0, 2.0, 1.25], rtol=1e-15)
 
 
+# A Qualtrics export saved without its two extra header rows (question text, ImportIds): its
+# Status and Finished columns flag rows all the same, by label or by numeric code.
+PLAIN_QUALTRICS = (
+    "StartDate,Status,Finished,ResponseId,participant_id,tas4_1,tas4_2,tas4_3,tas4_4\n"
+    "2024-01-01,IP Address,True,R_1,P01,4,3,2,2\n"
+    "2024-01-01,Survey Preview,True,R_2,P02,4,3,2,3\n"
+    "2024-01-01,0,False,R_3,P03,1,2,3,4\n"
+    "2024-01-01,1,1,R_4,P04,1,2,3,4\n"
+    "2024-01-01,0,1,R_5,P05,2,2,3,5\n"
+)
+
+
+def test_flagged_rows_of_a_plain_csv_with_qualtrics_columns_are_refused(tmp_path, capsys):
+    raw = tmp_path / "export.csv"
+    raw.write_text(PLAIN_QUALTRICS, encoding="utf-8")
+    out = tmp_path / "scores.csv"
+    code, _, stderr = run(capsys, "score", raw, *TAS4, *PID, "--out", out)
+    assert code == 2, stderr
+    assert "export.csv has 3 flagged Qualtrics rows" in stderr
+    assert "row 3, column 'Status': survey preview (Status 1 = Survey Preview)" in stderr
+    assert "row 4, column 'Finished': unfinished response" in stderr
+    assert "row 5, column 'Status': survey preview" in stderr  # numeric code 1
+    assert "--exclude-flagged" in stderr and "Traceback" not in stderr
+    assert not out.exists()
+
+
+def test_exclude_flagged_works_on_a_plain_csv_with_qualtrics_columns(tmp_path, capsys):
+    raw = tmp_path / "export.csv"
+    raw.write_text(PLAIN_QUALTRICS, encoding="utf-8")
+    out, excl = tmp_path / "scores.csv", tmp_path / "excluded.csv"
+    code, stdout, stderr = run(
+        capsys, "score", raw, *TAS4, *PID, "--exclude-flagged", "--out", out, "--exclusions", excl
+    )
+    assert code == 0, stderr
+    assert "left out 3 flagged row(s)" in stderr
+    assert "row 3: survey preview (Status 1 = Survey Preview)" in stderr
+    assert "row 4: unfinished response (Finished = false)" in stderr
+    assert "row 5: survey preview (Status 1 = Survey Preview)" in stderr
+    log = pd.read_csv(excl, dtype=str)
+    assert log["row"].tolist() == ["3", "4", "5"]
+    assert log["rule"].tolist() == ["Status=Survey Preview", "Finished=False", "Status=1"]
+    scores = pd.read_csv(out, dtype={"id": str})
+    assert scores["id"].tolist() == ["P01", "P05"]
+    # tas4 is the mean of its four items: (4+3+2+2)/4 and (2+2+3+5)/4
+    np.testing.assert_allclose(scores["score"], [11 / 4, 12 / 4], rtol=1e-15)
+    assert "scored 2 response row(s)" in stdout
+
+
+def test_a_lone_status_column_is_the_studys_own_and_an_unknown_flag_says_why(tmp_path, capsys):
+    lone = tmp_path / "lone.csv"
+    lone.write_text(
+        "participant_id,Status,tas4_1,tas4_2,tas4_3,tas4_4\nP1,active,1,2,3,4\nP2,left,2,2,3,4\n",
+        encoding="utf-8",
+    )
+    code, _, stderr = run(capsys, "score", lone, *TAS4, "--out", tmp_path / "a.csv")
+    assert code == 0, stderr  # no other Qualtrics column: not Qualtrics' Status
+    both = tmp_path / "both.csv"
+    both.write_text(
+        "participant_id,Status,Finished,tas4_1,tas4_2,tas4_3,tas4_4\nP1,active,True,1,2,3,4\n",
+        encoding="utf-8",
+    )
+    code, _, stderr = run(capsys, "score", both, *TAS4, "--out", tmp_path / "b.csv")
+    assert code == 2
+    assert "row 2, column 'Status': unknown Qualtrics response type" in stderr
+    assert "rename the column if it is the study's own" in stderr and "'active'" in stderr
+
+
 def test_missing_codes(tmp_path, capsys):
     out = tmp_path / "scores.csv"
     raw = RAW / "tas4_minus99.csv"

@@ -44,7 +44,7 @@ def default_report(tmp_path_factory):
 
 def test_default_rule_lists_the_custom_instrument_and_states_the_budget(default_report):
     text = _text((default_report / "report.html").read_text(encoding="utf-8"))
-    assert "18 with ratings here, so 1" in text
+    assert "18 with complete data on the chosen predictors here, so 1" in text
     assert "Used: tipi_extraversion." in text
     # the custom instrument is a candidate, listed as left out with the reason
     assert re.search(r"Left out: [^.]*closeness_bond[^.]*\(no person-level predictor left", text)
@@ -100,12 +100,13 @@ def test_report_predictors_option_wins_over_study_toml(tmp_path):
     assert "in the priority order given by --predictors" in text
 
 
-def test_report_refuses_an_unknown_predictor_in_its_section(tmp_path):
+def test_report_refuses_an_unknown_predictor_before_the_analysis(tmp_path, capsys):
     out = tmp_path / "report"
     args = ["report", str(SLIDER7), "--out", str(out), "--no-bayes", "--predictors", "kindness"]
-    assert main(args) == 0
-    text = _text((out / "report.html").read_text(encoding="utf-8"))
-    assert "Not computed:" in text and "'kindness'" in text
+    assert main(args) == 2  # as splits and power refuse it: never a silently dropped section
+    err = capsys.readouterr().err
+    assert "--predictors" in err and "'kindness'" in err and "tipi_agreeableness" in err
+    assert not out.exists()
 
 
 def test_power_pilot_tests_a_chosen_trait(tmp_path, capsys):

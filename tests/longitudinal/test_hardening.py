@@ -312,6 +312,33 @@ def test_write_csv_leaves_numbers_and_safe_text_alone(tmp_path):
     ]
 
 
+def test_lavaan_operators_are_left_alone_and_formulas_still_guarded(tmp_path):
+    import pandas as pd
+
+    from longitudinal._output import write_csv
+
+    # whole cells that are lavaan operators stay; anything a spreadsheet could run, including
+    # an operator with more after it, gets the apostrophe
+    cells = {
+        "=~": "=~",
+        "~~": "~~",
+        "~1": "~1",
+        "~": "~",
+        "|": "|",
+        "==": "==",
+        "=~A1": "'=~A1",
+        "=HYPERLINK(x)": "'=HYPERLINK(x)",
+        "=1+1": "'=1+1",
+        "@SUM(1)": "'@SUM(1)",
+        "+cmd": "'+cmd",
+        "-cmd": "'-cmd",
+        " =~": " =~",
+    }
+    write_csv(pd.DataFrame({"op": list(cells)}), tmp_path / "p.csv")
+    lines = (tmp_path / "p.csv").read_text(encoding="utf-8").splitlines()
+    assert lines == ["op", *cells.values()]
+
+
 def _xlsx(path: Path, sheet_xml: str, extra: dict[str, bytes] | None = None) -> None:
     """A minimal workbook of one sheet 'Data' whose sheet XML is ``sheet_xml``."""
     import zipfile

@@ -532,10 +532,7 @@ def test_predictors_can_be_recomputed_from_the_files(study, study_dir):
                 for wave, frame in waves.items()
             }
         )
-        person_mean = table.mean(axis=1)
-        sd_pre = table["pre"].std(ddof=1)
-        person[f"{key}_between_z"] = (person_mean - person_mean.mean()) / sd_pre
-        state[key] = (table, person_mean, sd_pre)
+        state[key] = table
 
     s = sessions.copy()
     s["date"] = s["started_at"].str[:10].map(date.fromisoformat)
@@ -547,7 +544,14 @@ def test_predictors_can_be_recomputed_from_the_files(study, study_dir):
         "mid" if pid in mid_date.index and mid_date[pid] < d else "pre"
         for pid, d in zip(s["participant_id"], s["date"], strict=True)
     ]
-    for key, (table, person_mean, sd_pre) in state.items():
+    # a person's state mean: the waves before their ratings (pre, and mid when a session
+    # follows it); post comes after the last session and never enters
+    used_mid = s.groupby("participant_id")["wave_used"].agg(lambda w: (w == "mid").any())
+    for key, table in state.items():
+        both = table[["pre", "mid"]].mean(axis=1)
+        person_mean = both.where(used_mid.reindex(table.index, fill_value=False), table["pre"])
+        sd_pre = table["pre"].std(ddof=1)
+        person[f"{key}_between_z"] = (person_mean - person_mean.mean()) / sd_pre
         current = [
             table.loc[pid, wave]
             for pid, wave in zip(s["participant_id"], s["wave_used"], strict=True)

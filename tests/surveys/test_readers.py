@@ -292,9 +292,16 @@ def test_qualtrics_unknown_flag_values_are_refused(tmp_path, status, finished, c
     assert "unknown" in case["reason"]
 
 
-def test_qualtrics_explicit_csv_format_reads_header_rows_as_data():
-    data = read_responses(QUALTRICS, format="csv", id_col="participant_id").data
-    assert data["Q1_1"].tolist()[:2] == ["Absorption - item 1", '{"ImportId":"QID1_1"}']
+def test_qualtrics_explicit_csv_format_reads_header_rows_as_rows_and_judges_their_flags():
+    # read as a plain CSV, the question-text and ImportId rows are rows: their Status and
+    # Finished cells are judged like any response's, and refused, never scored
+    with pytest.raises(InputValidationError) as caught:
+        read_responses(QUALTRICS, format="csv", id_col="participant_id")
+    cases = caught.value.failure_cases
+    assert cases["row"].tolist() == [2, 2, 3, 3]
+    assert cases["column"].tolist() == ["Status", "Finished"] * 2
+    assert cases["value"].tolist()[2:] == ['{"ImportId":"status"}', '{"ImportId":"finished"}']
+    assert cases["reason"].str.contains("read as Qualtrics writes them").all()
 
 
 def test_plain_csv_as_qualtrics_is_refused():

@@ -14,7 +14,14 @@ import pandas as pd
 from markupsafe import Markup
 
 from longitudinal._errors import LongitudinalError
-from longitudinal.report.context import ReportContext
+from longitudinal._wording import (
+    NOT_SCORED,
+    NOT_TAKEN,
+    count_noun,
+    left_out_reasons,
+    missing_reason,
+)
+from longitudinal.report.context import ReportContext, study_span
 from longitudinal.report.html import figure, num, p_text, render
 from longitudinal.report.sections.base import Section, SectionUnavailable
 from models import ModelsError
@@ -103,12 +110,14 @@ class ChangeSection(Section):
                 continue
             analysed.append((column, instrument, scale))
             ctx.results[column] = result
+            excluded, counts = exclusion_reasons(ctx, result.excluded, instrument, scale)
+            ctx.results[f"{column}:left_out"] = counts
             for name in _RESULT_TABLES:
-                table = getattr(result, name)
+                table = excluded if name == "excluded" else getattr(result, name)
                 parts.setdefault(name, []).append(
                     table.assign(scale=column)[["scale", *table.columns]]
                 )
-            models.append(self._model_row(ctx, column, result))
+            models.append(self._model_row(ctx, column, result, counts))
         for name, tables in parts.items():
             tables = [t for t in tables if not t.empty]
             if tables:
@@ -155,7 +164,9 @@ class ChangeSection(Section):
         return result
 
     @staticmethod
-    def _model_row(ctx: ReportContext, column: str, result: Any) -> dict[str, Any]:
+    def _model_row(
+        ctx: ReportContext, column: str, result: Any, counts: list[tuple[str, str, int]]
+    ) -> dict[str, Any]:
         growth = result.meta["growth"]
         rc = result.meta["reliable_change"]
         return {
@@ -171,6 +182,9 @@ class ChangeSection(Section):
             **{f"time_{w}": ctx.growth_time[w] for w in ctx.config.waves},
             "rm_n_complete": result.meta.get("n_complete"),
             "rm_n_excluded": result.meta.get("n_excluded"),
+            "rm_n_survey_not_taken": sum(n for kind, _, n in counts if kind == NOT_TAKEN),
+            "rm_n_not_scored": sum(n for kind, _, n in counts if kind == NOT_SCORED),
+            "rm_left_out": left_out_reasons(counts),
             "rci_reliability": rc.get("reliability"),
             "rci_reliability_source": rc.get("reliability_source"),
             "rci_sd_baseline": rc.get("sd_baseline"),
@@ -214,9 +228,9 @@ class ChangeSection(Section):
             save(
                 "state_course",
                 plotting.plot_state_course(person_wave, **per_person),
-                "The month-long course of the states on the study calendar (day 0 = the "
-                "participant's first session): each participant's surveys and the wave means at "
-                "the median survey day.",
+                f"The course of the states over {study_span(ctx)} on the study calendar (day 0 "
+                "= the participant's first session): each participant's surveys and the wave "
+                "means at the median survey day.",
             )
         rc = ctx.tables.get("reliable_change_people")
         models = ctx.tables["change_models"].set_index("scale")
@@ -244,6 +258,95 @@ class ChangeSection(Section):
         states = [_state_view(ctx, column) for column, _, _ in ctx.states]
         figures = [figure(ctx.figures, ctx.out, name) for name in _FIGURES]
         return render("change.html.j2", states=states, figures=figures)
+
+
+def left_out_text(n_complete: int, n_excluded: int, counts: list[tuple[str, str, int]]) -> str:
+    """Say how many complete cases there were and who was left out, and why.
+
+    Examples
+    --------
+    >>> from longitudinal.report.sections.change import left_out_text
+    >>> left_out_text(57, 3, [("not taken", "exit", 2), ("not scored", "exit", 1)])
+    '57 complete cases; 3 participants left out: 2 did not take the exit survey, 1 was not
+    scored at exit (too few items answered)'
+    >>> left_out_text(20, 0, [])
+    '20 complete cases; no participant left out'
+    """
+    text = f"{count_noun(n_complete, 'complete case')}; "
+    if not n_excluded:
+        return text + "no participant left out"
+    reasons = left_out_reasons(counts)
+    return (
+        text
+        + f"{count_noun(n_excluded, 'participant')} left out"
+        + (f": {reasons}" if reasons else "")
+    )
+
+
+def exclusion_reasons(
+    ctx: ReportContext, excluded: pd.DataFrame, instrument: str, scale: str
+) -> tuple[pd.DataFrame, list[tuple[str, str, int]]]:
+    """Say why each participant left out of the complete-case analyses lacks a score.
+
+    A wave without the participant's row in the survey holding the instrument is a survey
+    not taken; a wave with the row but no score is a scale not scored, with the items
+    answered (``study.scores``: ``n_answered`` of ``n_items``).
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        The report (its study's scores and the pseudonyms of the ids).
+    excluded : pandas.DataFrame
+        ``ChangeResult.excluded``: ``id`` (as in the report's frames), ``n_observed``,
+        ``missing_waves``.
+    instrument, scale : str
+        The scale, as named in ``study.scores``.
+
+    Returns
+    -------
+    excluded : pandas.DataFrame
+        ``excluded`` with ``survey_not_taken`` and ``not_scored`` (the waves of each reason,
+        joined with ", ") and ``reason`` (in words, one clause per missing wave).
+    counts : list of (kind, wave, n)
+        Participants lacking a score at each wave for each reason, waves in study order
+        (for :func:`longitudinal._wording.left_out_reasons`).
+    """
+    cfg = ctx.config
+    waves = [str(w) for w in cfg.waves]
+    raw_of = {shown: raw for raw, shown in ctx.id_map.items()}
+    scores = ctx.study.scores
+    scores = scores[(scores["instrument"] == instrument) & (scores["scale"] == scale)]
+    found = {
+        (str(r[0]), str(r[1])): (r[2], r[3], r[4])
+        for r in scores[[cfg.id_col, "wave", "score", "n_answered", "n_items"]].itertuples(
+            index=False
+        )
+    }
+    tally = {(kind, wave): 0 for wave in waves for kind in (NOT_TAKEN, NOT_SCORED)}
+    taken_col, scored_col, reason_col = [], [], []
+    for pid in excluded["id"].astype(str):
+        raw = raw_of.get(pid, pid)
+        not_taken, not_scored, reasons = [], [], []
+        for wave in waves:
+            hit = found.get((raw, wave))
+            if hit is not None and pd.notna(hit[0]):
+                continue
+            if hit is None:
+                not_taken.append(wave)
+                tally[(NOT_TAKEN, wave)] += 1
+                reasons.append(missing_reason(NOT_TAKEN, wave))
+            else:
+                not_scored.append(wave)
+                tally[(NOT_SCORED, wave)] += 1
+                answered = None if pd.isna(hit[1]) else int(hit[1])
+                items = None if pd.isna(hit[2]) else int(hit[2])
+                reasons.append(missing_reason(NOT_SCORED, wave, answered, items))
+        taken_col.append(", ".join(not_taken))
+        scored_col.append(", ".join(not_scored))
+        reason_col.append("; ".join(reasons))
+    table = excluded.assign(survey_not_taken=taken_col, not_scored=scored_col, reason=reason_col)
+    counts = [(kind, wave, n) for (kind, wave), n in tally.items() if n]
+    return table, counts
 
 
 def _saver(ctx: ReportContext):
@@ -274,6 +377,9 @@ def _state_view(ctx: ReportContext, column: str) -> dict[str, Any]:
         )
     view["n_complete"] = int(meta.get("n_complete") or 0)
     view["n_excluded"] = int(meta.get("n_excluded") or 0)
+    view["left_out"] = left_out_text(
+        view["n_complete"], view["n_excluded"], ctx.results.get(f"{column}:left_out", [])
+    )
     view["pairs"] = None
     if not result.pairwise.empty:
         eff = result.effect_sizes.pivot(

@@ -16,12 +16,23 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from longitudinal._wording import own_names
 from longitudinal.predict._common import _check_study, _recording
-from longitudinal.predict._gates import fit_problem, sampling_problem
+from longitudinal.predict._gates import (
+    FAILED,
+    bayes_name,
+    fit_problem,
+    is_failed,
+    model_failures,
+    sampling_failure,
+    sampling_problem,
+    with_status,
+)
 from longitudinal.predict.effects import EmpathyEffects, fit_empathy_models
 from longitudinal.predict.plots import plot_effects
 from longitudinal.predict.predictors import EmpathyData, empathy_data
 from longitudinal.predict.reading import _term_label, describe_effects
+from longitudinal.rating_scale import check_ordinal_bins, scale_kind
 from longitudinal.report.html import figure, render, table
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -49,12 +60,20 @@ class EffectsSection:
         a note on the scales. Every text is escaped.
     tables : dict of str to pandas.DataFrame
         ``empathy_effects``, ``empathy_variance``, ``empathy_predictors``,
-        ``empathy_reading`` at full precision, for ``tables/*.csv``.
+        ``empathy_reading`` at full precision, for ``tables/*.csv``; with ``ordinal_bins``
+        also ``empathy_ordinal_bins`` (the bins the ordinal models fitted, with their counts).
+        ``empathy_effects`` and ``empathy_variance`` have a ``status`` column: ``ok``, or
+        ``failed: <why>`` for the rows of a model that failed its checks (singular or
+        unconverged fit, failed sampling diagnostics), whose numbers are kept here but shown
+        nowhere else (the section's tables read "failed" in their place, the figure leaves
+        them out).
     figures : dict of str to tuple of (str, str)
         ``{"empathy_effects": (PNG file relative to the report folder, caption)}``; the SVG
         is beside it.
     notes : tuple of str
-        Warnings raised while fitting (recorded, not re-issued).
+        Warnings raised while fitting (recorded, not re-issued), and what to do about a
+        Bayesian model that failed its sampling diagnostics (a note that starts with
+        :data:`ADVICE`; the command line prints it).
     fitted : EmpathyEffects or None
         The fitted models (the manuscript's tables and sentences read their gates).
     """
@@ -78,10 +97,14 @@ def _bayes_problem(bayes: Any) -> str | None:
     return sampling_problem(bayes)
 
 
-def _bayes_remedy(problem: str, draws: int) -> str:
+ADVICE = "Advice: "
+"""The start of a note that tells the researcher what to do (the command line prints it)."""
+
+
+def _bayes_remedy(problem: str, draws: int, name: str = "Bayesian ordinal model") -> str:
     return (
-        f"The Bayesian ordinal model did not pass its sampling diagnostics ({problem}), so "
-        "none of its estimates is read here. Longer sampling usually fixes it: "
+        f"{ADVICE}the {name} did not pass its sampling diagnostics ({problem}), so "
+        "none of its estimates is read or shown. Longer sampling usually fixes it: "
         f"longitudinal report STUDY --out DIR --bayes --draws {2 * draws} --tune 1000 "
         "--chains 4 --target-accept 0.95 (and --sampler nutpie when it is installed)."
     )
@@ -106,6 +129,7 @@ def empathy_effects_section(
     figure_dir: str = "figures",
     target_accept: float = 0.9,
     max_participants: int | None = None,
+    ordinal_bins: int | None = None,
 ) -> EffectsSection:
     """Fit the empathy models and build the parts of the "What predicts empathy" section.
 
@@ -119,8 +143,10 @@ def empathy_effects_section(
         ``"empathy_effects.pdf"`` (in the style of every report figure,
         :func:`longitudinal.plotting.save_figure`).
     include_bayes : bool, default True
-        Fit the Bayesian ordinal model too (skipped, with a note, when the ratings are not
-        whole numbers).
+        Fit a Bayesian model too: the ordinal one for an ordinal scale (skipped, with a note,
+        when the ratings are not whole numbers) or for binned ratings (``ordinal_bins``), the
+        Bayesian linear mixed model (gaussian) for a continuous scale of more than 11 points
+        (:mod:`longitudinal.rating_scale`).
     traits, states, session_features : sequence of str, optional
         Predictors (score columns, session feature names); by default the study's (see
         :func:`empathy_data`).
@@ -147,6 +173,11 @@ def empathy_effects_section(
         drawn with ``seed``, when more have ratings (``longitudinal report --lean``); the
         predictors are standardized over every participant first. A note says how many of
         how many. Default: every participant.
+    ordinal_bins : int, optional
+        A continuous scale only (``longitudinal report --ordinal-bins K``): fit the ordinal
+        models to the ratings binned into K (2 to 11) ordered categories of equal width over
+        the declared scale (:func:`longitudinal.rating_scale.bin_ratings`); the section says
+        so and lists the bins. By default a continuous scale has no ordinal model.
 
     Returns
     -------
@@ -156,10 +187,15 @@ def empathy_effects_section(
     Raises
     ------
     longitudinal.InvalidParameterError
-        As :func:`empathy_data` and :func:`fit_empathy_models`.
+        As :func:`empathy_data` and :func:`fit_empathy_models` (``ordinal_bins`` outside 2 to
+        11, or on an ordinal scale).
 
     Notes
     -----
+    Which models are fitted follows the kind of the declared scale
+    (:func:`longitudinal.rating_scale.scale_kind`), and the section's first paragraph says
+    which and why in one sentence.
+
     Warnings of the fits are caught and returned in ``notes`` (a report records them rather
     than re-issuing them). No participant id appears in the tables, text or figure.
 
@@ -172,6 +208,14 @@ def empathy_effects_section(
     """
     func = "empathy_effects_section"
     _check_study(study, func=func)
+    spec = study.config.ratings
+    ordinal_bins = check_ordinal_bins(
+        ordinal_bins,
+        spec.scale_min,
+        spec.scale_max,
+        where=func,
+        name="the `ordinal_bins` parameter",
+    )
     notes: list[str] = []
     data = empathy_data(
         study,
@@ -185,7 +229,10 @@ def empathy_effects_section(
     bayes_ok = include_bayes
     v = data.data[data.response_col].to_numpy(dtype=float)
     clmm_ok = bool(np.all(np.equal(np.round(v), v)))
-    if not clmm_ok:
+    if scale_kind(data.scale_min, data.scale_max) == "continuous":
+        # the linear models; the ordinal ones only on binned ratings (--ordinal-bins)
+        clmm_ok = ordinal_bins is not None
+    elif not clmm_ok:
         bayes_ok = False
         notes.append("the ordinal models were not fitted: the ratings are not whole numbers")
     if story_effects and data.data["story_id"].nunique() >= len(data.data):
@@ -205,7 +252,15 @@ def empathy_effects_section(
             seed=seed,
             ci_level=ci_level,
             target_accept=target_accept,
+            ordinal_bins=ordinal_bins,
         )
+    fitted = _study_labels(fitted, study)
+    failures = model_failures(fitted)
+    names = study.config.column_names
+    bayes = _bayes_problem(fitted.bayes)
+    if bayes:  # what to do goes to the notes (and the terminal), not into the tables or text
+        notes.append(_bayes_remedy(bayes, fitted.bayes.draws, bayes_name(fitted.effects)))
+    notes = [own_names(text, names) for text in notes]
     reading = describe_effects(
         fitted.effects,
         ci_level=ci_level,
@@ -217,19 +272,28 @@ def empathy_effects_section(
     folder.mkdir(parents=True, exist_ok=True)
     from longitudinal.plotting import JOURNAL_DPI, save_figure
 
+    shown = fitted.effects[~fitted.effects["engine"].isin(list(failures))]
     forest = plot_effects(
-        fitted.effects, ci_level=ci_level, scale_min=data.scale_min, scale_max=data.scale_max
+        shown, ci_level=ci_level, scale_min=data.scale_min, scale_max=data.scale_max
     )
     save_figure(forest, folder / "empathy_effects.png", dpi=JOURNAL_DPI, vector=True)
-    figures = {"empathy_effects": (f"{figure_dir}/empathy_effects.png", _caption(fitted))}
+    figures = {
+        "empathy_effects": (
+            f"{figure_dir}/empathy_effects.png",
+            _caption(fitted) + _left_out_of_figure(fitted, failures),
+        )
+    }
+    effects_table = with_status(fitted.effects, failures)
+    variance_table = with_status(fitted.variance, failures)
     body = render(
         "effects.html.j2",
-        lead=_lead(fitted, data),
+        lead=own_names(_lead(fitted, data), names),
         gates=_gates(fitted),
         reading=list(reading["text"]),
-        effects=_effects_table(fitted.effects, ci_level),
+        effects=_effects_table(effects_table, ci_level),
         figure=figure(figures, Path(out_dir), "empathy_effects"),
-        variance=_variance_table(fitted.variance),
+        variance=_variance_table(variance_table),
+        bins=None if fitted.ordinal_bins is None else _bins_table(fitted),
         notes=notes,
     )
     return EffectsSection(
@@ -237,10 +301,13 @@ def empathy_effects_section(
         heading="What predicts empathy",
         html=str(body),
         tables={
-            "empathy_effects": fitted.effects,
-            "empathy_variance": fitted.variance,
+            "empathy_effects": effects_table,
+            "empathy_variance": variance_table,
             "empathy_predictors": fitted.predictors,
             "empathy_reading": reading,
+            **(
+                {} if fitted.ordinal_bins is None else {"empathy_ordinal_bins": fitted.ordinal_bins}
+            ),
         },
         figures=figures,
         notes=tuple(notes),
@@ -249,7 +316,12 @@ def empathy_effects_section(
 
 
 def _effects_table(effects: pd.DataFrame, ci_level: float) -> Markup:
-    """Tabulate the effects: one row per predictor, the engines side by side."""
+    """Tabulate the effects: one row per predictor, the engines side by side.
+
+    An engine whose ``status`` says it failed its checks (:func:`with_status`) shows no
+    number: one column under its name reads "failed".
+    """
+    failed = _failed_engines(effects)
     lmm = effects[(effects["scale"] == "rating") & (effects["engine"] == "lmm")]
     wide = lmm[["term", "label", "part", "estimate", "ci_low", "ci_high", "p_value"]].copy()
     wide["label"] = [_term_label(r) for r in lmm.itertuples()]
@@ -260,16 +332,26 @@ def _effects_table(effects: pd.DataFrame, ci_level: float) -> Markup:
         "ci_high": "high",
         "p_value": "p",
     }
+    if "lmm" in failed:
+        wide = wide[["term", "label"]].assign(LMM_failed=FAILED)
+        columns = {"label": "predictor", "LMM_failed": "LMM"}
     engines = (
         ("clmm", "Ordinal", "Ordinal AME", "Ordinal logit"),
         ("bayes_ordinal", "Bayes", "Bayes AME", "Bayes logit"),
+        ("bayes_gaussian", "BayesLMM", "Bayes LMM b", "Bayes logit"),
     )
     for engine, tag, ame, logit in engines:
         rows = effects[effects["engine"] == engine]
         if rows.empty:
             continue
+        if engine in failed:
+            wide[f"{tag}_failed"] = FAILED
+            columns[f"{tag}_failed"] = tag
+            continue
         for scale, name in (("rating", ame), ("logit", logit)):
             part = rows[rows["scale"] == scale].set_index("term")
+            if part.empty:  # the gaussian model has no logit scale
+                continue
             for column, header in (("estimate", name), ("ci_low", "low"), ("ci_high", "high")):
                 wide[f"{tag}_{scale}_{column}"] = wide["term"].map(part[column])
                 columns[f"{tag}_{scale}_{column}"] = header
@@ -277,11 +359,13 @@ def _effects_table(effects: pd.DataFrame, ci_level: float) -> Markup:
             logits = rows[rows["scale"] == "logit"].set_index("term")
             wide["p_clmm"] = wide["term"].map(logits["p_value"])
             columns["p_clmm"] = "p (z)"
-    with_clmm = (effects["engine"] == "clmm").any()
-    with_bayes = (effects["engine"] == "bayes_ordinal").any()
+    with_clmm = (effects["engine"] == "clmm").any() and "clmm" not in failed
+    with_bayes = (effects["engine"] == "bayes_ordinal").any() and "bayes_ordinal" not in failed
+    with_gaussian = (effects["engine"] == "bayes_gaussian").any() and "bayes_gaussian" not in failed
     caption = (
         "Effects on the empathy rating per SD of each predictor (week: per week), "
-        f"{100 * ci_level:g}% intervals. LMM b: rating points (Satterthwaite t tests)"
+        f"{100 * ci_level:g}% intervals"
+        + (". LMM b: rating points (Satterthwaite t tests)" if "lmm" not in failed else "")
         + (
             "; Ordinal AME: the cumulative link mixed model's average marginal effect on "
             "the expected rating (Wald intervals, z tests); Ordinal logit: its coefficient "
@@ -295,12 +379,76 @@ def _effects_table(effects: pd.DataFrame, ci_level: float) -> Markup:
             if with_bayes
             else ""
         )
+        + (
+            "; Bayes LMM b: the Bayesian linear mixed model's coefficient in rating points "
+            "(gaussian family, highest-density intervals)"
+            if with_gaussian
+            else ""
+        )
         + "."
+        + (
+            " failed: the model failed its checks (see above), so none of its estimates is shown."
+            if failed
+            else ""
+        )
     )
     return table(wide, columns=columns, caption=caption)
 
 
+def _failed_engines(frame: pd.DataFrame) -> set[str]:
+    """Engines whose rows carry a failed ``status`` (:func:`with_status`)."""
+    if "status" not in frame.columns:
+        return set()
+    return set(frame.loc[frame["status"].map(is_failed), "engine"])
+
+
+def _left_out_of_figure(fitted: EmpathyEffects, failures: dict[str, str]) -> str:
+    """Say which models the forest plot leaves out because they failed their checks."""
+    names = {"lmm": "linear mixed model", "clmm": "ordinal mixed model"}
+    gone = list(dict.fromkeys(names.get(e, bayes_name(fitted.effects)) for e in failures))
+    if not gone:
+        return ""
+    return (
+        f" Not drawn: the {' and the '.join(gone)}, which failed "
+        f"{'its' if len(gone) == 1 else 'their'} checks."
+    )
+
+
+def _study_labels(fitted: EmpathyEffects, study: Study) -> EmpathyEffects:
+    """Name each trait and state predictor as the rest of the report does.
+
+    The label is the instrument's title, with the scale when the instrument has several
+    (``Mini-IPIP (agreeableness)``), never the instrument's key; session features and time
+    keep theirs.
+    """
+    import dataclasses
+
+    from longitudinal.frames import scale_column
+    from longitudinal.report.context import label
+
+    own = {
+        scale_column(name, key.name): label(instrument, key.name)
+        for name, instrument in study.instruments.items()
+        for key in instrument.scales
+    }
+    predictors = fitted.predictors.copy()
+    scored = predictors["kind"].isin(["trait", "state"]) & predictors["source"].isin(list(own))
+    predictors.loc[scored, "label"] = predictors.loc[scored, "source"].map(own)
+    by_term = predictors.set_index("predictor")["label"]
+    effects = fitted.effects.copy()
+    effects["label"] = effects["term"].map(by_term).fillna(effects["label"])
+    return dataclasses.replace(fitted, effects=effects, predictors=predictors)
+
+
 def _variance_table(variance: pd.DataFrame) -> Markup:
+    failed = variance["status"].map(is_failed) if "status" in variance.columns else None
+    if failed is not None and failed.any():
+        numbers = ["variance", "icc", "icc_ci_low", "icc_ci_high"]
+        variance = variance.astype({c: float for c in numbers})
+        variance.loc[failed, numbers] = np.nan
+        variance["shown"] = np.where(failed, FAILED, "")
+        variance["at_boundary"] = variance["at_boundary"].astype(object)
+        variance.loc[failed, "at_boundary"] = ""
     icc_ci = {"icc_ci_low": "low", "icc_ci_high": "high"}
     if variance[list(icc_ci)].isna().all().all():  # no interval was computed: no empty columns
         icc_ci = {}
@@ -313,6 +461,7 @@ def _variance_table(variance: pd.DataFrame) -> Markup:
         "icc": "share (ICC)",
         **icc_ci,
         "at_boundary": "at 0",
+        **({"shown": "status"} if "shown" in variance.columns else {}),
     }
     digits = {"icc": 3, "icc_ci_low": 3, "icc_ci_high": 3}
     caption = "Variance decomposition and intraclass correlations"
@@ -321,14 +470,17 @@ def _variance_table(variance: pd.DataFrame) -> Markup:
 
 def _lead(fitted: EmpathyEffects, data: EmpathyData) -> str:
     """Say what was fitted, to how many ratings, and how to read the scales."""
+    if fitted.meta.get("scale_kind") == "continuous":
+        return _continuous_lead(fitted, data)
     with_bayes = bool((fitted.effects["engine"] == "bayes_ordinal").any())
     return (
         f"Model: {fitted.formula} on {fitted.meta['n_obs']} ratings of "
         f"{fitted.meta['n_participants']} participants ({data.n_dropped} left out for a "
         "missing rating or predictor). Traits are standardized across participants; states "
         "(nearest preceding survey) and session features are split into a between-person part "
-        "(the person's average) and a within-person part (the deviation from it). The linear "
-        f"mixed model is fitted to the {data.scale_min:g}–{data.scale_max:g} rating"
+        "(the person's average) and a within-person part (the deviation from it). "
+        + (f"{fitted.meta['scale_rule']} " if fitted.meta.get("scale_rule") else "")
+        + f"The linear mixed model is fitted to the {data.scale_min:g}–{data.scale_max:g} rating"
         + (
             "; the cumulative link (ordinal) mixed model treats the ratings as ordered "
             "categories (maximum likelihood, Laplace approximation, as R's ordinal::clmm): its "
@@ -345,6 +497,69 @@ def _lead(fitted: EmpathyEffects, data: EmpathyData) -> str:
             else ". The Bayesian ordinal model was not fitted for this report (`--bayes` adds "
             "it, about a minute more)."
         )
+    )
+
+
+def _continuous_lead(fitted: EmpathyEffects, data: EmpathyData) -> str:
+    """Say what was fitted to a continuous scale: the linear models, and why (its rule)."""
+    with_gaussian = bool((fitted.effects["engine"] == "bayes_gaussian").any())
+    with_bayes = bool((fitted.effects["engine"] == "bayes_ordinal").any())
+    binned = fitted.meta.get("ordinal_bins")
+    text = (
+        f"Model: {fitted.formula} on {fitted.meta['n_obs']} ratings of "
+        f"{fitted.meta['n_participants']} participants ({data.n_dropped} left out for a "
+        "missing rating or predictor). Traits are standardized across participants; states "
+        "(nearest preceding survey) and session features are split into a between-person part "
+        "(the person's average) and a within-person part (the deviation from it). "
+        f"{fitted.meta['scale_rule']} The model is the linear mixed model of the "
+        f"{data.scale_min:g}–{data.scale_max:g} rating"
+        + (
+            "; the Bayesian linear mixed model (gaussian family) is the same model with "
+            "its coefficients in rating points"
+            if with_gaussian
+            else ""
+        )
+        + "."
+    )
+    if binned is None:
+        return text + (
+            " No ordinal model was fitted: `--ordinal-bins K` fits the cumulative link "
+            "mixed model to the ratings binned into K ordered categories."
+            + (
+                ""
+                if with_gaussian
+                else " `--bayes` adds the Bayesian linear mixed model (about a minute more)."
+            )
+        )
+    return (
+        text
+        + f" As asked (--ordinal-bins {binned['k']}), the ordinal models are also fitted, to "
+        + binned["rule"]
+        + (
+            ": the cumulative link mixed model"
+            + (" and the Bayesian cumulative-logit model" if with_bayes else "")
+            if fitted.clmm is not None or with_bayes
+            else ", but the cumulative link mixed model could not be fitted"
+        )
+        + "; their coefficients are on the latent logit scale and their average marginal "
+        "effects on the expected bin midpoint, in rating points."
+    )
+
+
+def _bins_table(fitted: EmpathyEffects) -> Markup:
+    """Tabulate the bins of --ordinal-bins with the ratings in each."""
+    binned = fitted.meta["ordinal_bins"]
+    return table(
+        fitted.ordinal_bins,
+        columns={
+            "bin": "category",
+            "label": "ratings",
+            "midpoint": "midpoint",
+            "n": "n",
+            "proportion": "share",
+        },  # fmt: skip
+        digits={"bin": 0, "midpoint": 3, "n": 0, "proportion": 3},
+        caption=f"The {binned['k']} ordered categories the ordinal models fitted",
     )
 
 
@@ -368,6 +583,11 @@ def _subsample(data: EmpathyData, limit: int, *, seed: int, notes: list[str]) ->
 
 def _caption(fitted: EmpathyEffects) -> str:
     with_bayes = bool((fitted.effects["engine"] == "bayes_ordinal").any())
+    if (fitted.effects["engine"] == "bayes_gaussian").any() and fitted.clmm is None:
+        return (
+            "Standardized effects on empathy ratings: coefficients of the linear mixed model "
+            "and of the Bayesian linear mixed model (gaussian family), in rating points."
+        )
     ordinal = " and ".join(
         name
         for name, present in (
@@ -386,16 +606,20 @@ def _caption(fitted: EmpathyEffects) -> str:
 
 
 def _gates(fitted: EmpathyEffects) -> list[str]:
-    """Why an engine's estimates are shown but not read, one sentence each."""
+    """Which engine failed its checks, and why, one sentence each (no number is shown)."""
     lmm = _lmm_problem(fitted.lmm)
     clmm = _lmm_problem(fitted.clmm) if fitted.clmm is not None else None
-    bayes = _bayes_problem(fitted.bayes)
+    bayes = sampling_failure(fitted.bayes)
     return [
         text
         for text in (
-            lmm and f"The mixed model is not interpreted: {lmm}.",
-            clmm and f"The ordinal mixed model is shown, not interpreted: {clmm}.",
-            bayes and _bayes_remedy(bayes, fitted.bayes.draws),
+            lmm and f"The mixed model failed its checks ({lmm}): none of its estimates is shown.",
+            clmm
+            and f"The ordinal mixed model failed its checks ({clmm}): none of its estimates is "
+            "shown.",
+            bayes
+            and f"The {bayes_name(fitted.effects)} failed its checks ({bayes}): none of its "
+            "estimates is read or shown (the notes say how to fix it).",
         )
         if text
     ]

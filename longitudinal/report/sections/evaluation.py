@@ -76,9 +76,10 @@ class EvaluationSection(Section):
         order = list(dict.fromkeys([m for m in shown if m in described] + list(described)))
         figures = {}
         if (ctx.out / "evaluate" / "metrics.png").is_file():
+            units = (params or {}).get("metric_units", "x 100")
             figures["metrics"] = (
                 "evaluate/metrics.png",
-                "Prediction metrics of each model (x 100) on the 70/20/10 test participants, "
+                f"Prediction metrics of each model ({units}) on the 70/20/10 test participants, "
                 "mean ± SD over split seeds; error bars stop at the bounds of a metric "
                 "(accuracy, F1 and MSE are never negative).",
             )

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from longitudinal._wording import count_noun
 from longitudinal.frames import scale_column
 from longitudinal.report.context import (
     EXCLUSIONS_FILE,
@@ -76,10 +77,32 @@ def methods_text(ctx: ReportContext) -> str:
     return " ".join(sentences)
 
 
+def _complete_cases(ctx: ReportContext, models: pd.DataFrame) -> str:
+    """Complete cases of each state scale, in the scales' order, with who was left out.
+
+    One n when every scale has the same complete cases and reasons; otherwise one clause
+    per scale, so that each n stands next to its own scale.
+    """
+    clauses = []
+    for rec in models.itertuples(index=False):
+        n = "–" if pd.isna(rec.rm_n_complete) else str(int(rec.rm_n_complete))
+        left = 0 if pd.isna(rec.rm_n_excluded) else int(rec.rm_n_excluded)
+        reasons = getattr(rec, "rm_left_out", "")
+        reasons = reasons if isinstance(reasons, str) else ""
+        who = (
+            f"{count_noun(left, 'participant')} left out" + (f": {reasons}" if reasons else "")
+            if left
+            else "no participant left out"
+        )
+        clauses.append((n, ctx.labels.get(rec.scale, rec.scale), who))
+    if len({(n, who) for n, _, who in clauses}) == 1:
+        n, _, who = clauses[0]
+        return f"n = {n}, with {who}"
+    return "; ".join(f"n = {n} for {name}, with {who}" for n, name, who in clauses)
+
+
 def _change_sentence(ctx: ReportContext, models: pd.DataFrame) -> str:
     waves = list(ctx.config.waves)
-    n_complete = join_words(sorted({str(int(v)) for v in models["rm_n_complete"].dropna()}))
-    n_excl = join_words(sorted({str(int(v)) for v in models["rm_n_excluded"].dropna()}))
     fallback = models["random_effects"].eq("intercept").sum() if ctx.options.random_slope else 0
     time_text = ", ".join(f"{w} = {ctx.growth_time[w]:.2f}" for w in waves)
     criterion = (
@@ -90,7 +113,7 @@ def _change_sentence(ctx: ReportContext, models: pd.DataFrame) -> str:
     return (
         f"Change in each state scale ({join_words([ctx.labels[c] for c, _, _ in ctx.states])}) "
         f"across {join_words(waves)} was tested with a one-way repeated-measures ANOVA on "
-        f"complete cases (n = {n_complete}; left out for a missing wave: {n_excl}), "
+        f"complete cases ({_complete_cases(ctx, models)}), "
         "with Mauchly's test of sphericity and Greenhouse-Geisser and Huynh-Feldt "
         "corrections; with paired t tests between every pair of waves (Holm-adjusted "
         "p values) and the standardized mean changes d_z (noncentral-t interval) and g_av "
@@ -99,8 +122,8 @@ def _change_sentence(ctx: ReportContext, models: pd.DataFrame) -> str:
         + (" and slope" if ctx.options.random_slope else "")
         + f" per participant; time in {ctx.growth_time_unit} since {waves[0]}: {time_text})"
         + (
-            f", reduced to a random intercept for {int(fallback)} scale(s) whose slope "
-            "variance was not estimable"
+            f", reduced to a random intercept for {count_noun(int(fallback), 'scale')} whose "
+            "slope variance was not estimable"
             if fallback
             else ""
         )

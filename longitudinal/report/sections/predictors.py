@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
+from longitudinal._wording import count_noun
 from longitudinal.predict.selection import PEOPLE_PER_PREDICTOR
 from longitudinal.report.context import ReportContext
 from longitudinal.report.html import render
@@ -50,8 +51,9 @@ class PredictorsSection(Section):
         ctx.results["predictor_rule"] = plan
         if plan.left_out:
             ctx.note(
-                f"What predicts empathy: with {n_people} participants the models take at most "
-                f"{plan.budget} person-level predictor(s) (one per {PEOPLE_PER_PREDICTOR} "
+                f"What predicts empathy: with {plan.fitted_text} the models take at most "
+                f"{count_noun(plan.budget, 'person-level predictor')} (one per "
+                f"{PEOPLE_PER_PREDICTOR} "
                 f"participants, {plan.order_text}); left out: " + plan.left_out_text()
             )
         seed = ctx.options.seed if ctx.options.seed is not None else 2024
@@ -65,6 +67,7 @@ class PredictorsSection(Section):
                 **ctx.options.sampling,
                 **plan.data_kwargs(),
                 max_participants=LEAN_MODEL_PARTICIPANTS if ctx.options.lean else None,
+                ordinal_bins=ctx.options.ordinal_bins,
             )
         except (ModelsError, LongitudinalError) as err:
             raise SectionUnavailable(
@@ -75,6 +78,16 @@ class PredictorsSection(Section):
         ctx.figures.update(section.figures)
         ctx.note(*(ctx.scrub(n) for n in section.notes))
         ctx.results["predictors"] = section
+        used = section.fitted.predictors
+        between = used[(used["kind"] == "state") & (used["part"] == "between")]
+        within = set(used.loc[used["part"] == "within", "source"])
+        ctx.results["predictors_no_within"] = no_within_line(
+            [
+                (c, lab)
+                for c, lab in zip(between["source"], between["label"], strict=True)
+                if c not in within
+            ]  # fmt: skip
+        )
         summary = plan_left_out(ctx.study, plan, func=self.heading)
         left_out = [ctx.scrub(line) for line in left_out_lines({"left_out": summary})]
         ctx.results["predictors_left_out"] = left_out
@@ -91,4 +104,32 @@ class PredictorsSection(Section):
             plan=plan,
             per=PEOPLE_PER_PREDICTOR,
             left_out=ctx.results.get("predictors_left_out") or [],
+            no_within=ctx.results.get("predictors_no_within") or "",
         ) + Markup(section.html)
+
+
+def no_within_line(states: list[tuple[str, str]]) -> str:
+    """Say in one line which states have no within-person part, and why; "" when none.
+
+    ``states`` holds ``(column, label)`` of each state that enters with its person mean only
+    (:func:`longitudinal.predict.empathy_data` leaves its within part out).
+
+    Examples
+    --------
+    >>> print(no_within_line([("rapport", "rapport")]))  # doctest: +NORMALIZE_WHITESPACE
+    The state rapport enters with its person mean only: no participant's score on it changed
+    between the surveys taken before their ratings (a survey taken after a rating never predicts
+    it), so it has no within-person part.
+    """
+    if not states:
+        return ""
+    labels = [str(label) for _, label in states]
+    one = len(labels) == 1
+    names = labels[0] if one else ", ".join(labels[:-1]) + " and " + labels[-1]
+    return (
+        f"{'The state' if one else 'The states'} {names} {'enters' if one else 'enter'} with "
+        f"{'its' if one else 'their'} person mean only: no participant's score on "
+        f"{'it' if one else 'them'} changed between the surveys taken before their ratings (a "
+        f"survey taken after a rating never predicts it), so {'it has' if one else 'they have'} "
+        "no within-person part."
+    )

@@ -1,4 +1,4 @@
-"""The "Empathy ratings" section: distribution, by position, per participant, over the month."""
+"""The "Empathy ratings" section: distribution, by position, per participant, over the study."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from longitudinal.report.context import ReportContext, join_words
+from longitudinal.rating_scale import DISTRIBUTION_BINS, binned_counts, scale_rule
+from longitudinal.report.context import ReportContext, join_words, study_span
 from longitudinal.report.html import figure, render
 from longitudinal.report.sections.base import Section, SectionUnavailable
 from longitudinal.report.sections.change import _saver
@@ -18,9 +19,15 @@ MIN_WEEK_PARTICIPANTS = 5
 
 
 class RatingsSection(Section):
-    """Distribution of the ratings, by position, per participant, and over the month.
+    """Distribution of the ratings, by position, per participant, and over the study.
 
-    The course over the month (``empathy_course`` table and figure) has a t interval per
+    The distribution (``ratings_distribution`` table and figure) counts every point of an
+    ordinal scale; a continuous scale (more than 11 points, :mod:`longitudinal.rating_scale`)
+    is counted in :data:`~longitudinal.rating_scale.DISTRIBUTION_BINS` bins of equal width
+    over the declared scale (10 points wide on 0-100), the last one closed at the top, and
+    the section says so.
+
+    The course over the study (``empathy_course`` table and figure) has a t interval per
     study week across participants, clipped to the declared rating scale; weeks rated by
     fewer than :data:`MIN_WEEK_PARTICIPANTS` participants keep their mean (flagged
     ``too_few``, an open circle in the figure) without an interval. The caption says both.
@@ -76,7 +83,8 @@ class RatingsSection(Section):
             plotting.plot_rating_distribution(
                 story, rating_col=cfg.rating_col, scale_min=spec.scale_min, scale_max=spec.scale_max
             ),
-            f"Distribution of the {cfg.rating_col} ratings.",
+            f"Distribution of the {cfg.rating_col} ratings"
+            + (f", {_bins_text(spec)}." if spec.kind == "continuous" else "."),
         )
         if not ctx.options.lean:  # --lean: no figure that draws one mark per participant
             save(
@@ -96,10 +104,18 @@ class RatingsSection(Section):
 
     def _body(self, ctx: ReportContext) -> Markup:
         cfg = ctx.config
+        binned = cfg.ratings.kind == "continuous"
         return render(
             "ratings.html.j2",
             summary=ctx.tables["ratings_summary"],
             distribution=ctx.tables["ratings_distribution"],
+            distribution_columns={"label": "ratings", "n": "n", "proportion": "share"}
+            if binned
+            else {"value": "value", "n": "n", "proportion": "share"},
+            distribution_caption=f"Distribution {_bins_text(cfg.ratings)}. "
+            + scale_rule(cfg.ratings.scale_min, cfg.ratings.scale_max)
+            if binned
+            else "Distribution",
             caption=f"{cfg.rating_col} ratings ({cfg.ratings.scale_min:g}–"
             f"{cfg.ratings.scale_max:g})",
             figures=[
@@ -113,9 +129,9 @@ def _course_caption(ctx: ReportContext) -> str:
     cfg = ctx.config
     course = ctx.tables["empathy_course"]
     text = (
-        f"{cfg.rating_col.capitalize()} ratings over the month by study week (week 0 = days "
-        "0-6 after the first session): participants' weekly means (grey) and their mean with "
-        f"its {ctx.options.ci_level:.0%} t interval across participants, kept within the "
+        f"{cfg.rating_col.capitalize()} ratings over {study_span(ctx)} by study week (week 0 "
+        "= days 0-6 after the first session): participants' weekly means (grey) and their mean "
+        f"with its {ctx.options.ci_level:.0%} t interval across participants, kept within the "
         f"{cfg.ratings.label} scale"
     )
     clipped = course.loc[course["clipped"], "study_week"].tolist()
@@ -134,8 +150,25 @@ def _weeks(weeks: list[Any]) -> str:
     return join_words([str(int(w)) for w in weeks])
 
 
+def _bins_text(spec: Any) -> str:
+    """Describe the bins of a continuous scale's distribution, with the rule that set them."""
+    width = (float(spec.scale_max) - float(spec.scale_min)) / DISTRIBUTION_BINS
+    return (
+        f"in {DISTRIBUTION_BINS} bins of equal width {width:g} over the {spec.label} scale (the "
+        f"last one includes {float(spec.scale_max):g})"
+    )
+
+
 def _distribution(values: pd.Series, spec: Any) -> pd.DataFrame:
-    """Count the ratings per scale point, when the scale and every rating are whole."""
+    """Count the ratings per scale point, when the scale and every rating are whole.
+
+    A continuous scale (:func:`longitudinal.rating_scale.scale_kind`) is counted in
+    :data:`~longitudinal.rating_scale.DISTRIBUTION_BINS` equal-width bins instead: one row per
+    bin, ``bin, label, low, high, n, proportion``.
+    """
+    if spec.kind == "continuous":
+        counts = binned_counts(values, spec.scale_min, spec.scale_max, DISTRIBUTION_BINS)
+        return counts[["bin", "label", "low", "high", "n", "proportion"]]
     whole = float(spec.scale_min).is_integer() and float(spec.scale_max).is_integer()
     if not (whole and bool(values.map(float.is_integer).all())):
         return pd.DataFrame(columns=["value", "n", "proportion"])

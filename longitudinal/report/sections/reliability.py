@@ -154,7 +154,10 @@ class ReliabilitySection(Section):
             for name, instrument in ctx.study.instruments.items()
             for scale in reported_scales(instrument)
         }
+        # the ladders fitted (a sample below the rule of thumb is skipped: study_invariance);
+        # a scale without one is told by its line, not by rows without numbers
         table = result.invariance
+        table = table.loc[table["note"].isna()].drop(columns=["sample_flag", "note"])
         if not table.empty:
             keep = [f"{r.instrument}.{r.scale}" in shown for r in table.itertuples(index=False)]
             table = table.loc[keep].reset_index(drop=True)

@@ -5,9 +5,22 @@ from __future__ import annotations
 import pandas as pd
 from markupsafe import Markup
 
+from longitudinal._wording import with_article
 from longitudinal.report.context import EXCLUSIONS_FILE, ReportContext
 from longitudinal.report.html import render
 from longitudinal.report.sections.base import Section
+
+
+def survey_quantity(wave: str) -> str:
+    """Name the row of ``tables/sample.csv`` that counts a wave's surveys.
+
+    Examples
+    --------
+    >>> from longitudinal.report.sections.sample import survey_quantity
+    >>> survey_quantity("intake"), survey_quantity("post")
+    ('participants with an intake survey', 'participants with a post survey')
+    """
+    return f"participants with {with_article(f'{wave} survey')}"
 
 
 class SampleSection(Section):
@@ -44,7 +57,7 @@ class SampleSection(Section):
             rows.append((f"survey rows excluded: {spec.file}", info.get("excluded", 0)))
         dates = study.survey_dates
         for wave in cfg.waves:
-            rows.append((f"participants with a {wave} survey", int((dates["wave"] == wave).sum())))
+            rows.append((survey_quantity(wave), int((dates["wave"] == wave).sum())))
         rows.append(("rows in the exclusion log", len(excl)))
         ctx.tables["sample"] = pd.DataFrame(rows, columns=["quantity", "n"])
         ctx.tables["exclusion_counts"] = (

@@ -41,7 +41,10 @@ class TraitsSection(Section):
         radar = _radar_instrument(ctx)
         if radar is not None:
             name, columns, lo, hi = radar
-            labels = {scale_column(name, k.name): k.name for k in study.instruments[name].scales}
+            labels = {
+                scale_column(name, k.name): k.name.replace("_", " ")
+                for k in study.instruments[name].scales
+            }
             save(
                 "trait_radar",
                 plotting.plot_big_five_radar(

@@ -212,6 +212,9 @@ def test_empathy_effects_table(built, reader):
             assert reader.agrees(cell, value), (cell, value)
         assert reader.agrees_ci(row[6], rec.ci_low, rec.ci_high)
         c = clmm.loc[rec.term]
+        if c["status"].startswith("failed"):  # a model that failed its checks has no number
+            assert row[7:11] == ["failed", "", "", ""]
+            continue
         values = [c["estimate"], c["se"], c["estimate"] / c["se"], c["p_value"]]
         for cell, value in zip(row[7:11], values, strict=True):
             assert reader.agrees(cell, value), (cell, value)
@@ -227,6 +230,9 @@ def test_variance_table(built, reader):
     assert len(rows) == len(variance)
     for row, rec in zip(rows, variance.itertuples(index=False), strict=True):
         assert row[0].lower().startswith(rec.component)
+        if rec.status.startswith("failed"):  # a model that failed its checks has no number
+            assert row[1:] == ["failed", ""]
+            continue
         assert ("(at 0)" in row[0]) == bool(rec.at_boundary)
         assert reader.agrees(row[1], rec.variance) and reader.agrees(row[2], rec.icc)
 

@@ -177,8 +177,14 @@ def test_every_participant_and_rating_left_out_is_named(evaluated, ratings, caps
     assert left["ratings"] == gone + partial and left["of"] == len(ratings)
     assert [p["text"] for p in left["participants"]] == expected
     assert [p["excluded"] for p in left["participants"]] == [True, True, True, False]
-    assert "prorate = true" in left["advice"] and "min_valid" in left["advice"]
-    assert "--predictors" in left["advice"]
+    # TIPI is a mean scale: prorate cannot score 1 of 2 items; min_valid 0.8 needs
+    # ceil(0.8 x 2) = 2 items, and 1 of 2 answered meets a min_valid of 1 / 2 or lower
+    assert left["advice"] == (
+        "tipi_agreeableness is not scored for 3 participants, who answered 1 of 2 items, "
+        "fewer than `min_valid` 0.8 needs (2): a `min_valid` of 0.5 or lower in study.toml's "
+        "[scoring] would score them (prorate does nothing for a mean scale). Or leave that "
+        "predictor out (`[roles] predictors` in study.toml, or `--predictors`)."
+    )
     table = (out / "table.md").read_text(encoding="utf-8")
     assert f"Left out: {gone + partial} of {len(ratings)} ratings; 3 participants" in table
     for line in expected:
@@ -213,7 +219,7 @@ def test_the_report_shows_who_was_left_out_under_pseudonyms(evaluated, tmp_path)
     section = page[page.index('id="evaluation"') :]
     section = section[: section.index("</section>")]
     assert "tipi_agreeableness not scored (1 of 2 items answered)" in section
-    assert "prorate = true" in section
+    assert "a `min_valid` of 0.5 or lower" in section and "prorate = true" not in section
     assert "&gt; 4 (the scale&#39;s midpoint, 1–7 scale" in section
     assert 'href="evaluate/metrics.svg"' in section  # the figure's vector file, linked
     for pid in [*UNSCORED, "sub-010"]:

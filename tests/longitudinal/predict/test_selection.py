@@ -64,13 +64,16 @@ def test_chosen_predictors_in_study_toml(tmp_path):
     assert plan.traits == ("tipi_agreeableness",)
     assert plan.session_features == ("turns",) and plan.session_between == ()
     assert plan.spent == ("tipi_agreeableness",)
+    # sub-001..sub-003 have no agreeableness score: the model is fitted on 15 people
+    assert (plan.n_people, plan.n_rated, plan.budget) == (15, 18, 1)
     left = dict(plan.left_out)
-    assert left["turns (between-person part)"] == NO_ROOM
-    assert left["closeness_bond"] == NO_ROOM  # named, but no budget left
+    no_room = "no person-level predictor left for 15 participants"
+    assert left["turns (between-person part)"] == no_room
+    assert left["closeness_bond"] == no_room  # named, but no budget left
     assert left["minutes"] == "not among the chosen predictors"
     assert left["tipi_extraversion"] == "not among the chosen predictors"
     text = plan.sentence()
-    assert "(18 with ratings here, so 1)" in text
+    assert "(15 with complete data on the chosen predictors of 18 with ratings, so 1)" in text
     assert "priority order of study.toml's [roles] predictors" in text
     assert "Used: tipi_agreeableness." in text
     assert "Within-person part only: turns." in text

@@ -49,17 +49,21 @@ def test_effects_section_with_bayes(demo_study, tmp_path):
     section = empathy_effects_section(
         demo_study, tmp_path, draws=100, tune=100, story_effects=False, seed=3
     )
-    assert "Bayes AME" in section.html and "Bayes logit" in section.html
     effects = section.tables["empathy_effects"]
     assert set(effects["engine"]) == {"lmm", "clmm", "bayes_ordinal"}
     assert set(effects.loc[effects["engine"] == "bayes_ordinal", "scale"]) == {"rating", "logit"}
     reading = section.tables["empathy_reading"]
-    # 100 draws fail the diagnostics gate: the Bayesian model is shown, never narrated, and
-    # the section says how to sample longer
+    # 100 draws fail the diagnostics gate: the Bayesian model shows no number and is never
+    # narrated; its rows in the CSV say so, and the notes say how to sample longer
+    status = effects.loc[effects["engine"] == "bayes_ordinal", "status"]
+    assert status.str.startswith("failed: its sampling diagnostics failed").all()
+    assert ">Bayes<" in section.html and ">failed<" in section.html
+    assert "Bayes AME" not in section.html and "Bayes logit" not in section.html
     assert reading["agree"].isna().all()
     assert not reading["text"].str.contains("Bayesian").any()
-    assert "did not pass its sampling diagnostics" in section.html
-    assert "--draws 200 --tune 1000 --chains 4" in section.html
+    advice = [n for n in section.notes if n.startswith("Advice: ")]
+    assert len(advice) == 1 and "did not pass its sampling diagnostics" in advice[0]
+    assert "--draws 200 --tune 1000 --chains 4" in advice[0]
     variance = section.tables["empathy_variance"]
     bayes = variance[variance["engine"] == "bayes_ordinal"]
     assert_allclose(bayes["icc"].sum(), 1.0, atol=1e-12)

@@ -106,7 +106,7 @@ def test_six_people_test_session_features_within_persons_only(tmp_path):
     terms = set(effects.loc[effects["engine"] == "lmm", "term"])
     assert terms == {"duration_min_within_z", "gaze_on_robot_within_z", "week"}
     page = (out / "report.html").read_text(encoding="utf-8")
-    assert "6 with ratings here, so 0" in page
+    assert "6 with complete data on the chosen predictors here, so 0" in page
     assert "Within-person part only: duration_min, gaze_on_robot." in page
 
 
