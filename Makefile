@@ -47,8 +47,11 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check surveys models longitudinal tests benchmarks
 
+# The suite on both cores (pytest-xdist: two workers, each on one BLAS/numba thread; see
+# tests/conftest.py), then its cost: wall and CPU seconds of every process it started.
+TEST_WORKERS ?= 2
 test: $(STAMP) lint
-	$(BIN)/python -m pytest
+	$(BIN)/python benchmarks/suite_cpu.py -n $(TEST_WORKERS)
 
 # Re-resolve the lock from pyproject.toml. Run after changing a dependency or its range (add
 # UPGRADE= to keep every other pin as it is), or to take new releases on purpose (plain

@@ -14,14 +14,31 @@ Determinism: every random test is seeded; hypothesis runs derandomized (below).
 
 from __future__ import annotations
 
+import os
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Parallel test workers share the machine's cores: each runs its BLAS, OpenMP and numba
+    # work on one thread, and so do the processes it starts (commands, kernels), so that two
+    # workers never fight over the cores. Set before numpy or numba is imported.
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                 "VECLIB_MAXIMUM_THREADS", "NUMBA_NUM_THREADS"):  # fmt: skip
+        os.environ.setdefault(_var, "1")
+
+import resource
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from longitudinal import EmpathicWarning
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    from threadpoolctl import threadpool_limits
+
+    _LIMITS = threadpool_limits(limits=1)  # for a BLAS loaded before the variables were read
 
 # Property tests draw the same examples on every machine and every run: no example database
 # carried between runs, no deadline (machine speed must not decide a test).
@@ -109,3 +126,49 @@ def true_effects(seed):
     p = expit(cut[None, :] - eta[:, None])
     slope = float((p * (1 - p)).sum(axis=1).mean())
     return logit, slope, sim
+
+
+# -- what each test file costs: CPU seconds of this process and the processes it waited for ----
+
+_CPU_PROFILE = os.environ.get("EMPATHIC_TEST_CPU_PROFILE")
+_cpu_by_file: dict[str, list[float]] = {}
+
+
+def _cpu_now() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+if _CPU_PROFILE:
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        """Add the CPU seconds of a test (setup, call, teardown) to its file's total."""
+        start = _cpu_now()
+        yield
+        entry = _cpu_by_file.setdefault(item.nodeid.split("::")[0], [0.0, 0])
+        entry[0] += _cpu_now() - start
+        entry[1] += 1
+
+    def pytest_sessionfinish(session):
+        """Write this process's totals; the controlling process merges every worker's."""
+        target = Path(_CPU_PROFILE)
+        worker = os.environ.get("PYTEST_XDIST_WORKER")
+        part = target.with_name(f"{target.name}.{worker or 'main'}")
+        lines = [f"{name},{tests},{cpu:.3f}" for name, (cpu, tests) in _cpu_by_file.items()]
+        part.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        if worker:
+            return
+        totals: dict[str, list[float]] = {}
+        for piece in sorted(target.parent.glob(f"{target.name}.*")):
+            for line in piece.read_text(encoding="utf-8").splitlines():
+                if line:
+                    name, tests, cpu = line.rsplit(",", 2)
+                    entry = totals.setdefault(name, [0.0, 0])
+                    entry[0] += float(cpu)
+                    entry[1] += int(tests)
+            piece.unlink()
+        rows = sorted(totals.items(), key=lambda kv: -kv[1][0])
+        body = "".join(f"{name},{int(tests)},{cpu:.1f}\n" for name, (cpu, tests) in rows)
+        target.write_text("file,tests,cpu_seconds\n" + body, encoding="utf-8")
