@@ -152,7 +152,9 @@ def seed_list(seeds: Any, *, func: str) -> list[int]:
     Raises
     ------
     longitudinal.InvalidParameterError
-        For a bool, a count below 1, a negative or repeated seed, or no seed.
+        For a bool, a count below 1, a negative or repeated seed, no seed, or more seeds
+        than :data:`models._limits.EVALUATE_MAX_SEEDS` (each seed refits every model of the
+        benchmark).
 
     Examples
     --------
@@ -169,6 +171,7 @@ def seed_list(seeds: Any, *, func: str) -> list[int]:
     if isinstance(seeds, int | np.integer):
         if seeds < 1:
             raise InvalidParameterError(message)
+        _at_most_max_seeds(int(seeds), func=func)
         return list(range(int(seeds)))
     if isinstance(seeds, str) or not isinstance(seeds, Sequence | np.ndarray):
         raise InvalidParameterError(message)
@@ -179,7 +182,19 @@ def seed_list(seeds: Any, *, func: str) -> list[int]:
         out.append(int(s))
     if not out or len(set(out)) != len(out):
         raise InvalidParameterError(message)
+    _at_most_max_seeds(len(out), func=func)
     return out
+
+
+def _at_most_max_seeds(n_seeds: int, *, func: str) -> None:
+    from _empathic_base.words import parameter
+    from models._limits import EVALUATE_MAX_SEEDS
+
+    if n_seeds > EVALUATE_MAX_SEEDS:
+        raise InvalidParameterError(
+            f"{parameter('seeds', func)} must give from 1 to {EVALUATE_MAX_SEEDS:,} seeds; got "
+            f"{n_seeds} (each seed refits every model for its holdout and its K folds)"
+        )
 
 
 def draw_splits(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+import unicodedata
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from _empathic_base.invisible import INVISIBLE
 from longitudinal._errors import EmpathicDeprecationWarning, InvalidParameterError
 from surveys import FAILURE_COLUMNS, InputValidationError
 
@@ -562,22 +564,87 @@ def _sections(raw: dict[str, Any], bad: Any) -> dict[str, dict[str, Any]]:
     return sections
 
 
+MAX_NAME_CHARACTERS = 255
+"""The longest study name: Word's document properties (the title) hold no more."""
+
+
+def _unwritable(text: str) -> str | None:
+    """Name the characters of ``text`` that the report's documents cannot carry, or None.
+
+    Control characters (line breaks and tabs included: a name is one line), the line and
+    paragraph separators, surrogates, Unicode noncharacters and the invisible characters of
+    :data:`_empathic_base.invisible.INVISIBLE` (zero-width, direction overrides). Word
+    refuses the control characters outright; the others break a line or reorder the text.
+    """
+    found = []
+    for ch in text:
+        code = ord(ch)
+        bad = (
+            unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp")
+            or 0xFDD0 <= code <= 0xFDEF
+            or code & 0xFFFE == 0xFFFE
+            or INVISIBLE.match(ch) is not None
+        )
+        if bad and ch not in found:
+            found.append(ch)
+    if not found:
+        return None
+    names = ", ".join(
+        f"U+{ord(ch):04X} "
+        + (
+            "(a control character)"
+            if unicodedata.category(ch) == "Cc"
+            else unicodedata.name(ch, "(a character without a name)")
+        )
+        for ch in found
+    )
+    return (
+        "a character" if len(found) == 1 else "characters"
+    ) + f" that a document cannot carry ({names})"
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _study_table(study: dict[str, Any], default_name: str, bad: Any) -> tuple[str, list, str]:
     name = study.get("name", default_name)
     if not isinstance(name, str):
         bad("study.name", name, "must be a string")
         name = default_name
+    found = _unwritable(name)
+    if found:
+        where = "" if "name" in study else " (the study folder's name, the default)"
+        bad("study.name", _shown(name), f"holds {found}{where}; delete it")
+    if len(name) > MAX_NAME_CHARACTERS:
+        bad(
+            "study.name",
+            _shown(name),
+            f"is {len(name):,} characters long; at most {MAX_NAME_CHARACTERS} (Word's document "
+            "properties hold no more): shorten it",
+        )
     waves = _str_list(study.get("waves", ["pre", "mid", "post"]))
     if not waves:
         bad("study.waves", study.get("waves"), "must be a non-empty list of wave labels")
         waves = []
     elif len(set(waves)) != len(waves):
         bad("study.waves", ", ".join(waves), "wave labels must be unique")
+    raw_waves = study.get("waves", [])
+    for wave in raw_waves if isinstance(raw_waves, list) else []:
+        found = _unwritable(wave) if isinstance(wave, str) else None
+        if found:
+            bad("study.waves", _shown(wave), f"the wave label holds {found}; delete it")
     id_col = study.get("id_col", "participant_id")
     if not isinstance(id_col, str) or not id_col.strip():
         bad("study.id_col", id_col, "must be a column name")
         id_col = "participant_id"
     return name, waves, id_col
+
+
+_NOT_FINITE = (
+    "must be a finite number (TOML reads inf and nan as numbers; the scale's ends are the "
+    "lowest and highest rating, e.g. 1 and 5)"
+)
 
 
 def _ratings_table(raw: dict[str, Any], ratings: dict[str, Any], bad: Any) -> tuple:
@@ -593,6 +660,12 @@ def _ratings_table(raw: dict[str, Any], ratings: dict[str, Any], bad: Any) -> tu
             bad("ratings.scale_min", ratings.get("scale_min"), "must be a number")
         if hi is None:
             bad("ratings.scale_max", ratings.get("scale_max"), "must be a number")
+    ends = {"scale_min": lo, "scale_max": hi}
+    for key, value in ends.items():
+        if value is not None and not math.isfinite(value):
+            bad(f"ratings.{key}", str(value), _NOT_FINITE)
+            ends[key] = None
+    lo, hi = ends["scale_min"], ends["scale_max"]
     if lo is not None and hi is not None and not lo < hi:
         bad("ratings.scale_max", hi, f"must be greater than scale_min ({lo:g})")
     r_col = ratings.get("column", "empathy")
@@ -604,6 +677,9 @@ def _ratings_table(raw: dict[str, Any], ratings: dict[str, Any], bad: Any) -> tu
         threshold = _number(ratings["threshold"])
         if threshold is None:
             bad("ratings.threshold", ratings["threshold"], "must be a number")
+        elif not math.isfinite(threshold):
+            bad("ratings.threshold", str(threshold), _NOT_FINITE)
+            threshold = None
         elif lo is not None and hi is not None and not lo <= threshold < hi:
             bad(
                 "ratings.threshold",
@@ -806,6 +882,14 @@ def _parse_survey(block: Any, i: int, bad, *, waves: list[str], id_col: str):
     s_id = block.get("id_col", id_col)
     if not isinstance(s_id, str) or not s_id:
         bad(f"{key}.id_col", s_id, "must be a column name")
+        ok = False
+    elif isinstance(wave_col, str) and wave_col.strip() == s_id.strip():
+        bad(
+            f"{key}.wave_col",
+            wave_col,
+            "names the participant id column; the wave column says which wave each row "
+            "belongs to and must be another column",
+        )
         ok = False
     date_col = block.get("date_col")
     if not isinstance(date_col, str) or not date_col:

@@ -23,6 +23,11 @@ __all__ = [
     "BAYES_MAX_GB",
     "BAYES_MAX_SECONDS",
     "BAYES_MAX_TUNE",
+    "EVALUATE_MAX_BOOT_CELLS",
+    "EVALUATE_MAX_KFOLD",
+    "EVALUATE_MAX_N_BOOT",
+    "EVALUATE_MAX_SEEDS",
+    "EVALUATE_MAX_SPLITS",
     "FORMULA_MAX_RANDOM_TERMS",
     "MAX_WORKERS_PER_CPU",
     "ORDINAL_MAX_N_AGQ",
@@ -93,6 +98,29 @@ BAYES_MAX_GB = 8.0
 
 BAYES_MAX_SECONDS = 86_400.0
 """A Bayesian fit whose probe estimates a longer sampling time is refused."""
+
+EVALUATE_MAX_SEEDS = 1_000
+"""Most split seeds of the prediction benchmark. Each seed refits every model once for the
+70/20/10 holdout and K times for the K-fold; the mean and SD over seeds settle within a few
+dozen seeds, and a thousand already take hours on the paper's 41-person study."""
+
+EVALUATE_MAX_KFOLD = 1_000
+"""Most folds of the benchmark's grouped K-fold (each fold refits every model); a fold needs
+a participant, so a study also bounds K by its participants."""
+
+EVALUATE_MAX_SPLITS = 10_000
+"""Most fitted splits per model: seeds x (K + 1), the holdout and the K folds of each seed
+(a second per fit of the linear models on the paper's study makes this about three hours per
+model; the Bayesian model takes about 45 s a fit)."""
+
+EVALUATE_MAX_N_BOOT = 100_000
+"""Most participant-cluster bootstrap replicates of the K-fold metrics (as
+:data:`AGREEMENT_MAX_N_BOOT`: the Monte Carlo error of a 95% bound is then negligible)."""
+
+EVALUATE_MAX_BOOT_CELLS = 50_000_000
+"""Most replicate weights of the K-fold bootstrap, (replicates + 1) x ratings: the weights
+and the weighted metrics' working arrays take about 8 bytes each several times over, so this
+keeps the bootstrap within about 2 GB (2,000 replicates fit a study of 24,000 ratings)."""
 
 FORMULA_MAX_RANDOM_TERMS = 100
 """Most random-effects terms of a formula (``models.formula.MAX_RANDOM_TERMS``)."""

@@ -11,7 +11,8 @@ tests/data/corpus/README.md for the format. For every case the test asserts:
   disappears anywhere in the case's folders (hidden staging folders included);
 * every input file is byte-identical afterwards (also when the command succeeds);
 * where the case declares it, rows in = rows scored + rows in the exclusion log;
-* where the case declares it, cells that a column of an output CSV must (or must not) hold.
+* where the case declares it, cells that a column of an output CSV must (or must not) hold;
+* where the case declares it, what an output text file starts with, holds and must not hold.
 """
 
 from __future__ import annotations
@@ -105,6 +106,15 @@ def test_corpus_case(name, tmp_path, capsys, monkeypatch):
         assert not missing, f"{name}: {missing} not in column {cells['column']!r} of {path}"
         wrong = [v for v in cells.get("absent", []) if v in found]
         assert not wrong, f"{name}: {wrong} in column {cells['column']!r} of {path}"
+
+    for path, rule in case.get("texts", {}).items():
+        text = Path(_fill(path, places)).read_text(encoding="utf-8")
+        starts = rule.get("starts")
+        assert starts is None or text.startswith(starts), f"{name}: {path} starts {text[:200]!r}"
+        for fragment in rule.get("contains", []):
+            assert fragment in text, f"{name}: {fragment!r} not in {path}"
+        for fragment in rule.get("absent", []):
+            assert fragment not in text, f"{name}: {fragment!r} in {path}"
 
     rows = case.get("rows")
     if rows:

@@ -13,6 +13,16 @@ from longitudinal.cli._common import (
     _Formatter,
     _scheduler_option,
 )
+from models._limits import (
+    BAYES_MAX_CHAINS,
+    BAYES_MAX_DRAWS,
+    BAYES_MAX_TUNE,
+    EVALUATE_MAX_BOOT_CELLS,
+    EVALUATE_MAX_KFOLD,
+    EVALUATE_MAX_N_BOOT,
+    EVALUATE_MAX_SEEDS,
+    EVALUATE_MAX_SPLITS,
+)
 
 
 def _add_kfold(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +32,7 @@ def _add_kfold(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=5,
         metavar="K",
-        help="folds of the grouped K-fold (5; 0: holdout only)",
+        help=f"folds of the grouped K-fold (5; 0: holdout only; at most {EVALUATE_MAX_KFOLD:,})",
     )
 
 
@@ -65,7 +75,14 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
             "ratings, predictions that are not finite or off the rating scale, unknown "
             "schemes or seeds, missing columns and a model named like one of ours are "
             "refused with exit code 2 before anything is fitted, all in one report naming "
-            "file, row (the header is row 1) and rating; nothing is written."
+            "file, row (the header is row 1) and rating; nothing is written.\n\n"
+            f"Limits, checked before the study is read: --seeds at most {EVALUATE_MAX_SEEDS:,} "
+            f"and --kfold at most {EVALUATE_MAX_KFOLD:,} (each seed refits every model for its "
+            f"holdout and each of its folds), at most {EVALUATE_MAX_SPLITS:,} fitted splits per "
+            f"model (--seeds x (--kfold + 1)), --n-boot at most {EVALUATE_MAX_N_BOOT:,} (and "
+            f"(--n-boot + 1) x ratings at most {EVALUATE_MAX_BOOT_CELLS:,} bootstrap weights, "
+            f"checked once the ratings are counted), --draws and --tune at most "
+            f"{BAYES_MAX_DRAWS:,}, --chains at most {BAYES_MAX_CHAINS}."
         ),
         epilog=(
             "examples:\n"
@@ -80,7 +97,12 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("study_dir", type=Path, help="study directory (with study.toml)")
     parser.add_argument("--out", required=True, type=Path, help="folder to write")
-    parser.add_argument("--seeds", type=int, default=5, help="number of split seeds (5)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=5,
+        help=f"number of split seeds (5; at most {EVALUATE_MAX_SEEDS:,})",
+    )
     _add_kfold(parser)
     parser.add_argument(
         "--predictions",
@@ -105,7 +127,10 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=int,
         default=2000,
         metavar="B",
-        help="participant-cluster bootstrap replicates for the K-fold intervals (2000; 0: none)",
+        help=(
+            "participant-cluster bootstrap replicates for the K-fold intervals (2000; 0: none; "
+            f"at most {EVALUATE_MAX_N_BOOT:,})"
+        ),
     )
     parser.add_argument(
         "--bootstrap-seed", type=int, default=0, metavar="N", help="seed of the bootstrap draws (0)"
@@ -118,6 +143,19 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
             "also include the Bayesian ordinal model (default: off; minutes more; not run on "
             "a continuous scale of more than 11 points)"
         ),
+    )
+    parser.add_argument(
+        "--draws",
+        type=int,
+        help=f"Bayesian model: draws per chain (10000; at most {BAYES_MAX_DRAWS:,})",
+    )
+    parser.add_argument(
+        "--tune",
+        type=int,
+        help=f"Bayesian model: tuning steps per chain (500; at most {BAYES_MAX_TUNE:,})",
+    )
+    parser.add_argument(
+        "--chains", type=int, help=f"Bayesian model: chains (2; at most {BAYES_MAX_CHAINS})"
     )
     parser.add_argument(
         "--scheduler",
@@ -147,28 +185,32 @@ def _add_predictors(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_seeds_kfold(args: argparse.Namespace) -> None:
-    if args.seeds < 1:
-        raise InvalidParameterError(f"--seeds must be a positive number; got {args.seeds}")
-    if args.kfold < 0 or args.kfold == 1:
-        raise InvalidParameterError(
-            f"--kfold must be 0 (no K-fold) or a number of folds >= 2; got {args.kfold}"
-        )
+def _check_seeds_kfold(args: argparse.Namespace, *, n_boot: int = 0, func: str) -> None:
+    """Refuse --seeds, --kfold and --n-boot past their ceilings, before the study is read."""
+    from longitudinal.predict.benchmark import check_benchmark_counts
+
+    check_benchmark_counts(args.seeds, args.kfold, n_boot, func=func)
 
 
 def _evaluate(args: argparse.Namespace) -> int:
     from longitudinal.predict import run_evaluation
+    from longitudinal.predict._common import sampling_settings
 
-    _check_seeds_kfold(args)
-    if args.n_boot < 0:
-        raise InvalidParameterError(f"--n-boot must be 0 or more; got {args.n_boot}")
+    func = "evaluate_predictions"
+    _check_seeds_kfold(args, n_boot=args.n_boot, func=func)
+    draws, tune, chains = sampling_settings(args.draws, args.tune, args.chains, where=func)
     if args.bootstrap_seed < 0:
         raise InvalidParameterError(
             f"--bootstrap-seed must be a non-negative number; got {args.bootstrap_seed}"
         )
     from longitudinal.predict.selection import parse_predictor_list
 
-    options: dict[str, Any] = {"predictors": parse_predictor_list(args.predictors)}
+    options: dict[str, Any] = {
+        "predictors": parse_predictor_list(args.predictors),
+        "draws": draws,
+        "tune": tune,
+        "chains": chains,
+    }
     if args.threshold is not None:
         options.update(threshold=args.threshold, threshold_source="--threshold")
     path = run_evaluation(
@@ -238,7 +280,7 @@ def _splits(args: argparse.Namespace) -> int:
     from longitudinal.splits import participant_splits
     from longitudinal.study import load_study, study_inputs
 
-    _check_seeds_kfold(args)
+    _check_seeds_kfold(args, func="participant_splits")
     out = Path(args.out)
     _check_outputs({"--out": out})
     refuse_overlap(out, study_inputs(args.study_dir), option="--out")

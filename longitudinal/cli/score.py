@@ -198,7 +198,11 @@ def export_arguments(
     parser.add_argument(
         "--encoding",
         default="utf-8",
-        help="CSV text encoding (default: utf-8; a byte-order mark selects UTF-8 or UTF-16)",
+        help=(
+            "CSV text encoding (default: utf-8; a byte-order mark selects UTF-8 or UTF-16); a "
+            "text encoding of files such as latin-1, cp1252, utf-16-le or shift_jis, not "
+            "base64, idna, punycode or unicode_escape"
+        ),
     )
     parser.add_argument(
         "--delimiter",

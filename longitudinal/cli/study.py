@@ -14,6 +14,7 @@ from longitudinal._sizes import LEAN_MODEL_PARTICIPANTS
 from longitudinal.cli._common import (
     _Formatter,
 )
+from models._limits import BAYES_MAX_CHAINS, BAYES_MAX_DRAWS, BAYES_MAX_TUNE
 from surveys import SurveysError
 
 
@@ -119,8 +120,10 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="secret key of the pseudonyms (default: OUT.pseudonym-key beside the report; "
         "created before the report on the first run, reused afterwards; keep it private). A "
-        "regular file of at least 16 bytes (128 bits), at most 64 KiB, not a file of the "
-        'study; make one with: python -c "import secrets; print(secrets.token_hex(32))" > KEY',
+        "regular file of at most 64 KiB, not a file of the study, holding 128 bits of "
+        "randomness (32 hex digits, 22 base64 characters or 16 random bytes; a repeated letter, "
+        "a counting run or a word is refused); make one with: "
+        'python -c "import secrets; print(secrets.token_hex(32))" > KEY',
     )
     parser.add_argument(
         "--lean",
@@ -152,7 +155,11 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=_retest_value,
         action="append",
         metavar="SCALE=R",
-        help="test-retest r for a scale's reliable change index (default: alpha at pre)",
+        help=(
+            "test-retest r for a state scale's reliable change index (default: alpha at "
+            "pre); SCALE is the scale's column (who5_percentage) or its instrument (who5), "
+            "and another name is refused with the names it takes"
+        ),
     )
     parser.add_argument("--ci-level", type=float, default=0.95, help="interval level (0.95)")
     parser.add_argument(
@@ -176,9 +183,19 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
             "(refused for a 1-5 or 1-7 scale, fitted as ordered categories already)"
         ),
     )
-    parser.add_argument("--draws", type=int, help="Bayesian model: draws per chain (10000)")
-    parser.add_argument("--tune", type=int, help="Bayesian model: tuning steps per chain (500)")
-    parser.add_argument("--chains", type=int, help="Bayesian model: chains (2)")
+    parser.add_argument(
+        "--draws",
+        type=int,
+        help=f"Bayesian model: draws per chain (10000; at most {BAYES_MAX_DRAWS:,})",
+    )
+    parser.add_argument(
+        "--tune",
+        type=int,
+        help=f"Bayesian model: tuning steps per chain (500; at most {BAYES_MAX_TUNE:,})",
+    )
+    parser.add_argument(
+        "--chains", type=int, help=f"Bayesian model: chains (2; at most {BAYES_MAX_CHAINS})"
+    )
     parser.add_argument(
         "--sampler",
         choices=["nutpie", "pymc", "numpyro"],

@@ -6,9 +6,15 @@ the wrapper's ``caption`` options), ``booktabs`` rules and the note in ``tableno
 columns are aligned on the decimal point with ``r@{}l`` column pairs (the integer part
 right-aligned, the point and decimals left-aligned), which needs no package.
 
-The wrapper (:func:`latex_wrapper`) compiles alone with ``pdflatex`` and uses the packages
-``inputenc``, ``fontenc``, ``textcomp``, ``geometry``, ``booktabs``, ``threeparttable`` and
-``caption``.
+The wrapper (:func:`latex_wrapper`) compiles alone and names its engine in a comment on its
+first line. When every character of the text is one that ``pdflatex`` sets (ASCII, Latin-1
+and Latin Extended-A, and the symbols :func:`escape` turns into commands) it is written for
+``pdflatex`` with the packages ``inputenc``, ``fontenc``, ``textcomp``, ``geometry``,
+``booktabs``, ``threeparttable`` and ``caption``. Text in another script (Cyrillic, Greek
+words, CJK, emoji) needs a Unicode engine: the wrapper is then written for ``xelatex`` (or
+``lualatex``) and loads ``fontspec`` in place of ``inputenc`` and ``fontenc``, with Noto Serif
+or DejaVu Serif as the main font where installed. The table fragments are the same for
+either engine. Line breaks, tabs and other control characters in the text become spaces.
 """
 
 from __future__ import annotations
@@ -18,10 +24,16 @@ from typing import Any
 
 from longitudinal.manuscript.markup import GroupRow, runs
 
-__all__ = ["PACKAGES", "latex_table", "latex_wrapper"]
+__all__ = ["PACKAGES", "UNICODE_PACKAGES", "latex_engine", "latex_table", "latex_wrapper"]
 
 PACKAGES = ("inputenc", "fontenc", "textcomp", "geometry", "booktabs", "threeparttable", "caption")
-"""The LaTeX packages the wrapper loads (all in every TeX Live and MiKTeX installation)."""
+"""The LaTeX packages the pdflatex wrapper loads (all in every TeX Live and MiKTeX installation)."""
+
+UNICODE_PACKAGES = ("fontspec", "geometry", "booktabs", "threeparttable", "caption")
+"""The LaTeX packages the xelatex wrapper loads, for text outside what pdflatex sets."""
+
+PDFLATEX_LAST = 0x17F
+"""The last code point pdflatex sets with ``inputenc`` and T1 ``fontenc`` (Latin Extended-A)."""
 
 _SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -64,10 +76,17 @@ _SPECIAL = {
     "\u201d": "''",
     "\u00a0": "~",
 }
+#: Line breaks, tabs and other control characters, and the line and paragraph separators.
+_BREAKS = {
+    ch: " " for ch in [*map(chr, range(0x20)), *map(chr, range(0x7F, 0xA0)), "\u2028", "\u2029"]
+}
+_SPECIAL.update(_BREAKS)
 
 
 def escape(text: str) -> str:
     r"""Escape plain text for LaTeX (special characters, minus signs, Greek letters).
+
+    Line breaks, tabs and other control characters become spaces.
 
     Examples
     --------
@@ -88,6 +107,16 @@ def _cell(text: str) -> str:
             body = rf"\textsubscript{{{body}}}"
         out.append(body)
     return "".join(out)
+
+
+def _first(cell: str) -> str:
+    r"""Guard a row's first cell that begins with ``[`` or ``*`` by ``{}``.
+
+    The cell follows ``\toprule``, ``\midrule`` or ``\\``, which would read a ``[`` as their
+    optional argument (a study's label ``[x](...)`` stopped pdflatex) and ``\\`` a ``*`` as
+    its star.
+    """
+    return "{}" + cell if cell.startswith(("[", "*")) else cell
 
 
 def _split(text: str) -> tuple[str, str] | None:
@@ -130,7 +159,7 @@ def latex_table(table: Any) -> str:
         rf"\label{{tab:{table.name}}}",
         rf"\begin{{tabular}}{{{''.join(spec)}}}",
         r"\toprule",
-        " & ".join(head) + r" \\",
+        " & ".join([_first(head[0]), *head[1:]]) + r" \\",
         r"\midrule",
     ]
     for row in table.rows:
@@ -149,7 +178,7 @@ def latex_table(table: Any) -> str:
                 # plain spaces at the end of a cell
                 left = _cell(parts[0].rstrip()) + ("~" if parts[0].endswith(" ") else "")
                 cells.append(f"{left} & {_cell(parts[1])}")
-        lines.append(" & ".join(cells) + r" \\")
+        lines.append(" & ".join([_first(cells[0]), *cells[1:]]) + r" \\")
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
@@ -163,22 +192,84 @@ def latex_table(table: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def latex_wrapper(files: Sequence[str], *, title: str) -> str:
-    r"""Return a document that ``\input``\ s the table files and compiles alone with pdflatex.
+def latex_engine(text: str) -> tuple[str, str | None]:
+    r"""Return the engine that sets LaTeX ``text``, and the first character that decided it.
+
+    ``("pdflatex", None)`` when every character is ASCII, Latin-1 or Latin Extended-A (what
+    ``inputenc`` and T1 ``fontenc`` set), else ``("xelatex", ch)`` with the first other
+    character.
+
+    Examples
+    --------
+    >>> from longitudinal.manuscript.latex import escape, latex_engine
+    >>> latex_engine(escape("Café study, η² = .01"))
+    ('pdflatex', None)
+    >>> latex_engine(escape("Исследование"))
+    ('xelatex', 'И')
+    """
+    for ch in text:
+        if ord(ch) > PDFLATEX_LAST:
+            return "xelatex", ch
+    return "pdflatex", None
+
+
+def _preamble(engine: str, found: str | None) -> str:
+    if engine == "pdflatex":
+        return (
+            "% Compile with pdflatex.\n"
+            "\\documentclass[11pt]{article}\n"
+            "\\usepackage[utf8]{inputenc}\n"
+            "\\usepackage[T1]{fontenc}\n"
+            "\\usepackage{textcomp}\n"
+        )
+    import unicodedata
+
+    assert found is not None  # internal invariant: the character that needs this engine
+    name = unicodedata.name(found, "UNNAMED")
+    return (
+        "% Compile with xelatex (or lualatex), not pdflatex: the text holds characters outside\n"
+        f"% what pdflatex sets (the first is U+{ord(found):04X} {name}). A character the main\n"
+        "% font lacks is left out with a warning; name a font that has it in \\setmainfont.\n"
+        "\\documentclass[11pt]{article}\n"
+        "\\usepackage{fontspec}\n"
+        "\\IfFontExistsTF{Noto Serif}{\\setmainfont{Noto Serif}}{%\n"
+        "  \\IfFontExistsTF{DejaVu Serif}{\\setmainfont{DejaVu Serif}}{}}\n"
+    )
+
+
+def latex_wrapper(files: Sequence[str], *, title: str, tables: Sequence[str] = ()) -> str:
+    r"""Return a document that ``\input``\ s the table files and compiles alone.
+
+    Its first line is a comment naming the engine: ``pdflatex``, or ``xelatex`` (or
+    ``lualatex``) when the title or a table holds a character outside what pdflatex sets
+    (:func:`latex_engine`); the preamble is written for that engine.
 
     Parameters
     ----------
     files : sequence of str
         Names of the table files (``table1.tex``), relative to the wrapper.
     title : str
-        Shown at the top of the first page.
+        Shown at the top of the first page (plain text).
+    tables : sequence of str, optional
+        The LaTeX of the table files (:func:`latex_table`), read for the engine they need.
+
+    Returns
+    -------
+    str
+        The document.
+
+    Examples
+    --------
+    >>> from longitudinal.manuscript.latex import latex_wrapper
+    >>> latex_wrapper(["table1.tex"], title="Tables").splitlines()[0]
+    '% Compile with pdflatex.'
+    >>> latex_wrapper(["table1.tex"], title="Исследование").splitlines()[0][:30]
+    '% Compile with xelatex (or lua'
     """
+    heading = escape(title)
+    engine, found = latex_engine("\n".join([heading, *tables]))
     inputs = "\n\\clearpage\n".join(rf"\input{{{name}}}" for name in files)
-    return (
-        "\\documentclass[11pt]{article}\n"
-        "\\usepackage[utf8]{inputenc}\n"
-        "\\usepackage[T1]{fontenc}\n"
-        "\\usepackage{textcomp}\n"
+    body = (
         "\\usepackage[letterpaper,landscape,margin=1in]{geometry}\n"
         "\\usepackage{booktabs}\n"
         "\\usepackage{threeparttable}\n"
@@ -186,8 +277,9 @@ def latex_wrapper(files: Sequence[str], *, title: str) -> str:
         "justification=raggedright,skip=4pt]{caption}\n"
         "\\setlength{\\tabcolsep}{4pt}\n"
         "\\begin{document}\n"
-        f"\\noindent {escape(title)}\n"
+        f"\\noindent {heading}\n"
         "\\bigskip\n\n"
         f"{inputs}\n"
         "\\end{document}\n"
     )
+    return _preamble(engine, found) + body

@@ -1,7 +1,9 @@
 """APA results sentences, with the honesty gates of the HTML report.
 
 Each function takes the tables of one analysis (the same DataFrames the report writes to
-``tables/``) and returns marked-up text (``*F*`` italic, ``_{G}`` subscript). The gates are
+``tables/``) and returns marked-up text (``*F*`` italic, ``_{G}`` subscript); every label,
+wave and name from the study enters it through :func:`longitudinal.manuscript.markup.literal`,
+so it is read as itself by every writer (escaped for Markdown in ``results.md``). The gates are
 the report's (:mod:`longitudinal.predict._gates`): an interval that includes zero is given no
 direction, a singular or unconverged model is reported as such and its estimates are not
 interpreted, and below 20 participants every inferential paragraph carries the small-sample
@@ -17,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._wording import count_noun
+from longitudinal.manuscript.markup import literal
 from longitudinal.manuscript.numbers import apa_ci, apa_df, apa_num, apa_p_text, apa_unit
 from longitudinal.predict._gates import (
     BAYES_ENGINES,
@@ -107,7 +110,7 @@ def anova_apa(
     """
     row = choose_correction(rm_anova)
     if row is None:
-        return f"The repeated-measures ANOVA of {_lower(label)} could not be computed."
+        return f"The repeated-measures ANOVA of {literal(_lower(label))} could not be computed."
     if row["correction"] == "none":
         how = "no sphericity correction: with two waves sphericity holds"
     else:
@@ -115,10 +118,10 @@ def anova_apa(
     left = ""
     if n_excluded:
         left = f", {count_noun(n_excluded, 'participant')} left out" + (
-            f": {left_out}" if left_out else " for a missing wave"
+            f": {literal(left_out)}" if left_out else " for a missing wave"
         )
     return (
-        f"A repeated-measures ANOVA of {_lower(label)} across the {n_waves} waves gave "
+        f"A repeated-measures ANOVA of {literal(_lower(label))} across the {n_waves} waves gave "
         f"*F*({apa_df(row['df1'])}, {apa_df(row['df2'])}) = {apa_num(row['statistic'])}, "
         f"{apa_p_text(row['p_value'])}, η²_{{G}} = {apa_unit(row['eta_sq_generalized'], 3)} "
         f"({how}; {int(row['n'])} complete cases{left})."
@@ -163,7 +166,8 @@ def pairwise_apa(
         size = apa_num(abs(rec.estimate)) if status == "clear" else apa_num(rec.estimate)
         verb = {"clear": "rose" if rec.estimate > 0 else "fell"}.get(status, "changed")
         text = (
-            f"From {rec.wave_from} to {rec.wave_to}, {_lower(label)} {verb} by {size} {unit}, "
+            f"From {literal(rec.wave_from)} to {literal(rec.wave_to)}, {literal(_lower(label))} "
+            f"{verb} by {size} {unit}, "
             f"{pct} CI {apa_ci(rec.ci_low, rec.ci_high)}, *t*({apa_df(rec.df)}) = "
             f"{apa_num(rec.statistic)}, {apa_p_text(rec.p_value)}, Holm-adjusted "
             f"{apa_p_text(rec.p_holm)}"
@@ -204,7 +208,7 @@ def growth_apa(
     """
     slope = fixed[fixed["term"] != "Intercept"]
     if slope.empty:
-        return f"The growth model of {_lower(label)} could not be fitted."
+        return f"The growth model of {literal(_lower(label))} could not be fitted."
     rec = slope.iloc[0]
     per = _per(time_unit, model.get("time_coding"))
     problems = model.get("problems") or ""
@@ -220,8 +224,8 @@ def growth_apa(
     )
     text = (
         f"In a linear growth model with {random_text}, fitted to {_int(model.get('n_obs'))} "
-        f"observations of {_int(model.get('n_subjects'))} participants, {_lower(label)} changed "
-        "by *b* = "
+        f"observations of {_int(model.get('n_subjects'))} participants, "
+        f"{literal(_lower(label))} changed by *b* = "
         f"{apa_num(rec['estimate'], 3)} points per {per}, "
         f"{_pct(ci_level)} CI {apa_ci(rec['ci_low'], rec['ci_high'], 3)}, "
         f"*t*({apa_df(rec['df'])}) = {apa_num(rec['statistic'])}, {apa_p_text(rec['p_value'])}"
@@ -242,8 +246,8 @@ def reliable_change_apa(
 ) -> str:
     """Write the counts of reliable improvement and deterioration (Jacobson–Truax)."""
     if counts.empty:
-        return f"Reliable change in {_lower(label)} was not computed" + (
-            f": {source}." if source else "."
+        return f"Reliable change in {literal(_lower(label))} was not computed" + (
+            f": {literal(source)}." if source else "."
         )
     by = counts.set_index("category")
     total = int(by["n"].sum())
@@ -254,9 +258,10 @@ def reliable_change_apa(
         return f"{n} ({100 * share:.0f}%)"
 
     return (
-        f"By the reliable change index (Jacobson–Truax; {source}), of the {total} participants "
-        f"observed at {wave_from} and {wave_to}, {part('improved')} improved reliably on "
-        f"{_lower(label)}, {part('deteriorated')} deteriorated reliably and "
+        f"By the reliable change index (Jacobson–Truax; {literal(source)}), of the {total} "
+        f"participants observed at {literal(wave_from)} and {literal(wave_to)}, "
+        f"{part('improved')} improved reliably on "
+        f"{literal(_lower(label))}, {part('deteriorated')} deteriorated reliably and "
         f"{part('unchanged')} showed no reliable change."
     )
 
@@ -312,7 +317,7 @@ def effects_apa(
             "is reported."
         )
     for rec in lmm.itertuples(index=False):
-        name = rec.label[:1].upper() + rec.label[1:]
+        name = literal(rec.label[:1].upper() + rec.label[1:])
         if getattr(rec, "part", "") in ("between", "within"):
             name += f" ({rec.part}-person part)"
         status = effect_status(rec.ci_low, rec.ci_high, rec.df)

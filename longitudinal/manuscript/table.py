@@ -1,7 +1,8 @@
 """The table model: an APA table as data, before it is written to Word or LaTeX.
 
 A cell is text with a small inline markup that both writers understand (:mod:`.markup`):
-``*F*`` is italic and ``_{G}`` a subscript (``η²_{G}``). A row is a tuple of cells, or a
+``*F*`` is italic and ``_{G}`` a subscript (``η²_{G}``); text from the study enters a cell
+through :func:`.markup.literal`, so it is never read as markup. A row is a tuple of cells, or a
 :class:`GroupRow` (a label spanning the table, e.g. the scale the next rows belong to).
 """
 
@@ -64,7 +65,7 @@ class ApaTable(Result):
         """Return the table as plain text, head first; a group row is its label alone."""
         out = [[plain(c) for c in self.columns]]
         for row in self.rows:
-            out.append([row.label] if isinstance(row, GroupRow) else [plain(c) for c in row])
+            out.append([plain(row.label)] if isinstance(row, GroupRow) else [plain(c) for c in row])
         return out
 
     def _title(self) -> str:

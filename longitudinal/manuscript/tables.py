@@ -15,7 +15,7 @@ import pandas as pd
 
 from longitudinal._wording import count_noun, with_article
 from longitudinal.frames import scale_column
-from longitudinal.manuscript.markup import GroupRow
+from longitudinal.manuscript.markup import GroupRow, literal
 from longitudinal.manuscript.numbers import DASH, apa_ci, apa_df, apa_num, apa_p, apa_unit
 from longitudinal.manuscript.sentences import HUYNH_FELDT_ABOVE, choose_correction
 from longitudinal.manuscript.table import ApaTable
@@ -36,7 +36,8 @@ def _get(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
 
 
 def _label(labels: Mapping[str, str], column: str) -> str:
-    return labels.get(column, column.replace("_", " "))
+    """Return the readable name of a score column as marked-up text (it comes from the study)."""
+    return literal(labels.get(column, column.replace("_", " ")))
 
 
 def _n_per_wave(descriptives: pd.DataFrame, waves: Sequence[str]) -> str:
@@ -44,7 +45,7 @@ def _n_per_wave(descriptives: pd.DataFrame, waves: Sequence[str]) -> str:
         return ""
     first = descriptives[descriptives["scale"] == descriptives["scale"].iloc[0]]
     by = first.set_index("wave")["n"]
-    return ", ".join(f"{w} {int(by[w])}" for w in waves if w in by.index)
+    return ", ".join(f"{literal(w)} {int(by[w])}" for w in waves if w in by.index)
 
 
 def _exclusions(counts: pd.DataFrame) -> str:
@@ -52,7 +53,7 @@ def _exclusions(counts: pd.DataFrame) -> str:
     if rows.empty:
         return "No rows were excluded."
     parts = [
-        f"{count_noun(int(r.n), 'row')} of {r.file} ({r.reason})"
+        f"{count_noun(int(r.n), 'row')} of {literal(r.file)} ({literal(r.reason)})"
         for r in rows.itertuples(index=False)
     ]
     return "Excluded: " + "; ".join(parts) + "."
@@ -77,15 +78,15 @@ def sample_table(tables, *, waves, scale_min, scale_max, number=1) -> ApaTable |
     for rec in demo.itertuples(index=False):
         if isinstance(rec.level, str) and rec.level:
             share = 100 * rec.n / listed if listed else np.nan
-            rows.append((f"{rec.variable}: {rec.level}", str(int(rec.n)), "", "",
+            rows.append((literal(f"{rec.variable}: {rec.level}"), str(int(rec.n)), "", "",
                          apa_num(share, 1)))  # fmt: skip
         else:
-            rows.append((str(rec.variable), str(int(rec.n)), apa_num(rec.mean), apa_num(rec.sd),
+            rows.append((literal(rec.variable), str(int(rec.n)), apa_num(rec.mean), apa_num(rec.sd),
                          ""))  # fmt: skip
     rows.append(GroupRow("Surveys"))
     for wave in waves:
         n = _count(sample, f"participants with {with_article(f'{wave} survey')}")
-        rows.append((f"Completed at {wave}", DASH if n is None else str(n), "", "", ""))
+        rows.append((f"Completed at {literal(wave)}", DASH if n is None else str(n), "", "", ""))
     rows.append(GroupRow("Sessions and ratings"))
     rows.append(("Sessions", str(_count(sample, "sessions kept")), "", "", ""))
     ratings = _get(tables, "ratings_summary")
@@ -194,7 +195,8 @@ def scoring_note(scorings: Sequence[ScaleScoring]) -> str:
         items = f"{s.n_items} item{'' if s.n_items == 1 else 's'}"
         if s.n_scales > 1:
             items += " per scale"
-        groups.setdefault(rule, []).append(f"{s.name} ({items}, range {s.low:g}–{s.high:g})")
+        entry = f"{literal(s.name)} ({items}, range {s.low:g}–{s.high:g})"
+        groups.setdefault(rule, []).append(entry)
     if not groups:
         return ""
     parts = [f"{rule} for {_and(names)}" for rule, names in groups.items()]
@@ -217,10 +219,10 @@ def descriptives_table(tables, *, labels, waves, number, scoring=()) -> ApaTable
         rows.append(GroupRow(_label(labels, column)))
         for r in desc[desc["scale"] == column].itertuples(index=False):
             a = alpha.get((column, str(r.wave)), np.nan)
-            rows.append((str(r.wave), str(int(r.n)), apa_num(r.mean), apa_num(r.sd),
+            rows.append((literal(r.wave), str(int(r.n)), apa_num(r.mean), apa_num(r.sd),
                          apa_unit(a)))  # fmt: skip
     if not traits.empty:
-        rows.append(GroupRow(f"Traits (at {waves[0]})"))
+        rows.append(GroupRow(f"Traits (at {literal(waves[0])})"))
         for r in traits.itertuples(index=False):
             a = alpha.get((r.scale, str(waves[0])), np.nan)
             rows.append((_label(labels, r.scale), str(int(r.n)), apa_num(r.mean),
@@ -277,7 +279,7 @@ def anova_table(tables, *, labels, waves, number) -> ApaTable | None:
                 who = count_noun(int(m["rm_n_excluded"]), "participant")
                 left.append(
                     f"{_label(labels, column)}, {who}"
-                    + (f" ({reasons})" if isinstance(reasons, str) and reasons else "")
+                    + (f" ({literal(reasons)})" if isinstance(reasons, str) and reasons else "")
                 )
     note = (
         "Complete cases only. Corr. = sphericity correction; ε = its factor; GG = "
@@ -329,7 +331,7 @@ def pairwise_table(tables, *, labels, waves, ci_level, number) -> ApaTable | Non
         rows.append(GroupRow(_label(labels, column)))
         for r in pairs[pairs["scale"] == column].itertuples(index=False):
             cells = [
-                f"{r.wave_from} → {r.wave_to}",
+                f"{literal(r.wave_from)} → {literal(r.wave_to)}",
                 apa_num(r.estimate),
                 apa_ci(r.ci_low, r.ci_high),
                 apa_num(r.statistic),
@@ -439,7 +441,7 @@ def _failed_engines(frame: pd.DataFrame) -> set[str]:
 
 
 def _part_label(rec: Any) -> str:
-    label = rec.label[:1].upper() + rec.label[1:]
+    label = literal(rec.label[:1].upper() + rec.label[1:])
     if rec.part in ("between", "within"):
         label += f" ({rec.part})"
     return label
@@ -572,7 +574,7 @@ def reliability_table(tables, *, labels, ci_level, number) -> ApaTable | None:
     rows = []
     for r in rel.itertuples(index=False):
         column = scale_column(r.instrument, r.scale)
-        rows.append((_label(labels, column), str(r.wave), str(int(r.n)), str(int(r.n_items)),
+        rows.append((_label(labels, column), literal(r.wave), str(int(r.n)), str(int(r.n_items)),
                      apa_unit(r.alpha), apa_ci(r.alpha_ci_low, r.alpha_ci_high, unit=True),
                      apa_unit(r.omega_total)))  # fmt: skip
     pct = _pct(ci_level)

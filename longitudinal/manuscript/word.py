@@ -9,10 +9,11 @@ rules only (above and below the column heads, below the body), the note below st
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
-from longitudinal.manuscript.markup import GroupRow, runs
+from longitudinal.manuscript.markup import GroupRow, plain, runs
 
 __all__ = ["write_results_docx", "write_tables_docx"]
 
@@ -51,9 +52,14 @@ def _document(landscape: bool) -> Any:
     return document
 
 
+#: Characters a Word document (XML 1.0) cannot hold, and the other control characters: each
+#: becomes a space, as in the LaTeX and Markdown files.
+_UNWRITABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
 def _add_runs(paragraph: Any, text: str, *, size: Any = None, italic: bool = False) -> None:
     for piece, style in runs(text):
-        run = paragraph.add_run(piece)
+        run = paragraph.add_run(_UNWRITABLE.sub(" ", piece))
         run.italic = italic or style == "i"
         run.font.subscript = style == "sub"
         if size is not None:
@@ -182,18 +188,27 @@ def write_results_docx(
     Parameters
     ----------
     paragraphs : sequence of (str, str)
-        ``(heading, text)`` pairs; the text uses the cells' markup (``*t*`` italic); an empty
-        heading continues the previous section.
+        ``(heading, text)`` pairs of marked-up text (:mod:`longitudinal.manuscript.markup`:
+        ``*t*`` italic, escapes read as the characters they stand for); an empty heading
+        continues the previous section.
     path : str or path-like
         The ``.docx`` file to write.
     title : str
-        The document's first line.
+        The document's first line and its title property (plain text; the property holds
+        its first 255 characters).
+
+    Notes
+    -----
+    A character a Word document cannot hold (a control character other than tab and line
+    break, a lone surrogate, U+FFFE, U+FFFF), and the other control characters, become
+    spaces, as they do in the LaTeX and Markdown files.
     """
+    title = _UNWRITABLE.sub(" ", title)
     document = _document(landscape=False)
-    document.core_properties.title = title
+    document.core_properties.title = title[:255]  # the property holds at most 255 characters
     document.add_heading(title, level=1)
     for heading, text in paragraphs:
         if heading:
-            document.add_heading(heading, level=2)
+            document.add_heading(_UNWRITABLE.sub(" ", plain(heading)), level=2)
         _add_runs(document.add_paragraph(), text)
     _save(document, path)

@@ -7,7 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from longitudinal.manuscript.latex import latex_table, latex_wrapper
-from longitudinal.manuscript.markup import runs
+from longitudinal.manuscript.markup import (
+    escape_markdown,
+    literal,
+    markdown_literals,
+    to_markdown,
+)
 from longitudinal.manuscript.table import ApaTable
 from longitudinal.manuscript.tables import ScaleScoring, apa_tables
 from longitudinal.manuscript.word import write_results_docx, write_tables_docx
@@ -110,7 +115,11 @@ def study_scoring(ctx: Any) -> list[ScaleScoring]:
 
 
 def results_paragraphs(ctx: Any) -> list[tuple[str, str]]:
-    """``(heading, text)`` of every analysis the report narrates, in page order."""
+    """``(heading, text)`` of every analysis the report narrates, in page order.
+
+    Both are marked-up text (:mod:`longitudinal.manuscript.markup`): the study's labels enter
+    through :func:`~longitudinal.manuscript.markup.literal`.
+    """
     out: list[tuple[str, str]] = []
     for column, _, _ in ctx.states:
         result = ctx.results.get(column)
@@ -121,7 +130,7 @@ def results_paragraphs(ctx: Any) -> list[tuple[str, str]]:
             time_unit=ctx.growth_time_unit,
             left_out=_left_out(ctx, column),
         )
-        out.append((f"Change in {ctx.labels[column]}", text))
+        out.append((f"Change in {literal(ctx.labels[column])}", text))
     section = ctx.results.get("predictors")
     fitted = getattr(section, "fitted", None)
     if fitted is not None:
@@ -139,23 +148,17 @@ def _left_out(ctx: Any, column: str) -> str | None:
     return text if isinstance(text, str) and text else None
 
 
-def _markdown(text: str) -> str:
-    pieces = []
-    for piece, style in runs(text):
-        pieces.append(
-            f"*{piece}*" if style == "i" else f"<sub>{piece}</sub>" if style == "sub" else piece
-        )
-    return "".join(pieces)
-
-
 def write_manuscript(ctx: Any, folder: Path, *, formats: Sequence[str]) -> list[Path]:
     """Write the manuscript files into ``folder`` and return their paths.
 
     ``tables.docx`` and ``results.docx`` (docx), ``tables.tex`` with ``table<N>.tex``
-    (latex) and ``results.md`` (either).
+    (latex) and ``results.md`` (either). The results text is built once with the study's
+    text escaped for Markdown (:func:`~longitudinal.manuscript.markup.markdown_literals`);
+    the Word writer reads it back as the study wrote it.
     """
     tables = manuscript_tables(ctx)
-    paragraphs = results_paragraphs(ctx)
+    with markdown_literals():
+        paragraphs = results_paragraphs(ctx)
     title = f"Results: {ctx.config.name}"
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -164,22 +167,23 @@ def write_manuscript(ctx: Any, folder: Path, *, formats: Sequence[str]) -> list[
         write_results_docx(paragraphs, folder / "results.docx", title=title)
         written += [folder / "tables.docx", folder / "results.docx"]
     if "latex" in formats:
-        names = []
+        names, texts = [], []
         for table in tables:
             name = f"table{table.number}.tex"
-            (folder / name).write_text(latex_table(table), encoding="utf-8", newline="\n")
+            texts.append(latex_table(table))
+            (folder / name).write_text(texts[-1], encoding="utf-8", newline="\n")
             names.append(name)
             written.append(folder / name)
-        wrapper = latex_wrapper(names, title=f"Tables: {ctx.config.name}")
+        wrapper = latex_wrapper(names, title=f"Tables: {ctx.config.name}", tables=texts)
         (folder / "tables.tex").write_text(wrapper, encoding="utf-8", newline="\n")
         written.append(folder / "tables.tex")
-    lines = [f"# {title}", ""]
+    lines = [f"# Results: {escape_markdown(ctx.config.name)}", ""]
     heading = None
     for head, text in paragraphs:
         if head and head != heading:
-            lines += [f"## {head}", ""]
+            lines += [f"## {to_markdown(head)}", ""]
             heading = head
-        lines += [_markdown(text), ""]
+        lines += [to_markdown(text), ""]
     (folder / "results.md").write_text("\n".join(lines), encoding="utf-8", newline="\n")
     written.append(folder / "results.md")
     return written

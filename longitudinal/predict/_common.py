@@ -54,14 +54,15 @@ def _short(message: str, limit: int = 300) -> str:
 def sampling_settings(
     draws: int | None, tune: int | None, chains: int | None, *, where: str
 ) -> tuple[int, int, int]:
-    """Draws, tuning steps and chains of the Bayesian model; None takes the model's default."""
-    from longitudinal._checks import check_int
+    """Draws, tuning steps and chains of the Bayesian model; None takes the model's default.
+
+    Each is checked against its ceiling (:func:`models.bayes._estimate.check_counts`: draws
+    and tuning steps at most a million, chains at most 64) here, before any model is fitted,
+    not when the Bayesian model's turn comes after the others.
+    """
     from models.bayes import DEFAULT_SAMPLING
+    from models.bayes._estimate import check_counts
 
     given = {"draws": draws, "tune": tune, "chains": chains}
-    minimum = {"draws": 1, "tune": 0, "chains": 1}
-    out = []
-    for name, value in given.items():
-        value = int(DEFAULT_SAMPLING[name]) if value is None else value
-        out.append(check_int(value, name=name, where=where, minimum=minimum[name]))
-    return out[0], out[1], out[2]
+    values = [int(DEFAULT_SAMPLING[n]) if v is None else v for n, v in given.items()]
+    return check_counts(*values, where=where)

@@ -721,6 +721,107 @@ def threshold_rule(threshold: float, source: str, scale_label: str) -> str:
     )
 
 
+def check_benchmark_counts(n_seeds: int, k: int, n_boot: Any, *, func: str) -> None:
+    """Refuse, before any work, counts of the benchmark past their ceilings.
+
+    Seeds at most :data:`~models._limits.EVALUATE_MAX_SEEDS`, folds ``k`` 0 or 2 to
+    :data:`~models._limits.EVALUATE_MAX_KFOLD`, fitted splits per model ``n_seeds x (k + 1)``
+    at most :data:`~models._limits.EVALUATE_MAX_SPLITS` and bootstrap replicates ``n_boot``
+    0 to :data:`~models._limits.EVALUATE_MAX_N_BOOT`. Each refusal names the parameter (its
+    option on the command line: ``--seeds``, ``--kfold``, ``--n-boot``) and says why.
+
+    Parameters
+    ----------
+    n_seeds : int
+        Number of split seeds.
+    k : int
+        Folds of the grouped K-fold (0: none).
+    n_boot : int
+        Bootstrap replicates of the K-fold metrics (0: none).
+    func : str
+        The calling function, named in the messages outside the command line.
+
+    Raises
+    ------
+    longitudinal.InvalidParameterError
+        For a count past its ceiling.
+
+    Examples
+    --------
+    >>> from longitudinal.predict.benchmark import check_benchmark_counts
+    >>> check_benchmark_counts(5, 5, 2000, func="evaluate_predictions")
+    >>> check_benchmark_counts(5, 5, 10**12, func="evaluate_predictions")
+    Traceback (most recent call last):
+    ...
+    _empathic_base.errors.InvalidParameterError: the `n_boot` parameter of evaluate_predictions must be a whole number from 0 to 100,000; got 1000000000000 (more replicates do not change a 95% bound at the printed precision)
+    """  # noqa: E501
+    from _empathic_base.words import parameter
+    from models._limits import (
+        EVALUATE_MAX_KFOLD,
+        EVALUATE_MAX_N_BOOT,
+        EVALUATE_MAX_SEEDS,
+        EVALUATE_MAX_SPLITS,
+    )
+
+    if not 1 <= n_seeds <= EVALUATE_MAX_SEEDS:
+        raise InvalidParameterError(
+            f"{parameter('seeds', func)} must give from 1 to {EVALUATE_MAX_SEEDS:,} seeds; got "
+            f"{n_seeds} (each seed refits every model for its holdout and its K folds)"
+        )
+    if k == 1 or not 0 <= k <= EVALUATE_MAX_KFOLD:
+        raise InvalidParameterError(
+            f"{parameter('k', func)} must be 0 (no K-fold) or a number of folds from 2 to "
+            f"{EVALUATE_MAX_KFOLD:,}; got {k} (each fold refits every model)"
+        )
+    if n_seeds * (k + 1) > EVALUATE_MAX_SPLITS:
+        raise InvalidParameterError(
+            f"{parameter('seeds', func)} x ({parameter('k', func)} + 1) = {n_seeds:,} x "
+            f"{k + 1:,} = {n_seeds * (k + 1):,} fitted splits per model, more than the limit of "
+            f"{EVALUATE_MAX_SPLITS:,} (hours per model even for the linear ones); use fewer "
+            "seeds or folds"
+        )
+    if (
+        isinstance(n_boot, bool)
+        or not isinstance(n_boot, int | np.integer)
+        or not 0 <= n_boot <= EVALUATE_MAX_N_BOOT
+    ):
+        raise InvalidParameterError(
+            f"{parameter('n_boot', func)} must be a whole number from 0 to "
+            f"{EVALUATE_MAX_N_BOOT:,}; got {n_boot!r} (more replicates do not change a 95% "
+            "bound at the printed precision)"
+        )
+
+
+def check_bootstrap_size(n_boot: int, n_ratings: int, *, func: str) -> None:
+    """Refuse a K-fold bootstrap whose replicate weights would not fit in memory.
+
+    The weights are ``(n_boot + 1) x n_ratings`` numbers, at most
+    :data:`~models._limits.EVALUATE_MAX_BOOT_CELLS`; the refusal gives the most replicates
+    that fit the study. Checked once the study's ratings are counted, before any fit.
+
+    Examples
+    --------
+    >>> from longitudinal.predict.benchmark import check_bootstrap_size
+    >>> check_bootstrap_size(2000, 807, func="evaluate_predictions")
+    >>> check_bootstrap_size(100_000, 807, func="evaluate_predictions")
+    Traceback (most recent call last):
+    ...
+    _empathic_base.errors.InvalidParameterError: the `n_boot` parameter of evaluate_predictions is 100,000: the bootstrap would weigh 807 ratings 100,001 times (80,700,807 weights, more than the limit of 50,000,000, about 2 GB of memory); at most 61,956 replicates fit this study
+    """  # noqa: E501
+    from _empathic_base.words import parameter
+    from models._limits import EVALUATE_MAX_BOOT_CELLS
+
+    cells = (int(n_boot) + 1) * int(n_ratings)
+    if n_boot and cells > EVALUATE_MAX_BOOT_CELLS:
+        fits = max(EVALUATE_MAX_BOOT_CELLS // max(int(n_ratings), 1) - 1, 0)
+        raise InvalidParameterError(
+            f"{parameter('n_boot', func)} is {int(n_boot):,}: the bootstrap would weigh "
+            f"{int(n_ratings):,} ratings {int(n_boot) + 1:,} times ({cells:,} weights, more than "
+            f"the limit of {EVALUATE_MAX_BOOT_CELLS:,}, about 2 GB of memory); at most "
+            f"{fits:,} replicates fit this study"
+        )
+
+
 def evaluate_predictions(
     study: Study,
     *,
@@ -917,6 +1018,7 @@ def evaluate_predictions(
     k = check_int(k, name="k", where=func, minimum=0)
     if k == 1:
         raise InvalidParameterError(f"the `k` parameter of {func} must be 0 (no K-fold) or >= 2")
+    check_benchmark_counts(len(seed_list_), k, n_boot, func=func)
     for name, value in (
         ("include_bayes", include_bayes),
         ("bayes_kfold", bayes_kfold),
@@ -939,6 +1041,8 @@ def evaluate_predictions(
     )
     chosen, fractional_note = _whole_ratings_for_ordinal(chosen, full, asked=models, func=func)
     groups = full.data[full.id_col].to_numpy(dtype=object)
+    if k:
+        check_bootstrap_size(n_boot, len(groups), func=func)
     plan = draw_splits(groups, seeds=seed_list_, k=k, sizes=sizes)
     user = None
     if predictions is not None:  # every problem of the user's predictions, before any fit

@@ -75,6 +75,8 @@ def build_report(
         Test-retest reliabilities for the reliable change index, keyed by score column
         (``cls9_humanity_compassionate_love``) or instrument name (``cls9_humanity``).
         Scales without one use Cronbach's alpha at the first wave (stated in the report).
+        A name that is not a state scale or state instrument of the study is refused, with
+        the names it takes, before any analysis.
     random_slope : bool, default True
         Start the growth model with a random slope (it falls back to a random intercept when
         the slope variance is not estimable; the report says so).
@@ -98,9 +100,11 @@ def build_report(
         only, written before the report) on the first run and reused afterwards, so reruns
         give the same pseudonyms. Refused before any work: a key inside the report folder or
         that is an input of the study, a path that is not a regular file (FIFO, device,
-        folder, dangling link), a file over 64 KiB and a key under 16 bytes (128 bits; make
-        one with ``python -c "import secrets; print(secrets.token_hex(32))" > KEY``).
-        ``provenance.json`` holds a slow keyed fingerprint of it.
+        folder, dangling link), a file over 64 KiB and a key without 128 bits of randomness
+        by the test of :func:`longitudinal.report.pseudonyms.key_problem` (a repeated letter,
+        a counting run, a word; make one with ``python -c "import secrets;
+        print(secrets.token_hex(32))" > KEY``). ``provenance.json`` holds a slow keyed
+        fingerprint of it (:func:`~longitudinal.report.pseudonyms.fingerprint`).
     predictors : sequence of str, optional
         What "What predicts empathy" tests, in priority order (``longitudinal report
         --predictors``): scale score columns, instruments or numeric session columns (see
@@ -216,6 +220,10 @@ def build_report(
         else (b"", False)
     )
     study = load_study(study_path)
+    if options.retest:  # a misspelled scale is refused before any analysis, not ignored
+        from longitudinal.report.retest import check_retest_names
+
+        check_retest_names(options.retest, study, func="build_report")
     if options.predictors is not None:  # an unknown name is refused before any analysis
         from longitudinal.predict.selection import resolve_predictors
 
@@ -348,14 +356,14 @@ def write_report(
         previous_evaluate=previous_evaluate,
         key_fingerprint=fingerprint(key) if options.pseudonymize else None,
     )
-    ctx.note(*(ctx.scrub(n) for n in study.meta.get("scoring_notes", [])))
-    if options.lean:
-        ctx.note(_lean_text())
     ctx.frames = {
         "person_wave": rename_ids(study.person_wave_frame(), cfg.id_col, id_map),
         "story": rename_ids(study.story_frame(), cfg.id_col, id_map),
         "sessions": rename_ids(study.session_frame(), cfg.id_col, id_map),
     }
+    ctx.note(*(ctx.scrub(n) for n in study.meta.get("scoring_notes", [])))
+    if options.lean:
+        ctx.note(_lean_text())
     choose_states(ctx)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(exist_ok=True)
@@ -363,6 +371,12 @@ def write_report(
     for section in sections:
         section.run(ctx)
 
+    if ctx.withheld:
+        ctx.note(
+            f"{ctx.withheld} message(s) of the analyses left out of this pseudonymized report: "
+            "each quotes a value that is also a participant id, where it cannot be told "
+            "whether it names the participant"
+        )
     if not options.person_tables:
         people = set(id_map.values())
         for name in [n for n, t in ctx.tables.items() if _names_people(t, people)]:
@@ -388,8 +402,14 @@ def write_report(
 
 
 def _names_people(table: pd.DataFrame, people: set[str]) -> bool:
-    """Whether a table has a column of participant ids (pseudonyms or raw): one row per person."""
+    """Whether a table has a column of participant ids (pseudonyms or raw): one row per person.
+
+    A column of numbers (counts, scores) is never taken for ids, even where the raw ids are
+    numbers (``1`` to ``41``): the report's id columns hold text.
+    """
     for column in table.columns:
+        if pd.api.types.is_numeric_dtype(table[column]):
+            continue
         values = table[column].dropna()
         if len(values) and values.astype(str).isin(people).all():
             return True

@@ -7,7 +7,6 @@ the earlier ones did.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,14 @@ import pandas as pd
 from longitudinal._wording import own_names, span_text
 from longitudinal.frames import scale_column
 from longitudinal.report.options import ReportOptions
+from longitudinal.report.pseudonyms import pseudonymize_message
 
 REPORT_FILE = "report.html"
 EXCLUSIONS_FILE = "exclusions.csv"
 PROVENANCE_FILE = "provenance.json"
 NOTES_FILE = "notes.csv"
+WITHHELD = "a message quoting a participant id, left out (the report without pseudonyms shows it)"
+"""What stands in the report for a message withheld by :meth:`ReportContext.scrub`."""
 EVALUATION_FILE = Path("evaluate") / "metrics.csv"
 
 
@@ -46,7 +48,8 @@ class ReportContext:
     growth_time: dict[str, float] = field(default_factory=dict)
     growth_time_unit: str = "weeks"
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)  # person_wave, story, sessions
-    id_pattern: re.Pattern[str] | None = None
+    withheld: int = 0  # messages quoting a raw id not as a participant (see scrub)
+    _names: frozenset[str] | None = field(default=None, repr=False)
 
     @property
     def config(self) -> Any:
@@ -69,15 +72,46 @@ class ReportContext:
         return own_names(text, self.config.column_names)
 
     def scrub(self, text: str) -> str:
-        """Replace raw participant ids in free text by their pseudonyms."""
+        """Pass on a message of code that saw raw ids, with pseudonyms where it quotes one.
+
+        For warnings and errors of the analyses run on the study's raw ids: nothing in them
+        is searched for ids, so the numbers and words of a sentence (``3 waves``, ``1–5
+        scale``, ``70/20/10``) are never taken for one. A quoted raw id that the message says
+        is a participant (``group 'P01'``) gets the pseudonym; a message quoting a raw id in
+        any other place is withheld: :data:`WITHHELD` stands in its place and
+        :attr:`withheld` counts it (:func:`longitudinal.report.pseudonyms.pseudonymize_message`;
+        a quoted name of the study, :meth:`study_names`, is left as it is). Text the package
+        writes about participants is built from pseudonyms in the first place (the report's
+        frames, :func:`~longitudinal.report.pseudonyms.pseudonymize_left_out`).
+        """
         if not self.options.pseudonymize or not self.id_map:
             return text
-        if self.id_pattern is None:
-            keys = sorted(self.id_map, key=len, reverse=True)  # longest first: P1 inside P12
-            alternatives = "|".join(re.escape(k) for k in keys)
-            # a whole token only: "P1" is not replaced inside "P12", nor "12" inside "0.125"
-            self.id_pattern = re.compile(rf"(?<![\w.])(?:{alternatives})(?![\w]|\.\d)")
-        return self.id_pattern.sub(lambda m: self.id_map[m.group(0)], text)
+        shown = pseudonymize_message(
+            text, self.id_map, keep=self.study_names(), id_col=self.config.id_col
+        )
+        if shown is None:
+            self.withheld += 1
+            return WITHHELD
+        return shown
+
+    def study_names(self) -> frozenset[str]:
+        """Return the names the study uses besides ids: waves, instruments, scales, columns.
+
+        The columns of the report's frames are among them (``week``, ``day``: the model
+        terms a message may quote).
+        """
+        if self._names is None:
+            study, cfg = self.study, self.config
+            names = {*map(str, cfg.waves), cfg.id_col, *cfg.column_names.values()}
+            for entry, instrument in study.instruments.items():
+                names.update((entry, instrument.name, *instrument.items))
+                for key in instrument.scales:
+                    names.update((key.name, scale_column(instrument.name, key.name), *key.items))
+            frames = [study.participants, study.sessions, study.ratings, *self.frames.values()]
+            for frame in frames:
+                names.update(map(str, frame.columns))
+            self._names = frozenset(names)
+        return self._names
 
 
 def study_days(sessions: pd.DataFrame, id_col: str) -> int:

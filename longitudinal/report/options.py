@@ -106,9 +106,17 @@ def check_options(
         raise InvalidParameterError(
             f"{parameter('target_accept', func, what='option')} must be in (0, 1)"
         )
-    for key in ("draws", "tune", "chains"):
+    from models._limits import BAYES_MAX_CHAINS, BAYES_MAX_DRAWS, BAYES_MAX_TUNE
+
+    ceilings = {"draws": BAYES_MAX_DRAWS, "tune": BAYES_MAX_TUNE, "chains": BAYES_MAX_CHAINS}
+    for key, ceiling in ceilings.items():
         if key in sampling and sampling[key] < 1:
             raise InvalidParameterError(f"{parameter(key, func, what='option')} must be at least 1")
+        if key in sampling and sampling[key] > ceiling:  # before any analysis, not at the model
+            raise InvalidParameterError(
+                f"{parameter(key, func, what='option')} must be at most {ceiling:,}; got "
+                f"{sampling[key]}"
+            )
     if predictors is not None:
         from longitudinal.predict.selection import parse_predictor_list
 

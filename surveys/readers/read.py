@@ -40,6 +40,7 @@ from surveys.readers.text import (
     _read_csv_fast,
     _read_csv_like,
     _text_numbers,
+    check_encoding,
 )
 from surveys.readers.workbooks import (
     _read_sav,
@@ -76,7 +77,8 @@ def read_responses(
         (default): ``participant_id``, or ``id`` when the export has no ``participant_id``
         column.
     wave_col : str, optional
-        Column holding the wave label of a long file. Must exist when given.
+        Column holding the wave label of a long file. Must exist when given, and be
+        another column than the participant ids (``id_col``, or the one found by default).
     item_map : path or dict, optional
         Renames export columns to item ids: a CSV with the columns ``column,item``, or a dict
         ``{column: item}``. Entries whose column this export lacks are skipped (one map may
@@ -99,7 +101,9 @@ def read_responses(
         files.
     encoding : str, default "utf-8"
         Text encoding of CSV files. With the default, a byte-order mark decides: UTF-8,
-        or UTF-16 (what Excel writes for "Unicode text").
+        or UTF-16 (what Excel writes for "Unicode text"). Any of Python's text codecs that
+        files are written in (:func:`surveys.readers.text.check_encoding`); ``base64``,
+        ``rot13``, ``idna``, ``punycode`` and ``unicode_escape`` are refused.
     delimiter : str, optional
         Field delimiter of CSV files. ``None`` (default) takes the first of comma, tab and
         semicolon found in the header line (``meta["delimiter"]`` says which).
@@ -182,6 +186,7 @@ def read_responses(
     >>> shutil.rmtree(folder)
     """
     path = _check_options(path, format, flagged, id_col, wave_col, delimiter, decimal)
+    check_encoding(encoding)
     code_numbers, code_texts = _missing_code_sets(missing_codes)
     mapping = _load_item_map(item_map) if item_map is not None else {}
     map_file = str(item_map) if isinstance(item_map, str | os.PathLike) else "item_map"
@@ -213,6 +218,8 @@ def read_responses(
 
     default_id = id_col is None
     id_col = participant_column(table.header, id_col)
+    if default_id and wave_col == id_col:
+        _same_id_and_wave(id_col, found=True)
     _require_columns(table, id_col, wave_col, default_id=default_id)
 
     columns, code_counts = _typed_columns(
@@ -243,6 +250,22 @@ def read_responses(
     return Responses(data=data, source=file, row_numbers=row_numbers, excluded=excluded, meta=meta)
 
 
+def _same_id_and_wave(column: str, *, found: bool) -> None:
+    """Refuse a wave column that is the participant id column: each row needs both."""
+    from _empathic_base.words import parameter
+
+    wave, ids = parameter("wave_col", "read_responses"), parameter("id_col", "read_responses")
+    what = (
+        f"{column!r}, the column read as the participant ids by default ({ids} not given)"
+        if found
+        else f"the same column as {ids} ({column!r})"
+    )
+    raise InvalidParameterError(
+        f"{wave} names {what}; the wave column says which wave each row belongs to (pre, "
+        "post, ...) and must be another column than the participant ids"
+    )
+
+
 def _check_options(path, format, flagged, id_col, wave_col, delimiter, decimal) -> Path:
     """Check the options of :func:`read_responses`; return the path."""
     if not isinstance(path, str | os.PathLike):
@@ -269,6 +292,8 @@ def _check_options(path, format, flagged, id_col, wave_col, delimiter, decimal) 
             "the `wave_col` parameter of read_responses must be a column name or None; "
             f"got {wave_col!r}"
         )
+    if id_col is not None and wave_col == id_col:
+        _same_id_and_wave(id_col, found=False)
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
         raise InvalidParameterError(
             f"the `delimiter` parameter of read_responses must be one character; got {delimiter!r}"

@@ -41,6 +41,81 @@ def _infer_format(path: Path) -> str:
     )
 
 
+#: Codecs Python counts as text encodings that do not read files: domain names (idna,
+#: punycode), Python string literals (unicode_escape, raw_unicode_escape), and one that
+#: decodes nothing (undefined). Named by :func:`codecs.lookup`'s canonical names.
+NOT_FILE_ENCODINGS = {
+    "idna": "a codec for domain names, not for files",
+    "punycode": "a codec for domain names, not for files",
+    "unicode-escape": "a codec for Python string literals, not for files",
+    "raw-unicode-escape": "a codec for Python string literals, not for files",
+    "undefined": "a codec that decodes nothing",
+}
+
+#: Encodings a message offers as examples of what ``encoding`` takes.
+ENCODING_EXAMPLES = (
+    "utf-8",
+    "utf-8-sig",
+    "utf-16",
+    "utf-16-le",
+    "utf-16-be",
+    "latin-1",
+    "cp1252",
+    "mac-roman",
+    "shift_jis",
+    "gb18030",
+)
+
+
+def check_encoding(encoding: Any, *, func: str = "read_responses") -> str:
+    """Return ``encoding`` when it names a text encoding that files are written in.
+
+    Accepted: any codec :func:`codecs.lookup` knows whose ``_is_text_encoding`` is true
+    (bytes to text), except those of :data:`NOT_FILE_ENCODINGS`; so ``base64``, ``rot13``
+    and ``zlib`` (bytes to bytes or text to text) and ``punycode`` or ``unicode_escape``
+    (domain names, Python literals) are refused, naming the accepted forms.
+
+    Raises
+    ------
+    surveys.InvalidParameterError
+        Naming the parameter (``--encoding`` on the command line), the value, why, and
+        examples of what it takes.
+
+    Examples
+    --------
+    >>> from surveys.readers.text import check_encoding
+    >>> check_encoding("latin-1")
+    'latin-1'
+    >>> check_encoding("punycode")
+    Traceback (most recent call last):
+    ...
+    _empathic_base.errors.InvalidParameterError: the `encoding` parameter of read_responses must be a text encoding of files, such as utf-8, utf-8-sig, utf-16, utf-16-le, utf-16-be, latin-1, cp1252, mac-roman, shift_jis or gb18030 (any of Python's text codecs but idna, punycode, unicode_escape, raw_unicode_escape and undefined); got 'punycode', a codec for domain names, not for files
+    """  # noqa: E501
+    import codecs
+
+    from _empathic_base.words import parameter
+
+    def refuse(why: str) -> InvalidParameterError:
+        return InvalidParameterError(
+            f"{parameter('encoding', func)} must be a text encoding of files, such as "
+            f"{', '.join(ENCODING_EXAMPLES[:-1])} or {ENCODING_EXAMPLES[-1]} (any of Python's "
+            "text codecs but idna, punycode, unicode_escape, raw_unicode_escape and "
+            f"undefined); got {encoding!r}, {why}"
+        )
+
+    if not isinstance(encoding, str) or not encoding.strip():
+        raise refuse("not the name of an encoding")
+    try:
+        info = codecs.lookup(encoding)
+    except LookupError:
+        raise refuse("which is not a codec Python knows") from None
+    if not getattr(info, "_is_text_encoding", True):
+        raise refuse("a codec that does not turn bytes into text (bytes to bytes, or text to text)")
+    if info.name in NOT_FILE_ENCODINGS:
+        raise refuse(NOT_FILE_ENCODINGS[info.name])
+    return encoding
+
+
 _BOMS = (
     (b"\xef\xbb\xbf", "utf-8"),
     (b"\xff\xfe", "utf-16-le"),

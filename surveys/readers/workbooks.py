@@ -50,14 +50,18 @@ def _column_number(letters: bytes) -> int:
 def _check_members(path: Path, file: str) -> None:
     """Refuse a workbook whose zip holds a member larger than :data:`MAX_MEMBER_BYTES` unpacked.
 
-    The sizes are read from the zip's directory, before anything is unpacked.
+    The sizes are read from the zip's directory, before anything is unpacked. Then every
+    member is scanned for a document type or entity declaration (:func:`_declaration_problem`)
+    before any XML parser sees it.
     """
     import zipfile
+    import zlib
 
+    unreadable = (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError)
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError) as err:
+    except (*unreadable, ValueError) as err:
         _fail(file, f"the file cannot be read as an Excel .xlsx workbook ({err})")
     for info in members:
         if info.file_size > MAX_MEMBER_BYTES:
@@ -68,6 +72,83 @@ def _check_members(path: Path, file: str) -> None:
                 "large to read); save the sheet as CSV instead",
                 summary=f"{file} is too large to read",
             )
+    problem = None
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in members:
+                if not info.is_dir() and problem is None:
+                    with archive.open(info) as stream:
+                        problem = _declaration_problem(info.filename, stream)
+    except (*unreadable, RuntimeError) as err:  # RuntimeError: an encrypted member
+        _fail(file, f"the file cannot be read as an Excel .xlsx workbook ({err})")
+    if problem is not None:
+        _fail(file, problem, summary=f"{file} cannot be read safely")
+
+
+#: A document type or entity declaration, in any letter case.
+_DECLARATION = re.compile(rb"<!(?i:doctype|entity)")
+_DECLARATION_TEXT = re.compile(r"<!(?i:doctype|entity)")
+_XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?\sencoding\s*=\s*["']([^"']*)["']""")
+#: How a part starts -> the encoding it is searched in (None: refused, the search cannot see
+#: through it). UTF-32 and EBCDIC first, then the byte order marks, then UTF-16 without one.
+_STARTS = (
+    (b"\x00\x00\xfe\xff", None),
+    (b"\xff\xfe\x00\x00", None),
+    (b"\x00\x00\x00<", None),
+    (b"<\x00\x00\x00", None),
+    (b"\x4c\x6f\xa7\x94", None),  # "<?xm" in EBCDIC
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"<\x00", "utf-16-le"),
+    (b"\x00<", "utf-16-be"),
+)
+_ASCII_NAMES = ("utf-8", "utf8", "us-ascii", "ascii")
+
+
+def _declaration_problem(member: str, stream: Any) -> str | None:
+    """Say why a workbook part may not be parsed (``<!DOCTYPE``, ``<!ENTITY``), or None.
+
+    A workbook written by Excel, LibreOffice or openpyxl declares no document type; an entity
+    declared in one can expand to gigabytes (the "billion laughs") or reach files outside the
+    workbook. The part's bytes are read in blocks and searched as they are (UTF-8 and ASCII)
+    or, when the part starts with a byte order mark or a ``<`` in UTF-16, decoded from UTF-16
+    first. A part in another encoding (UTF-32, EBCDIC, or another one its XML declaration
+    names) is refused too: the search could not see through it, and Office Open XML allows
+    only UTF-8 and UTF-16.
+    """
+    import codecs
+
+    head = stream.read(4096)
+    encoding, skip = "utf-8", 0
+    for mark, found in _STARTS:
+        if head.startswith(mark):
+            encoding, skip = found, len(mark) if found == "utf-8" else 0
+            break
+    declared = _XML_ENCODING.match(head, skip) if encoding == "utf-8" else None
+    name = declared.group(1).decode("ascii", "replace").lower() if declared else "utf-8"
+    if encoding is None or name not in _ASCII_NAMES:
+        return (
+            f"the workbook part {member} is encoded as {name if declared else 'UTF-32 or EBCDIC'}"
+            "; an Excel workbook's parts are UTF-8 or UTF-16, so this one is damaged or built "
+            "to hide its content from checks; save the sheet again from Excel, or as CSV"
+        )
+    decoder = None if encoding == "utf-8" else codecs.getincrementaldecoder(encoding)("replace")
+    carry: Any = b"" if decoder is None else ""
+    block = head
+    while block:
+        text = carry + (block if decoder is None else decoder.decode(block))
+        if (_DECLARATION if decoder is None else _DECLARATION_TEXT).search(text):
+            return (
+                f"the workbook part {member} holds a document type or entity declaration "
+                "(<!DOCTYPE or <!ENTITY); an Excel workbook has none, and its entities can "
+                "expand to gigabytes or read files outside the workbook (an entity bomb); the "
+                "workbook is refused before it is parsed: save the sheet again from Excel, or "
+                "as CSV"
+            )
+        carry = text[-16:]
+        block = stream.read(1 << 20)
+    return None
 
 
 def _check_sheet_bounds(file: str, name: str, stream: Any) -> None:

@@ -31,7 +31,7 @@ def study_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def key_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("key") / "study.pseudonym-key"
-    path.write_bytes(b"a key for the tests\n")
+    path.write_bytes(b"3f9a0c6e1d84b27f5ac3e90d1b6f4a28c7e05d93b1fa6c4e82d0b7a5f3c19e64\n")
     return path
 
 

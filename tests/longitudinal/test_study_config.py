@@ -127,3 +127,82 @@ def test_old_column_keys_are_read_with_a_deprecation_note(tmp_path):
     assert (cfg.id_col, cfg.rating_col) == ("pid", "score")
     new = read_study_config(DECLARED)
     assert (new.id_col, new.rating_col) == (cfg.id_col, cfg.rating_col)
+
+
+# -- values a number or a document cannot carry: refused when study.toml is read -------------
+
+
+def _tiny_config(tmp_path, old, new):
+    text = (STUDIES / "tiny" / "study.toml").read_text(encoding="utf-8")
+    assert old in text
+    (tmp_path / "study.toml").write_text(text.replace(old, new, 1), encoding="utf-8")
+    return tmp_path
+
+
+def _failure(root, column):
+    with pytest.raises(InputValidationError) as info:
+        read_study_config(root)
+    cases = info.value.failure_cases
+    hit = cases[cases["column"] == column]
+    assert len(hit) == 1, cases
+    return hit.iloc[0]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "column", "value"),
+    [
+        ("scale_max = 5", "scale_max = inf", "ratings.scale_max", "inf"),
+        ("scale_max = 5", "scale_max = nan", "ratings.scale_max", "nan"),
+        ("scale_min = 1", "scale_min = -inf", "ratings.scale_min", "-inf"),
+        ("scale_max = 5", "scale_max = 5\nthreshold = inf", "ratings.threshold", "inf"),
+    ],
+)
+def test_scale_ends_and_threshold_must_be_finite(tmp_path, old, new, column, value):
+    rec = _failure(_tiny_config(tmp_path, old, new), column)
+    assert "must be a finite number" in rec["reason"] and rec["value"] == value
+
+
+@pytest.mark.parametrize(
+    ("name", "named"),
+    [
+        ("tiny\\u0000study", "U+0000 (a control character)"),
+        ("tiny\\nstudy", "U+000A (a control character)"),
+        ("tiny\\u0085study", "U+0085 (a control character)"),
+        ("tiny\\u2029study", "U+2029 PARAGRAPH SEPARATOR"),
+        ("tiny\\u202estudy", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("tiny\\ufffestudy", "U+FFFE"),
+    ],
+)
+def test_a_study_name_a_document_cannot_carry_is_refused(tmp_path, name, named):
+    root = _tiny_config(tmp_path, '"tiny hand-made study"', f'"{name}"')
+    rec = _failure(root, "study.name")
+    assert named in rec["reason"] and "delete it" in rec["reason"]
+
+
+def test_a_study_name_has_at_most_255_characters(tmp_path):
+    root = _tiny_config(tmp_path, "tiny hand-made study", "x" * 255)
+    assert read_study_config(root).name == "x" * 255
+    root = _tiny_config(tmp_path, "tiny hand-made study", "x" * 256)
+    rec = _failure(root, "study.name")
+    assert "256 characters long; at most 255" in rec["reason"]
+    assert len(rec["value"]) < 70  # the value is shown shortened
+
+
+def test_names_in_other_scripts_are_kept(tmp_path):
+    name = "Исследование 共感 \U0001f642 Café"
+    root = _tiny_config(tmp_path, "tiny hand-made study", name)
+    assert read_study_config(root).name == name
+
+
+def test_a_wave_label_with_a_line_separator_is_refused_before_it_is_stripped(tmp_path):
+    root = _tiny_config(tmp_path, '"mid", "post"]', '"mid\\u2028", "post"]')
+    rec = _failure(root, "study.waves")
+    assert "U+2028 LINE SEPARATOR" in rec["reason"]
+
+
+def test_a_survey_whose_wave_column_is_its_id_column_is_refused(tmp_path):
+    text = (STUDIES / "tiny" / "study.toml").read_text(encoding="utf-8")
+    text = text.replace('wave = "mid"', 'wave_col = "participant_id"', 1)
+    (tmp_path / "study.toml").write_text(text, encoding="utf-8")
+    rec = _failure(tmp_path, "surveys[2].wave_col")
+    assert "names the participant id column" in rec["reason"]

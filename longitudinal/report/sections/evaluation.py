@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 from markupsafe import Markup
 
 from longitudinal.report.context import (
     EVALUATION_FILE,
+    PROVENANCE_FILE,
     ReportContext,
 )
 from longitudinal.report.html import figure, render
@@ -65,8 +68,8 @@ class EvaluationSection(Section):
 
             line = clipping_line(params)
             reading = [line] if line else []
-            # raw participant ids of evaluation.json, under the report's pseudonyms
-            lines = [ctx.scrub(text) for text in left_out_lines(params)]
+            # the copy of evaluation.json names the participants by their pseudonyms
+            lines = left_out_lines(params)
             left = lines[:1] + [text[2:] for text in lines if text.startswith("- ")]
             advice = next((t for t in lines if t.startswith("Advice: ")), None)
         headers = {"model": "Model", "versus": "versus", **METRIC_HEADERS}
@@ -144,9 +147,10 @@ def _copy_evaluation(ctx: ReportContext) -> _EvaluationFiles | None:
     """Copy the known files of ``evaluate/`` into the report, never through a link.
 
     Only :data:`EVALUATION_FILES` are copied, each only when it is a regular file (a symbolic
-    link, in the folder or as the folder, is refused with a note). In a pseudonymized report,
-    a text file naming a participant by the raw id is not copied and a note says so; when
-    that file is metrics.csv, the section is left out.
+    link, in the folder or as the folder, is refused with a note). In a pseudonymized report
+    the files are rewritten or checked where ids are (:func:`_pseudonymized`); a file naming
+    a participant by the raw id is not copied and a note says so; when that file is
+    metrics.csv, the section is left out.
     """
     import os
     import stat
@@ -169,6 +173,10 @@ def _copy_evaluation(ctx: ReportContext) -> _EvaluationFiles | None:
             shutil.rmtree(target)
         target.mkdir(parents=True)
         copied = []
+        left_out: dict | None = None  # evaluation.json's left_out, raw ids: for table.md
+        names = dict(ctx.id_map)  # who left_out may name: raw ids, or this key's pseudonyms
+        if source == ctx.previous_evaluate and _same_key(source.parent, ctx):
+            names.update({shown: shown for shown in ctx.id_map.values()})
         for name in EVALUATION_FILES:
             path = source / name
             try:
@@ -189,14 +197,14 @@ def _copy_evaluation(ctx: ReportContext) -> _EvaluationFiles | None:
             except OSError as err:
                 ctx.note(f"{where} could not be read ({err.strerror}); it was not copied")
                 continue
-            if ctx.options.pseudonymize and name in ("table.md", "evaluation.json"):
-                # the participants left out are named in these two: under their pseudonyms
-                data = ctx.scrub(data.decode("utf-8", errors="replace")).encode("utf-8")
-            if ctx.options.pseudonymize and _names_participants(name, data, ctx):
-                ctx.note(
-                    f"{where} names participants; it was not copied into the pseudonymized report"
-                )
-                continue
+            if ctx.options.pseudonymize:
+                if name == "evaluation.json":
+                    left_out = _raw_left_out(data)
+                shown, why = _pseudonymized(name, data, ctx, left_out, names)
+                if shown is None:
+                    ctx.note(f"{where} {why}; it was not copied into the pseudonymized report")
+                    continue
+                data = shown
             (target / name).write_bytes(data)
             copied.append(name)
         if "metrics.csv" not in copied:
@@ -234,21 +242,232 @@ def _is_count(column: pd.Series) -> bool:
     return (countish or name.endswith("_n")) and whole
 
 
-def _names_participants(name: str, data: bytes, ctx: ReportContext) -> bool:
-    """Whether a file of evaluate/ holds a raw participant id.
+_PARTICIPANT_HEADERS = frozenset(
+    {"participant", "participant_id", "person", "subject", "id", "pid"}
+)
+"""CSV headers that name a column of participants (besides the study's own id column)."""
 
-    A CSV file: any cell equal to a raw id. Other text (JSON, Markdown, SVG): a raw id as a
-    whole token (the rule of :meth:`ReportContext.scrub`). A PNG is not text and not read.
+EVALUATE_COLUMNS = frozenset(
+    {"model", "split", "seed", "fold", "metric", "versus", "verdict", "interval", "n"}
+    | {"estimate", "ci_low", "ci_high", "ci_level", "n_boot", "n_groups", "seconds"}
+    | {"n_train", "n_test", "participants_train", "participants_test"}
+    | {f"{m}{end}" for m in ("r", "rho", "acc", "f1", "mse") for end in ("", "_mean", "_sd", "_n")}
+)
+"""The columns of the CSV files ``longitudinal evaluate`` writes: none holds a participant."""
+
+EVALUATE_FIELDS = frozenset(
+    {"baselines", "bayes", "bootstrap", "clipping", "holdout_caveat", "k", "left_out"}
+    | {"holdout_test_participants", "metric_units", "metrics", "models", "n_dropped"}
+    | {"n_participants", "n_ratings", "notes", "package_version", "paper", "prediction"}
+    | {"predictions", "predictors_source", "random_slope", "raw_csv", "scale", "scheduler"}
+    | {"schemes", "seconds", "seeds", "session_features", "sizes", "splits", "states"}
+    | {"summary", "threshold", "threshold_rule", "threshold_source", "traits", "undefined"}
+    | {"user_models"}
+)
+"""The fields of the ``evaluation.json`` that ``longitudinal evaluate`` writes: only
+``left_out`` names participants (and ``notes``, the fits' warnings, might)."""
+
+
+def _raw_left_out(data: bytes) -> dict | None:
+    """``left_out`` of an ``evaluation.json`` as evaluate wrote it (raw ids), or None."""
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    found = value.get("left_out") if isinstance(value, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def _same_key(folder: Path, ctx: ReportContext) -> bool:
+    """Whether the report in ``folder`` was made with this report's pseudonym key."""
+    try:
+        made = json.loads((folder / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    found = made.get("pseudonym_key_fingerprint") if isinstance(made, dict) else None
+    return found is not None and found == ctx.key_fingerprint
+
+
+def _pseudonymized(
+    name: str,
+    data: bytes,
+    ctx: ReportContext,
+    left_out: dict | None,
+    names: Mapping[str, str] | None = None,
+) -> tuple[bytes | None, str | None]:
+    """Return a file of evaluate/ as the pseudonymized report copies it, or None and why not.
+
+    Ids are replaced where evaluate writes them, never searched for in sentences, and what
+    evaluate does not write is checked for raw ids as whole values:
+
+    * ``evaluation.json``: each participant of ``left_out`` and the id at the head of its
+      line (:func:`~longitudinal.report.pseudonyms.pseudonymize_left_out`); its ``notes``
+      (the fits' warnings) get pseudonyms where they quote a participant
+      (:func:`~longitudinal.report.pseudonyms.pseudonymize_message`), and a note quoting a
+      raw id elsewhere or holding one as a word is left out, the copy saying how many; not
+      copied when a field evaluate does not write (:data:`EVALUATE_FIELDS`) holds a raw id
+      as a key or a string;
+    * ``table.md``: its left-out lines, found as evaluate writes them from ``left_out``,
+      are replaced by the same lines under pseudonyms; not copied when another line lists a
+      raw id (``- id: ...``) or a table cell below a header is one;
+    * a CSV file: not copied when a header names participants (the study's id column,
+      ``participant``, ``participant_id``, ``person``, ``subject``, ``id``, ``pid``), or a
+      text column evaluate does not write (:data:`EVALUATE_COLUMNS`) holds a raw id;
+    * ``metrics.svg``: not copied when a text of the figure is a raw id that is not a
+      number (a number there is a tick label); the PNG and PDF of the figure are not read.
+
+    A raw id that is also a name the study uses (a wave, a column) is not taken for an id.
+    ``names`` maps who ``left_out`` may name to the pseudonym (default the report's ids; the
+    copy a previous report made with the same key names its pseudonyms, kept as they are).
     """
+    names = ctx.id_map if names is None else names
+    if name.endswith((".png", ".pdf")):
+        return data, None
+    text = data.decode("utf-8", errors="replace")
+    raw = {r for r in ctx.id_map if r not in ctx.study_names()}
+    if name.endswith(".csv"):
+        return (None, "names participants") if _csv_names(text, ctx, raw) else (data, None)
+    if name.endswith(".svg"):
+        return (None, "names participants") if _svg_names(text, raw) else (data, None)
+    if name == "evaluation.json":
+        return _pseudonymized_json(data, text, ctx, raw, names)
+    if name == "table.md":
+        return _pseudonymized_table(text, raw, left_out, names)
+    return data, None
+
+
+def _pseudonymized_json(
+    data: bytes, text: str, ctx: ReportContext, raw: set[str], names: Mapping[str, str]
+) -> tuple[bytes | None, str | None]:
+    """``evaluation.json`` under pseudonyms (see :func:`_pseudonymized`)."""
+    from longitudinal._output import json_text
+    from longitudinal.report.pseudonyms import pseudonymize_left_out, pseudonymize_message
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None, "is not valid JSON, so it cannot be checked for participant ids"
+    if not isinstance(value, dict):
+        return (None, "names participants") if _json_names(value, raw) else (data, None)
+    changed = False
+    info = value.get("left_out")
+    if isinstance(info, dict) and info.get("participants"):
+        shown, withheld = pseudonymize_left_out(info, names)
+        if withheld:
+            return None, (
+                f"names {withheld} participant(s) left out that have no pseudonym (not in "
+                "participants.csv) or not as evaluate writes them"
+            )
+        value["left_out"], changed = shown, True
+    notes = value.get("notes")
+    if isinstance(notes, list):
+        kept = []
+        for note in notes:
+            shown = note
+            if isinstance(note, str):
+                shown = pseudonymize_message(
+                    note, ctx.id_map, keep=ctx.study_names(), id_col=ctx.config.id_col
+                )
+                if shown is None or _holds_word(shown, raw):
+                    continue
+            kept.append(shown)
+        if len(kept) < len(notes):
+            kept.append(
+                f"{len(notes) - len(kept)} note(s) left out of this copy: they may name a "
+                "participant (the study's evaluate/evaluation.json holds them)"
+            )
+        if kept != notes:
+            value["notes"], changed = kept, True
+    other = {k: v for k, v in value.items() if k not in EVALUATE_FIELDS}
+    if _json_names(other, raw):
+        return None, "names participants"
+    return (json_text(value).encode("utf-8") if changed else data), None
+
+
+def _pseudonymized_table(
+    text: str, raw: set[str], left_out: dict | None, names: Mapping[str, str]
+) -> tuple[bytes | None, str | None]:
+    """``table.md`` under pseudonyms (see :func:`_pseudonymized`)."""
+    from longitudinal.predict.results import left_out_lines
+    from longitudinal.report.pseudonyms import pseudonymize_left_out
+
+    lines = text.split("\n")
+    shown: list[str] = []
+    if left_out is not None and left_out.get("participants"):
+        before = left_out_lines({"left_out": left_out})
+        info, withheld = pseudonymize_left_out(left_out, names)
+        shown = left_out_lines({"left_out": info})
+        starts = [
+            k for k in range(len(lines) - len(before) + 1) if lines[k : k + len(before)] == before
+        ]
+        if withheld or len(starts) != 1:
+            return None, "names participants left out, not as evaluation.json says"
+        k = starts[0]
+        lines[k : k + len(before)] = shown
+    body = False  # in the rows of a Markdown table, below its |---| line
+    for line in lines:
+        if line.startswith("- ") and line not in shown:
+            if any(line.startswith(f"- {r}:") for r in raw):
+                return None, "names participants"
+        if not line.startswith("|"):
+            body = False
+        elif line.startswith("|---"):
+            body = True
+        elif body and any(c.strip() in raw for c in line.strip().strip("|").split("|")):
+            return None, "names participants"
+    return "\n".join(lines).encode("utf-8"), None
+
+
+def _holds_word(text: str, raw: set[str]) -> bool:
+    """Whether ``text`` holds a raw id as a whole word (a number or word of a sentence may)."""
+    import re
+
+    words = re.findall(r"[\w.+\-@]+", text)
+    return any(w.strip(".") in raw for w in words)
+
+
+def _json_names(value: object, raw: set[str]) -> bool:
+    """Whether a JSON value holds a raw id as a whole key or string."""
+    if isinstance(value, dict):
+        return any(str(k) in raw or _json_names(v, raw) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_json_names(v, raw) for v in value)
+    return isinstance(value, str) and value in raw
+
+
+def _csv_names(text: str, ctx: ReportContext, raw: set[str]) -> bool:
+    """Whether a CSV file of evaluate/ has a column of participants (see :func:`_pseudonymized`)."""
     import csv
     import io
 
-    if name.endswith(".png") or not ctx.id_map:
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    if not rows:
         return False
-    text = data.decode("utf-8", errors="replace")
-    raw = set(ctx.id_map)
-    if name.endswith(".csv"):
-        rows = csv.reader(io.StringIO(text, newline=""))
-        return any(cell.strip().lstrip("'") in raw for row in rows for cell in row)
-    ctx.scrub("")  # builds ctx.id_pattern
-    return ctx.id_pattern is not None and ctx.id_pattern.search(text) is not None
+    header = [h.strip() for h in rows[0]]
+    people = {*_PARTICIPANT_HEADERS, ctx.config.id_col.lower()}
+    if any(h.lower() in people for h in header):
+        return True
+    for col, name in enumerate(header):
+        if name in EVALUATE_COLUMNS:
+            continue
+        cells = [r[col].strip().lstrip("'") for r in rows[1:] if col < len(r) and r[col].strip()]
+        if any(not _is_number(c) for c in cells) and any(c in raw for c in cells):
+            return True
+    return False
+
+
+def _svg_names(text: str, raw: set[str]) -> bool:
+    """Whether a text of an SVG figure is a raw id that is not a number (see above)."""
+    import html
+    import re
+
+    texts = (html.unescape(t).strip() for t in re.findall(r"<text\b[^>]*>([^<]*)</text>", text))
+    return any(t in raw and not _is_number(t) for t in texts)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

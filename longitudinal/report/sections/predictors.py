@@ -22,6 +22,7 @@ class PredictorsSection(Section):
         from longitudinal._errors import LongitudinalError
         from longitudinal.predict.results import left_out_lines
         from longitudinal.predict.selection import plan_left_out, plan_predictors
+        from longitudinal.report.pseudonyms import pseudonymize_left_out
         from longitudinal.report.sections.effects import empathy_effects_section
         from models import ModelsError
 
@@ -89,7 +90,11 @@ class PredictorsSection(Section):
             ]  # fmt: skip
         )
         summary = plan_left_out(ctx.study, plan, func=self.heading)
-        left_out = [ctx.scrub(line) for line in left_out_lines({"left_out": summary})]
+        if ctx.options.pseudonymize:  # each participant's line under the pseudonym, by position
+            summary, withheld = pseudonymize_left_out(summary, ctx.id_map)
+            if withheld:
+                ctx.note(f"What predicts empathy: {withheld} participant(s) left out not named")
+        left_out = left_out_lines({"left_out": summary})
         ctx.results["predictors_left_out"] = left_out
         if left_out:
             ctx.note(f"What predicts empathy: {left_out[0]} The section names each participant.")

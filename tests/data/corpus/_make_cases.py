@@ -744,6 +744,302 @@ def invisible() -> None:
         _tiny_with(folder, file, lambda text, old=old, new=new: text.replace(old, new, 1))
 
 
+def _texts(folder: Path, path: str, *, contains=(), absent=(), starts=None) -> None:
+    """Add what an output text file must hold (``starts``, ``contains``) and must not."""
+    with (folder / "case.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f"[texts.{_toml_value(path)}]\n")
+        if starts is not None:
+            fh.write(f"starts = {_toml_value(starts)}\n")
+        fh.write(f"contains = {_toml_value(list(contains))}\n")
+        fh.write(f"absent = {_toml_value(list(absent))}\n")
+
+
+#: Text from the study that Markdown, HTML or LaTeX would run: a tag with a script, a
+#: javascript: link, a TeX command reading a system file, emphasis and code spans.
+PAYLOAD_NAME = (
+    "<img src=x onerror=alert(1)> [x](javascript:alert(1)) \\input{/etc/passwd} **bold** `tick`"
+)
+PAYLOAD_WAVE = "<img src=x onerror=alert(1)>"
+PAYLOAD_TITLE = "[x](javascript:alert(1)) \\input{/etc/passwd}"
+PAYLOAD_FEATURE = "**bold** `code` <b>"
+
+
+def _payload_study(folder: Path) -> None:
+    """The tiny study with every kind of user text replaced by a payload.
+
+    The study's name, the mid wave's label, the title of its state instrument (a key file
+    with the WHO-5 items) and the name of a session feature (``words``).
+    """
+    study = folder / "study"
+    shutil.copytree(HERE.parent / "studies" / "tiny", study)
+    (study / "mood.toml").write_text(
+        "[instrument]\n"
+        'name = "mood"\n'
+        f"title = {_toml_value(PAYLOAD_TITLE)}\n"
+        'items = ["who5_1", "who5_2", "who5_3", "who5_4", "who5_5"]\n'
+        "response_min = 0\nresponse_max = 5\n"
+        'scoring = "mean"\n\n'
+        "[scales.total]\n"
+        'items = ["who5_1", "who5_2", "who5_3", "who5_4", "who5_5"]\n',
+        encoding="utf-8",
+    )
+    config = study / "study.toml"
+    text = config.read_text(encoding="utf-8")
+    for old, new in (
+        ('name = "tiny hand-made study"', f"name = {_toml_value(PAYLOAD_NAME)}"),
+        ('"mid"', _toml_value(PAYLOAD_WAVE)),
+        ('"who5"', '"mood.toml"'),
+    ):
+        assert old in text, old
+        text = text.replace(old, new)
+    config.write_text(text, encoding="utf-8", newline="\n")
+    sessions = study / "sessions.csv"
+    frame = pd.read_csv(sessions, dtype=str, keep_default_na=False)
+    frame = frame.rename(columns={"words": PAYLOAD_FEATURE})
+    frame.to_csv(sessions, index=False, lineterminator="\n")
+
+
+def escaping() -> None:
+    """Text from the study in the manuscript: escaped for Markdown and LaTeX, or refused."""
+    report = ["report", "{in}/study", "--out", "{out}/report", "--no-bayes"]
+    folder = _case(
+        "markdown_payloads",
+        "a study name, wave label, instrument title and feature name holding HTML, Markdown "
+        "links, emphasis, code spans and \\input{/etc/passwd}: results.md holds them escaped, "
+        "tables.tex and report.html too",
+        [*report, "--formats", "html,docx,latex"],
+        0,
+        ["wrote the change report"],
+        prefix="escaping",
+    )
+    _payload_study(folder)
+    manuscript = "{out}/report/manuscript"
+    _texts(
+        folder,
+        f"{manuscript}/results.md",
+        starts=(
+            "# Results: \\<img src=x onerror=alert\\(1\\)\\> \\[x\\]\\(javascript\\:alert\\(1\\)"
+            "\\) \\\\input\\{/etc/passwd\\} \\*\\*bold\\*\\* \\`tick\\`\n"
+        ),
+        contains=[
+            "## Change in \\[x\\]\\(javascript\\:alert\\(1\\)\\) \\\\input\\{/etc/passwd\\}\n",
+            "From pre to \\<img src=x onerror=alert\\(1\\)\\>, ",
+            "did not take the \\<img src=x onerror=alert\\(1\\)\\> survey",
+            "\\*\\*bold\\*\\* \\`code\\` \\<b\\> (within-person part): *b* = ",
+            "95% CI [−",
+        ],
+        absent=[
+            " <img",
+            "[x](",
+            "](javascript",
+            " **bold**",
+            "`tick`",
+            "`code`",
+            "<b>",
+            " \\input{",
+        ],  # fmt: skip
+    )
+    _texts(
+        folder,
+        f"{manuscript}/tables.tex",
+        starts="% Compile with pdflatex.\n",
+        contains=["\\textbackslash{}input\\{/etc/passwd\\}", "\\textless{}img src=x"],
+        absent=["\\input{/etc/passwd}", "<img"],
+    )
+    _texts(folder, "{out}/report/report.html", absent=["<img src=x onerror", "<b>"])
+    folder = _case(
+        "latex_cyrillic_name",
+        "a study named in Cyrillic: tables.tex names the engine that sets it (xelatex) on its "
+        "first line and loads fontspec; results.md keeps the name",
+        [*report, "--formats", "html,latex"],
+        0,
+        ["wrote the change report"],
+        prefix="escaping",
+    )
+    _tiny_with(
+        folder,
+        "study.toml",
+        lambda text: text.replace("tiny hand-made study", "Исследование эмпатии"),
+    )
+    _texts(
+        folder,
+        f"{manuscript}/tables.tex",
+        starts="% Compile with xelatex (or lualatex), not pdflatex",
+        contains=["U+0418 CYRILLIC CAPITAL LETTER I", "\\usepackage{fontspec}", "Исследование"],
+        absent=["\\usepackage[utf8]{inputenc}"],
+    )
+    _texts(folder, f"{manuscript}/results.md", starts="# Results: Исследование эмпатии\n")
+    for name, description, edit, message in (
+        (
+            "study_name_control_character",
+            "a study name holding a control character (BEL) is refused when study.toml is "
+            "read: Word cannot carry it",
+            lambda text: text.replace('"tiny hand-made study"', '"tiny\\u0007 study"'),
+            ["study.toml", "study.name", "U+0007 (a control character)", "delete it"],
+        ),
+        (
+            "study_name_too_long",
+            "a study name of 300 characters is refused when study.toml is read: Word's "
+            "document properties hold 255",
+            lambda text: text.replace("tiny hand-made study", "x" * 300),
+            ["study.toml", "study.name", "300 characters long", "at most 255"],
+        ),
+        (
+            "wave_line_separator",
+            "a wave label holding U+2028 LINE SEPARATOR is refused when study.toml is read",
+            lambda text: text.replace('"mid"', '"mid\\u2028"'),
+            ["study.toml", "study.waves", "U+2028 LINE SEPARATOR"],
+        ),
+    ):
+        folder = _case(name, description, report, 2, message, prefix="escaping")
+        _tiny_with(folder, "study.toml", edit)
+
+
+def _rewrite_member(path: Path, member: str, edit) -> None:
+    """Rewrite one member of a zip (a workbook part) with ``edit``, times kept fixed."""
+    with zipfile.ZipFile(path) as source:
+        members = [(info, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target:
+        for info, data in members:
+            target.writestr(info, edit(data) if info.filename == member else data)
+
+
+#: An entity bomb (the "billion laughs", three levels here: the reader refuses the
+#: declaration itself, however small its expansion).
+BOMB = (
+    b'<!DOCTYPE worksheet [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+    b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>'
+)
+
+
+def workbook_declarations() -> None:
+    """Workbooks whose XML declares a document type or entities: refused before parsing."""
+    sheet = "xl/worksheets/sheet1.xml"
+    for name, description, edit, message in (
+        (
+            "xlsx_entity_bomb",
+            "a workbook whose sheet declares entities (an entity bomb) is refused before "
+            "openpyxl parses it, naming the file and the part",
+            lambda data: BOMB + data,
+            ["export.xlsx", sheet, "<!DOCTYPE or <!ENTITY", "entity bomb"],
+        ),
+        (
+            "xlsx_entity_bomb_utf16",
+            "the same declaration in a sheet written as UTF-16 is found and refused",
+            lambda data: b"\xff\xfe" + (BOMB + data).decode("utf-8").encode("utf-16-le"),
+            ["export.xlsx", sheet, "<!DOCTYPE or <!ENTITY"],
+        ),
+        (
+            "xlsx_declared_utf7",
+            "a sheet whose XML declaration names UTF-7 (which hides a declaration from a "
+            "search) is refused before parsing",
+            lambda data: b'<?xml version="1.0" encoding="UTF-7"?>' + data,
+            ["export.xlsx", sheet, "utf-7", "UTF-8 or UTF-16"],
+        ),
+    ):
+        folder = _case(name, description, _score("export.xlsx"), 2, message)
+        _workbook(folder / "export.xlsx", {"data": TAS4_ROWS})
+        _rewrite_member(folder / "export.xlsx", sheet, edit)
+
+
+LONG = "pid,wave,tas4_1,tas4_2,tas4_3,tas4_4\nP1,pre,4,5,3,4\nP1,post,3,5,3,4\nP2,pre,2,1,2,3\n"
+
+
+def users_words() -> None:
+    """Options and study.toml values refused in the user's words before any work."""
+    for codec, why in (("punycode", "domain names"), ("base64", "does not turn bytes into")):
+        folder = _case(
+            f"encoding_{codec}",
+            f"--encoding {codec} is refused with the encodings it takes, before the file is read",
+            _score("export.csv", "--id-col", "id", "--encoding", codec),
+            2,
+            ["--encoding", repr(codec), why, "utf-8", "latin-1", "utf-16-le"],
+        )
+        (folder / "export.csv").write_text(EXPORT, "utf-8")
+    folder = _case(
+        "reliability_wave_is_id",
+        "reliability with --wave-col naming the --id-col column is refused before reading "
+        "(was a pandas traceback)",
+        [
+            "reliability",
+            "{in}/long.csv",
+            "--instrument",
+            "tas4",
+            "--id-col",
+            "pid",
+            "--wave-col",
+            "pid",
+            "--out",
+            "{out}/reliability",
+        ],  # fmt: skip
+        2,
+        ["--wave-col", "--id-col", "'pid'", "another column"],
+        absent=["Grouper"],
+    )
+    (folder / "long.csv").write_text(LONG, "utf-8")
+    report = ["report", "{in}/study", "--out", "{out}/report", "--no-bayes"]
+    for value in ("inf", "nan"):
+        folder = _case(
+            f"study_scale_max_{value}",
+            f"scale_max = {value} in study.toml is refused as not finite when the file is read",
+            report,
+            2,
+            ["study.toml", "ratings.scale_max", "must be a finite number", value],
+            prefix="limits",
+        )
+        _tiny_with(
+            folder,
+            "study.toml",
+            lambda text, v=value: text.replace("scale_max = 5", f"scale_max = {v}"),
+        )
+    folder = _case(
+        "report_retest_unknown",
+        "a misspelled --retest scale is refused with the names it takes, before any analysis "
+        "(was ignored without a word)",
+        [*report, "--retest", "who5_percentag=0.8"],
+        2,
+        ["--retest", "'who5_percentag'", "did you mean 'who5_percentage'?", "who5"],
+        prefix="safety",
+    )
+    shutil.copytree(HERE.parent / "studies" / "tiny", folder / "study")
+
+
+def evaluate_counts() -> None:
+    """Counts of evaluate and splits past their ceilings: refused before the study is read."""
+    evaluate = ["evaluate", "{in}/study", "--out", "{out}/evaluate"]
+    for name, extra, message in (
+        ("n_boot", ["--n-boot", "1000000000000"],
+         ["--n-boot must be a whole number from 0 to 100,000", "1000000000000"]),
+        ("seeds", ["--seeds", "1000000000"],
+         ["--seeds must give from 1 to 1,000 seeds", "1000000000", "refits every model"]),
+        ("kfold", ["--kfold", "100000"],
+         ["--kfold must be 0 (no K-fold) or a number of folds from 2 to 1,000", "100000"]),
+        ("splits", ["--seeds", "1000", "--kfold", "50"],
+         ["--seeds x (--kfold + 1)", "51,000 fitted splits", "10,000"]),
+        ("draws", ["--bayes", "--draws", "1000000000"],
+         ["--draws must be a whole number from 1 to 1,000,000", "1000000000"]),
+    ):  # fmt: skip
+        _case(
+            f"evaluate_{name}",
+            f"evaluate {' '.join(extra)} is refused before the study is read",
+            [*evaluate, *extra],
+            2,
+            message,
+            absent=["MemoryError", "does not exist"],
+            prefix="limits",
+        )
+    _case(
+        "splits_seeds",
+        "splits --seeds 1000000000 is refused before the study is read (one row per seed and "
+        "participant)",
+        ["splits", "{in}/study", "--seeds", "1000000000", "--out", "{out}/splits.csv"],
+        2,
+        ["--seeds must give from 1 to 1,000 seeds", "1000000000"],
+        absent=["MemoryError"],
+        prefix="limits",
+    )
+
+
 if __name__ == "__main__":
     hardening()
     studies()
@@ -752,3 +1048,7 @@ if __name__ == "__main__":
     text_files()
     spss()
     outputs()
+    escaping()
+    workbook_declarations()
+    users_words()
+    evaluate_counts()

@@ -38,6 +38,7 @@ def latex_text(cell: str) -> str:
     """Plain text of one LaTeX cell (the inverse of the writer's escaping)."""
     cell = cell.strip()
     cell = re.sub(r"\\multicolumn\{\d+\}\{[lcr]\}\{(.*)\}$", r"\1", cell)
+    cell = cell.removeprefix("{}")  # the guard of a cell that begins with [ or *
     for source, target in _LATEX:
         cell = cell.replace(source, target)
     cell = re.sub(r"\\text(?:it|subscript)\{([^{}]*)\}", r"\1", cell)

@@ -287,6 +287,7 @@ def test_the_reasons_are_in_the_same_words_everywhere_and_each_n_is_its_scales(r
     report = out["unscored"]
     page = _page_text(report)
     results = (report / "manuscript" / "results.md").read_text(encoding="utf-8")
+    results = re.sub(r"\\(.)", r"\1", results)  # as read: user text is Markdown-escaped
     docx = _docx_text(report / "manuscript" / "results.docx")
     table3 = (report / "manuscript" / "table3.tex").read_text(encoding="utf-8")
     tables_docx = _docx_text(report / "manuscript" / "tables.docx")
