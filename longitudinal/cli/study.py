@@ -186,15 +186,15 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--draws",
         type=int,
-        help=f"Bayesian model: draws per chain (10000; at most {BAYES_MAX_DRAWS:,})",
+        help=f"Bayesian model: draws per chain (10000), at most {BAYES_MAX_DRAWS:,}",
     )
     parser.add_argument(
         "--tune",
         type=int,
-        help=f"Bayesian model: tuning steps per chain (500; at most {BAYES_MAX_TUNE:,})",
+        help=f"Bayesian model: tuning steps per chain (500), at most {BAYES_MAX_TUNE:,}",
     )
     parser.add_argument(
-        "--chains", type=int, help=f"Bayesian model: chains (2; at most {BAYES_MAX_CHAINS})"
+        "--chains", type=int, help=f"Bayesian model: chains (2), at most {BAYES_MAX_CHAINS}"
     )
     parser.add_argument(
         "--sampler",

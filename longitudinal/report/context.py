@@ -141,9 +141,15 @@ def study_span(ctx: ReportContext) -> str:
 
 
 def rename_ids(frame: pd.DataFrame, id_col: str, id_map: dict[str, str]) -> pd.DataFrame:
-    """Pseudonymize the person column and drop session ids (they often hold raw ids)."""
+    """Pseudonymize the person column and drop session ids (they often hold raw ids).
+
+    The rows are put in pseudonym order (stable, so each person's rows keep their order): a
+    table listed in the raw ids' order would let a reader who knows the ids map every
+    pseudonym back.
+    """
     out = frame.copy()
     out[id_col] = out[id_col].astype(str).map(id_map)
+    out = out.sort_values(id_col, kind="mergesort", na_position="last").reset_index(drop=True)
     for col in ("session_id",):
         if col in out.columns:
             out = out.drop(columns=col)

@@ -435,3 +435,20 @@ def test_a_column_of_counts_is_not_taken_for_numbered_participants():
     assert not _names_people(counts, people)
     per_person = pd.DataFrame({"id": ["3", "17", "41"], "change": [0.5, -1.0, 0.0]})
     assert _names_people(per_person, people)
+
+
+def test_rows_are_listed_in_pseudonym_order_not_in_raw_id_order():
+    import pandas as pd
+
+    from longitudinal.report.context import rename_ids
+
+    raw = [str(k) for k in range(1, 13)]  # "1", "10", "11", "12", "2", ... sorted as text
+    frame = pd.DataFrame({"pid": sorted(raw * 2), "wave": ["pre", "post"] * 12})
+    frame["x"] = range(len(frame))
+    order = [7, 3, 12, 1, 9, 5, 11, 2, 8, 4, 10, 6]
+    pseudonyms = {r: f"S{k:02d}" for k, r in zip(order, raw, strict=True)}
+    out = rename_ids(frame, "pid", pseudonyms)
+    assert out["pid"].tolist() == sorted(out["pid"].tolist())  # nothing of the raw order left
+    assert out["wave"].tolist() == ["pre", "post"] * 12  # each person's rows keep their order
+    back = {v: k for k, v in pseudonyms.items()}
+    assert [back[p] for p in out["pid"][::2]] != sorted(raw)
