@@ -404,19 +404,26 @@ def _bayes_gaussian_effects(model: Any, predictors: pd.DataFrame, ci_level: floa
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS)
 
 
+def _intercept_variances(
+    post: Any, blocks: list[Any], *, id_col: str
+) -> list[tuple[str, np.ndarray]]:
+    """Posterior draws of each random-intercept variance, named by its grouping."""
+    names = {id_col: "participant", "session_id": "session", "story_id": "story"}
+    comps: list[tuple[str, np.ndarray]] = []
+    for r, block in enumerate(blocks):
+        terms = [str(t) for t in block.terms]
+        if "Intercept" in terms:
+            sd = _flat(post[f"sd_{r}"].values)[:, terms.index("Intercept")]
+            comps.append((names.get(block.group, block.group), sd**2))
+    return comps
+
+
 def _bayes_gaussian_variance(
     model: Any, blocks: list[Any], *, id_col: str, ci_level: float
 ) -> pd.DataFrame:
     """Variance shares of the Bayesian linear mixed model on the rating scale (HDIs)."""
     post = model.posterior_
-    names = {id_col: "participant", "session_id": "session", "story_id": "story"}
-    comps: list[tuple[str, np.ndarray]] = []
-    for r, block in enumerate(blocks):
-        terms = [str(t) for t in block.terms]
-        if "Intercept" not in terms:
-            continue
-        sd = _flat(post[f"sd_{r}"].values)[:, terms.index("Intercept")]
-        comps.append((names.get(block.group, block.group), sd**2))
+    comps = _intercept_variances(post, blocks, id_col=id_col)
     comps.append(("residual", _flat(post["sigma"].values) ** 2))
     total = sum(v for _, v in comps)
     rows = []
@@ -455,14 +462,7 @@ def _lmm_variance(model: Any, *, id_col: str, label: str) -> pd.DataFrame:
 
 def _bayes_variance(model: Any, blocks: list[Any], *, id_col: str, ci_level: float) -> pd.DataFrame:
     post = model.posterior_
-    names = {id_col: "participant", "session_id": "session", "story_id": "story"}
-    comps: list[tuple[str, np.ndarray]] = []
-    for r, block in enumerate(blocks):
-        terms = [str(t) for t in block.terms]
-        if "Intercept" not in terms:
-            continue
-        sd = _flat(post[f"sd_{r}"].values)[:, terms.index("Intercept")]
-        comps.append((names.get(block.group, block.group), sd**2))
+    comps = _intercept_variances(post, blocks, id_col=id_col)
     resid = math.pi**2 / 3.0 if model.link == "logit" else 1.0
     comps.append(("residual", np.full_like(comps[0][1] if comps else np.zeros(1), resid)))
     total = sum(v for _, v in comps)
