@@ -54,7 +54,7 @@ import pandas as pd
 
 from models._errors import SingularFitWarning
 from models.lmm import LinearMixedModel
-from models.lmm._mixedlm import one_blas_thread
+from models.lmm.engine import one_blas_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"

@@ -240,7 +240,7 @@ def worker_startup(pilot, options: dict) -> tuple[float, float | None]:
     import sys
     import tempfile
 
-    import models.power._runners as runners
+    import models.parallel as runners
     from models.power import simulate_power
 
     captured = {}
@@ -268,7 +268,7 @@ def worker_startup(pilot, options: dict) -> tuple[float, float | None]:
 def _forked_startup(jobs: list) -> float | None:
     import multiprocessing as mp
 
-    import models.power._runners as runners
+    import models.parallel as runners
 
     if "fork" not in mp.get_all_start_methods():
         return None

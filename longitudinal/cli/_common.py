@@ -33,7 +33,7 @@ def _scheduler_option(text: str) -> str:
     work, in the option's words; the text itself is what the commands pass on.
     """
     from models._errors import InvalidParameterError as ModelsInvalidParameterError
-    from models.power._runners import SCHEDULER_FORMS, parse_scheduler
+    from models.parallel import SCHEDULER_FORMS, parse_scheduler
 
     try:
         parse_scheduler(text, where="--scheduler")

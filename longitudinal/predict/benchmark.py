@@ -480,11 +480,11 @@ class _Runner:
     ) -> dict[str, Any]:
         """Run every fit on ``scheduler`` (processes or Dask) before :meth:`score` reads them.
 
-        The fits go out in batches (``models.power._runners``, the back ends of
+        The fits go out in batches (``models.parallel``, the back ends of
         :func:`models.power.simulate_power`); a fit depends only on its split, model and seed,
         so :meth:`score` then gives the tables of the serial run, notes in the same order.
         """
-        import models.power._runners as runners
+        import models.parallel as runners
 
         fits = self.fits(models, seeds, bayes_kfold=bayes_kfold)
         job = _FitJob(self.raw, self.groups, self.bayes, self.random_slope, tuple(fits))
@@ -1141,7 +1141,7 @@ def evaluate_predictions(
 
 def _check_scheduler(scheduler: Any, *, func: str) -> Any:
     """Parse ``scheduler``, checking for Dask that ``distributed`` is installed."""
-    import models.power._runners as runners
+    import models.parallel as runners
 
     where = runners.parse_scheduler(scheduler, where=func)  # the shared InvalidParameterError
     if where.kind in ("dask-local", "dask"):

@@ -2,14 +2,16 @@
 
 :class:`LinearMixedModel` (``model``) is the estimator; beside it are its predictions and ICC
 (``_predict``), summaries and JSON (``_summary``), the likelihood-ratio test (``_lrt``), the
-lmerTest and pbkrtest degrees of freedom (``_satterthwaite``, ``_kenward_roger``) and the mixedlm
-engine glue (``_mixedlm``).
+lmerTest and pbkrtest degrees of freedom (``_satterthwaite``, ``_kenward_roger``), the profiled
+deviance with its exact derivatives (``_analytic``) and the Newton refit on it (``_newton``).
+``engine`` is the fitting and refit engine that the rest of the package uses: mixedlm's
+internals are touched there alone.
 """
 
 from _empathic_base.lazy import lazy_exports
 
 #: Public names and their modules, imported on first use: a power worker imports the dense
-#: evaluator (``models.lmm._analytic``) without mixedlm or pandas.
+#: evaluator (``models.lmm.engine``) without mixedlm or pandas.
 _LAZY = {
     "DICT_KEYS": "models.lmm._summary",
     "LikelihoodRatioTest": "models.lmm._lrt",

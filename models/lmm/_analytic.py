@@ -31,9 +31,16 @@ less a product of rank ``r + p`` (:class:`_Split`), so no ``q_e x q_e`` matrix i
 the eliminated block is one intercept whose levels take few distinct sizes (stories rated by a
 handful of people), the ``r x r`` products over its levels are sums over the sizes
 (:class:`_Grouped`). The
-deviance is even in each column of every ``T``, so :func:`newton` minimizes it without bounds
-and makes the signs positive at the end: a variance at zero is then an ordinary minimum,
-reached by Newton's method without a second optimizer.
+deviance is even in each column of every ``T``, so :func:`models.lmm._newton.newton` minimizes
+it without bounds and makes the signs positive at the end: a variance at zero is then an ordinary
+minimum, reached by Newton's method without a second optimizer.
+
+What it offers: :class:`ProfiledDeviance` (built once per design; :meth:`~ProfiledDeviance.evaluate`
+gives the deviance, its gradient and Hessian in ``theta``, ``beta``, ``sigma`` and the
+Satterthwaite pieces as an :class:`Evaluation`), :func:`dense_enough` (whether a design is small
+enough for it), :func:`lower_entries` (lme4's column-major order of ``theta``) and
+:data:`SINGULAR_TOL`. Outside :mod:`models.lmm` these are reached through
+:mod:`models.lmm.engine`.
 """
 
 from __future__ import annotations
@@ -909,119 +916,3 @@ def _add_per_level(target: np.ndarray, blocks: np.ndarray) -> None:
     for i in range(k):
         for j in range(k):
             target[i * n + at, j * n + at] += blocks[:, i, j]
-
-
-STEP_TOL = 1e-6
-"""Newton's method stops once its step in ``theta`` is below this (relative to ``1 + |theta|``)."""
-
-NEAR_STEP = 1e-4
-"""Where a line search cannot lower the deviance (the decrease is below its rounding), the
-point is taken as the minimum only if Newton's step from it is below this."""
-
-START_FLOOR = 0.1
-"""A diagonal of ``T`` below this in the start is raised to it: at zero the deviance is flat in
-that column (it is even there), so Newton's method would never leave it. With 0.1 and
-:data:`TRUST` 0.15 the demo pilot's refits take 6.0 full evaluations on average against 6.9
-with 0.05 and 0.25, and its likelihood-ratio refits 12.0 against 13.8 (the study pilot and
-the 40 x 27 design: unchanged at about 5)."""
-
-
-def off_boundary(theta: np.ndarray, model: ProfiledDeviance) -> np.ndarray:
-    """Return ``theta`` with every diagonal of ``T`` at least START_FLOOR (a start)."""
-    out = np.array(theta, dtype=float)
-    for b in model.blocks:
-        diag = b.theta[b.rows == b.cols]
-        out[diag] = np.maximum(np.abs(out[diag]), START_FLOOR)
-    return out
-
-
-def positive(theta: np.ndarray, model: ProfiledDeviance) -> np.ndarray:
-    """``theta`` with every column of ``T`` whose diagonal is negative negated (same ``G``)."""
-    out = np.array(theta, dtype=float)
-    for b in model.blocks:
-        for j in range(b.k):
-            at = b.theta[b.cols == j]
-            if out[at[0]] < 0:  # the column's first entry is its diagonal
-                out[at] = -out[at]
-    return out
-
-
-def newton(
-    model: ProfiledDeviance, suff: Any, start: np.ndarray, *, max_iter: int = 50
-) -> Evaluation | None:
-    """Minimize the profiled deviance by Newton's method with a backtracking line search.
-
-    The Hessian is made positive definite by taking the absolute values of its eigenvalues
-    (floored at ``1e-8`` of the largest); a step that does not lower the deviance is halved.
-    Returns the full evaluation at the minimum (``theta`` with non-negative diagonals), or
-    None when the iterations do not settle or a factorization fails (the caller then refits
-    with mixedlm).
-    """
-    try:
-        ev = model.evaluate(start, suff)
-        for _ in range(max_iter):
-            g, H = ev.gradient, ev.hessian
-            if not np.isfinite(g.sum() + H.sum()):  # a NaN or an infinity anywhere
-                return None
-            step = _newton_step(g, H, ev.theta)
-            scale = 1.0 + np.abs(ev.theta)
-            if np.all(np.abs(step) <= STEP_TOL * scale):
-                return _final(model, ev)
-            slope = float(g @ step)
-            t = 1.0
-            while True:
-                candidate = ev.theta + t * step
-                trial = model.evaluate(candidate, suff, order=0 if t < 1.0 else 2)
-                if trial.deviance <= ev.deviance + 1e-4 * t * slope:
-                    break
-                if t * float(np.max(np.abs(step))) < STEP_TOL:
-                    # no decrease within rounding: a minimum if Newton's step is short there
-                    near = np.all(np.abs(step) <= NEAR_STEP * scale)
-                    return _final(model, ev) if near else None
-                t *= 0.5
-            ev = trial if trial.hessian is not None else model.evaluate(candidate, suff)
-    except np.linalg.LinAlgError:
-        return None
-    return None
-
-
-TRUST = 0.15
-"""Largest change of any entry of ``theta`` in one Newton step (relative to ``1 + |theta|``).
-Where the Hessian is not positive definite (near a variance's boundary, or far from the
-minimum) a step along a direction of negative or small curvature goes this far downhill."""
-
-
-def _newton_step(g: np.ndarray, H: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """Newton's step ``-H^-1 g`` where ``H`` is safely positive definite, else a trust step.
-
-    The trust step takes Newton's step along every eigenvector of ``H`` whose eigenvalue is
-    clearly positive, and :data:`TRUST` downhill along the others; the whole step is then
-    shortened to :data:`TRUST` if any entry would move further.
-    """
-    from scipy.linalg import lapack
-
-    radius = TRUST * (1.0 + np.abs(theta))
-    L, info = lapack.dpotrf(H, lower=1)
-    if info == 0 and L.diagonal().min() > 1e-4 * np.sqrt(H.diagonal().max()):
-        step = -lapack.dpotrs(L, g, lower=1)[0]
-    else:
-        vals, vecs = np.linalg.eigh(H)
-        along = vecs.T @ g
-        floor = 1e-3 * max(1.0, float(np.max(np.abs(vals))))
-        clear = vals > floor
-        coef = np.where(clear, -along / np.where(clear, vals, 1.0), -np.sign(along))
-        coef[~clear] *= float(np.min(radius))
-        step = vecs @ coef
-    longest = float(np.max(np.abs(step) / radius))
-    return step / longest if longest > 1.0 else step
-
-
-def _final(model: ProfiledDeviance, ev: Evaluation) -> Evaluation:
-    """Return the evaluation at the minimum, its ``theta`` with non-negative diagonals.
-
-    Negating a column of ``T`` leaves ``G``, the deviance, ``beta``, ``sigma`` and the
-    Satterthwaite df unchanged (the derivatives change sign in that column's entries, which
-    ``g' H^+ g`` does not see); the derivatives kept are those of the ``theta`` before.
-    """
-    ev.theta = positive(ev.theta, model)
-    return ev

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-import models.lmm._mixedlm as engine
+import models.lmm.engine as engine
 from _empathic_base.results import Result
 from models._errors import (
     ConvergenceError,

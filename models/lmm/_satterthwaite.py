@@ -14,7 +14,7 @@ which needs twice the deviance evaluations for the same df to 1e-6), taken of ``
 ``log|R_X|^2`` and ``(R_X' R_X)^{-1}`` together from the same evaluations.
 
 The deviance components at each ``theta`` come from the engine (mixedlm's profiled deviance
-evaluation, :func:`models.lmm._mixedlm.deviance_components`). mixedlm's own
+evaluation, :func:`models.lmm.engine.deviance_components`). mixedlm's own
 ``satterthwaite_df`` differentiates the deviance profiled over ``sigma`` and leaves out the
 uncertainty of ``sigma``; for ML fits its df then differ from lmerTest's by up to 0.5 %
 (riesby, ``hamdep ~ week + (1 | id)``: 309.61 against lmerTest's 310.99), so the lmerTest

@@ -5,7 +5,7 @@ options, ``.fit(data)`` returns the fitted model with attributes ending in ``_``
 parsed and checked by :func:`models.formula.parse_formula` and evaluated by
 :func:`models.formula.build_design`; the fit itself is mixedlm's (profiled REML or ML on lme4's
 penalized least-squares formulation, Bates, Maechler, Bolker & Walker 2015), which receives only
-the numeric design columns under generated names (:mod:`models.lmm._mixedlm`).
+the numeric design columns under generated names (:mod:`models.lmm.engine`).
 Fixed-effect degrees of freedom are Satterthwaite's, as in lmerTest (Kuznetsova, Brockhoff &
 Christensen 2017), or Kenward & Roger's (1997), as in pbkrtest.
 
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-import models.lmm._mixedlm as engine
+import models.lmm.engine as engine
 from models._checks import check_design, check_unit
 from models._errors import (
     ConvergenceError,

@@ -31,7 +31,7 @@ from models._errors import (
 from models._limits import ORDINAL_MAX_N_AGQ, check_count
 from models._varcorr import random_tables, singular_description
 from models.formula import RE_FORM_NONE, Design, build_design, parse_formula
-from models.lmm._mixedlm import one_blas_thread
+from models.lmm.engine import one_blas_thread
 from models.ordinal._fit import (
     _WHERE,
     GRAD_TOL,

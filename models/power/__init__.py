@@ -2,7 +2,7 @@
 
 :func:`simulate_power` (``simulate``) runs the grid; beside it are the design TOML and the pilot's
 resampled design (``_design``), the simulate/refit/test jobs of the linear and ordinal mixed
-models (``_lmm``, ``_ordinal``) and the serial, process and Dask back ends (``_runners``).
+models (``_lmm``, ``_ordinal``); the serial, process and Dask back ends are :mod:`models.parallel`.
 """
 
 from _empathic_base.lazy import lazy_exports

@@ -7,11 +7,11 @@ simulation ``i`` from its own seed, refits the template to it (the design matric
 the optimizer starts from the same covariance parameters, whatever ran before on that worker) and
 keeps the test of the term. The outcome of a simulation therefore depends only on the job and
 ``i``. Every test refits by Newton's method on the profiled deviance with its exact derivatives
-(:class:`AnalyticRefit`, :mod:`models.lmm._analytic`), from the true covariance parameters moved
-off the boundary; the Satterthwaite df come from the same
-derivatives. Where Newton's method does not settle (or the design is too large for the dense
-evaluator) the simulation is refitted by :class:`FastRefit`, which gives the numbers of
-``LinearMixedModel.refit`` without building the whole fitted model, or by ``refit`` itself.
+(:class:`AnalyticRefit`, through :mod:`models.lmm.engine`), from the true covariance parameters
+moved off the boundary; the Satterthwaite df come from the same derivatives. Where Newton's
+method does not settle (or the design is too large for the dense evaluator) the simulation is
+refitted by :class:`FastRefit`, which gives the numbers of ``LinearMixedModel.refit`` without
+building the whole fitted model, or by ``refit`` itself.
 
 Another engine (an ordinal one) plugs in with a job class of the same shape: ``n_sims``,
 ``run(start, stop) -> list[Outcome]``, built by a ``prepare`` function.
@@ -64,7 +64,7 @@ class Truth:
         non-negative diagonal (:func:`lower_factor`): the centre around which the refits'
         optima scatter, and so the start of every Newton refit.
         """
-        from models.lmm._analytic import lower_entries
+        from models.lmm.engine import lower_entries
 
         out = []
         for _, _, L in self.blocks:
@@ -118,7 +118,7 @@ def seed_sequence(entropy: int, grid: int, kind: int, i: int = 0) -> np.random.S
 class LmmPowerJob:
     """One grid point: template fit(s), truth, the term and its test."""
 
-    quick = True  # a simulation is short beside a worker's start (models.power._runners)
+    quick = True  # a simulation is short beside a worker's start (models.parallel)
 
     grid: int
     entropy: int
@@ -267,10 +267,12 @@ def term_test(fit: Any, term: str, *, satterthwaite: bool) -> tuple[float, float
 
 def truth_from_pilot(model: Any, design: Any, beta: np.ndarray) -> Truth:
     """Truth for a design of the pilot's form: its covariance factors and residual SD."""
+    import models.lmm.engine as engine
+
     sigma = float(model.sigma_)
     blocks = tuple(
         (np.asarray(b.codes, dtype=np.intp), np.asarray(b.Z, dtype=float), sigma * T)
-        for b, T in zip(design.random, model._Ts, strict=True)
+        for b, T in zip(design.random, engine.relative_factors(model), strict=True)
     )
     return Truth(mean=design.X.to_numpy(dtype=float) @ beta, blocks=blocks, residual_sd=sigma)
 
@@ -317,119 +319,62 @@ def without_term(design: Any, term: str) -> Any:
 class FastRefit:
     """The refit of :meth:`LinearMixedModel.refit` reduced to what the test of one term needs.
 
-    The covariance parameters are optimized exactly as the refit's gradient stage does it
-    (mixedlm's L-BFGS-B on the native deviance and gradient, from the template's parameters,
-    with :func:`models.lmm._mixedlm.gradient_options`, the same bounds and boundary
-    probes), and the estimate, standard error and Satterthwaite df of the term come from the
-    same deviance components and the same :mod:`models.lmm._satterthwaite` computation as
-    :class:`LinearMixedModel`. When the refit would go on to its BOBYQA stage (no convergence,
-    a non-finite step, a variance scale near zero: :func:`~models.lmm._mixedlm.settled`),
-    :meth:`test` returns None and the caller refits in full, so the results are those of
-    ``refit`` in every case; what is saved is building the full result (fitted values,
-    conditional modes, every table).
+    The covariance parameters come from :class:`models.lmm.engine.GradientRefit` (the refit's
+    gradient stage, from the template's parameters), and the estimate, standard error and
+    Satterthwaite df of the term from the same deviance components and the same
+    Satterthwaite computation as :class:`LinearMixedModel`. When the refit would go on to
+    its BOBYQA stage :meth:`test` returns None and the caller refits in full, so the results
+    are those of ``refit`` in every case; what is saved is building the full result (fitted
+    values, conditional modes, every table).
     """
 
     def __init__(self, template: Any, term: str) -> None:
-        from mixedlm.estimation.reml import _build_theta_bounds, _RustMatrixCache
+        from models.lmm.engine import GradientRefit
 
-        from models.lmm._mixedlm import diagonal_positions, gradient_options
-
-        matrices = template.engine_result_.matrices
-        self.native = _RustMatrixCache.from_matrices(matrices).design
-        self.reml = bool(template.reml)
-        self.start = np.asarray(template.theta_, dtype=float)
-        self.bounds = _build_theta_bounds(matrices.random_structures, len(self.start))
-        self.n, self.p = template.design_.X.shape
-        self.options = gradient_options(self.n, int(template.max_evals))
+        self.refit = GradientRefit(template)
         self.j = [str(c) for c in template.design_.X.columns].index(term)
-        sizes = np.asarray(template._input.block_sizes)
-        self.diagonal = diagonal_positions(template._input.block_sizes)
-        self.correlated = np.repeat(sizes > 1, sizes)
 
     def test(self, i: int, y: np.ndarray, *, wald: bool) -> Outcome | None:
         """Test the term on response ``y``; None when a full refit is needed."""
-        from mixedlm.estimation.optimizers import run_optimizer
-        from mixedlm.estimation.reml import _LMMGradientObjective
+        import models.lmm.engine as engine
 
-        from models.lmm._mixedlm import SETTLED_THETA, one_blas_thread
-        from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
-        from models.lmm.model import SINGULAR_TOL
-
-        response = self.native.with_response(np.ascontiguousarray(y, dtype=float))
-        reml = self.reml
-
-        failed = []  # a non-finite step or value: leave this response to the full refit
-
-        def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray]:
-            if np.all(np.isfinite(theta)):
-                value, derivative = response.deviance_with_gradient(theta, reml)
-                if np.isfinite(value) and np.all(np.isfinite(derivative)):
-                    return value, derivative
-            failed.append(theta)
-            return np.inf, np.zeros_like(theta)
-
-        with one_blas_thread():
-            objective = _LMMGradientObjective(evaluate)
-            fit = run_optimizer(
-                objective,
-                self.start,
-                method="L-BFGS-B",
-                bounds=self.bounds,
-                options=self.options,
-                jac=objective.gradient,
-                restart_edge=True,
-            )
-            if (
-                failed
-                or not fit.success
-                or not np.isfinite(fit.fun)
-                or np.any(fit.x[self.diagonal][self.correlated] <= SETTLED_THETA)
-            ):
+        with engine.one_blas_thread():
+            fitted = self.refit.fit(y)
+            if fitted is None:
                 return None
-            theta = np.ascontiguousarray(fit.x, dtype=float)
-            native = response.evaluate(theta, reml)
-            if native is None:
-                return None
-            beta, sigma = np.asarray(native[1], dtype=float), float(native[2])
-            p = self.p
-
-            def components(th: np.ndarray) -> np.ndarray:
-                core = response.evaluate(np.asarray(th, dtype=float), reml)
-                if core is None:
-                    return np.full(3 + p * p, np.nan)
-                info = np.asarray(core[9], dtype=float).reshape(p, p)
-                try:
-                    cinv = np.linalg.inv((info + info.T) / 2.0)
-                except np.linalg.LinAlgError:
-                    return np.full(3 + p * p, np.nan)
-                return np.concatenate([[core[4], core[8], core[5]], cinv.ravel()])
-
-            j = self.j
+            beta, sigma, p, j = fitted.beta, fitted.sigma, self.refit.p, self.j
             if wald:
-                info = np.asarray(native[9], dtype=float).reshape(p, p)
+                info = fitted.information
                 cov = sigma**2 * np.linalg.inv((info + info.T) / 2.0)
                 se = float(np.sqrt(cov[j, j]))
                 p_value = float(2.0 * special.ndtr(-abs(beta[j] / se)))
             else:
-                vc = varpar_covariance(components, theta, sigma, n=self.n, p=p, reml=reml)
+                vc = engine.varpar_covariance(
+                    fitted.components,
+                    fitted.theta,
+                    sigma,
+                    n=self.refit.n,
+                    p=p,
+                    reml=self.refit.reml,
+                )
                 contrast = np.zeros(p)
                 contrast[j] = 1.0
-                df = satterthwaite_df(vc, contrast[None, :])[0]
+                df = engine.satterthwaite_df(vc, contrast[None, :])[0]
                 se = float(np.sqrt(vc.cov_beta[j, j]))
                 p_value = float(2.0 * special.stdtr(df, -abs(beta[j] / se)))
-        singular = bool(np.any(theta[self.diagonal] < SINGULAR_TOL))
+        singular = bool(np.any(fitted.theta[self.refit.diagonal] < engine.SINGULAR_TOL))
         reason, message = ("singular", "boundary (singular) fit") if singular else ("", "")
         return Outcome(i, p_value, float(beta[j]), reason, message)
 
 
 class AnalyticRefit:
-    """Refits by Newton's method on the profiled deviance (:mod:`models.lmm._analytic`).
+    """Refits by Newton's method on the profiled deviance (:mod:`models.lmm.engine`).
 
     One dense evaluator per model (the template, and the null model of the likelihood-ratio
     test), each started from the true covariance parameters (:meth:`Truth.theta`: the centre
     of the refits' optima; the template's are one draw's estimate, on the demo pilot 1.3 SD
     away) with every diagonal of the relative factors raised to at least
-    :data:`~models.lmm._analytic.START_FLOOR`, so a truth at the boundary does not hold the
+    :data:`models.lmm._newton.START_FLOOR`, so a truth at the boundary does not hold the
     refits there. The response-free part of the evaluation at that start is computed once.
     :meth:`test` returns None where Newton's method does not settle or a factorization fails;
     the caller then refits with mixedlm.
@@ -447,7 +392,7 @@ class AnalyticRefit:
         Per model ``(X, blocks, reml, theta)`` (``theta``: ``start``, else the template's),
         then the term's column and the test.
         """
-        from models.lmm._analytic import dense_enough
+        from models.lmm.engine import dense_enough
 
         models = [template] if null_template is None else [template, null_template]
         arrays = []
@@ -491,7 +436,7 @@ class AnalyticRefit:
             if self.test_name == "wald":
                 p_value = float(2.0 * special.ndtr(-abs(z)))
             else:
-                from models.lmm._satterthwaite import satterthwaite_df
+                from models.lmm.engine import satterthwaite_df
 
                 contrast = np.zeros((1, ev.beta.size))
                 contrast[0, j] = 1.0
@@ -508,7 +453,7 @@ class _Profiled:
     """One model's dense evaluator and its start (see :class:`AnalyticRefit`)."""
 
     def __init__(self, X: np.ndarray, blocks: list, reml: bool, theta: np.ndarray) -> None:
-        from models.lmm._analytic import ProfiledDeviance, off_boundary
+        from models.lmm.engine import ProfiledDeviance, off_boundary
 
         self.evaluator = ProfiledDeviance(X, blocks, reml=reml)
         self.start = off_boundary(theta, self.evaluator)
@@ -516,7 +461,7 @@ class _Profiled:
 
     def fit(self, y: np.ndarray) -> tuple[Any, bool] | None:
         """Return the evaluation at the minimum for ``y`` and whether the fit is singular."""
-        from models.lmm._analytic import SINGULAR_TOL, newton
+        from models.lmm.engine import SINGULAR_TOL, newton
 
         if not self._anchored:
             try:

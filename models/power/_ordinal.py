@@ -87,7 +87,7 @@ def fixed_matrix(design: Any) -> np.ndarray:
 class OrdinalPowerJob:
     """One grid point of an ordinal power analysis (see :mod:`models.power._lmm`)."""
 
-    quick = True  # a simulation is short beside a worker's start (models.power._runners)
+    quick = True  # a simulation is short beside a worker's start (models.parallel)
 
     grid: int
     entropy: int

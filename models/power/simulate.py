@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+import models.parallel as power_runners
 import models.power._lmm as power_lmm
 import models.power._ordinal as power_ordinal
-import models.power._runners as power_runners
 from _empathic_base.results import Result
 from _empathic_base.words import caller, parameter
 from models._checks import check_bool, check_int, check_unit, renamed_parameter

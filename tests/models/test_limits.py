@@ -21,8 +21,8 @@ from models._limits import (
     check_count,
 )
 from models.formula import MAX_RANDOM_TERMS, parse_formula
+from models.parallel import max_workers, parse_scheduler
 from models.power import read_design, simulate_power
-from models.power._runners import max_workers, parse_scheduler
 
 
 def paired_dict(**design) -> dict:

@@ -297,7 +297,7 @@ def mixedlm_auto(model, data):
     """The same fit by mixedlm's own "auto" optimizer (no gradient stage first)."""
     from dataclasses import replace
 
-    import models.lmm._mixedlm as engine
+    import models.lmm.engine as engine
 
     inp = engine.engine_input(build_design(parse_formula(model.formula), data))
     ctrl = replace(
@@ -357,7 +357,7 @@ def test_boundary_fit_is_redone_by_bobyqa_and_the_lower_deviance_kept():
 def test_two_stages_keeps_the_lower_deviance(first, second, kept):
     from types import SimpleNamespace
 
-    import models.lmm._mixedlm as engine
+    import models.lmm.engine as engine
 
     def result(converged, deviance, evals):
         # theta at a correlated block's boundary: the gradient stage is never settled
@@ -761,7 +761,7 @@ INJECTIONS = [
 
 @pytest.mark.parametrize("formula", INJECTIONS)
 def test_code_in_a_formula_is_refused_before_the_engine(sleep, formula, monkeypatch):
-    import models.lmm._mixedlm as mixedlm_lmm
+    import models.lmm.engine as mixedlm_lmm
 
     def engine_called(*args, **kwargs):
         raise AssertionError("the engine was called")
@@ -774,7 +774,7 @@ def test_code_in_a_formula_is_refused_before_the_engine(sleep, formula, monkeypa
 def test_engine_receives_generated_names_only():
     import re
 
-    from models.lmm._mixedlm import engine_input
+    from models.lmm.engine import engine_input
 
     nested = pd.read_csv(Path(__file__).resolve().parent / "reference" / "lmm_nested.csv")
     d = build_design(parse_formula("y ~ x + (1 + x || school) + (1 | school:class)"), nested)

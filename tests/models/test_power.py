@@ -191,7 +191,7 @@ def test_same_seed_same_result_whatever_the_batches(study_design):
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_serial_processes_and_dask_give_identical_tables(method, monkeypatch):
     pytest.importorskip("distributed")
-    from models.power import _runners
+    import models.parallel as _runners
 
     _skip_without_start_method(method)
     monkeypatch.setattr(_runners, "_start_method", lambda quick: method)
@@ -221,9 +221,9 @@ def test_a_process_pool_forks_only_for_quick_jobs_from_one_thread_on_linux():
     import subprocess
     import threading
 
-    from models.power._runners import _start_method
+    from models.parallel import _start_method
 
-    code = "from models.power._runners import _start_method; print(_start_method(True))"
+    code = "from models.parallel import _start_method; print(_start_method(True))"
     alone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     linux = sys.platform.startswith("linux")
     assert alone.stdout.strip() == ("fork" if linux else "spawn"), alone.stderr
@@ -245,8 +245,8 @@ def test_local_dask_workers_keep_glibc_memory_reuse_and_leave_this_environment_a
     # Dask's nannies set MALLOC_TRIM_THRESHOLD_=65536 in their workers (the refits ran at half
     # speed there) and write it, with the BLAS thread limits, into the parent's environment.
     distributed = pytest.importorskip("distributed")
-    from models.power import _runners
-    from models.power._runners import local_cluster
+    import models.parallel as _runners
+    from models.parallel import local_cluster
 
     _skip_without_start_method(method)
     # set here, after every import: only a forked worker has it
@@ -278,7 +278,7 @@ def _skip_without_start_method(method):
 
 
 def _worker_was_forked():
-    runners = sys.modules.get("models.power._runners")
+    runners = sys.modules.get("models.parallel")
     return getattr(runners, "_MARK_OF_THIS_PROCESS", False)
 
 
@@ -628,7 +628,7 @@ def test_a_non_converged_ordinal_fit_reports_its_failing_criterion(monkeypatch):
 def captured_jobs(monkeypatch, *args, **kwargs):
     """Run ``simulate_power(*args, **kwargs)``; return its result and the jobs it handed to
     its runner."""
-    import models.power._runners as runners
+    import models.parallel as runners
 
     captured = {}
     real = runners.run
@@ -690,7 +690,7 @@ def test_a_worker_whose_script_imported_numpy_first_gives_the_same_numbers(
         seed=6, progress=False,
     )  # fmt: skip
     code = (
-        "import numpy, pickle, sys; from models.power._runners import _init_worker, "
+        "import numpy, pickle, sys; from models.parallel import _init_worker, "
         "_process_batch; _init_worker(open(sys.argv[1], 'rb').read()); "
         "print(repr([o.p_value for o in _process_batch((0, 0, 8))[1]]))"
     )
@@ -703,7 +703,7 @@ def test_a_worker_whose_script_imported_numpy_first_gives_the_same_numbers(
 
 
 def test_this_process_simulates_while_a_local_cluster_starts_and_hands_over_the_rest():
-    from models.power import _runners
+    import models.parallel as _runners
 
     class Counting:
         quick = True
@@ -733,7 +733,7 @@ def test_this_process_simulates_while_a_local_cluster_starts_and_hands_over_the_
 def test_a_forked_helper_simulates_in_chunks_until_the_cluster_starts_then_hands_over():
     from concurrent.futures import Future
 
-    from models.power import _runners
+    import models.parallel as _runners
 
     started = Future()
 
@@ -809,7 +809,7 @@ def test_lower_factor_of_a_semidefinite_covariance():
 def test_batches_cover_every_simulation_once_and_shrink_at_the_end():
     """With two workers the last batches are small, so neither worker runs a whole batch of 100
     alone at the end; each simulation is in exactly one batch, in order."""
-    from models.power import _runners
+    import models.parallel as _runners
 
     todo = _runners.batches([1300, 700], 100, workers=2)
     covered = [(job, i) for job, start, stop in todo for i in range(start, stop)]

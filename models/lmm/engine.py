@@ -1,4 +1,29 @@
-"""The mixedlm engine behind :class:`models.lmm.LinearMixedModel`.
+"""The LMM fitting and refit engine: the one module that reaches into mixedlm's internals.
+
+:class:`models.lmm.LinearMixedModel` fits through mixedlm, and the power simulations of
+:mod:`models.power` refit one template many times; both go through this module, which states
+what they may use:
+
+* **Fitting with mixedlm**: :func:`engine_input` (the design as a mixedlm formula over generated
+  names), :func:`control`, :func:`fit`, :func:`refit`, :func:`refit_ml`, :class:`EngineFailure`,
+  and the readers of a mixedlm result (:func:`level_order`, :func:`block_effects`,
+  :func:`conditional_variances`, :func:`deviance_components`).
+* **The gradient refit of one response**: :class:`GradientRefit`, the gradient stage of
+  :func:`refit` on mixedlm's native deviance without building a result, for a caller that
+  needs only ``theta``, ``beta``, ``sigma`` and the deviance components.
+* **The analytic refit**: :class:`ProfiledDeviance` (the profiled deviance with its exact
+  gradient and Hessian, :mod:`models.lmm._analytic`), :func:`newton` and :func:`off_boundary`
+  (:mod:`models.lmm._newton`), :func:`dense_enough`, :func:`lower_entries`,
+  :data:`SINGULAR_TOL`; and lmerTest's Satterthwaite df (:func:`varpar_covariance`,
+  :func:`satterthwaite_df`, :mod:`models.lmm._satterthwaite`).
+* **Threads**: :func:`one_blas_thread`, one BLAS thread while mixedlm works.
+
+mixedlm's private names (``_rounding_tolerance``, ``_RustMatrixCache``, ``_build_theta_bounds``,
+``_LMMGradientObjective``, an evaluator's ``_evaluate_core``) are touched here and nowhere else
+in the package (``tests/test_private_imports.py`` holds every other module to that), so a
+mixedlm release that moves them breaks this module alone. The module imports NumPy only;
+pandas and mixedlm are imported where they are used, so a power worker that refits
+analytically never loads them.
 
 The user's formula never reaches mixedlm. :func:`models.formula.build_design` has already
 evaluated it (after the allow-list check of :func:`models.formula.parse_formula`) into numeric
@@ -15,13 +40,54 @@ import contextlib
 import functools
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from models.formula import Design
+from models.lmm._analytic import SINGULAR_TOL, ProfiledDeviance, dense_enough, lower_entries
+from models.lmm._newton import newton, off_boundary
+from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from models.formula import Design
+
+__all__ = [
+    "BOUNDARY_OPTIMIZER",
+    "GRADIENT_TOL",
+    "OPTIMIZERS",
+    "SETTLED_THETA",
+    "SINGULAR_TOL",
+    "Control",
+    "EngineFailure",
+    "EngineInput",
+    "GradientRefit",
+    "ProfiledDeviance",
+    "ResponseFit",
+    "block_effects",
+    "conditional_variances",
+    "control",
+    "dense_enough",
+    "deviance_components",
+    "diagonal_positions",
+    "engine_input",
+    "fit",
+    "gradient_options",
+    "level_order",
+    "lower_entries",
+    "newton",
+    "off_boundary",
+    "one_blas_thread",
+    "refit",
+    "refit_ml",
+    "relative_factors",
+    "satterthwaite_df",
+    "settled",
+    "varpar_covariance",
+]
 
 OPTIMIZERS = {
     "auto": "auto",
@@ -63,6 +129,8 @@ def engine_input(design: Design) -> EngineInput:
         The formula text (generated names only), the frame holding exactly the columns that
         formula uses, and the number of random-effect columns of each block.
     """
+    import pandas as pd
+
     X = design.X.to_numpy(dtype=float)
     columns: dict[str, np.ndarray] = {"y": np.asarray(design.y, dtype=float)}
     legend: dict[str, str] = {}
@@ -380,3 +448,120 @@ def deviance_components(result: Any) -> Any:
         return np.concatenate([[core.ldL2, core.pwrss, core.ldRX2], cinv.ravel()])
 
     return components
+
+
+def relative_factors(model: Any) -> list[np.ndarray]:
+    """Return the relative covariance factor ``T`` of each random block of a fitted model.
+
+    Lower triangular, ``T T'`` the block's covariance over the residual variance (lme4's
+    ``Lambda`` block), in the design's block order.
+    """
+    return list(model._Ts)
+
+
+@dataclass(frozen=True)
+class ResponseFit:
+    """What :meth:`GradientRefit.fit` gives back for one response.
+
+    ``information`` is the fixed effects' ``X'V^-1 X`` (``p x p``, before ``sigma^2``);
+    ``components`` maps a ``theta`` to the deviance components of :func:`deviance_components`
+    for this response.
+    """
+
+    theta: np.ndarray
+    beta: np.ndarray
+    sigma: float
+    information: np.ndarray
+    components: Callable[[np.ndarray], np.ndarray]
+
+
+class GradientRefit:
+    """The gradient stage of :func:`refit` for many responses, without building a result.
+
+    The covariance parameters are optimized as the refit's gradient stage does it (mixedlm's
+    L-BFGS-B on the native deviance and gradient, from the template's parameters, with
+    :func:`gradient_options`, the same bounds and boundary probes). :meth:`fit` returns None
+    where the refit would go on to its BOBYQA stage (no convergence, a non-finite step, a
+    variance scale of a correlated block at or below :data:`SETTLED_THETA`), so a caller that
+    then refits in full gets the numbers of :func:`refit` in every case. The caller holds
+    :func:`one_blas_thread` around :meth:`fit` and what it computes from the result.
+
+    Parameters
+    ----------
+    template : LinearMixedModel
+        The fitted model whose design matrices, start and settings are reused.
+    """
+
+    def __init__(self, template: Any) -> None:
+        from mixedlm.estimation.reml import _build_theta_bounds, _RustMatrixCache
+
+        matrices = template.engine_result_.matrices
+        self.native = _RustMatrixCache.from_matrices(matrices).design
+        self.reml = bool(template.reml)
+        self.start = np.asarray(template.theta_, dtype=float)
+        self.bounds = _build_theta_bounds(matrices.random_structures, len(self.start))
+        self.n, self.p = template.design_.X.shape
+        self.options = gradient_options(self.n, int(template.max_evals))
+        sizes = np.asarray(template._input.block_sizes)
+        self.diagonal = diagonal_positions(template._input.block_sizes)
+        self.correlated = np.repeat(sizes > 1, sizes)
+
+    def fit(self, y: np.ndarray) -> ResponseFit | None:
+        """Refit to response ``y``; None when the full refit is needed."""
+        from mixedlm.estimation.optimizers import run_optimizer
+        from mixedlm.estimation.reml import _LMMGradientObjective
+
+        response = self.native.with_response(np.ascontiguousarray(y, dtype=float))
+        reml = self.reml
+
+        failed = []  # a non-finite step or value: leave this response to the full refit
+
+        def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            if np.all(np.isfinite(theta)):
+                value, derivative = response.deviance_with_gradient(theta, reml)
+                if np.isfinite(value) and np.all(np.isfinite(derivative)):
+                    return value, derivative
+            failed.append(theta)
+            return np.inf, np.zeros_like(theta)
+
+        objective = _LMMGradientObjective(evaluate)
+        fit = run_optimizer(
+            objective,
+            self.start,
+            method="L-BFGS-B",
+            bounds=self.bounds,
+            options=self.options,
+            jac=objective.gradient,
+            restart_edge=True,
+        )
+        if (
+            failed
+            or not fit.success
+            or not np.isfinite(fit.fun)
+            or np.any(fit.x[self.diagonal][self.correlated] <= SETTLED_THETA)
+        ):
+            return None
+        theta = np.ascontiguousarray(fit.x, dtype=float)
+        native = response.evaluate(theta, reml)
+        if native is None:
+            return None
+        p = self.p
+
+        def components(th: np.ndarray) -> np.ndarray:
+            core = response.evaluate(np.asarray(th, dtype=float), reml)
+            if core is None:
+                return np.full(3 + p * p, np.nan)
+            info = np.asarray(core[9], dtype=float).reshape(p, p)
+            try:
+                cinv = np.linalg.inv((info + info.T) / 2.0)
+            except np.linalg.LinAlgError:
+                return np.full(3 + p * p, np.nan)
+            return np.concatenate([[core[4], core[8], core[5]], cinv.ravel()])
+
+        return ResponseFit(
+            theta=theta,
+            beta=np.asarray(native[1], dtype=float),
+            sigma=float(native[2]),
+            information=np.asarray(native[9], dtype=float).reshape(p, p),
+            components=components,
+        )

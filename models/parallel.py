@@ -1,11 +1,15 @@
-"""Where the simulations of :func:`models.power.simulate_power` run: serial, processes, Dask.
+"""Where batches of independent, seeded jobs run: serially, in processes, or on Dask.
 
-Every back end receives the same jobs (one per grid point, see
-:mod:`models.power._lmm`) and the same batches ``(job, start, stop)``; a simulation's
-outcome depends only on its job and index, so the results are identical whatever runs them.
-The jobs are sent to each worker once (process-pool initializer; Dask ``scatter`` with
-``broadcast``), and each task carries only three integers. BLAS is held to one thread in every
-worker: the fits are small, and a threaded BLAS would only make the workers compete.
+The back ends of :func:`models.power.simulate_power` (one job per grid point, see
+:mod:`models.power._lmm`) and of ``longitudinal``'s prediction benchmark (one job per batch of
+fits). What they use: :func:`parse_scheduler` (with :data:`SCHEDULER_FORMS` for messages and
+:func:`max_workers`), :func:`run`, :class:`Progress` and :func:`batches`. A job has ``n_sims``,
+``run(start, stop)`` returning one outcome per index, and a ``quick`` flag (an index takes
+milliseconds). Every back end receives the same jobs and the same batches ``(job, start,
+stop)``; an outcome depends only on its job and index, so the results are identical whatever
+runs them. The jobs are sent to each worker once (process-pool initializer; Dask ``scatter``
+with ``broadcast``), and each task carries only three integers. BLAS is held to one thread in
+every worker: the fits are small, and a threaded BLAS would only make the workers compete.
 
 Quick jobs (simulations of milliseconds) never wait for workers to start. On Linux, from a
 process running one thread (:func:`_start_method`), a process pool forks its workers, ready in
