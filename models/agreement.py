@@ -19,18 +19,25 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from _empathic_base.durations import duration_text
 from _empathic_base.invisible import INVISIBLE, describe_invisible
 from _empathic_base.results import Result
 from _empathic_base.words import caller, parameter
+from models._agreement_stats import (
+    _alpha_rows,
+    _bootstrap_alpha,
+    _build_counts,
+    _Counts,
+    _fleiss,
+    _gwet,
+    _rescaled,
+)
 from models._checks import check_choice, check_seed, check_unit
 from models._errors import InvalidParameterError
 from models._limits import (
     AGREEMENT_LIMIT_SECONDS,
     AGREEMENT_MAX_N_BOOT,
-    AGREEMENT_MAX_PAIRS,
     check_count,
 )
 from models._version import __version__
@@ -59,8 +66,6 @@ PROBLEM_COLUMNS = ["position", "column", "value", "reason"]
 
 _WHERE = "agreement"
 _GWET_WEIGHTS = {"ordinal": "ordinal", "interval": "quadratic", "ratio": "ratio"}
-# bootstrap replicates computed together: bounds the (replicates x pairs) work arrays
-_BLOCK_CELLS = 4_000_000
 # seconds per cell of the work estimate (:func:`_seconds`): sparse and gathered work, and the
 # dense products of the ratio level's value x value differences. Measured with
 # ``benchmarks/bench_agreement.py``-sized data (5,000 to 50,000 units, 5 to 1,000 values) on
@@ -305,210 +310,6 @@ def _check_arguments(
             )
 
 
-# --------------------------------------------------------------------------- the statistics
-
-
-@dataclass(frozen=True)
-class _Counts:
-    """The units x values count matrix of the units with two or more ratings, and its pairs."""
-
-    counts: sparse.csr_matrix  # units x categories
-    x: np.ndarray  # the numeric value of each category (the level's position for text)
-    labels: list[Any]  # each category as the data give it
-    pair_a: np.ndarray  # category of the first value of each distinct pair (c, k)
-    pair_b: np.ndarray
-    pair_by_unit: sparse.csr_matrix  # units x pairs: the unit's coincidences o_ck
-    pair_products: sparse.csr_matrix  # units x pairs: n_uc n_uk (c == k included)
-
-
-def _build_counts(
-    unit_codes: np.ndarray, cat_codes: np.ndarray, n_cat: int, unit_labels: Sequence[Any] = ()
-) -> _Counts:
-    """Count matrix and within-unit pairs of the units with two or more values.
-
-    The pairs are those of each unit's distinct values, so a unit with ``d`` distinct values
-    gives ``d**2`` of them; more than :data:`~models._limits.AGREEMENT_MAX_PAIRS` in all are
-    refused before they are formed (``unit_labels`` names the unit with the most).
-    """
-    n_units = int(unit_codes.max()) + 1 if len(unit_codes) else 0
-    counts = sparse.csr_matrix(
-        (np.ones(len(unit_codes)), (unit_codes, cat_codes)), shape=(n_units, n_cat)
-    )
-    counts.sum_duplicates()
-    counts.sort_indices()
-    m = np.asarray(counts.sum(axis=1)).ravel()
-    # every (entry, entry) pair inside each unit: entries are the unit's distinct values
-    per_unit = np.diff(counts.indptr)
-    n_pairs = int(np.sum(per_unit.astype(np.int64) ** 2))
-    if n_pairs > AGREEMENT_MAX_PAIRS:
-        worst = int(np.argmax(per_unit))
-        name = f" (unit {unit_labels[worst]!s}" if len(unit_labels) > worst else " (one unit"
-        raise InvalidParameterError(
-            f"{caller(_WHERE)}: the ratings give {n_pairs:,} pairs of distinct values within "
-            f"units, more than the {AGREEMENT_MAX_PAIRS:,} this computes in memory (about 1.5 GB): "
-            f"each unit gives the square of its number of distinct values{name} has "
-            f"{per_unit[worst]:,}). Round continuous values, or split the units"
-        )
-    entry_unit = np.repeat(np.arange(n_units), per_unit)
-    reps = per_unit[entry_unit]
-    first = np.repeat(np.arange(len(entry_unit)), reps)
-    block = np.repeat(np.cumsum(reps) - reps, reps)
-    second = counts.indptr[entry_unit[first]] + (np.arange(len(first)) - block)
-    unit = entry_unit[first]
-    c, k = counts.indices[first], counts.indices[second]
-    n_c, n_k = counts.data[first], counts.data[second]
-    products = n_c * n_k
-    coincide = (products - np.where(first == second, n_c, 0.0)) / (m[unit] - 1.0)
-    pair_id = c.astype(np.int64) * n_cat + k
-    distinct, column = np.unique(pair_id, return_inverse=True)
-    shape = (n_units, len(distinct))
-    return _Counts(
-        counts=counts,
-        x=np.empty(0),
-        labels=[],
-        pair_a=(distinct // n_cat).astype(np.intp),
-        pair_b=(distinct % n_cat).astype(np.intp),
-        pair_by_unit=sparse.csr_matrix((coincide, (unit, column)), shape=shape),
-        pair_products=sparse.csr_matrix((products, (unit, column)), shape=shape),
-    )
-
-
-def _interval_spread(n: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """sum_c sum_k n_c n_k (x_c - x_k)^2 for each row of ``n`` (rows: value counts)."""
-    total = n.sum(axis=-1)
-    s1 = n @ x if x.ndim == 1 else (n * x).sum(axis=-1)
-    s2 = n @ (x * x) if x.ndim == 1 else (n * x * x).sum(axis=-1)
-    return 2.0 * (total * s2 - s1 * s1)
-
-
-def _ratio_delta(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    total = a + b
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.where(total > 0, (a - b) / np.where(total > 0, total, 1.0), 0.0)
-    return d * d
-
-
-def _ratio_spread(n: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """sum_c sum_k n_c n_k ((x_c - x_k) / (x_c + x_k))^2 for each row of ``n``, in blocks."""
-    n = np.atleast_2d(n)
-    out = np.zeros(n.shape[0])
-    step = max(1, _BLOCK_CELLS // max(1, len(x)))
-    for start in range(0, len(x), step):
-        cols = slice(start, start + step)
-        delta = _ratio_delta(x[:, None], x[None, cols])  # V x block
-        out += ((n @ delta) * n[:, cols]).sum(axis=1)
-    return out
-
-
-def _alpha_rows(level: str, coincide: np.ndarray, n_cat: np.ndarray, built: _Counts) -> np.ndarray:
-    """Krippendorff's alpha for each row of ``coincide`` (pairs) and ``n_cat`` (values).
-
-    alpha = 1 - (n - 1) * sum_ck o_ck delta_ck / sum_ck n_c n_k delta_ck.
-    """
-    a, b, x = built.pair_a, built.pair_b, built.x
-    total = n_cat.sum(axis=1)
-    if level == "nominal":
-        observed = coincide[:, a != b].sum(axis=1)
-        expected = total * total - (n_cat * n_cat).sum(axis=1)
-    elif level == "interval":
-        observed = coincide @ ((x[a] - x[b]) ** 2)
-        expected = _interval_spread(n_cat, x)
-    elif level == "ratio":
-        observed = coincide @ _ratio_delta(x[a], x[b])
-        expected = _ratio_spread(n_cat, x)
-    else:  # ordinal: the interval difference of the values' mid-ranks
-        ranks = np.cumsum(n_cat, axis=1) - n_cat / 2.0
-        observed = (coincide * (ranks[:, a] - ranks[:, b]) ** 2).sum(axis=1)
-        expected = _interval_spread(n_cat, ranks)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        alpha = 1.0 - (total - 1.0) * observed / expected
-    return np.where(expected > 0, alpha, np.nan)
-
-
-def _gwet_weights_sum(kind: str, x: np.ndarray) -> float:
-    """Sum of Gwet's weights over every ordered pair of the q categories (diagonal included)."""
-    q = len(x)
-    if kind == "identity":
-        return float(q)
-    if kind == "ordinal":
-        d = np.arange(1, q)
-        return float(q * q - 2.0 * np.sum((q - d) * (d + 1) * d / 2.0) / (q * (q - 1) / 2.0))
-    span = x.max() - x.min()
-    if kind == "quadratic":
-        return float(q * q - _interval_spread(np.ones(q), x) / span**2)
-    top = _ratio_delta(np.array([x.max()]), np.array([x.min()]))[0]
-    return float(q * q - _ratio_spread(np.ones((1, q)), x)[0] / top)
-
-
-def _gwet_weight(kind: str, xa: np.ndarray, xb: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Gwet's weight of each pair of categories (1 on the diagonal)."""
-    q = len(x)
-    if kind == "identity":
-        return (xa == xb).astype(float)
-    if kind == "ordinal":  # x holds the ranks 0..q-1 of the categories
-        d = np.abs(xa - xb)
-        return 1.0 - (d + 1.0) * d / 2.0 / (q * (q - 1) / 2.0)
-    if kind == "quadratic":
-        return 1.0 - (xa - xb) ** 2 / (x.max() - x.min()) ** 2
-    top = _ratio_delta(np.array([x.max()]), np.array([x.min()]))[0]
-    return 1.0 - _ratio_delta(xa, xb) / top
-
-
-def _gwet(kind: str, built: _Counts, x_weights: np.ndarray) -> tuple[float, float]:
-    """Gwet's AC1 (identity weights) or AC2 and the percent agreement it is built on."""
-    counts = built.counts
-    m = np.asarray(counts.sum(axis=1)).ravel()
-    if len(x_weights) < 2:  # one category: every pair agrees (no range to weigh by)
-        w = np.ones(len(built.pair_a))
-    else:
-        w = _gwet_weight(kind, x_weights[built.pair_a], x_weights[built.pair_b], x_weights)
-    agree = (built.pair_products @ w - m) / (m * (m - 1.0))
-    p_a = float(agree.mean())
-    share = np.asarray((sparse.diags(1.0 / m) @ counts).mean(axis=0)).ravel()
-    q = len(x_weights)
-    if q < 2:
-        return float("nan"), p_a
-    p_e = _gwet_weights_sum(kind, x_weights) * float(np.sum(share * (1.0 - share))) / (q * (q - 1))
-    return (p_a - p_e) / (1.0 - p_e), p_a
-
-
-def _fleiss(counts: sparse.spmatrix | np.ndarray, n_raters: int) -> float:
-    """Fleiss' kappa of units that all have ``n_raters`` ratings (rows: category counts).
-
-    ``counts`` is kept sparse: units x categories is mostly zeros when there are many
-    categories (35,000 labels of 30,000 units would be 8 GB as a dense array).
-    """
-    counts = sparse.csr_matrix(counts)
-    n_units = counts.shape[0]
-    squares = np.asarray(counts.multiply(counts).sum(axis=1)).ravel()
-    agree = (squares - n_raters) / (n_raters * (n_raters - 1.0))
-    shares = np.asarray(counts.sum(axis=0)).ravel() / (n_units * n_raters)
-    chance = float(np.sum(shares * shares))
-    if chance >= 1.0:
-        return float("nan")
-    return (float(agree.mean()) - chance) / (1.0 - chance)
-
-
-def _rescaled(x: np.ndarray, level: str) -> np.ndarray:
-    """Put the distinct values where their squared differences neither overflow nor vanish.
-
-    Interval values are centred on their midrange and divided by their half-range (into
-    [-1, 1]); ratio values are divided by the largest (into [0, 1]; a ratio has a true zero,
-    so it is not shifted).
-
-    Interval alpha and Gwet's quadratic weights do not change under ``a + b x`` (b > 0), and
-    ratio alpha and Gwet's ratio weights not under ``b x``: only the rounding does, which on
-    values near 1e200 or 1e-200, or on small differences of large values, would otherwise
-    overflow to inf or cancel to 0.
-    """
-    if not len(x):
-        return x
-    if level == "interval":
-        x = x - (x.max() / 2.0 + x.min() / 2.0)  # halves: max + min itself may overflow
-    span = float(np.max(np.abs(x)))
-    return x / span if span > 0 else x
-
-
 def _seconds(level: str, built: _Counts, n_boot: int) -> float:
     """Estimated seconds of alpha, Gwet's coefficient and ``n_boot`` bootstrap resamples.
 
@@ -554,63 +355,6 @@ def _check_time(level: str, built: _Counts, n_boot: int) -> None:
     else:
         fix = "; even with few resamples it is too long: split the ratings into smaller sets"
     raise InvalidParameterError(head + fix)
-
-
-def _bootstrap_alpha(level: str, built: _Counts, n_boot: int, seed: int) -> np.ndarray:
-    """Alpha of ``n_boot`` resamples of whole units (with replacement), seeded.
-
-    A resample is a vector of unit weights (how often each unit was drawn). For nominal,
-    interval and ratio the observed disagreement of a unit does not change with the resample,
-    so it is summed once per unit; ordinal differences depend on the resample's mid-ranks and
-    are recomputed from the resampled coincidences.
-    """
-    n_units = built.counts.shape[0]
-    rng = np.random.default_rng(seed)
-    a, b, x = built.pair_a, built.pair_b, built.x
-    counts_t = built.counts.T.tocsr()
-    if level == "ordinal":
-        width = max(built.pair_by_unit.shape[1], built.counts.shape[1], n_units, 1)
-    elif level == "interval":
-        width = max(n_units, 1)
-    else:
-        width = max(built.counts.shape[1], n_units, 1)
-    if level == "nominal":
-        per_unit = built.pair_by_unit @ (a != b).astype(float)
-    elif level == "interval":
-        per_unit = built.pair_by_unit @ ((x[a] - x[b]) ** 2)
-        moments = built.counts @ np.column_stack([np.ones_like(x), x, x * x])  # units x 3
-    elif level == "ratio":
-        per_unit = built.pair_by_unit @ _ratio_delta(x[a], x[b])
-    pairs_t = built.pair_by_unit.T.tocsr()
-    block = max(1, _BLOCK_CELLS // width)
-    out = np.empty(n_boot)
-    for start in range(0, n_boot, block):
-        size = min(block, n_boot - start)
-        draws = rng.integers(0, n_units, size=(size, n_units))
-        flat = (draws + (np.arange(size) * n_units)[:, None]).ravel()
-        weights = np.bincount(flat, minlength=size * n_units).reshape(size, n_units)
-        weights = weights.astype(float)
-        if level == "ordinal":
-            coincide = np.asarray(pairs_t @ weights.T).T
-            n_cat = np.asarray(counts_t @ weights.T).T
-            out[start : start + size] = _alpha_rows(level, coincide, n_cat, built)
-            continue
-        observed = weights @ per_unit
-        if level == "interval":
-            s0, s1, s2 = (weights @ moments).T
-            expected = 2.0 * (s0 * s2 - s1 * s1)
-            total = s0
-        else:
-            n_cat = np.asarray(counts_t @ weights.T).T
-            total = n_cat.sum(axis=1)
-            if level == "nominal":
-                expected = total * total - (n_cat * n_cat).sum(axis=1)
-            else:
-                expected = _ratio_spread(n_cat, x)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            alpha = 1.0 - (total - 1.0) * observed / expected
-        out[start : start + size] = np.where(expected > 0, alpha, np.nan)
-    return out
 
 
 # --------------------------------------------------------------------------- the function
@@ -814,52 +558,9 @@ def _compute(
     n_boot: int,
     seed: int,
 ) -> AgreementResult:
-    values = data[value_col]
-    blank = _is_blank(values)
     n_rows = len(data)
-    kept = data.loc[~blank, [unit_col, rater_col, value_col]]
-    unit_codes, _ = pd.factorize(kept[unit_col].astype(str), sort=False)
-    per_unit = np.bincount(unit_codes, minlength=unit_codes.max() + 1 if len(unit_codes) else 0)
-    single = per_unit[unit_codes] < 2
-    used = kept.loc[~single]
-    left_out = []
-    if blank.any():
-        left_out.append(("no value (the rater did not rate the unit)", int(blank.sum()), pd.NA))
-    if single.any():
-        left_out.append(
-            ("the unit has fewer than two ratings", int(single.sum()), int((per_unit == 1).sum()))
-        )
-    left = pd.DataFrame(left_out, columns=["reason", "n_rows", "n_units"]).astype(
-        {"n_rows": "int64", "n_units": "Int64"}
-    )
-    n_single_units = int((per_unit == 1).sum())
-
-    # categories: declared levels, else the values used (numbers in order)
-    if levels is not None:
-        labels = list(levels)
-        codes = pd.Index(labels).get_indexer(used[value_col])
-        x = np.arange(len(labels), dtype=float)
-    else:
-        raw = used[value_col]
-        if level == "nominal":
-            codes, uniques = pd.factorize(raw, sort=False)
-            labels = list(uniques)
-            # nominal: sort the labels for a stable coincidence table when they are comparable
-            try:
-                order = np.argsort(np.asarray(labels, dtype=object), kind="stable")
-                rank = np.empty(len(order), dtype=np.intp)
-                rank[order] = np.arange(len(order))
-                codes = rank[codes]
-                labels = [labels[i] for i in order]
-            except TypeError:
-                pass
-            x = np.arange(len(labels), dtype=float)
-        else:
-            numbers = raw.astype(float).to_numpy()
-            x, codes = np.unique(numbers, return_inverse=True)
-            labels = list(x)
-            if level in ("interval", "ratio"):
-                x = _rescaled(x, level)
+    used, left, n_single_units = _pairable_ratings(data, unit_col, rater_col, value_col)
+    codes, labels, x = _categories(used[value_col], level, levels)
     u_codes, u_labels = pd.factorize(used[unit_col].astype(str), sort=False)
     built = _build_counts(u_codes, np.asarray(codes, dtype=np.intp), len(labels), u_labels)
     built = _Counts(**{**built.__dict__, "x": np.asarray(x, dtype=float), "labels": labels})
@@ -876,151 +577,18 @@ def _compute(
     left_note = ""
     if n_single_units:
         left_note = f"; {n_single_units} unit(s) with one rating left out"
-    rows: list[dict[str, Any]] = []
-
-    # Krippendorff's alpha and its bootstrap
-    if n_units:
-        coincide = np.asarray(built.pair_by_unit.sum(axis=0)).reshape(1, -1)
-        n_cat = np.asarray(built.counts.sum(axis=0)).reshape(1, -1)
-        alpha = float(_alpha_rows(level, coincide, n_cat, built)[0])
-    else:
-        alpha = float("nan")
-    se = low = high = float("nan")
-    undefined = 0
-    if not np.isfinite(alpha):
-        alpha_note = (
-            "undefined: no unit has two ratings"
-            if not n_units
-            else "undefined: every rating has the same value (no variation to agree on)"
-        )
-    elif n_boot == 0:
-        alpha_note = "no bootstrap interval (n_boot = 0)"
-    else:
-        boots = _bootstrap_alpha(level, built, n_boot, seed)
-        finite = boots[np.isfinite(boots)]
-        undefined = int(n_boot - len(finite))
-        if len(finite) >= 2:
-            se = float(np.std(finite, ddof=1))
-            tail = (1.0 - ci_level) / 2.0
-            low, high = (float(v) for v in np.quantile(finite, [tail, 1.0 - tail]))
-        alpha_note = (
-            f"{ci_level:.0%} percentile interval of {n_boot} bootstrap resamples of the "
-            f"{n_units} units (seed {seed})"
-        )
-        if undefined:
-            alpha_note += f"; {undefined} resample(s) with no variation left out"
-        if n_units < 10:
-            alpha_note += f"; only {n_units} units: the interval is rough"
-    rows.append(
-        {
-            "term": "krippendorff_alpha",
-            "level": level,
-            "estimate": alpha,
-            "se": se,
-            "ci_low": low,
-            "ci_high": high,
-            **base,
-            "note": alpha_note + left_note,
-        }
-    )
-
-    # Fleiss' kappa on the units rated by every rater
-    all_raters = n_raters
-    m = np.asarray(built.counts.sum(axis=1)).ravel() if n_units else np.zeros(0)
-    complete = np.flatnonzero(m == all_raters) if all_raters >= 2 else np.zeros(0, dtype=int)
-    if len(complete):
-        kappa = _fleiss(built.counts[complete], all_raters)
-        kappa_note = (
-            f"the {len(complete)} unit(s) rated by all {all_raters} raters; values as nominal "
-            "categories"
-        )
-        if not np.isfinite(kappa):
-            kappa_note = "undefined: every rating of the complete units has the same value"
-    elif not n_units:
-        kappa = float("nan")
-        kappa_note = "undefined: no unit has two ratings"
-    else:
-        kappa = float("nan")
-        kappa_note = (
-            f"undefined: no unit was rated by all {all_raters} raters (Fleiss' kappa needs the "
-            "same raters' count on every unit)"
-        )
-    rows.append(
-        {
-            "term": "fleiss_kappa",
-            "level": "nominal",
-            "estimate": kappa,
-            "se": np.nan,
-            "ci_low": np.nan,
-            "ci_high": np.nan,
-            "n_units": len(complete),
-            "n_raters": all_raters if len(complete) else 0,
-            "n_pairable": len(complete) * all_raters,
-            "note": kappa_note,
-        }
-    )
-
-    # Gwet's AC1 / AC2 and the percent agreement
-    kind = "identity" if level == "nominal" else _GWET_WEIGHTS[level]
-    if n_units:
-        x_weights = built.x if kind != "ordinal" else np.arange(len(labels), dtype=float)
-        ac, _ = _gwet(kind, built, x_weights)
-        _, percent = _gwet("identity", built, np.arange(len(labels), dtype=float))
-    else:
-        ac = percent = float("nan")
-    q = len(labels)
-    source = "declared levels" if levels is not None else "values observed"
-    if level == "nominal":
-        gwet_note = f"q = {q} categories ({source})"
-    else:
-        gwet_note = f"{_GWET_WEIGHTS[level]} weights; q = {q} categories ({source})"
-    if not n_units:
-        gwet_note = "undefined: no unit has two ratings"
-    elif q < 2:
-        gwet_note = "undefined: one category only"
-    rows.append(
-        {
-            "term": "gwet_ac1" if level == "nominal" else "gwet_ac2",
-            "level": level,
-            "estimate": ac,
-            "se": np.nan,
-            "ci_low": np.nan,
-            "ci_high": np.nan,
-            **base,
-            "note": gwet_note + left_note,
-        }
-    )
-    rows.append(
-        {
-            "term": "percent_agreement",
-            "level": "nominal",
-            "estimate": percent,
-            "se": np.nan,
-            "ci_low": np.nan,
-            "ci_high": np.nan,
-            **base,
-            "note": (
-                "share of agreeing pairs of ratings within a unit, averaged over units"
-                if n_units
-                else "undefined: no unit has two ratings"
-            )
-            + left_note,
-        }
-    )
+    alpha_row, undefined = _alpha_row(level, built, ci_level, n_boot, seed)
+    rows = [
+        {**alpha_row, **base, "note": alpha_row["note"] + left_note},
+        _fleiss_row(built, n_raters),
+        *(
+            {**row, **base, "note": row["note"] + left_note}
+            for row in _gwet_rows(level, levels, built)
+        ),
+    ]
     coefficients = pd.DataFrame(rows, columns=COEFFICIENT_COLUMNS)
     coefficients = coefficients.astype(
         {"n_units": "int64", "n_raters": "int64", "n_pairable": "int64"}
-    )
-
-    totals = np.asarray(built.pair_by_unit.sum(axis=0)).ravel() if n_units else np.zeros(0)
-    order = np.lexsort((built.pair_b, built.pair_a))
-    keep = order[totals[order] != 0]
-    coincidences = pd.DataFrame(
-        {
-            "value_a": [labels[i] for i in built.pair_a[keep]],
-            "value_b": [labels[i] for i in built.pair_b[keep]],
-            "count": totals[keep],
-        }
     )
     meta = {
         "version": __version__,
@@ -1043,5 +611,207 @@ def _compute(
         "n_boot_undefined": undefined,
     }
     return AgreementResult(
-        coefficients=coefficients, coincidences=coincidences, left_out=left, meta=meta
+        coefficients=coefficients,
+        coincidences=_coincidences(built),
+        left_out=left,
+        meta=meta,
+    )
+
+
+def _pairable_ratings(
+    data: pd.DataFrame, unit_col: str, rater_col: str, value_col: str
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Which ratings can be paired: the rows used, the left-out table, the units rated once."""
+    blank = _is_blank(data[value_col])
+    kept = data.loc[~blank, [unit_col, rater_col, value_col]]
+    unit_codes, _ = pd.factorize(kept[unit_col].astype(str), sort=False)
+    per_unit = np.bincount(unit_codes, minlength=unit_codes.max() + 1 if len(unit_codes) else 0)
+    single = per_unit[unit_codes] < 2
+    used = kept.loc[~single]
+    left_out = []
+    if blank.any():
+        left_out.append(("no value (the rater did not rate the unit)", int(blank.sum()), pd.NA))
+    if single.any():
+        left_out.append(
+            ("the unit has fewer than two ratings", int(single.sum()), int((per_unit == 1).sum()))
+        )
+    left = pd.DataFrame(left_out, columns=["reason", "n_rows", "n_units"]).astype(
+        {"n_rows": "int64", "n_units": "Int64"}
+    )
+    return used, left, int((per_unit == 1).sum())
+
+
+def _categories(
+    raw: pd.Series, level: str, levels: Sequence[Any] | None
+) -> tuple[np.ndarray, list[Any], np.ndarray]:
+    """Return the category of each rating, the categories and their numeric values.
+
+    The declared levels, else the values used (numbers in order; nominal labels sorted when
+    they are comparable, for a stable coincidence table).
+    """
+    if levels is not None:
+        labels = list(levels)
+        return pd.Index(labels).get_indexer(raw), labels, np.arange(len(labels), dtype=float)
+    if level == "nominal":
+        codes, uniques = pd.factorize(raw, sort=False)
+        labels = list(uniques)
+        try:
+            order = np.argsort(np.asarray(labels, dtype=object), kind="stable")
+            rank = np.empty(len(order), dtype=np.intp)
+            rank[order] = np.arange(len(order))
+            codes = rank[codes]
+            labels = [labels[i] for i in order]
+        except TypeError:
+            pass
+        return codes, labels, np.arange(len(labels), dtype=float)
+    numbers = raw.astype(float).to_numpy()
+    x, codes = np.unique(numbers, return_inverse=True)
+    labels = list(x)
+    if level in ("interval", "ratio"):
+        x = _rescaled(x, level)
+    return codes, labels, x
+
+
+def _alpha_row(
+    level: str, built: _Counts, ci_level: float, n_boot: int, seed: int
+) -> tuple[dict[str, Any], int]:
+    """Krippendorff's alpha with its bootstrap interval, and the resamples left undefined."""
+    n_units = built.counts.shape[0]
+    if n_units:
+        coincide = np.asarray(built.pair_by_unit.sum(axis=0)).reshape(1, -1)
+        n_cat = np.asarray(built.counts.sum(axis=0)).reshape(1, -1)
+        alpha = float(_alpha_rows(level, coincide, n_cat, built)[0])
+    else:
+        alpha = float("nan")
+    se = low = high = float("nan")
+    undefined = 0
+    if not np.isfinite(alpha):
+        note = (
+            "undefined: no unit has two ratings"
+            if not n_units
+            else "undefined: every rating has the same value (no variation to agree on)"
+        )
+    elif n_boot == 0:
+        note = "no bootstrap interval (n_boot = 0)"
+    else:
+        boots = _bootstrap_alpha(level, built, n_boot, seed)
+        finite = boots[np.isfinite(boots)]
+        undefined = int(n_boot - len(finite))
+        if len(finite) >= 2:
+            se = float(np.std(finite, ddof=1))
+            tail = (1.0 - ci_level) / 2.0
+            low, high = (float(v) for v in np.quantile(finite, [tail, 1.0 - tail]))
+        note = (
+            f"{ci_level:.0%} percentile interval of {n_boot} bootstrap resamples of the "
+            f"{n_units} units (seed {seed})"
+        )
+        if undefined:
+            note += f"; {undefined} resample(s) with no variation left out"
+        if n_units < 10:
+            note += f"; only {n_units} units: the interval is rough"
+    row = {
+        "term": "krippendorff_alpha",
+        "level": level,
+        "estimate": alpha,
+        "se": se,
+        "ci_low": low,
+        "ci_high": high,
+        "note": note,
+    }
+    return row, undefined
+
+
+def _fleiss_row(built: _Counts, all_raters: int) -> dict[str, Any]:
+    """Fleiss' kappa on the units rated by every rater."""
+    n_units = built.counts.shape[0]
+    m = np.asarray(built.counts.sum(axis=1)).ravel() if n_units else np.zeros(0)
+    complete = np.flatnonzero(m == all_raters) if all_raters >= 2 else np.zeros(0, dtype=int)
+    if len(complete):
+        kappa = _fleiss(built.counts[complete], all_raters)
+        note = (
+            f"the {len(complete)} unit(s) rated by all {all_raters} raters; values as nominal "
+            "categories"
+        )
+        if not np.isfinite(kappa):
+            note = "undefined: every rating of the complete units has the same value"
+    elif not n_units:
+        kappa = float("nan")
+        note = "undefined: no unit has two ratings"
+    else:
+        kappa = float("nan")
+        note = (
+            f"undefined: no unit was rated by all {all_raters} raters (Fleiss' kappa needs the "
+            "same raters' count on every unit)"
+        )
+    return {
+        "term": "fleiss_kappa",
+        "level": "nominal",
+        "estimate": kappa,
+        "se": np.nan,
+        "ci_low": np.nan,
+        "ci_high": np.nan,
+        "n_units": len(complete),
+        "n_raters": all_raters if len(complete) else 0,
+        "n_pairable": len(complete) * all_raters,
+        "note": note,
+    }
+
+
+def _gwet_rows(level: str, levels: Sequence[Any] | None, built: _Counts) -> list[dict[str, Any]]:
+    """Gwet's AC1 (nominal) or AC2 (weighted), and the percent agreement."""
+    labels = built.labels
+    n_units = built.counts.shape[0]
+    kind = "identity" if level == "nominal" else _GWET_WEIGHTS[level]
+    if n_units:
+        x_weights = built.x if kind != "ordinal" else np.arange(len(labels), dtype=float)
+        ac, _ = _gwet(kind, built, x_weights)
+        _, percent = _gwet("identity", built, np.arange(len(labels), dtype=float))
+    else:
+        ac = percent = float("nan")
+    q = len(labels)
+    source = "declared levels" if levels is not None else "values observed"
+    if level == "nominal":
+        gwet_note = f"q = {q} categories ({source})"
+    else:
+        gwet_note = f"{_GWET_WEIGHTS[level]} weights; q = {q} categories ({source})"
+    if not n_units:
+        gwet_note = "undefined: no unit has two ratings"
+    elif q < 2:
+        gwet_note = "undefined: one category only"
+    no_interval = {"se": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+    return [
+        {
+            "term": "gwet_ac1" if level == "nominal" else "gwet_ac2",
+            "level": level,
+            "estimate": ac,
+            **no_interval,
+            "note": gwet_note,
+        },
+        {
+            "term": "percent_agreement",
+            "level": "nominal",
+            "estimate": percent,
+            **no_interval,
+            "note": (
+                "share of agreeing pairs of ratings within a unit, averaged over units"
+                if n_units
+                else "undefined: no unit has two ratings"
+            ),
+        },
+    ]
+
+
+def _coincidences(built: _Counts) -> pd.DataFrame:
+    """Return the coincidence table: each pair of values seen within a unit, and its count."""
+    labels = built.labels
+    n_units = built.counts.shape[0]
+    totals = np.asarray(built.pair_by_unit.sum(axis=0)).ravel() if n_units else np.zeros(0)
+    order = np.lexsort((built.pair_b, built.pair_a))
+    keep = order[totals[order] != 0]
+    return pd.DataFrame(
+        {
+            "value_a": [labels[i] for i in built.pair_a[keep]],
+            "value_b": [labels[i] for i in built.pair_b[keep]],
+            "count": totals[keep],
+        }
     )

@@ -354,8 +354,6 @@ def g_study(
     >>> res.design, list(res.components["component"])
     ('crossed', ['participant', 'session:participant', 'story', 'residual'])
     """
-    from models.lmm import LinearMixedModel
-
     cols = {
         "id_col": id_col,
         "session_col": session_col,
@@ -382,25 +380,8 @@ def g_study(
     per_person = frame.groupby("participant")["session"].nunique()
     per_session = frame.groupby(["participant", "session"]).size()
     persons_per_story = frame.groupby("story")["participant"].nunique()
-    # one story for everybody has no story variance: the nested formula fits it
-    repeated = bool((persons_per_story >= 2).any()) and len(persons_per_story) >= 2
-    chosen = ("crossed" if repeated else "nested") if design == "auto" else design
+    chosen = _estimable_design(frame, design, per_person, per_session, persons_per_story)
     n_persons = len(per_person)
-    why = []
-    if n_persons < 3:
-        why.append(f"{n_persons} participant(s) rated (3 or more needed)")
-    if not (per_person >= 2).any():
-        why.append("no participant has ratings in two or more sessions")
-    if chosen == "crossed" and not repeated:
-        why.append("no story is rated by two or more participants (use design='nested')")
-    if not (per_session >= 2).any():
-        why.append("no session has two or more ratings")
-    if len(frame) and frame["y"].nunique() < 2:
-        why.append(f"every rating is {frame['y'].iloc[0]:g} (no variance to decompose)")
-    if why:
-        raise InvalidParameterError(
-            f"{_FUNC}: the variance components are not estimable from these data: " + "; ".join(why)
-        )
 
     formula = "y ~ 1 + (1 | participant) + (1 | participant:session)"
     if chosen == "crossed":
@@ -412,35 +393,9 @@ def g_study(
             "No story is rated by two participants: a story's own effect cannot be told "
             "from error, so the residual variance includes it."
         )
-    model = LinearMixedModel(formula)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SingularFitWarning)
-        warnings.simplefilter("always", ConvergenceWarning)
-        model.fit(frame)
-    for w in caught:  # anything but the two fit warnings stated in `notes` is passed on
-        if not issubclass(w.category, SingularFitWarning | ConvergenceWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
-    groups = {"participant": "participant", "participant:session": "session:participant"}
-    groups |= {"story": "story", "Residual": "residual"}
-    var = {
-        groups[g]: float(v)
-        for g, v in zip(model.random_["group"], model.random_["variance"], strict=True)
-    }
-    levels = {groups[g]: n for g, n in model.groups_.items()} | {"residual": len(frame)}
+    model = _fit_quietly(formula, frame)
+    var, components = _variance_components(model, len(frame))
     total = sum(var.values())
-    rows = [
-        {
-            "component": name,
-            "variance": var[name],
-            "sd": float(np.sqrt(max(var[name], 0.0))),
-            "share": var[name] / total if total > 0 else float("nan"),
-            "n_levels": int(levels[name]),
-        }
-        for name in COMPONENTS
-        if name in var
-    ]
-    components = pd.DataFrame(rows, columns=["component", "variance", "sd", "share", "n_levels"])
 
     n_sessions = float(len(per_person) / (1.0 / per_person).sum())
     n_stories = float(len(per_session) / (1.0 / per_session).sum())
@@ -472,7 +427,8 @@ def g_study(
             "and G are not reliable."
         )
     if singular:
-        zero = [r["component"] for r in rows if r["variance"] <= 1e-8 * max(total, 1e-300)]
+        small = components["variance"] <= 1e-8 * max(total, 1e-300)
+        zero = list(components.loc[small, "component"])
         notes.append(
             "Singular fit: "
             + (", ".join(zero) if zero else "a component")
@@ -506,3 +462,73 @@ def g_study(
         notes=tuple(notes),
         meta=meta,
     )
+
+
+def _estimable_design(
+    frame: pd.DataFrame,
+    design: str,
+    per_person: pd.Series,
+    per_session: pd.Series,
+    persons_per_story: pd.Series,
+) -> str:
+    """Return the design to fit; raise when the data cannot identify its components."""
+    # one story for everybody has no story variance: the nested formula fits it
+    repeated = bool((persons_per_story >= 2).any()) and len(persons_per_story) >= 2
+    chosen = ("crossed" if repeated else "nested") if design == "auto" else design
+    n_persons = len(per_person)
+    why = []
+    if n_persons < 3:
+        why.append(f"{n_persons} participant(s) rated (3 or more needed)")
+    if not (per_person >= 2).any():
+        why.append("no participant has ratings in two or more sessions")
+    if chosen == "crossed" and not repeated:
+        why.append("no story is rated by two or more participants (use design='nested')")
+    if not (per_session >= 2).any():
+        why.append("no session has two or more ratings")
+    if len(frame) and frame["y"].nunique() < 2:
+        why.append(f"every rating is {frame['y'].iloc[0]:g} (no variance to decompose)")
+    if why:
+        raise InvalidParameterError(
+            f"{_FUNC}: the variance components are not estimable from these data: " + "; ".join(why)
+        )
+    return chosen
+
+
+def _fit_quietly(formula: str, frame: pd.DataFrame) -> Any:
+    """Fit the REML model; a singular or unconverged fit is stated in the notes, not warned."""
+    from models.lmm import LinearMixedModel
+
+    model = LinearMixedModel(formula)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SingularFitWarning)
+        warnings.simplefilter("always", ConvergenceWarning)
+        model.fit(frame)
+    for w in caught:  # anything but the two fit warnings stated in `notes` is passed on
+        if not issubclass(w.category, SingularFitWarning | ConvergenceWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return model
+
+
+def _variance_components(model: Any, n_ratings: int) -> tuple[dict[str, float], pd.DataFrame]:
+    """Return each component's variance, and the components table of :class:`GStudy`."""
+    groups = {"participant": "participant", "participant:session": "session:participant"}
+    groups |= {"story": "story", "Residual": "residual"}
+    var = {
+        groups[g]: float(v)
+        for g, v in zip(model.random_["group"], model.random_["variance"], strict=True)
+    }
+    levels = {groups[g]: n for g, n in model.groups_.items()} | {"residual": n_ratings}
+    total = sum(var.values())
+    rows = [
+        {
+            "component": name,
+            "variance": var[name],
+            "sd": float(np.sqrt(max(var[name], 0.0))),
+            "share": var[name] / total if total > 0 else float("nan"),
+            "n_levels": int(levels[name]),
+        }
+        for name in COMPONENTS
+        if name in var
+    ]
+    columns = ["component", "variance", "sd", "share", "n_levels"]
+    return var, pd.DataFrame(rows, columns=columns)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -142,6 +143,75 @@ def _jacobian(grad, psi: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return 0.5 * (J + J.T)
 
 
+@dataclass(frozen=True)
+class _Working:
+    """The optimizer's parameters and the model's: the thresholds as the first and log gaps.
+
+    Equidistant thresholds (the first and the common gap) are the same on both scales.
+    """
+
+    na: int
+    eq: bool
+
+    def natural(self, z: np.ndarray) -> np.ndarray:
+        """Return the model's parameters of the optimizer's ``z``."""
+        psi = z.copy()
+        if not self.eq:
+            psi[: self.na] = z[0] + np.concatenate([[0.0], np.cumsum(np.exp(z[1 : self.na]))])
+        return psi
+
+    def chain(self, z: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """Return the gradient in ``z`` of a gradient ``g`` in the model's parameters."""
+        out = g.copy()
+        if not self.eq:
+            tail = np.cumsum(g[: self.na][::-1])[::-1]
+            out[0] = tail[0]
+            out[1 : self.na] = tail[1:] * np.exp(z[1 : self.na])
+        return out
+
+    def working(self, psi: np.ndarray) -> np.ndarray:
+        """Return the optimizer's ``z`` of the model's parameters."""
+        z = psi.copy()
+        if not self.eq:
+            z[1 : self.na] = np.log(np.maximum(np.diff(psi[: self.na]), 1e-8))
+        return z
+
+
+def _start(
+    pr: engine.Problem, scale: _Working, theta0: np.ndarray, psi0: np.ndarray | None
+) -> np.ndarray:
+    """Return the start of the optimizer, in its parameters.
+
+    A previous fit of the same design (refit), or thresholds and fixed effects fitted without
+    random effects, then the covariance parameters given by the caller.
+    """
+    if psi0 is not None:
+        return scale.working(np.asarray(psi0, dtype=float))
+    na, p, nt, eq = pr.n_alpha, pr.p, pr.n_theta, pr.equidistant
+    counts = np.bincount(pr.y, minlength=pr.J)
+    cum = np.cumsum(counts)[:-1] / counts.sum()
+    cut0 = pr.lk.latent_sd / (np.pi / np.sqrt(3.0)) * np.log(cum / (1.0 - cum))
+    if pr.lk.name == "probit":
+        cut0 = special.ndtri(cum)
+    alpha0 = np.array([cut0[0], np.mean(np.diff(cut0)) if cut0.size > 1 else 1.0]) if eq else cut0
+    start0 = np.concatenate([alpha0, np.zeros(p), np.zeros(nt)])
+    free = slice(0, na + p)
+
+    def f0(z):
+        psi = scale.natural(np.concatenate([z, np.zeros(nt)]))
+        ll, g = pr.fixed_only(psi)
+        return -ll, -scale.chain(np.concatenate([z, np.zeros(nt)]), g)[free]
+
+    res0 = optimize.minimize(
+        f0,
+        scale.working(start0)[free],
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 500, "ftol": 1e-13, "gtol": 1e-8},
+    )
+    return np.concatenate([res0.x, np.asarray(theta0, dtype=float)])
+
+
 class _Estimation:
     """_fit() and what it needs: start values, the validity check and the storage of a fit."""
 
@@ -157,63 +227,13 @@ class _Estimation:
         psi0: np.ndarray | None = None,
         stacklevel: int = 4,
     ) -> None:
-        # Long: the optimiser's parameter transforms and objectives are closures over one
-        # problem (thresholds on the log-gap scale, then the natural scale for the checks).
-        na, p, nt = pr.n_alpha, pr.p, pr.n_theta
-        eq = pr.equidistant
+        # the objectives are closures over one problem, on the optimizer's scale (:class:`_Working`)
+        na, p = pr.n_alpha, pr.p
+        scale = _Working(na, pr.equidistant)
+        to_natural, chain = scale.natural, scale.chain
         nfev = 0
-
-        def to_natural(z: np.ndarray) -> np.ndarray:
-            psi = z.copy()
-            if not eq:
-                psi[:na] = z[0] + np.concatenate([[0.0], np.cumsum(np.exp(z[1:na]))])
-            return psi
-
-        def chain(z: np.ndarray, g: np.ndarray) -> np.ndarray:
-            out = g.copy()
-            if not eq:
-                tail = np.cumsum(g[:na][::-1])[::-1]
-                out[0] = tail[0]
-                out[1:na] = tail[1:] * np.exp(z[1:na])
-            return out
-
-        def from_natural(psi: np.ndarray) -> np.ndarray:
-            z = psi.copy()
-            if not eq:
-                z[1:na] = np.log(np.maximum(np.diff(psi[:na]), 1e-8))
-            return z
-
-        # 1. start: a previous fit of the same design (refit), or thresholds and fixed
-        # effects without random effects, then covariance parameters given by the caller
-        if psi0 is not None:
-            z = from_natural(np.asarray(psi0, dtype=float))
-        else:
-            counts = np.bincount(pr.y, minlength=pr.J)
-            cum = np.cumsum(counts)[:-1] / counts.sum()
-            cut0 = pr.lk.latent_sd / (np.pi / np.sqrt(3.0)) * np.log(cum / (1.0 - cum))
-            if pr.lk.name == "probit":
-                cut0 = special.ndtri(cum)
-            alpha0 = (
-                np.array([cut0[0], np.mean(np.diff(cut0)) if cut0.size > 1 else 1.0])
-                if eq
-                else cut0
-            )
-            start0 = np.concatenate([alpha0, np.zeros(p), np.zeros(nt)])
-            free = slice(0, na + p)
-
-            def f0(z):
-                psi = to_natural(np.concatenate([z, np.zeros(nt)]))
-                ll, g = pr.fixed_only(psi)
-                return -ll, -chain(np.concatenate([z, np.zeros(nt)]), g)[free]
-
-            res0 = optimize.minimize(
-                f0,
-                from_natural(start0)[free],
-                jac=True,
-                method="L-BFGS-B",
-                options={"maxiter": 500, "ftol": 1e-13, "gtol": 1e-8},
-            )
-            z = np.concatenate([res0.x, np.asarray(theta0, dtype=float)])
+        # 1. start (:func:`_start`); 2. the optimum of the Laplace (then the quadrature) fit
+        z = _start(pr, scale, theta0, psi0)
         bounds = [(None, None)] * (na + p) + [(b, None) for b in pr.st.theta_lower_bounds()]
         fail: list[str] = []
 

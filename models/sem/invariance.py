@@ -592,18 +592,7 @@ def measurement_invariance(
     0      mean     2      0.39
     1  variance     2      0.93
     """
-    check_choice(estimator, ("ML", "MLR"), name="estimator", where=FUNC)
-    check_choice(nan_policy, ("raise", "omit", "fiml"), name="nan_policy", where=FUNC)
-    check_unit(ci_level, name="ci_level", where=FUNC)
-    for name, value in (("delta_cfi", delta_cfi), ("delta_rmsea", delta_rmsea)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-            raise InvalidParameterError(
-                f"the `{name}` parameter of {FUNC} must be a non-negative number; got {value!r}"
-            )
-    if isinstance(items, str) or not isinstance(items, list | tuple):
-        raise InvalidParameterError(
-            f"the `items` parameter of {FUNC} must be a list of column names; got {items!r}"
-        )
+    _check_parameters(estimator, nan_policy, ci_level, delta_cfi, delta_rmsea, items)
     items = list(items)
     y, waves, n_excluded, _ = _wide(data, items, id_col, wave_col, waves, nan_policy)
     p = len(items)
@@ -621,74 +610,15 @@ def measurement_invariance(
     for level in LEVELS:
         fits[level] = fit_level(y, p, level, estimator=estimator, h1=h1, saturated=saturated)
 
-    rows = [_fit_row(fits[level], level, level, "") for level in LEVELS]
-    rejected: str | None = None
-    for i, level in enumerate(LEVELS[1:], start=1):
-        prev_row, row = rows[i - 1], rows[i]
-        lrt = _compare(fits[level], fits[LEVELS[i - 1]], scaled)
-        row.update(lrt_chisq=lrt[0], lrt_df=lrt[1], lrt_p=lrt[2])
-        row["delta_cfi"] = prev_row["cfi"] - row["cfi"]
-        row["delta_rmsea"] = row["rmsea"] - prev_row["rmsea"]
-        if rejected is not None:
-            row["decision"] = f"not tested ({rejected} rejected)"
-        elif not (fits[level].converged and fits[LEVELS[i - 1]].converged):
-            row["decision"] = "not tested (a model did not converge)"
-            rejected = level
-        elif row["delta_cfi"] <= delta_cfi and row["delta_rmsea"] <= delta_rmsea:
-            row["decision"] = "holds"
-        else:
-            row["decision"] = "rejected"
-            rejected = level
-    rows[0]["decision"] = "baseline" if fits["configural"].converged else "did not converge"
-    level_held = "configural" if rejected is None or rejected == "metric" else None
-    if rejected is None:
-        level_held = "strict"
-    elif level_held is None:
-        level_held = LEVELS[LEVELS.index(rejected) - 1]
-    if not fits["configural"].converged:
-        level_held = "none"
+    rows, rejected, level_held = _ladder(fits, scaled, delta_cfi, delta_rmsea)
 
     param_tables = [
         _parameters(fits[level], level, items, waves, factor, ci_level) for level in LEVELS
     ]
-    score_table = pd.DataFrame(
-        columns=[
-            "model",
-            "constraint",
-            "lhs",
-            "op",
-            "rhs",
-            "item",
-            "wave",
-            "statistic",
-            "df",
-            "p_value",
-        ]
-    )
+    score_table = pd.DataFrame(columns=_SCORE_COLUMNS)
     if rejected is not None and rows[LEVELS.index(rejected)]["decision"] == "rejected":
         tests = _score_tests(fits[rejected], rejected)
-        records = []
-        for constraint, stat in tests:
-            lhs, op, rhs = _names(constraint, items, waves, factor)
-            records.append(
-                {
-                    "model": rejected,
-                    "constraint": f"{lhs} {op} {rhs}".strip() + f" = wave {waves[0]}",
-                    "lhs": lhs,
-                    "op": op,
-                    "rhs": rhs,
-                    "item": items[constraint[1]],
-                    "wave": waves[constraint[2]],
-                    "statistic": stat,
-                    "df": 1,
-                    "p_value": float(stats.chi2.sf(stat, 1)),
-                }
-            )
-        score_table = (
-            pd.DataFrame(records)
-            .sort_values("statistic", ascending=False, kind="stable")
-            .reset_index(drop=True)
-        )
+        score_table = _score_table(tests, rejected, items, waves, factor)
         worst = max(tests, key=lambda pair: pair[1])[0]
         partial = fit_level(
             y, p, rejected, estimator=estimator, freed=(worst,), h1=h1, saturated=saturated
@@ -736,24 +666,7 @@ def measurement_invariance(
             ConvergenceWarning,
             stacklevel=3,
         )
-    if n_incomplete and estimator == "ML":
-        note = (
-            f"ML with full-information ML for missing answers ({n_incomplete} of {n} "
-            "participants incomplete; observed-information standard errors)"
-        )
-    elif n_incomplete:
-        note = (
-            f"MLR with full-information ML for missing answers ({n_incomplete} of {n} "
-            "participants incomplete; Yuan-Bentler scaled chi-square, Mplus variant; "
-            "Huber-White standard errors; Satorra-Bentler 2001 scaled differences)"
-        )
-    elif estimator == "ML":
-        note = "ML (normal theory; expected information standard errors)"
-    else:
-        note = (
-            "MLR (Yuan-Bentler scaled chi-square, Mplus variant; Huber-White standard "
-            "errors; Satorra-Bentler 2001 scaled differences)"
-        )
+    note = _estimator_note(estimator, n_incomplete, n)
     meta = {
         "version": __version__,
         "function": FUNC,
@@ -784,6 +697,126 @@ def measurement_invariance(
         score_tests=score_table,
         level_held=level_held,
         meta=meta,
+    )
+
+
+_SCORE_COLUMNS = [
+    "model",
+    "constraint",
+    "lhs",
+    "op",
+    "rhs",
+    "item",
+    "wave",
+    "statistic",
+    "df",
+    "p_value",
+]
+"""Columns of :attr:`InvarianceResult.score_tests`, in order."""
+
+
+def _check_parameters(
+    estimator: str,
+    nan_policy: str,
+    ci_level: float,
+    delta_cfi: float,
+    delta_rmsea: float,
+    items: Any,
+) -> None:
+    """Refuse a bad parameter of :func:`measurement_invariance` (before the data are read)."""
+    check_choice(estimator, ("ML", "MLR"), name="estimator", where=FUNC)
+    check_choice(nan_policy, ("raise", "omit", "fiml"), name="nan_policy", where=FUNC)
+    check_unit(ci_level, name="ci_level", where=FUNC)
+    for name, value in (("delta_cfi", delta_cfi), ("delta_rmsea", delta_rmsea)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise InvalidParameterError(
+                f"the `{name}` parameter of {FUNC} must be a non-negative number; got {value!r}"
+            )
+    if isinstance(items, str) or not isinstance(items, list | tuple):
+        raise InvalidParameterError(
+            f"the `items` parameter of {FUNC} must be a list of column names; got {items!r}"
+        )
+
+
+def _ladder(
+    fits: dict[str, LevelFit], scaled: bool, delta_cfi: float, delta_rmsea: float
+) -> tuple[list[dict[str, Any]], str | None, str]:
+    """Which steps of the ladder hold: the fit rows, the first step rejected, the level held."""
+    rows = [_fit_row(fits[level], level, level, "") for level in LEVELS]
+    rejected: str | None = None
+    for i, level in enumerate(LEVELS[1:], start=1):
+        prev_row, row = rows[i - 1], rows[i]
+        lrt = _compare(fits[level], fits[LEVELS[i - 1]], scaled)
+        row.update(lrt_chisq=lrt[0], lrt_df=lrt[1], lrt_p=lrt[2])
+        row["delta_cfi"] = prev_row["cfi"] - row["cfi"]
+        row["delta_rmsea"] = row["rmsea"] - prev_row["rmsea"]
+        if rejected is not None:
+            row["decision"] = f"not tested ({rejected} rejected)"
+        elif not (fits[level].converged and fits[LEVELS[i - 1]].converged):
+            row["decision"] = "not tested (a model did not converge)"
+            rejected = level
+        elif row["delta_cfi"] <= delta_cfi and row["delta_rmsea"] <= delta_rmsea:
+            row["decision"] = "holds"
+        else:
+            row["decision"] = "rejected"
+            rejected = level
+    rows[0]["decision"] = "baseline" if fits["configural"].converged else "did not converge"
+    level_held = "configural" if rejected is None or rejected == "metric" else None
+    if rejected is None:
+        level_held = "strict"
+    elif level_held is None:
+        level_held = LEVELS[LEVELS.index(rejected) - 1]
+    if not fits["configural"].converged:
+        level_held = "none"
+    return rows, rejected, level_held
+
+
+def _score_table(
+    tests: list, rejected: str, items: list[str], waves: list[Any], factor: str
+) -> pd.DataFrame:
+    """Return the score test of each equality constraint of the rejected step, largest first."""
+    records = []
+    for constraint, stat in tests:
+        lhs, op, rhs = _names(constraint, items, waves, factor)
+        records.append(
+            {
+                "model": rejected,
+                "constraint": f"{lhs} {op} {rhs}".strip() + f" = wave {waves[0]}",
+                "lhs": lhs,
+                "op": op,
+                "rhs": rhs,
+                "item": items[constraint[1]],
+                "wave": waves[constraint[2]],
+                "statistic": stat,
+                "df": 1,
+                "p_value": float(stats.chi2.sf(stat, 1)),
+            }
+        )
+    return (
+        pd.DataFrame(records)
+        .sort_values("statistic", ascending=False, kind="stable")
+        .reset_index(drop=True)
+    )
+
+
+def _estimator_note(estimator: str, n_incomplete: int, n: int) -> str:
+    """Say how the models were estimated (``meta["estimator_note"]``, before the scope)."""
+    if n_incomplete and estimator == "ML":
+        return (
+            f"ML with full-information ML for missing answers ({n_incomplete} of {n} "
+            "participants incomplete; observed-information standard errors)"
+        )
+    if n_incomplete:
+        return (
+            f"MLR with full-information ML for missing answers ({n_incomplete} of {n} "
+            "participants incomplete; Yuan-Bentler scaled chi-square, Mplus variant; "
+            "Huber-White standard errors; Satorra-Bentler 2001 scaled differences)"
+        )
+    if estimator == "ML":
+        return "ML (normal theory; expected information standard errors)"
+    return (
+        "MLR (Yuan-Bentler scaled chi-square, Mplus variant; Huber-White standard "
+        "errors; Satorra-Bentler 2001 scaled differences)"
     )
 
 

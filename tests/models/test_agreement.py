@@ -29,7 +29,7 @@ import pandas as pd
 import pytest
 
 from models import AgreementResult, InvalidParameterError, agreement
-from models.agreement import _bootstrap_alpha, _gwet_weight
+from models._agreement_stats import _bootstrap_alpha, _gwet_weight
 
 # Krippendorff (2011): rows are the coders A-D, columns the units 1-12; None is missing
 KRIPPENDORFF = [
@@ -246,7 +246,7 @@ def test_ordinal_text_levels_equal_their_codes(messy):
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
 def test_bootstrap_replicate_is_alpha_of_the_resampled_units(messy, level):
     """Each replicate equals alpha computed afresh on the units it drew (ordinal: new ranks)."""
-    from models.agreement import _build_counts
+    from models._agreement_stats import _build_counts
 
     result = agreement(messy, **COLS, level=level, n_boot=0)
     assert np.isfinite(result.coefficients["estimate"].iloc[0])
