@@ -200,9 +200,9 @@ class LinearMixedModel(_Predictions, _Summaries):
     (R 4.2.2) on sleepstudy (correlated, ``||`` and intercept-only), Orthodont (``age * Sex``),
     Riesby by ML with missing weeks, and simulated crossed and nested designs: fixed effects to
     1e-6 relative, standard errors to 1e-5, variance components to 1e-4, log-likelihood to 1e-6
-    and df to 1e-3 (``tests/models/test_lmm_reference.py``, R script
+    and df to 1e-3 (``tests/models/lmm/test_lmm_reference.py``, R script
     ``tests/models/reference/lmm.R``); Kenward-Roger standard errors and df to 1e-6
-    (``tests/models/test_lmm_kr.py``, ``tests/models/reference/lmm_kr.R``).
+    (``tests/models/lmm/test_lmm_kr.py``, ``tests/models/reference/lmm_kr.R``).
 
     References
     ----------

@@ -148,7 +148,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
     gradient at the estimate. Validated against ``ordinal::clmm`` 2022.11 (R 4.2.2) on
     ``wine`` (Laplace, 5 and 10 quadrature nodes, probit, equidistant thresholds), ``soup``
     (nested factors) and simulated crossed and random-slope designs
-    (``tests/models/test_ordinal_reference.py``, R script
+    (``tests/models/ordinal/test_ordinal_reference.py``, R script
     ``tests/models/reference/clmm.R``).
 
     References

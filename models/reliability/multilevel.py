@@ -249,7 +249,7 @@ def multilevel_reliability(
     Lane's example, psychTools' ``sai`` (study VALE, six state-anxiety items over four
     occasions, balanced and with its missing answers) and a simulated set with a negative
     component: ANOVA components and coefficients to 1e-10, REML ones to 1e-3
-    (``tests/models/test_multilevel_reliability.py``, R script
+    (``tests/models/reliability/test_multilevel_reliability.py``, R script
     ``tests/models/reference/multilevel_reliability.R``).
 
     References

@@ -549,7 +549,7 @@ def measurement_invariance(
     sets (psychTools ``sai``: two, three and four waves), ML, MLR and full-information ML with
     either (``missing = "ml"``, the incomplete participants of the same studies): chi-square
     to 1e-3, fit indices, estimates and standard errors to 1e-4
-    (``tests/models/test_invariance.py``).
+    (``tests/models/sem/test_invariance.py``).
 
     With ``nan_policy="fiml"`` the chi-square is twice the log-likelihood difference from the
     saturated model (fitted by EM, then Fisher scoring), the baseline model fits each item's

@@ -1,6 +1,6 @@
 """``longitudinal reliability --invariance``: the ladder of each scale, or one line why not.
 
-The ladder's numbers are checked against lavaan in ``tests/models/test_invariance.py``; here the
+The ladder's numbers are checked against lavaan in ``tests/models/sem/test_invariance.py``; here the
 command is checked to write exactly what :func:`models.measurement_invariance` gives on the
 scale's keyed answers; to fit and flag a sample below the rule of thumb (5 participants per
 free parameter), which the report skips; and to write a row per model with the reason, never

@@ -1,4 +1,4 @@
-# Reference values for tests/models/test_bayes_slow.py (the gaussian BayesianMixedModel on
+# Reference values for tests/models/bayes/test_bayes_slow.py (the gaussian BayesianMixedModel on
 # sleepstudy), written to bayes_sleepstudy.json beside this script.
 #
 # Run from the repository root:  Rscript tests/models/reference/bayes_sleepstudy.R

@@ -1,4 +1,4 @@
-# Reference fits for models.sem (tests/models/test_invariance.py).
+# Reference fits for models.sem (tests/models/sem/test_invariance.py).
 #
 # Data: psychTools' `sai` (state anxiety items, 1-4, Revelle's personality lab; real responses).
 #   flat: study FLAT, times 1, 2, 3, items tense, anxious, nervous, jittery (three waves)

@@ -12,7 +12,7 @@
 # ordinal::clmm(rating ~ condition + trait + (1 | participant_id)) (Laplace, default controls)
 # and the Wald z test of trait is rejected at alpha = 0.05. Fits that raise or give no standard
 # error are counted and left out, as models/power.py does. The same design is written as a
-# design TOML in tests/models/test_power_ordinal.py.
+# design TOML in tests/models/power/test_power_ordinal.py.
 
 suppressPackageStartupMessages({
   library(ordinal)

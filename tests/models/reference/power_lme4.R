@@ -9,7 +9,7 @@
 # lmerTest::lmer(y ~ t + (1 + t | participant_id)) (REML, lme4's default controls) and the
 # Satterthwaite t test of t is rejected at alpha = 0.05. Every fit is kept (singular fits too);
 # fits that raise are counted and left out, as models/power.py does. The same design is
-# written as a design TOML in tests/models/test_power.py.
+# written as a design TOML in tests/models/power/test_power.py.
 
 suppressPackageStartupMessages({
   library(lme4)

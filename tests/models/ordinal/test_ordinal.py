@@ -21,7 +21,7 @@ from models._errors import (
 from models.formula import build_design, parse_formula
 from models.ordinal import DICT_KEYS, OrdinalMixedModel
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/models: its reference/ and ../data
 DATA = HERE.parent / "data"
 WINE = pd.read_csv(DATA / "ordinal_wine.csv")
 SLOPES = pd.read_csv(HERE / "reference" / "clmm_slopes.csv")

@@ -22,8 +22,8 @@ from models.bayes import BayesianMixedModel, sampling_diagnostics
 
 pytestmark = pytest.mark.slow
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-REFERENCE = Path(__file__).resolve().parent / "reference"
+DATA = Path(__file__).resolve().parents[2] / "data"
+REFERENCE = Path(__file__).resolve().parents[1] / "reference"
 
 
 def test_eight_schools_noncentred_matches_posteriordb():

@@ -26,7 +26,7 @@ from models.reliability.multilevel import (
     NESTED_COMPONENTS,
 )
 
-REF = Path(__file__).parent / "reference"
+REF = Path(__file__).resolve().parents[1] / "reference"
 REFERENCE = json.loads((REF / "multilevel_reliability.json").read_text())
 RESULTS = {r["name"]: r for r in REFERENCE["results"]}
 VALE_ITEMS = ["calm", "tense", "anxious", "nervous", "jittery", "relaxed"]

@@ -27,7 +27,7 @@ from models.power import (
 )
 from models.power._design import extend_frame, generate_frame
 
-REFERENCE = Path(__file__).parent / "reference"
+REFERENCE = Path(__file__).resolve().parents[1] / "reference"
 
 
 def paired_dict(sd_person: float = 1.0, sd_residual: float = 1.0) -> dict:

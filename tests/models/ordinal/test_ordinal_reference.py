@@ -22,7 +22,7 @@ from conftest import package_warnings
 
 from models.ordinal import OrdinalMixedModel
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/models: its reference/ and ../data
 DATA = HERE.parent / "data"
 REF = json.loads((HERE / "reference" / "clmm.json").read_text())
 

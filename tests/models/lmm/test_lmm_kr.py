@@ -21,7 +21,7 @@ from test_lmm_reference import r_term
 from models._errors import InvalidParameterError
 from models.lmm import LinearMixedModel
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/models: its reference/ and ../data
 REF = json.loads((HERE / "reference" / "lmm_kr.json").read_text())
 
 # case -> data set of test_lmm_reference.py

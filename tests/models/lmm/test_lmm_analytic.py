@@ -21,7 +21,7 @@ from models import SingularFitWarning
 from models.lmm import LinearMixedModel
 from models.lmm._satterthwaite import richardson, satterthwaite_df
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/models: its reference/ and ../data
 REF = json.loads((HERE / "reference" / "lmm.json").read_text())
 
 

@@ -15,7 +15,7 @@ from models import FormulaError, InvalidParameterError
 from models.ordinal import OrdinalMixedModel
 from models.power import read_design, simulate_power
 
-REFERENCE = Path(__file__).parent / "reference"
+REFERENCE = Path(__file__).resolve().parents[1] / "reference"
 
 
 def ordinal_dict(n_sessions: int = 3) -> dict:

@@ -21,9 +21,9 @@ from models.formula import build_design, parse_formula
 from models.lmm import DICT_KEYS, LinearMixedModel, MixedModelSummary, lrt
 from models.lmm._satterthwaite import richardson
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/models: its reference/ and ../data
 DATA = HERE.parent / "data"
-REF = json.loads((Path(__file__).resolve().parent / "reference" / "lmm.json").read_text())
+REF = json.loads((HERE / "reference" / "lmm.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -697,7 +697,7 @@ def test_large_crossed_design_recovers_truth():
 
 
 def test_to_dict_nested_groups_and_uncorrelated_terms():
-    nested = pd.read_csv(Path(__file__).resolve().parent / "reference" / "lmm_nested.csv")
+    nested = pd.read_csv(HERE / "reference" / "lmm_nested.csv")
     d = LinearMixedModel("y ~ x + (1 | school/class)").fit(nested).to_dict()
     assert d["groups"] == {"school": 12, "school:class": 60}
     assert [(r["group"], r["term"]) for r in d["random"]] == [
@@ -776,7 +776,7 @@ def test_engine_receives_generated_names_only():
 
     from models.lmm.engine import engine_input
 
-    nested = pd.read_csv(Path(__file__).resolve().parent / "reference" / "lmm_nested.csv")
+    nested = pd.read_csv(HERE / "reference" / "lmm_nested.csv")
     d = build_design(parse_formula("y ~ x + (1 + x || school) + (1 | school:class)"), nested)
     inp = engine_input(d)
     assert inp.formula == "y ~ 0 + x0 + x1 + (0 + z0 | g0) + (0 + z1 | g1) + (0 + z2 | g2)"

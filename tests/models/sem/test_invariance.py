@@ -26,7 +26,7 @@ from models.sem._ml import MLProblem
 from models.sem._spec import LEVELS, build_spec
 from models.sem.invariance import INVARIANCE_CSV_COLUMNS, _names, _score_tests
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/models: its reference/ and ../data
 DATA = HERE.parent / "data"
 REF = HERE / "reference"
 

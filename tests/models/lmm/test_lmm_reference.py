@@ -21,7 +21,7 @@ from conftest import package_warnings
 
 from models.lmm import LinearMixedModel, lrt
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/models: its reference/ and ../data
 DATA = HERE.parent / "data"
 REF = json.loads((HERE / "reference" / "lmm.json").read_text())
 
