@@ -32,7 +32,7 @@ def _scheduler_option(text: str) -> str:
     A malformed address (``tcp://[::1:9``) is refused with the expected forms before any
     work, in the option's words; the text itself is what the commands pass on.
     """
-    from models._errors import InvalidParameterError as ModelsInvalidParameterError
+    from models import InvalidParameterError as ModelsInvalidParameterError
     from models.parallel import SCHEDULER_FORMS, parse_scheduler
 
     try:
