@@ -48,6 +48,7 @@ from longitudinal._errors import (  # noqa: E402
 )
 
 if TYPE_CHECKING:  # what __getattr__ imports on first use
+    from longitudinal.agreement import agreement_from_file
     from longitudinal.change import (
         ChangeResult,
         GrowthModelResult,
@@ -95,6 +96,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
 #: Public name -> the module that defines it, imported on first use
 #: (``_empathic_base/lazy.py``); a new public name is one line here and one in __all__.
 _LAZY = {
+    "agreement_from_file": "longitudinal.agreement",
     "ChangeResult": "longitudinal.change",
     "GrowthModelResult": "longitudinal.change",
     "PairwiseChanges": "longitudinal.change",
@@ -167,6 +169,7 @@ __all__ = [
     "SimulatedStudy",
     "Study",
     "StudyConfig",
+    "agreement_from_file",
     "build_report",
     "change_analysis",
     "describe_effects",

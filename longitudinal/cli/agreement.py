@@ -5,17 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from longitudinal._errors import InvalidParameterError
 from longitudinal.cli._common import _check_outputs, _csv_writer, _Formatter
 from models._limits import AGREEMENT_LIMIT_SECONDS, AGREEMENT_MAX_N_BOOT, AGREEMENT_MAX_PAIRS
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-#: The first data row of a CSV file is its line 2 (the header is line 1).
-_FIRST_LINE = 2
 
 
 def _agreement_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -96,146 +89,28 @@ def _agreement_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _read_ratings(path: Path) -> pd.DataFrame:
-    """Read every cell as text, exactly as written (no NA guessing, no number parsing)."""
-    import pandas as pd
-
-    try:
-        table = pd.read_csv(
-            path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig"
-        )
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
-        raise InvalidParameterError(f"cannot read {path} as a CSV table: {err}") from err
-    if table.empty:
-        raise InvalidParameterError(f"{path} has no data rows")
-    return table
-
-
-def _failures(path: Path, cases: list[dict[str, Any]], summary: str) -> Exception:
-    import pandas as pd
-
-    from surveys import InputValidationError
-
-    return InputValidationError(pd.DataFrame(cases), summary=summary)
-
-
-def _prepare(
-    args: argparse.Namespace, table: pd.DataFrame
-) -> tuple[pd.DataFrame, list[Any] | None]:
-    """Check the columns, turn number values into numbers and refuse every bad row at once."""
-    import numpy as np
-    import pandas as pd
-
-    from models.agreement import rating_problems
-
-    name = str(args.ratings)
-    missing = [
-        (option, column)
-        for option, column in (
-            ("--unit-col", args.unit_col),
-            ("--rater-col", args.rater_col),
-            ("--value-col", args.value_col),
-        )
-        if column not in table.columns
-    ]
-    if missing:
-        present = ", ".join(table.columns)
-        cases = [
-            {
-                "file": name,
-                "row": None,
-                "column": column,
-                "value": None,
-                "reason": f"{option} names a column the file does not have (it has: {present})",
-            }
-            for option, column in missing
-        ]
-        raise _failures(args.ratings, cases, f"{name}: columns missing")
-    if len({args.unit_col, args.rater_col, args.value_col}) < 3:
-        raise InvalidParameterError(
-            "--unit-col, --rater-col and --value-col must name three different columns"
-        )
-    if args.levels is not None and args.level not in ("nominal", "ordinal"):
-        raise InvalidParameterError(
-            f"--levels applies to --level nominal or ordinal; --level {args.level} values are "
-            "numbers"
-        )
-    if args.levels is not None and len(set(args.levels)) != len(args.levels):
-        raise InvalidParameterError(f"--levels lists a value twice: {' '.join(args.levels)}")
-    frame = table[[args.unit_col, args.rater_col, args.value_col]].copy()
-    text = frame[args.value_col]
-    blank = text.str.strip() == ""
-    values: pd.Series = text.where(~blank, None).astype(object)
-    numeric = args.levels is None and args.level in ("ordinal", "interval", "ratio")
-    if numeric:
-        parsed = pd.to_numeric(text.where(~blank), errors="coerce")
-        # a cell that reads as a number becomes that number; text stays text and is refused
-        values = pd.Series(
-            np.where(parsed.notna() | blank, parsed, text), index=text.index, dtype=object
-        )
-        values[blank] = None
-    frame[args.value_col] = values
-    for column in (args.unit_col, args.rater_col):
-        frame[column] = frame[column].where(frame[column].str.strip() != "", None)
-    problems = rating_problems(
-        frame,
-        unit_col=args.unit_col,
-        rater_col=args.rater_col,
-        value_col=args.value_col,
-        level=args.level,
-        levels=args.levels,
-    )
-    if len(problems):
-        cases = []
-        for rec in problems.itertuples(index=False):
-            # the value as the file writes it (a number is shown as its text)
-            shown = table[rec.column].iloc[int(rec.position)] if rec.value is not None else None
-            cases.append(
-                {
-                    "file": name,
-                    "row": int(rec.position) + _FIRST_LINE,
-                    "column": rec.column,
-                    "value": shown,
-                    "reason": rec.reason,
-                }
-            )
-        raise _failures(args.ratings, cases, f"{name}: ratings that cannot be used")
-    if numeric:
-        frame[args.value_col] = pd.to_numeric(frame[args.value_col])
-    return frame, args.levels
-
-
 def _agreement(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
     from longitudinal._output import atomic_write_files, refuse_overlap
-    from models.agreement import agreement
+    from longitudinal.agreement import _check_settings, agreement_from_file
 
-    if not 0 <= args.n_boot <= AGREEMENT_MAX_N_BOOT:
-        raise InvalidParameterError(
-            f"--n-boot must be a whole number from 0 to {AGREEMENT_MAX_N_BOOT:,}; got {args.n_boot}"
-        )
-    if args.seed < 0:
-        raise InvalidParameterError(f"--seed must be a non-negative number; got {args.seed}")
-    if not 0 < args.ci_level < 1:
-        raise InvalidParameterError(f"--ci-level must lie between 0 and 1; got {args.ci_level}")
+    options = {
+        "unit_col": args.unit_col,
+        "rater_col": args.rater_col,
+        "value_col": args.value_col,
+        "level": args.level,
+        "levels": args.levels,
+        "ci_level": args.ci_level,
+        "n_boot": args.n_boot,
+        "seed": args.seed,
+    }
+    _check_settings(**{k: options[k] for k in ("level", "levels", "n_boot", "seed", "ci_level")})
     out = Path(args.out)
     _check_outputs({"--out": out})
     refuse_overlap(out, [Path(args.ratings)], option="--out")
-    table = _read_ratings(args.ratings)
-    frame, levels = _prepare(args, table)
-    result = agreement(
-        frame,
-        unit_col=args.unit_col,
-        rater_col=args.rater_col,
-        value_col=args.value_col,
-        level=args.level,
-        levels=levels,
-        ci_level=args.ci_level,
-        n_boot=args.n_boot,
-        seed=args.seed,
-    )
+    result = agreement_from_file(args.ratings, **options)
     coefficients = result.coefficients
     atomic_write_files({out: _csv_writer(coefficients)})
     for rec in result.left_out.itertuples(index=False):

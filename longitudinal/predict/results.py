@@ -18,13 +18,13 @@ import pandas as pd
 from longitudinal._checks import check_bool
 from longitudinal._output import atomic_write, check_out_dir, csv_is_raw, write_csv, write_json
 from longitudinal.predict.benchmark import (
-    _PAPER_BESTS,
     BASELINES_TO_BEAT,
     NOT_COMPARED,
     EvaluationResult,
     evaluate_predictions,
     spread_bounds,
 )
+from longitudinal.predict.benchmark_result import _PAPER_BESTS
 from longitudinal.predict.plots import plot_metrics
 from models.evaluation import (
     METRIC_NAMES,

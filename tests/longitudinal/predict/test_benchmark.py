@@ -18,7 +18,7 @@ from longitudinal.predict import (
     plot_metrics,
     run_evaluation,
 )
-from longitudinal.predict.benchmark import _fit_predict
+from longitudinal.predict.benchmark_models import _fit_predict
 from longitudinal.predict.predictors import _raw_predictors
 from models.evaluation import GroupedSplit, prediction_metrics
 

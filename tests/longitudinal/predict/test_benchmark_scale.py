@@ -234,7 +234,7 @@ def test_the_report_shows_who_was_left_out_under_pseudonyms(evaluated, tmp_path)
 
 def test_predictions_of_the_package_are_clipped_to_the_scale(slider7, ratings, monkeypatch):
     """A model predicting 9 everywhere is scored as predicting 7, the top of the slider."""
-    from longitudinal.predict import benchmark
+    from longitudinal.predict import benchmark_runs
 
     def nine(model, raw, train_ids, tests, **kw):
         rows = raw.rows
@@ -246,7 +246,7 @@ def test_predictions_of_the_package_are_clipped_to_the_scale(slider7, ratings, m
             for name, ids in tests.items()
         }
 
-    monkeypatch.setattr(benchmark, "_fit_predict", nine)
+    monkeypatch.setattr(benchmark_runs, "_fit_predict", nine)
     result = evaluate_predictions(
         slider7, seeds=[0], k=0, models=["lmm_full"], include_bayes=False, n_boot=0
     )

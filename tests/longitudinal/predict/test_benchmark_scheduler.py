@@ -61,13 +61,14 @@ def test_the_fits_elsewhere_give_the_serial_tables(study, serial, scheduler):
 def test_the_fit_list_is_the_serial_loop(study):
     """18 fits: 3 models x 2 seeds x (1 holdout + 2 folds), in the serial run's order."""
     from longitudinal.predict import benchmark
+    from longitudinal.predict.benchmark_runs import _Runner
 
     raw, full = benchmark._benchmark_data(
         study, session_features=None, predictors=OPTIONS["predictors"], func="test"
     )
     groups = full.data[full.id_col].to_numpy(dtype=object)
     plan = benchmark.draw_splits(groups, seeds=[0, 1], k=2, sizes=benchmark.SPLIT_SIZES)
-    runner = benchmark._Runner(raw, full, groups, plan, None, {}, True, [])
+    runner = _Runner(raw, full, groups, plan, None, {}, True, [])
     fits = runner.fits(OPTIONS["models"], [0, 1], bayes_kfold=False)
     assert [(f.model, f.split, f.seed, f.fold) for f in fits[:6]] == [
         ("grand_mean", "holdout", 0, None),
