@@ -85,10 +85,7 @@ def oversized(package: str) -> list[str]:
         "_empathic_base",
         "surveys",
         "models",
-        pytest.param(
-            "longitudinal",
-            marks=pytest.mark.xfail(strict=False, reason="longitudinal's long code is being split"),
-        ),
+        "longitudinal",
     ],
 )
 def test_functions_and_modules_stay_short(package):
