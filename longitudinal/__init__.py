@@ -79,6 +79,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         plot_metrics,
         run_evaluation,
     )
+    from longitudinal.predict.selection import participant_splits
     from longitudinal.reliability import (
         MultilevelTables,
         multilevel_tables,
@@ -88,7 +89,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.report import build_report, pseudonyms, run_demo
     from longitudinal.report.sections.effects import EffectsSection, empathy_effects_section
     from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
-    from longitudinal.splits import BenchmarkSplit, draw_splits, participant_splits
+    from longitudinal.splits import BenchmarkSplit, draw_splits
     from longitudinal.study import Study, StudyConfig, load_study, read_study_config
     from longitudinal.user_predictions import read_predictions
     from surveys import __version__
@@ -137,7 +138,7 @@ _LAZY = {
     "simulate_study": "longitudinal.simulate",
     "BenchmarkSplit": "longitudinal.splits",
     "draw_splits": "longitudinal.splits",
-    "participant_splits": "longitudinal.splits",
+    "participant_splits": "longitudinal.predict.selection",
     "Study": "longitudinal.study",
     "StudyConfig": "longitudinal.study",
     "load_study": "longitudinal.study",

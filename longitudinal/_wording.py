@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = [
     "RENAMED",
     "article",
     "count_noun",
+    "instrument_title",
     "NOT_SCORED",
     "NOT_TAKEN",
     "left_out_reasons",
@@ -139,6 +141,11 @@ def count_noun(n: int, singular: str, plural: str | None = None, *, words: bool 
     n = int(n)
     noun = singular if n == 1 else (plural or singular + "s")
     return f"{number_word(n) if words else n} {noun}"
+
+
+def instrument_title(instrument: Any) -> str:
+    """Readable name of an instrument: its title up to the first comma, else its name."""
+    return instrument.title.split(",")[0].strip() or instrument.name
 
 
 def span_text(days: int) -> str:

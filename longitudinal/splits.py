@@ -2,8 +2,8 @@
 
 ``longitudinal evaluate`` scores models on participants they never saw. The splits it uses
 are drawn here, by one function, :func:`draw_splits`, so that the splits exported for a
-researcher's own training (:func:`participant_splits`, the ``longitudinal splits`` command)
-are the splits their predictions are scored on.
+researcher's own training (:func:`longitudinal.predict.selection.participant_splits`, the
+``longitudinal splits`` command) are the splits their predictions are scored on.
 
 Two schemes, each repeated for every seed:
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,9 +41,6 @@ from longitudinal._errors import InvalidParameterError
 from models import InvalidParameterError as ModelsInvalidParameterError
 from models.evaluation import grouped_kfold, grouped_split
 
-if TYPE_CHECKING:  # pragma: no cover - annotations only
-    from longitudinal.study import Study
-
 __all__ = [
     "SPLIT_SIZES",
     "SPLIT_LABELS",
@@ -51,13 +48,12 @@ __all__ = [
     "draw_splits",
     "holdout_scheme",
     "kfold_scheme",
-    "participant_splits",
     "seed_list",
     "splits_table",
 ]
 
 SPLIT_LABELS = {"train": "train", "val": "valid", "test": "test"}
-"""Part of a holdout split -> its label in the ``split`` column of :func:`participant_splits`."""
+"""Part of a holdout split -> its label in the ``split`` column of :func:`splits_table`."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +204,7 @@ def draw_splits(
 
     This is the one place where the benchmark's splits are drawn; ``longitudinal evaluate``
     (:func:`longitudinal.predict.evaluate_predictions`) and ``longitudinal splits``
-    (:func:`participant_splits`) both call it.
+    (:func:`longitudinal.predict.selection.participant_splits`) both call it.
 
     Parameters
     ----------
@@ -321,77 +317,4 @@ def splits_table(
     ]
     table = pd.DataFrame(rows, columns=["scheme", "seed", id_col, "split"])
     table["split"] = table["split"].astype(object)
-    return table
-
-
-def participant_splits(
-    study: Study,
-    *,
-    seeds: int | Sequence[int] = 5,
-    k: int = 5,
-    sizes: tuple[float, float, float] = SPLIT_SIZES,
-    session_features: Sequence[str] | None = None,
-    predictors: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """Export the benchmark's participant splits of a study, to train a model elsewhere.
-
-    Parameters
-    ----------
-    study : longitudinal.study.Study
-        A loaded study (:func:`longitudinal.study.load_study`).
-    seeds : int or sequence of int, default 5
-        Split seeds; an int ``n`` means ``0, ..., n - 1`` (as ``longitudinal evaluate
-        --seeds n``).
-    k : int, default 5
-        Folds of the grouped K-fold (0: none), as ``evaluate``'s ``k``.
-    sizes : tuple of 3 floats, default (0.7, 0.2, 0.1)
-        Train, validation and test shares of the holdout split.
-    session_features : sequence of str, optional
-        As in :func:`longitudinal.predict.evaluate_predictions`: they decide which ratings
-        are complete, hence which participants take part.
-    predictors : sequence of str, optional
-        As in :func:`longitudinal.predict.evaluate_predictions` (default study.toml's
-        ``[roles] predictors``): a participant whose named predictor is missing is left out.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``scheme, seed, {participant column}, split`` (see :func:`splits_table`), the
-        participant column under the study's own name. ``attrs["n_ratings"]`` counts the
-        ratings split and ``attrs["left_out"]`` names every participant and counts every
-        rating left out, with the reason
-        (:func:`longitudinal.predict.left_out.left_out_summary`).
-
-    Raises
-    ------
-    longitudinal.InvalidParameterError
-        For bad options or too few participants.
-
-    Notes
-    -----
-    The splits are those of :func:`longitudinal.predict.evaluate_predictions` with the same
-    ``seeds``, ``k``, ``sizes`` and ``session_features``: both draw them with
-    :func:`draw_splits` over the participant ids of the benchmark's ratings.
-
-    Examples
-    --------
-    >>> from longitudinal.splits import participant_splits
-    >>> from longitudinal.study import load_study
-    >>> table = participant_splits(load_study("my-study"), seeds=2)  # doctest: +SKIP
-    """
-    from _empathic_base.words import caller
-    from longitudinal.predict._common import _check_study
-    from longitudinal.predict.left_out import left_out_summary
-    from longitudinal.predict.selection import _benchmark_data
-
-    func = "participant_splits"
-    _check_study(study, func=func)
-    raw, data = _benchmark_data(  # a refusal names the command on the command line
-        study, session_features=session_features, predictors=predictors, func=caller(func)
-    )
-    groups = data.data[data.id_col].to_numpy(dtype=object)
-    plan = draw_splits(groups, seeds=seed_list(seeds, func=func), k=k, sizes=sizes)
-    table = splits_table(groups, plan, id_col=study.config.id_col)
-    table.attrs["n_ratings"] = int(len(groups))
-    table.attrs["left_out"] = left_out_summary(study, raw, data)
     return table

@@ -13,6 +13,14 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._display import Shown as _Shown
+from longitudinal.narrate.gates import small_sample_caveat
+from longitudinal.narrate.sentences import (
+    anova_apa,
+    friedman_apa,
+    growth_apa,
+    pairwise_apa,
+    reliable_change_apa,
+)
 
 DESCRIBE_COLUMNS = [
     "wave",
@@ -159,10 +167,8 @@ class RMAnovaResult(_Shown):
     def to_apa(self, *, label: str = "the outcome") -> str:
         """Return the test as one APA sentence (Greenhouse–Geisser or Huynh–Feldt df with ε).
 
-        See :func:`longitudinal.manuscript.sentences.anova_apa`.
+        See :func:`longitudinal.narrate.sentences.anova_apa`.
         """
-        from longitudinal.manuscript.sentences import anova_apa
-
         return anova_apa(
             self.table,
             label=label,
@@ -215,10 +221,8 @@ class PairwiseChanges(_Shown):
     def to_apa(self, *, label: str = "the outcome") -> str:
         """One APA sentence per pair of waves; a direction only when the interval excludes 0.
 
-        See :func:`longitudinal.manuscript.sentences.pairwise_apa`.
+        See :func:`longitudinal.narrate.sentences.pairwise_apa`.
         """
-        from longitudinal.manuscript.sentences import pairwise_apa
-
         level = self.meta.get("ci_level", self.meta.get("parameters", {}).get("ci_level", 0.95))
         return " ".join(pairwise_apa(self.tests, self.effect_sizes, label=label, ci_level=level))
 
@@ -269,10 +273,8 @@ class GrowthModelResult(_Shown):
     def to_apa(self, *, label: str = "the outcome", time_unit: str | None = None) -> str:
         """Return the slope in APA style; a singular or unconverged model is said to be one.
 
-        See :func:`longitudinal.manuscript.sentences.growth_apa`.
+        See :func:`longitudinal.narrate.sentences.growth_apa`.
         """
-        from longitudinal.manuscript.sentences import growth_apa
-
         level = self.meta.get("ci_level", self.meta.get("parameters", {}).get("ci_level", 0.95))
         return growth_apa(
             self.fixed, self.random, label=label, model=self.meta, time_unit=time_unit,
@@ -315,8 +317,6 @@ class ReliableChangeResult(_Shown):
         self, *, label: str = "the outcome", wave_from: str = "baseline", wave_to: str = "follow-up"
     ) -> str:
         """Return the counts of reliable improvement and deterioration in one sentence."""
-        from longitudinal.manuscript.sentences import reliable_change_apa
-
         return reliable_change_apa(
             self.counts, label=label, source=self.meta.get("reliability_source"),
             wave_from=wave_from, wave_to=wave_to,
@@ -430,7 +430,7 @@ class ChangeResult(_Shown):
             time is the wave's position, else "unit of time".
         left_out : str, optional
             Why the participants left out of the complete-case analyses have no score at
-            some wave (see :func:`longitudinal.manuscript.sentences.anova_apa`); without it
+            some wave (see :func:`longitudinal.narrate.sentences.anova_apa`); without it
             they are "left out for a missing wave".
 
         Returns
@@ -438,22 +438,19 @@ class ChangeResult(_Shown):
         str
             The paragraph; statistics are marked ``*F*`` (italic) and ``_{G}`` (subscript).
         """
-        from longitudinal.manuscript import sentences
-        from longitudinal.predict._gates import small_sample_caveat
-
         meta = self.meta
         params = meta.get("parameters", {})
         label = label or str(params.get("outcome_col", meta.get("outcome", "the outcome")))
         waves = [str(w) for w in (meta.get("waves") or params.get("waves", []))]
         level = params.get("ci_level", meta.get("ci_level", 0.95))
         parts = [
-            sentences.anova_apa(
+            anova_apa(
                 self.rm_anova, label=label, n_waves=len(waves),
                 n_excluded=int(meta.get("n_excluded") or 0), left_out=left_out,
             ),
-            sentences.friedman_apa(self.friedman),
-            *sentences.pairwise_apa(self.pairwise, self.effect_sizes, label=label, ci_level=level),
-            sentences.growth_apa(
+            friedman_apa(self.friedman),
+            *pairwise_apa(self.pairwise, self.effect_sizes, label=label, ci_level=level),
+            growth_apa(
                 self.growth_fixed,
                 self.growth_random,
                 label=label,
@@ -463,7 +460,7 @@ class ChangeResult(_Shown):
         ]  # fmt: skip
         if waves:
             parts.append(
-                sentences.reliable_change_apa(
+                reliable_change_apa(
                     self.reliable_change_counts,
                     label=label,
                     source=meta.get("reliability_source"),

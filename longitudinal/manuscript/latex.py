@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from longitudinal.manuscript.markup import GroupRow, runs
+from longitudinal.narrate.markup import GroupRow, runs
 
 __all__ = ["PACKAGES", "UNICODE_PACKAGES", "latex_engine", "latex_table", "latex_wrapper"]
 

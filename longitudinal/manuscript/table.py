@@ -1,8 +1,9 @@
 """The table model: an APA table as data, before it is written to Word or LaTeX.
 
-A cell is text with a small inline markup that both writers understand (:mod:`.markup`):
-``*F*`` is italic and ``_{G}`` a subscript (``η²_{G}``); text from the study enters a cell
-through :func:`.markup.literal`, so it is never read as markup. A row is a tuple of cells, or a
+A cell is text with a small inline markup that both writers understand
+(:mod:`longitudinal.narrate.markup`): ``*F*`` is italic and ``_{G}`` a subscript (``η²_{G}``);
+text from the study enters a cell through :func:`~longitudinal.narrate.markup.literal`, so it
+is never read as markup. A row is a tuple of cells, or a
 :class:`GroupRow` (a label spanning the table, e.g. the scale the next rows belong to).
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from _empathic_base.results import Result
-from longitudinal.manuscript.markup import GroupRow, plain
+from longitudinal.narrate.markup import GroupRow, plain
 
 __all__ = ["ApaTable", "GroupRow"]
 

@@ -1,7 +1,7 @@
 """The manuscript's APA tables, built from the report's tables (``tables/*.csv``).
 
 Every number comes from the DataFrames the report writes, formatted by
-:mod:`longitudinal.manuscript.numbers`, so a table and its CSV agree at the printed precision.
+:mod:`longitudinal.narrate.numbers`, so a table and its CSV agree at the printed precision.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import pandas as pd
 
 from longitudinal._wording import count_noun, with_article
 from longitudinal.frames import scale_column
-from longitudinal.manuscript.markup import GroupRow, literal
-from longitudinal.manuscript.numbers import DASH, apa_ci, apa_df, apa_num, apa_p, apa_unit
-from longitudinal.manuscript.sentences import HUYNH_FELDT_ABOVE, choose_correction
 from longitudinal.manuscript.table import ApaTable
-from longitudinal.predict._gates import FAILED, is_failed
+from longitudinal.narrate.gates import FAILED, is_failed
+from longitudinal.narrate.markup import GroupRow, literal
+from longitudinal.narrate.numbers import DASH, apa_ci, apa_df, apa_num, apa_p, apa_unit
+from longitudinal.narrate.sentences import HUYNH_FELDT_ABOVE, choose_correction
 
 __all__ = ["ScaleScoring", "apa_tables", "scoring_note"]
 
@@ -452,7 +452,7 @@ def effects_table(tables, *, ci_level, scale_min, scale_max, n_obs, n_people, ga
     """Tabulate what predicts empathy: the linear and the ordinal mixed model side by side.
 
     A model whose rows' ``status`` says it failed its checks
-    (:func:`longitudinal.predict._gates.with_status`) shows "failed" and no number.
+    (:func:`longitudinal.narrate.gates.with_status`) shows "failed" and no number.
     """
     effects = _get(tables, "empathy_effects")
     if effects.empty:

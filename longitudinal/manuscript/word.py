@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from longitudinal.manuscript.markup import GroupRow, plain, runs
+from longitudinal.narrate.markup import GroupRow, plain, runs
 
 __all__ = ["write_results_docx", "write_tables_docx"]
 
@@ -188,7 +188,7 @@ def write_results_docx(
     Parameters
     ----------
     paragraphs : sequence of (str, str)
-        ``(heading, text)`` pairs of marked-up text (:mod:`longitudinal.manuscript.markup`:
+        ``(heading, text)`` pairs of marked-up text (:mod:`longitudinal.narrate.markup`:
         ``*t*`` italic, escapes read as the characters they stand for); an empty heading
         continues the previous section.
     path : str or path-like

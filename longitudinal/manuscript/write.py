@@ -6,50 +6,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from longitudinal._wording import instrument_title
 from longitudinal.manuscript.latex import latex_table, latex_wrapper
-from longitudinal.manuscript.markup import (
+from longitudinal.manuscript.table import ApaTable
+from longitudinal.manuscript.tables import ScaleScoring, apa_tables
+from longitudinal.manuscript.word import write_results_docx, write_tables_docx
+from longitudinal.narrate.gates import gate_sentences
+from longitudinal.narrate.markup import (
     escape_markdown,
     literal,
     markdown_literals,
     to_markdown,
 )
-from longitudinal.manuscript.table import ApaTable
-from longitudinal.manuscript.tables import ScaleScoring, apa_tables
-from longitudinal.manuscript.word import write_results_docx, write_tables_docx
 
 __all__ = ["FORMATS", "results_paragraphs", "write_manuscript"]
 
 FORMATS = ("html", "docx", "latex")
 """The output formats of ``longitudinal report --formats`` (html: the report page itself)."""
-
-
-def _bayes_name(fitted: Any) -> str:
-    from longitudinal.predict._gates import bayes_name
-
-    return bayes_name(fitted.effects)
-
-
-def _gates(fitted: Any) -> list[str]:
-    from longitudinal.predict._gates import fit_problem, sampling_failure
-
-    lmm = fit_problem(fitted.lmm)
-    clmm = fit_problem(fitted.clmm) if fitted.clmm is not None else None
-    bayes = sampling_failure(fitted.bayes)
-    return [
-        text
-        for text in (
-            lmm
-            and f"The linear mixed model failed its checks ({lmm}): its estimates are "
-            "not reported.",
-            clmm
-            and f"The ordinal mixed model failed its checks ({clmm}): its estimates are "
-            "not reported.",
-            bayes
-            and f"The {_bayes_name(fitted)} failed its checks ({bayes}): its estimates "
-            "are not reported.",
-        )
-        if text
-    ]
 
 
 def manuscript_tables(ctx: Any) -> list[ApaTable]:
@@ -68,7 +41,7 @@ def manuscript_tables(ctx: Any) -> list[ApaTable]:
         time_unit=ctx.growth_time_unit,
         n_obs=meta.get("n_obs"),
         n_people=meta.get("n_participants"),
-        gates=_gates(fitted) if fitted is not None else (),
+        gates=gate_sentences(fitted, medium="manuscript") if fitted is not None else (),
         scoring=study_scoring(ctx),
     )
 
@@ -80,7 +53,6 @@ def study_scoring(ctx: Any) -> list[ScaleScoring]:
     scale when its scales differ in rule, items or range. Named as the report names them.
     """
     from longitudinal.frames import scale_column
-    from longitudinal.report.context import instrument_title
 
     shown = []
     for name in ("descriptives", "traits"):
@@ -117,8 +89,8 @@ def study_scoring(ctx: Any) -> list[ScaleScoring]:
 def results_paragraphs(ctx: Any) -> list[tuple[str, str]]:
     """``(heading, text)`` of every analysis the report narrates, in page order.
 
-    Both are marked-up text (:mod:`longitudinal.manuscript.markup`): the study's labels enter
-    through :func:`~longitudinal.manuscript.markup.literal`.
+    Both are marked-up text (:mod:`longitudinal.narrate.markup`): the study's labels enter
+    through :func:`~longitudinal.narrate.markup.literal`.
     """
     out: list[tuple[str, str]] = []
     for column, _, _ in ctx.states:
@@ -153,7 +125,7 @@ def write_manuscript(ctx: Any, folder: Path, *, formats: Sequence[str]) -> list[
 
     ``tables.docx`` and ``results.docx`` (docx), ``tables.tex`` with ``table<N>.tex``
     (latex) and ``results.md`` (either). The results text is built once with the study's
-    text escaped for Markdown (:func:`~longitudinal.manuscript.markup.markdown_literals`);
+    text escaped for Markdown (:func:`~longitudinal.narrate.markup.markdown_literals`);
     the Word writer reads it back as the study wrote it.
     """
     tables = manuscript_tables(ctx)

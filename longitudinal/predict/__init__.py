@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from longitudinal.predict._gates import BAYES_ENGINES
+from longitudinal.narrate.gates import BAYES_ENGINES
 from longitudinal.predict.benchmark import (
     BASELINES_TO_BEAT,
     CONSTANT_MODELS,

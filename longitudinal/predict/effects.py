@@ -22,6 +22,8 @@ import pandas as pd
 from longitudinal._checks import check_bool, check_int, check_unit
 from longitudinal._display import Shown
 from longitudinal._errors import InvalidParameterError
+from longitudinal.narrate.gates import fit_problem, sampling_failure
+from longitudinal.narrate.sentences import effects_apa
 from longitudinal.predict._common import _short, sampling_settings
 from longitudinal.predict.predictors import EmpathyData, empathy_formula
 from longitudinal.rating_scale import (
@@ -154,16 +156,13 @@ class EmpathyEffects(Shown):
         unconverged model, or a Bayesian fit that failed its sampling diagnostics, is said to
         have failed its checks and none of its numbers is given (nor advice on refitting it);
         below 20 participants the text ends with the small-sample caveat.
-        See :func:`longitudinal.manuscript.sentences.effects_apa`.
+        See :func:`longitudinal.narrate.sentences.effects_apa`.
 
         Returns
         -------
         str
             The paragraph; statistics are marked ``*b*`` (italic).
         """
-        from longitudinal.manuscript.sentences import effects_apa
-        from longitudinal.predict._gates import fit_problem, sampling_failure
-
         return " ".join(
             effects_apa(
                 self.effects,

@@ -9,7 +9,7 @@ import pandas as pd
 
 from longitudinal._checks import check_unit
 from longitudinal._errors import InvalidParameterError
-from longitudinal.predict._gates import BAYES_ENGINES
+from longitudinal.narrate.gates import BAYES_ENGINES
 from longitudinal.predict.benchmark import MODEL_DESCRIPTIONS, spread_bounds
 from longitudinal.predict.effects import check_effects_table
 from longitudinal.predict.reading import _term_label

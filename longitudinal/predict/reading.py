@@ -8,14 +8,14 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal._format import num, signed
-from longitudinal.predict._gates import (
+from longitudinal.narrate.gates import (
     BAYES_ENGINES,
     SMALL_SAMPLE,
     bayes_name,
     effect_status,
     small_sample_caveat,
 )
+from longitudinal.narrate.numbers import num, signed
 from longitudinal.predict.effects import check_effects_table
 
 _CLEAR = {  # how a clear effect is read, by kind and part of the predictor

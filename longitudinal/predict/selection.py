@@ -30,7 +30,7 @@ events-per-variable heuristic applied to participants.
 
 The out-of-person benchmark takes the named predictors without a budget; its ratings are built
 here too (``_benchmark_data``), for ``evaluate`` (:mod:`longitudinal.predict.benchmark`) and
-``splits`` (:mod:`longitudinal.splits`) alike.
+``splits`` (:func:`participant_splits`, drawn by :mod:`longitudinal.splits`) alike.
 """
 
 from __future__ import annotations
@@ -39,8 +39,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
+from _empathic_base.words import caller
 from longitudinal._errors import InvalidParameterError
 from longitudinal.frames import scale_column
+from longitudinal.predict._common import _check_study
 from longitudinal.predict.left_out import left_out_summary
 from longitudinal.predict.predictors import (
     EmpathyData,
@@ -49,6 +53,7 @@ from longitudinal.predict.predictors import (
     _raw_predictors,
     _standardize,
 )
+from longitudinal.splits import SPLIT_SIZES, draw_splits, seed_list, splits_table
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from longitudinal.study import Study
@@ -57,6 +62,7 @@ __all__ = [
     "PEOPLE_PER_PREDICTOR",
     "PredictorPlan",
     "parse_predictor_list",
+    "participant_splits",
     "plan_left_out",
     "plan_predictors",
     "resolve_predictors",
@@ -461,6 +467,75 @@ def _benchmark_data(
         study, traits=traits, states=states, session_features=session_features, func=func
     )
     return raw, _standardize(raw, None, func=func)
+
+
+def participant_splits(
+    study: Study,
+    *,
+    seeds: int | Sequence[int] = 5,
+    k: int = 5,
+    sizes: tuple[float, float, float] = SPLIT_SIZES,
+    session_features: Sequence[str] | None = None,
+    predictors: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Export the benchmark's participant splits of a study, to train a model elsewhere.
+
+    Parameters
+    ----------
+    study : longitudinal.study.Study
+        A loaded study (:func:`longitudinal.study.load_study`).
+    seeds : int or sequence of int, default 5
+        Split seeds; an int ``n`` means ``0, ..., n - 1`` (as ``longitudinal evaluate
+        --seeds n``).
+    k : int, default 5
+        Folds of the grouped K-fold (0: none), as ``evaluate``'s ``k``.
+    sizes : tuple of 3 floats, default (0.7, 0.2, 0.1)
+        Train, validation and test shares of the holdout split.
+    session_features : sequence of str, optional
+        As in :func:`longitudinal.predict.evaluate_predictions`: they decide which ratings
+        are complete, hence which participants take part.
+    predictors : sequence of str, optional
+        As in :func:`longitudinal.predict.evaluate_predictions` (default study.toml's
+        ``[roles] predictors``): a participant whose named predictor is missing is left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``scheme, seed, {participant column}, split``
+        (see :func:`longitudinal.splits.splits_table`), the
+        participant column under the study's own name. ``attrs["n_ratings"]`` counts the
+        ratings split and ``attrs["left_out"]`` names every participant and counts every
+        rating left out, with the reason
+        (:func:`longitudinal.predict.left_out.left_out_summary`).
+
+    Raises
+    ------
+    longitudinal.InvalidParameterError
+        For bad options or too few participants.
+
+    Notes
+    -----
+    The splits are those of :func:`longitudinal.predict.evaluate_predictions` with the same
+    ``seeds``, ``k``, ``sizes`` and ``session_features``: both draw them with
+    :func:`longitudinal.splits.draw_splits` over the participant ids of the benchmark's ratings.
+
+    Examples
+    --------
+    >>> from longitudinal.predict.selection import participant_splits
+    >>> from longitudinal.study import load_study
+    >>> table = participant_splits(load_study("my-study"), seeds=2)  # doctest: +SKIP
+    """
+    func = "participant_splits"
+    _check_study(study, func=func)
+    raw, data = _benchmark_data(  # a refusal names the command on the command line
+        study, session_features=session_features, predictors=predictors, func=caller(func)
+    )
+    groups = data.data[data.id_col].to_numpy(dtype=object)
+    plan = draw_splits(groups, seeds=seed_list(seeds, func=func), k=k, sizes=sizes)
+    table = splits_table(groups, plan, id_col=study.config.id_col)
+    table.attrs["n_ratings"] = int(len(groups))
+    table.attrs["left_out"] = left_out_summary(study, raw, data)
+    return table
 
 
 def plan_left_out(study: Study, plan: PredictorPlan, *, func: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from longitudinal._wording import own_names, span_text
+from longitudinal._wording import instrument_title, own_names, span_text
 from longitudinal.frames import scale_column
 from longitudinal.report.options import ReportOptions
 from longitudinal.report.pseudonyms import pseudonymize_message
@@ -154,11 +154,6 @@ def rename_ids(frame: pd.DataFrame, id_col: str, id_map: dict[str, str]) -> pd.D
         if col in out.columns:
             out = out.drop(columns=col)
     return out
-
-
-def instrument_title(instrument: Any) -> str:
-    """Readable name of an instrument: its title up to the first comma, else its name."""
-    return instrument.title.split(",")[0].strip() or instrument.name
 
 
 def label(instrument: Any, scale: str) -> str:

@@ -3,7 +3,7 @@
 Templates live in ``longitudinal/report/templates`` (shipped as package data); every piece of
 the page, the tables included, is rendered from them with autoescaping, so text from a study
 (labels, notes, file names) can never become markup. Numbers are
-written by :mod:`longitudinal._format`.
+written by :mod:`longitudinal.narrate.numbers`, as in the manuscript.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from longitudinal._format import num, p_text, p_value
+from longitudinal.narrate.numbers import apa_p, num, p_text
 
 
 @cache
@@ -34,7 +34,7 @@ def environment() -> Any:
         lstrip_blocks=True,
     )
     env.filters["num"] = num
-    env.filters["p"] = p_value
+    env.filters["p"] = apa_p
     env.filters["p_text"] = p_text
     env.globals["table"] = table
     return env
@@ -60,7 +60,7 @@ def _is_text(series: pd.Series) -> bool:
 
 def _cell(column: str, value: Any, digits: int) -> str:
     if column.startswith("p_") or column == "p_value":
-        return p_value(value)
+        return apa_p(value)
     if isinstance(value, str):
         return value
     if value is None or (isinstance(value, float) and np.isnan(value)):

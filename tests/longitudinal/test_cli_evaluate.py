@@ -201,7 +201,7 @@ def test_round_trip_scores_a_users_model_beside_the_baselines(own_names, tmp_pat
 @pytest.fixture(scope="module")
 def good_predictions(study):
     """Predictions of every scored rating for --seeds 1 --kfold 2 (the ratings + 0.1)."""
-    from longitudinal.splits import participant_splits
+    from longitudinal.predict.selection import participant_splits
 
     with package_warnings():
         loaded = load_study(study)

@@ -13,11 +13,11 @@ from conftest import package_warnings
 from longitudinal._errors import InvalidParameterError
 from longitudinal.cli import main
 from longitudinal.predict import empathy_data, evaluate_predictions
+from longitudinal.predict.selection import participant_splits
 from longitudinal.simulate import simulate_study
 from longitudinal.splits import (
     draw_splits,
     holdout_scheme,
-    participant_splits,
     seed_list,
     splits_table,
 )

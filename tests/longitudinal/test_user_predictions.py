@@ -14,8 +14,8 @@ from numpy.testing import assert_allclose
 
 from longitudinal._errors import InvalidParameterError
 from longitudinal.predict import evaluate_predictions
+from longitudinal.predict.selection import participant_splits
 from longitudinal.simulate import simulate_study
-from longitudinal.splits import participant_splits
 from longitudinal.study import load_study
 from longitudinal.user_predictions import prediction_columns, read_predictions
 from models.evaluation import prediction_metrics

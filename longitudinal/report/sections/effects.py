@@ -17,17 +17,17 @@ import pandas as pd
 from markupsafe import Markup
 
 from longitudinal._wording import own_names
-from longitudinal.predict._common import _check_study, _recording
-from longitudinal.predict._gates import (
+from longitudinal.narrate.gates import (
     FAILED,
     bayes_name,
     fit_problem,
+    gate_sentences,
     is_failed,
     model_failures,
-    sampling_failure,
     sampling_problem,
     with_status,
 )
+from longitudinal.predict._common import _check_study, _recording
 from longitudinal.predict.effects import EmpathyEffects, fit_empathy_models
 from longitudinal.predict.plots import plot_effects
 from longitudinal.predict.predictors import EmpathyData, empathy_data
@@ -288,7 +288,7 @@ def empathy_effects_section(
     body = render(
         "effects.html.j2",
         lead=own_names(_lead(fitted, data), names),
-        gates=_gates(fitted),
+        gates=gate_sentences(fitted, medium="page"),
         reading=list(reading["text"]),
         effects=_effects_table(effects_table, ci_level),
         figure=figure(figures, Path(out_dir), "empathy_effects"),
@@ -603,23 +603,3 @@ def _caption(fitted: EmpathyEffects) -> str:
         f"marginal effects in rating points (left); {ordinal} coefficients in latent logit "
         "units (right)."
     )
-
-
-def _gates(fitted: EmpathyEffects) -> list[str]:
-    """Which engine failed its checks, and why, one sentence each (no number is shown)."""
-    lmm = _lmm_problem(fitted.lmm)
-    clmm = _lmm_problem(fitted.clmm) if fitted.clmm is not None else None
-    bayes = sampling_failure(fitted.bayes)
-    return [
-        text
-        for text in (
-            lmm and f"The mixed model failed its checks ({lmm}): none of its estimates is shown.",
-            clmm
-            and f"The ordinal mixed model failed its checks ({clmm}): none of its estimates is "
-            "shown.",
-            bayes
-            and f"The {bayes_name(fitted.effects)} failed its checks ({bayes}): none of its "
-            "estimates is read or shown (the notes say how to fix it).",
-        )
-        if text
-    ]

@@ -20,7 +20,7 @@ import pytest
 from _manuscript_readers import readers
 
 from longitudinal.cli import main
-from longitudinal.manuscript.sentences import choose_correction
+from longitudinal.narrate.sentences import choose_correction
 
 
 @pytest.fixture(scope="module")

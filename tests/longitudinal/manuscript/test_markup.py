@@ -1,4 +1,4 @@
-r"""Text from the study is read as itself by every manuscript writer (manuscript/markup.py).
+r"""Text from the study is read as itself by every manuscript writer (narrate/markup.py).
 
 One escaping rule per format: :func:`escape_markdown` for ``results.md``, the markup's own
 :func:`escape_markup` for the cells Word and LaTeX read, LaTeX's :func:`escape` for the
@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from longitudinal.manuscript.latex import escape, latex_engine, latex_wrapper
-from longitudinal.manuscript.markup import (
+from longitudinal.narrate.markup import (
     escape_markdown,
     escape_markup,
     literal,
@@ -32,7 +32,7 @@ from longitudinal.manuscript.markup import (
     runs,
     to_markdown,
 )
-from longitudinal.manuscript.sentences import pairwise_apa, reliable_change_apa
+from longitudinal.narrate.sentences import pairwise_apa, reliable_change_apa
 
 CORPUS = Path(__file__).parents[2] / "data" / "corpus"
 IMG = "<img src=x onerror=alert(1)>"

@@ -119,7 +119,7 @@ def test_cli_threshold_wins_and_is_checked(tmp_path, capsys):
 
 def test_user_predictions_are_checked_against_the_declared_scale(slider7, ratings):
     """6.5 is on the 1-7 slider (it would be off a 1-5 scale); 7.5 is refused."""
-    from longitudinal.splits import participant_splits
+    from longitudinal.predict.selection import participant_splits
     from surveys._errors import InputValidationError
 
     splits = participant_splits(slider7, seeds=[0], k=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from numpy.testing import assert_allclose
 
-from longitudinal._format import num, p_value
+from longitudinal.narrate.numbers import apa_p, num
 from longitudinal.report.sections.effects import empathy_effects_section
 
 
@@ -37,7 +37,7 @@ def test_effects_section_without_bayes(demo_study, tmp_path):
     lmm = effects[(effects["engine"] == "lmm") & (effects["scale"] == "rating")]
     for rec in lmm.itertuples():
         assert (
-            f">{num(rec.estimate)}<" in section.html and f">{p_value(rec.p_value)}<" in section.html
+            f">{num(rec.estimate)}<" in section.html and f">{apa_p(rec.p_value)}<" in section.html
         )
     assert ">Ordinal AME<" in section.html and ">p (z)<" in section.html
     for icc in section.tables["empathy_variance"]["icc"].dropna():

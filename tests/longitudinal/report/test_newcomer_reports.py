@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from longitudinal._format import num, p_value
 from longitudinal._wording import article
+from longitudinal.narrate.numbers import apa_p, num
 from longitudinal.report import build_report
 
 NEWCOMER = Path(__file__).parents[2] / "data" / "studies" / "newcomer.py"
@@ -405,7 +405,7 @@ def test_an_ordinal_model_that_failed_has_no_number_in_any_table_or_sentence(rep
     for row, rec in zip(rows, lmm.itertuples(index=False), strict=True):
         cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
         assert cells[-5:] == [num(rec.estimate), num(rec.ci_low), num(rec.ci_high),
-                              p_value(rec.p_value), "failed"]  # fmt: skip
+                              apa_p(rec.p_value), "failed"]  # fmt: skip
     assert "Ordinal AME" not in found.group(0)
     # the forest plot draws the models that passed, and its caption says which is not drawn
     assert "Not drawn: the ordinal mixed model, which failed its checks." in _page_text(report)
@@ -513,8 +513,13 @@ def _bayes_fitted(passed: bool):
 
 
 def test_a_bayesian_model_that_failed_is_flagged_and_its_numbers_are_not_shown():
-    from longitudinal.predict._gates import model_failures, sampling_failure, with_status
-    from longitudinal.report.sections.effects import _effects_table, _gates, _variance_table
+    from longitudinal.narrate.gates import (
+        gate_sentences,
+        model_failures,
+        sampling_failure,
+        with_status,
+    )
+    from longitudinal.report.sections.effects import _effects_table, _variance_table
 
     fitted = _bayes_fitted(passed=False)
     failures = model_failures(fitted)
@@ -533,15 +538,14 @@ def test_a_bayesian_model_that_failed_is_flagged_and_its_numbers_are_not_shown()
     variance = str(_variance_table(with_status(fitted.variance, failures)))
     assert ">failed<" in variance and ">0.41<" in variance and ">0.300<" in variance
     assert ">0.77<" not in variance and ">0.190<" not in variance
-    gates = " ".join(_gates(fitted))
+    gates = " ".join(gate_sentences(fitted, medium="page"))
     assert "failed its checks (its sampling diagnostics failed (R-hat 1.080 > 1.01))" in gates
     assert "raise" not in gates and "draws=" not in gates
 
 
 def test_no_advice_and_no_number_of_a_failed_bayesian_model_reach_the_manuscript():
     from longitudinal.manuscript.tables import effects_table, variance_table
-    from longitudinal.manuscript.write import _gates
-    from longitudinal.predict._gates import model_failures, with_status
+    from longitudinal.narrate.gates import gate_sentences, model_failures, with_status
 
     fitted = _bayes_fitted(passed=False)
     text = fitted.to_apa()
@@ -552,7 +556,7 @@ def test_no_advice_and_no_number_of_a_failed_bayesian_model_reach_the_manuscript
     for advice in ("raise", "draws=", "tune=", "run longer", "--draws"):
         assert advice not in text
     assert "0.47" not in text and "HDI" not in text and "*b* = 0.31" in text
-    gates = _gates(fitted)
+    gates = gate_sentences(fitted, medium="manuscript")
     assert gates == [
         "The Bayesian ordinal model failed its checks (its sampling diagnostics failed (R-hat "
         "1.080 > 1.01)): its estimates are not reported."

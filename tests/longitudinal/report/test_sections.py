@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from longitudinal.report import build_report
-from longitudinal.report.html import num, p_value, table
+from longitudinal.report.html import apa_p, num, table
 from longitudinal.report.sections import SectionUnavailable, report_sections
 from longitudinal.report.sections.reliability import ReliabilitySection
 
@@ -97,10 +97,10 @@ def test_num(value, digits, shown):
 
 
 def test_p_value():
-    assert [p_value(v) for v in (0.0001, 0.0449, 0.5, np.nan)] == ["< .001", ".045", ".500", "–"]
+    assert [apa_p(v) for v in (0.0001, 0.0449, 0.5, np.nan)] == ["< .001", ".045", ".500", "–"]
 
 
 def test_p_text_puts_the_sign_once():
-    from longitudinal._format import p_text
+    from longitudinal.narrate.numbers import p_text
 
     assert [p_text(v) for v in (0.0001, 0.0449, np.nan)] == ["p < .001", "p = .045", "p = –"]

@@ -72,7 +72,7 @@ def runs(text: str) -> list[tuple[str, str]]:
 
     Examples
     --------
-    >>> from longitudinal.manuscript.markup import runs
+    >>> from longitudinal.narrate.markup import runs
     >>> runs("*F*(2, 28) = 0.33, η²_{G} = .01")
     [('F', 'i'), ('(2, 28) = 0.33, η²', ''), ('G', 'sub'), (' = .01', '')]
     >>> runs(r"\*\*bold\*\* and \_{x}")
@@ -107,7 +107,7 @@ def plain(text: str) -> str:
 
     Examples
     --------
-    >>> from longitudinal.manuscript.markup import plain
+    >>> from longitudinal.narrate.markup import plain
     >>> plain("*M*_{diff}")
     'Mdiff'
     """
@@ -122,7 +122,7 @@ def to_markdown(text: str) -> str:
 
     Examples
     --------
-    >>> from longitudinal.manuscript.markup import to_markdown
+    >>> from longitudinal.narrate.markup import to_markdown
     >>> print(to_markdown(r"*d*_{z} = 0.64 for \<b\>"))
     *d*<sub>z</sub> = 0.64 for \<b\>
     """
@@ -166,7 +166,7 @@ def escape_markdown(text: str) -> str:
 
     Examples
     --------
-    >>> from longitudinal.manuscript.markup import escape_markdown
+    >>> from longitudinal.narrate.markup import escape_markdown
     >>> print(escape_markdown("[x](javascript:alert(1))"))
     \[x\]\(javascript\:alert\(1\)\)
     >>> print(escape_markdown(r"<img src=x> \input{/etc/passwd} WHO-5 at 0.95"))
@@ -187,7 +187,7 @@ def escape_markup(text: str) -> str:
 
     Examples
     --------
-    >>> from longitudinal.manuscript.markup import escape_markup, plain
+    >>> from longitudinal.narrate.markup import escape_markup, plain
     >>> print(escape_markup("**bold** x_{1}"))
     \*\*bold\*\* x\_{1}
     >>> plain(escape_markup("**bold** x_{1}"))
@@ -209,7 +209,7 @@ def literal(text: object) -> str:
 
     Examples
     --------
-    >>> from longitudinal.manuscript.markup import literal, markdown_literals
+    >>> from longitudinal.narrate.markup import literal, markdown_literals
     >>> print(literal("<b>*WHO-5*</b>"))
     <b>\*WHO-5\*</b>
     >>> with markdown_literals():

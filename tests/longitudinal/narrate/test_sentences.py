@@ -1,4 +1,4 @@
-"""The results sentences keep the report's honesty gates (longitudinal/manuscript/sentences.py).
+"""The results sentences keep the report's honesty gates (longitudinal/narrate/sentences.py).
 
 A singular or unconverged model is reported as such, an interval including zero gets no
 direction, the small-sample caveat stays; the tables below are small hand-made results whose
@@ -7,14 +7,14 @@ printed numbers are checked too.
 
 import pandas as pd
 
-from longitudinal.manuscript.sentences import (
+from longitudinal.narrate.gates import SMALL_SAMPLE
+from longitudinal.narrate.sentences import (
     anova_apa,
     choose_correction,
     effects_apa,
     growth_apa,
     pairwise_apa,
 )
-from longitudinal.predict._gates import SMALL_SAMPLE
 
 FIXED = pd.DataFrame(
     {

@@ -2,9 +2,9 @@
 
 Each function takes the tables of one analysis (the same DataFrames the report writes to
 ``tables/``) and returns marked-up text (``*F*`` italic, ``_{G}`` subscript); every label,
-wave and name from the study enters it through :func:`longitudinal.manuscript.markup.literal`,
+wave and name from the study enters it through :func:`longitudinal.narrate.markup.literal`,
 so it is read as itself by every writer (escaped for Markdown in ``results.md``). The gates are
-the report's (:mod:`longitudinal.predict._gates`): an interval that includes zero is given no
+the report's (:mod:`longitudinal.narrate.gates`): an interval that includes zero is given no
 direction, a singular or unconverged model is reported as such and its estimates are not
 interpreted, and below 20 participants every inferential paragraph carries the small-sample
 caveat. No sentence turns a p value into a claim of change; directions come from intervals.
@@ -19,14 +19,14 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._wording import count_noun
-from longitudinal.manuscript.markup import literal
-from longitudinal.manuscript.numbers import apa_ci, apa_df, apa_num, apa_p_text, apa_unit
-from longitudinal.predict._gates import (
+from longitudinal.narrate.gates import (
     BAYES_ENGINES,
     bayes_name,
     effect_status,
     small_sample_caveat,
 )
+from longitudinal.narrate.markup import literal
+from longitudinal.narrate.numbers import apa_ci, apa_df, apa_num, apa_unit, p_text
 
 __all__ = [
     "anova_apa",
@@ -46,6 +46,11 @@ _CORRECTION_NAMES = {
     "greenhouse-geisser": "Greenhouse–Geisser",
     "huynh-feldt": "Huynh–Feldt",
 }
+
+
+def _p(value: Any) -> str:
+    """Write a p value as a manuscript sentence does, in italics: ``*p* = .022``."""
+    return p_text(value, name="*p*")
 
 
 def _pct(level: float) -> str:
@@ -98,7 +103,7 @@ def anova_apa(
     Examples
     --------
     >>> import pandas as pd
-    >>> from longitudinal.manuscript.sentences import anova_apa
+    >>> from longitudinal.narrate.sentences import anova_apa
     >>> table = pd.DataFrame({"correction": ["none", "greenhouse-geisser", "huynh-feldt"],
     ...     "epsilon": [1.0, 0.7, 0.74], "df1": [2.0, 1.4, 1.48], "df2": [28.0, 19.6, 20.72],
     ...     "statistic": [4.2] * 3, "p_value": [0.025, 0.042, 0.040],
@@ -123,7 +128,7 @@ def anova_apa(
     return (
         f"A repeated-measures ANOVA of {literal(_lower(label))} across the {n_waves} waves gave "
         f"*F*({apa_df(row['df1'])}, {apa_df(row['df2'])}) = {apa_num(row['statistic'])}, "
-        f"{apa_p_text(row['p_value'])}, η²_{{G}} = {apa_unit(row['eta_sq_generalized'], 3)} "
+        f"{_p(row['p_value'])}, η²_{{G}} = {apa_unit(row['eta_sq_generalized'], 3)} "
         f"({how}; {int(row['n'])} complete cases{left})."
     )
 
@@ -135,7 +140,7 @@ def friedman_apa(friedman: pd.DataFrame) -> str:
     rec = friedman.iloc[0]
     return (
         f"The Friedman test on the same complete cases gave χ²({apa_df(rec['df'])}) = "
-        f"{apa_num(rec['statistic'])}, {apa_p_text(rec['p_value'])}, Kendall's *W* = "
+        f"{apa_num(rec['statistic'])}, {_p(rec['p_value'])}, Kendall's *W* = "
         f"{apa_unit(rec['kendall_w'], 3)} (*n* = {int(rec['n'])})."
     )
 
@@ -169,8 +174,8 @@ def pairwise_apa(
             f"From {literal(rec.wave_from)} to {literal(rec.wave_to)}, {literal(_lower(label))} "
             f"{verb} by {size} {unit}, "
             f"{pct} CI {apa_ci(rec.ci_low, rec.ci_high)}, *t*({apa_df(rec.df)}) = "
-            f"{apa_num(rec.statistic)}, {apa_p_text(rec.p_value)}, Holm-adjusted "
-            f"{apa_p_text(rec.p_holm)}"
+            f"{apa_num(rec.statistic)}, {_p(rec.p_value)}, Holm-adjusted "
+            f"{_p(rec.p_holm)}"
         )
         for measure, name in (("d_z", "*d*_{z}"), ("g_av", "*g*_{av}")):
             es = _effect_size(effect_sizes, rec.term, measure)
@@ -228,7 +233,7 @@ def growth_apa(
         f"{literal(_lower(label))} changed by *b* = "
         f"{apa_num(rec['estimate'], 3)} points per {per}, "
         f"{_pct(ci_level)} CI {apa_ci(rec['ci_low'], rec['ci_high'], 3)}, "
-        f"*t*({apa_df(rec['df'])}) = {apa_num(rec['statistic'])}, {apa_p_text(rec['p_value'])}"
+        f"*t*({apa_df(rec['df'])}) = {apa_num(rec['statistic'])}, {_p(rec['p_value'])}"
     )
     if problems:
         return text + f". The model is not interpreted: {problems}; its estimates rest on that fit."
@@ -334,7 +339,7 @@ def effects_apa(
         text = (
             f"{name}: *b* = {apa_num(rec.estimate)}, {pct} CI "
             f"{apa_ci(rec.ci_low, rec.ci_high)}, *t*({apa_df(rec.df)}) = {apa_num(t)}, "
-            f"{apa_p_text(rec.p_value)}"
+            f"{_p(rec.p_value)}"
         )
         if status == "clear":
             way = "higher" if rec.estimate > 0 else "lower"
@@ -347,7 +352,7 @@ def effects_apa(
             text += (
                 f". In the ordinal mixed model the logit was {apa_num(c['estimate'])}, {pct} CI "
                 f"{apa_ci(c['ci_low'], c['ci_high'])}, *z* = {apa_num(z)}, "
-                f"{apa_p_text(c['p_value'])}"
+                f"{_p(c['p_value'])}"
             )
         if rec.term in bayes.index and not bayes_problem:
             b = bayes.loc[rec.term]

@@ -1,12 +1,17 @@
 """When an estimate may be read in words: the honesty gates shared by every narrated result.
 
-The report's reading of the empathy effects (:mod:`longitudinal.predict.reading`) and the
-manuscript's results sentences (:mod:`longitudinal.manuscript.sentences`) decide with these
-functions, so a direction is never claimed in one place and withheld in the other.
+The report's reading of the empathy effects (:mod:`longitudinal.predict.reading`), its page
+(:mod:`longitudinal.report.sections.effects`) and the manuscript's results sentences and table
+notes (:mod:`longitudinal.narrate.sentences`, :mod:`longitudinal.manuscript.write`) decide with
+these functions, so a direction is never claimed in one place and withheld in the other; a
+model that failed its checks is named in one sentence per medium, from one list
+(:data:`GATE_SENTENCES`).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,7 +34,7 @@ def effect_status(ci_low: float, ci_high: float, df: float = float("nan")) -> st
 
     Examples
     --------
-    >>> from longitudinal.predict._gates import effect_status
+    >>> from longitudinal.narrate.gates import effect_status
     >>> effect_status(0.03, 0.38), effect_status(-0.2, 0.4), effect_status(-1e3, 1e3)
     ('clear', 'includes zero', 'unusable')
     """
@@ -67,6 +72,12 @@ def sampling_problem(bayes: Any) -> str | None:
     return "; ".join(diagnostics.get("messages", [])) or "its sampling diagnostics failed"
 
 
+_REMEDY = re.compile(r" \(.*\)$", re.DOTALL)
+"""The usual remedy that :func:`models.bayes.diagnostics.sampling_diagnostics` appends to each
+failed check, in parentheses: ``R-hat 1.080 > 1.01 (chains disagree: ...)``. The check itself
+(``R-hat 1.080 > 1.01``, ``3 divergent transitions``) has none."""
+
+
 def sampling_failure(bayes: Any) -> str | None:
     """Which sampling diagnostics a Bayesian model failed, without the remedies, or None.
 
@@ -76,7 +87,7 @@ def sampling_failure(bayes: Any) -> str | None:
     Examples
     --------
     >>> from types import SimpleNamespace
-    >>> from longitudinal.predict._gates import sampling_failure
+    >>> from longitudinal.narrate.gates import sampling_failure
     >>> from models.bayes.diagnostics import REMEDIES
     >>> bad = SimpleNamespace(diagnostics_={"passed": False, "failures": ["r_hat"],
     ...     "messages": [f"R-hat 1.080 > 1.01 ({REMEDIES['r_hat']})"]})
@@ -88,14 +99,7 @@ def sampling_failure(bayes: Any) -> str | None:
     diagnostics = getattr(bayes, "diagnostics_", None) or {}
     if diagnostics.get("passed", True):
         return None
-    from models.bayes.diagnostics import REMEDIES
-
-    failed = []
-    for message in diagnostics.get("messages", []):
-        text = str(message)
-        for remedy in REMEDIES.values():
-            text = text.replace(f" ({remedy})", "")
-        failed.append(text)
+    failed = [_REMEDY.sub("", str(message)) for message in diagnostics.get("messages", [])]
     return "its sampling diagnostics failed" + (f" ({'; '.join(failed)})" if failed else "")
 
 
@@ -148,7 +152,7 @@ def with_status(frame: Any, failures: dict[str, str]) -> Any:
     Examples
     --------
     >>> import pandas as pd
-    >>> from longitudinal.predict._gates import with_status
+    >>> from longitudinal.narrate.gates import with_status
     >>> table = pd.DataFrame({"engine": ["lmm", "bayes_ordinal"], "estimate": [0.2, 0.3]})
     >>> with_status(table, {"bayes_ordinal": "its sampling diagnostics failed"})["status"].tolist()
     ['ok', 'failed: its sampling diagnostics failed']
@@ -173,7 +177,7 @@ def small_sample_caveat(n_people: int | None, *, what: str = "this estimate is")
 
     Examples
     --------
-    >>> from longitudinal.predict._gates import small_sample_caveat
+    >>> from longitudinal.narrate.gates import small_sample_caveat
     >>> small_sample_caveat(20)
     ' With 20 participants this estimate is imprecise and may not replicate.'
     >>> small_sample_caveat(21)
@@ -202,3 +206,56 @@ def bayes_name(effects: Any) -> str:
     """
     found = [e for e in BAYES_ENGINES if (effects["engine"] == e).any()]
     return BAYES_ENGINES[found[0] if found else "bayes_ordinal"]
+
+
+GATE_SENTENCES: tuple[tuple[Callable[[Any], str | None], str, str], ...] = (
+    (
+        lambda fitted: fit_problem(fitted.lmm),
+        "The mixed model failed its checks ({why}): none of its estimates is shown.",
+        "The linear mixed model failed its checks ({why}): its estimates are not reported.",
+    ),
+    (
+        lambda fitted: fit_problem(fitted.clmm) if fitted.clmm is not None else None,
+        "The ordinal mixed model failed its checks ({why}): none of its estimates is shown.",
+        "The ordinal mixed model failed its checks ({why}): its estimates are not reported.",
+    ),
+    (
+        lambda fitted: sampling_failure(fitted.bayes),
+        "The {bayes} failed its checks ({why}): none of its estimates is read or shown (the "
+        "notes say how to fix it).",
+        "The {bayes} failed its checks ({why}): its estimates are not reported.",
+    ),
+)
+"""The gates of the fitted empathy models and their sentences, one row per model (the linear
+mixed model, the ordinal one, the Bayesian one): why the model's estimates must not be read
+(:func:`fit_problem`, :func:`sampling_failure`: what failed, never how to refit), and the
+sentence that says so on the report's page and in the manuscript. ``{why}`` is the reason,
+``{bayes}`` the Bayesian model's name (:func:`bayes_name`)."""
+
+
+def gate_sentences(fitted: Any, *, medium: str) -> list[str]:
+    """Say which fitted empathy model failed its checks, and why, one sentence each.
+
+    No number of a failed model is given. ``medium`` is ``"page"`` (the report) or
+    ``"manuscript"`` (the results text and the table notes); ``fitted`` is a
+    :class:`longitudinal.predict.EmpathyEffects` (``lmm``, ``clmm``, ``bayes``, ``effects``).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> import pandas as pd
+    >>> from longitudinal.narrate.gates import gate_sentences
+    >>> lmm = SimpleNamespace(converged_=False, singular_=False)
+    >>> fitted = SimpleNamespace(lmm=lmm, clmm=None, bayes=None,
+    ...     effects=pd.DataFrame({"engine": ["lmm"]}))
+    >>> print(*gate_sentences(fitted, medium="manuscript"))
+    The linear mixed model failed its checks (its fit did not converge): its estimates are not
+    reported.
+    """
+    column = {"page": 1, "manuscript": 2}[medium]
+    out = []
+    for row in GATE_SENTENCES:
+        why = row[0](fitted)
+        if why:
+            out.append(row[column].format(why=why, bayes=bayes_name(fitted.effects)))
+    return out
