@@ -100,6 +100,13 @@ class Study(Result):
         Item statistics per instrument x scale x wave.
     missing : pandas.DataFrame
         Unscored respondents per instrument x scale x wave.
+    item_answers : pandas.DataFrame
+        The keyed item answers, one row per answer: ``id column, wave, instrument, scale,
+        item, answer``, on the participant x wave rows scored for the instrument (traits at
+        the first wave only). ``answer`` (float) is reverse keyed from the scale's declared
+        range as the scoring does (:func:`surveys.keyed_item_answers`), NaN when missing; an
+        item of two scales has a row in each. Multilevel reliability and measurement
+        invariance read their answers here.
     exclusions : pandas.DataFrame
         The exclusion log: ``file, row, reason, scope``. ``scope`` is ``"study"`` for rows
         left out of everything and ``"story_frame"`` for sessions kept in the session frame
@@ -131,6 +138,7 @@ class Study(Result):
     reliability: pd.DataFrame
     item_stats: pd.DataFrame
     missing: pd.DataFrame
+    item_answers: pd.DataFrame
     exclusions: pd.DataFrame
     instruments: dict[str, Any]
     instrument_names: dict[str, str]
@@ -169,15 +177,36 @@ class Study(Result):
         return load_study(path)
 
     def story_frame(self) -> pd.DataFrame:
-        """One row per rating; see :func:`longitudinal.frames.story_frame`."""
-        return _frames.story_frame(self)
+        """One row per rating; see :func:`longitudinal.frames.story_frame`.
+
+        Built once per Study; each call returns a copy.
+        """
+        return self._story_frame.copy()
 
     def session_frame(self) -> pd.DataFrame:
-        """One row per session; see :func:`longitudinal.frames.session_frame`."""
-        return _frames.session_frame(self)
+        """One row per session; see :func:`longitudinal.frames.session_frame`.
+
+        Built once per Study; each call returns a copy.
+        """
+        return self._session_frame.copy()
 
     def person_wave_frame(self) -> pd.DataFrame:
-        """One row per participant x wave; see :func:`longitudinal.frames.person_wave_frame`."""
+        """One row per participant x wave; see :func:`longitudinal.frames.person_wave_frame`.
+
+        Built once per Study; each call returns a copy.
+        """
+        return self._person_wave_frame.copy()
+
+    @functools.cached_property
+    def _story_frame(self) -> pd.DataFrame:
+        return _frames.story_frame(self)
+
+    @functools.cached_property
+    def _session_frame(self) -> pd.DataFrame:
+        return _frames.session_frame(self)
+
+    @functools.cached_property
+    def _person_wave_frame(self) -> pd.DataFrame:
         return _frames.person_wave_frame(self)
 
     @property
@@ -257,30 +286,22 @@ def load_study(path: str | Path) -> Study:
             f"the `path` parameter of load_study must be a study directory (holding "
             f"{CONFIG_FILE}); got the file {str(path)!r}"
         )
+    return _load_study(root, read_study_config(root))
+
+
+def _load_study(root: Path, config: StudyConfig) -> Study:
+    """Load the study directory ``root`` whose ``study.toml`` was read into ``config``."""
     from longitudinal._study_loader import _Loader  # the loader checks; the Study is built here
 
-    config = read_study_config(root)
     return Study(**_Loader(root, config).run())
 
 
-def _refuse_deep_toml(path: str | Path, reason: str | None = None) -> None:
-    """Refuse a study.toml nested too deeply for the TOML parser, before it is parsed."""
-    from surveys._toml import too_deep
-
-    given = Path(path)
-    toml_path = given / CONFIG_FILE if given.is_dir() else given
-    if reason is None and toml_path.is_file():
-        try:
-            reason = too_deep(toml_path.read_bytes().decode("utf-8"))
-        except (OSError, UnicodeDecodeError):
-            reason = None  # read_study_config says what is wrong
-    if reason is not None:
-        raise InputValidationError(
-            pd.DataFrame(
-                [{"file": CONFIG_FILE, "row": None, "reason": f"not valid TOML: {reason}"}]
-            ),
-            summary=f"cannot read {CONFIG_FILE}",
-        )
+def _refuse_deep_toml(reason: str) -> None:
+    """Refuse a study.toml whose instrument key files nest too deeply for the TOML parser."""
+    raise InputValidationError(
+        pd.DataFrame([{"file": CONFIG_FILE, "row": None, "reason": f"not valid TOML: {reason}"}]),
+        summary=f"cannot read {CONFIG_FILE}",
+    )
 
 
 _NESTED_KEY = "an instrument key file it names nests arrays or inline tables too deeply"
@@ -288,19 +309,17 @@ _NESTED_KEY = "an instrument key file it names nests arrays or inline tables too
 
 @functools.wraps(_read_study_config)
 def read_study_config(path: str | Path) -> StudyConfig:  # noqa: D103 (docstring from wraps)
-    _refuse_deep_toml(path)
     try:
         return _read_study_config(path)
     except RecursionError:
-        _refuse_deep_toml(path, _NESTED_KEY)
+        _refuse_deep_toml(_NESTED_KEY)
         raise
 
 
 @functools.wraps(_study_inputs)
 def study_inputs(path: str | Path) -> list[Path]:  # noqa: D103 (docstring from wraps)
-    _refuse_deep_toml(path)
     try:
         return _study_inputs(path)
     except RecursionError:
-        _refuse_deep_toml(path, _NESTED_KEY)
+        _refuse_deep_toml(_NESTED_KEY)
         raise

@@ -202,24 +202,19 @@ def build_report(
         lean=lean,
         ordinal_bins=ordinal_bins,
     )
-    from longitudinal.study import load_study, study_inputs
-
     study_path = Path(study_dir)
+    config, inputs = _study_config(study_path)
     out = check_out_dir(
-        out_dir,
-        overwrite=overwrite,
-        func="build_report",
-        command="report",
-        inputs=study_inputs(study_path),
+        out_dir, overwrite=overwrite, func="build_report", command="report", inputs=inputs
     )
 
     key_path = default_key_path(out) if pseudonym_key is None else Path(pseudonym_key)
     key, new_key = (
-        read_or_new_key(key_path, out, func="build_report", inputs=study_inputs(study_path))
+        read_or_new_key(key_path, out, func="build_report", inputs=inputs)
         if pseudonymize
         else (b"", False)
     )
-    study = load_study(study_path)
+    study = _load(study_path, config)
     if options.retest:  # a misspelled scale is refused before any analysis, not ignored
         from longitudinal.report.retest import check_retest_names
 
@@ -255,6 +250,32 @@ def build_report(
             key_path.unlink(missing_ok=True)
         raise
     return out
+
+
+def _study_config(study_path: Path) -> tuple[Any, list[Path]]:
+    """Read ``study.toml`` once: its config (None when unusable) and the files it names.
+
+    An unusable ``study.toml`` gives the study directory as the one input, as
+    :func:`longitudinal.study.study_inputs` does; loading the study then says what is wrong.
+    """
+    from longitudinal.study import read_study_config
+    from longitudinal.study_config import inputs_of
+    from surveys import InputValidationError
+
+    if not study_path.is_dir():
+        return None, [study_path]
+    try:
+        config = read_study_config(study_path)
+    except (InputValidationError, InvalidParameterError):
+        return None, [study_path]
+    return config, inputs_of(study_path, config)
+
+
+def _load(study_path: Path, config: Any) -> Any:
+    """Load the study, from its ``study.toml`` already read when it was usable."""
+    from longitudinal.study import _load_study, load_study
+
+    return load_study(study_path) if config is None else _load_study(study_path, config)
 
 
 def run_demo(
