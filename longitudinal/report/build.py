@@ -21,7 +21,7 @@ from longitudinal.report.context import (
     REPORT_FILE,
     ReportContext,
     choose_states,
-    rename_ids,
+    report_frame,
 )
 from longitudinal.report.html import render
 from longitudinal.report.options import ReportOptions, check_options
@@ -29,7 +29,6 @@ from longitudinal.report.provenance import provenance
 from longitudinal.report.pseudonyms import (
     default_key_path,
     fingerprint,
-    pseudonyms,
     read_or_new_key,
     write_key,
 )
@@ -366,10 +365,15 @@ def write_report(
 ) -> None:
     """Compute every section of the report of ``study`` and write the folder ``out``."""
     cfg = study.config
-    raw_ids = [str(i) for i in study.participants[cfg.id_col]]
-    id_map = pseudonyms(raw_ids, key=key) if options.pseudonymize else {i: i for i in raw_ids}
+    if options.pseudonymize:
+        shown = study.pseudonymised(key)
+        id_map = shown.id_map
+    else:
+        shown = study
+        id_map = {i: i for i in map(str, study.participants[cfg.id_col])}
     ctx = ReportContext(
-        study=study,
+        study=shown,
+        loaded=study,
         options=options,
         id_map=id_map,
         out=out,
@@ -378,9 +382,9 @@ def write_report(
         key_fingerprint=fingerprint(key) if options.pseudonymize else None,
     )
     ctx.frames = {
-        "person_wave": rename_ids(study.person_wave_frame(), cfg.id_col, id_map),
-        "story": rename_ids(study.story_frame(), cfg.id_col, id_map),
-        "sessions": rename_ids(study.session_frame(), cfg.id_col, id_map),
+        "person_wave": report_frame(shown.person_wave_frame()),
+        "story": report_frame(shown.story_frame()),
+        "sessions": report_frame(shown.session_frame()),
     }
     ctx.note(*(ctx.scrub(n) for n in study.meta.get("scoring_notes", [])))
     if options.lean:
