@@ -106,7 +106,7 @@ class ChangeSection(Section):
             try:
                 result = self._analyse(ctx, column, instrument, scale)
             except (LongitudinalError, ModelsError, SurveysError) as err:
-                failed.append(f"{ctx.labels[column]}: {ctx.scrub(str(err))}")
+                failed.append(f"{ctx.labels[column]}: {err}")  # saw pseudonyms only
                 continue
             analysed.append((column, instrument, scale))
             ctx.results[column] = result
@@ -160,7 +160,7 @@ class ChangeSection(Section):
                 ci_level=ctx.options.ci_level,
             )
         for w in caught:
-            ctx.note(ctx.scrub(f"{ctx.labels[column]}: {w.message}"))
+            ctx.note(f"{ctx.labels[column]}: {w.message}")  # the models saw pseudonyms only
         return result
 
     @staticmethod
