@@ -36,6 +36,9 @@ from longitudinal.study_tables import (
 )
 from surveys import InputValidationError, SurveysError
 
+ITEM_ANSWER_COLUMNS = ["id", "wave", "instrument", "scale", "item", "answer"]
+"""Columns of :attr:`longitudinal.study.Study.item_answers` (``id`` is the study's id column)."""
+
 
 class _Loader:
     """One loading pass: collects failures over every file, then gives the Study's fields."""
@@ -71,6 +74,7 @@ class _Loader:
         survey_dates = self.survey_dates(surveys)
         sessions_df, ratings_df = self.apply_exclusions(sessions, ratings, survey_dates)
         scored = self.score(surveys, instruments)
+        item_answers = self.item_answers(surveys, instruments, scored["scores"])
         participants_df = self.convert_participants(participants)
         for _, export, _ in surveys:
             for rec in export.responses.excluded.itertuples(index=False):
@@ -94,6 +98,7 @@ class _Loader:
             reliability=scored["reliability"],
             item_stats=scored["item_stats"],
             missing=scored["missing"],
+            item_answers=item_answers,
             exclusions=exclusions,
             instruments={inst.name: inst for inst in instruments.values()},
             instrument_names={entry: inst.name for entry, inst in instruments.items()},
@@ -651,3 +656,58 @@ class _Loader:
         out["scores"] = scores
         self.meta["scoring_notes"] = notes
         return out
+
+    def item_answers(
+        self, surveys: list, instruments: dict[str, Any], scores: pd.DataFrame
+    ) -> pd.DataFrame:
+        """Keep the keyed item answers of every scale, on the rows the study scored.
+
+        One long table (:data:`ITEM_ANSWER_COLUMNS`): per instrument (in the order the surveys
+        of study.toml first name them) and scale (in key order), the answers of the
+        participant x wave rows scored for that instrument, in export and row order, the key's
+        items in key order within each row; ``answer`` reverse keyed from the declared range
+        as the scoring does, NaN when missing.
+        """
+        from surveys import keyed_item_answers
+
+        cfg = self.cfg
+        by_name = {inst.name: inst for inst in instruments.values()}
+        wide: dict[str, list[pd.DataFrame]] = {}
+        for spec, export, _ in surveys:
+            data = export.responses.data
+            wave = data[spec.wave_col] if spec.wave_col is not None else spec.wave
+            for entry in spec.instruments:
+                instrument = instruments[entry]
+                items = [i for i in instrument.items if i in data.columns]
+                frame = pd.DataFrame(
+                    {"__id": data[export.id_col].astype(str), "__wave": wave}, index=data.index
+                )
+                wide.setdefault(instrument.name, []).append(pd.concat([frame, data[items]], axis=1))
+        parts: list[pd.DataFrame] = []
+        for name, frames in wide.items():
+            answers = pd.concat(frames, ignore_index=True)
+            answers["__wave"] = answers["__wave"].astype(str)
+            scored = scores.loc[scores["instrument"] == name, [cfg.id_col, "wave"]]
+            kept = pd.MultiIndex.from_frame(scored.drop_duplicates().astype(str))
+            answers = answers.loc[
+                pd.MultiIndex.from_frame(answers[["__id", "__wave"]]).isin(kept)
+            ].reset_index(drop=True)
+            for key in by_name[name].scales:
+                keyed = keyed_item_answers(answers, key, id_col="__id", wave_col="__wave")
+                parts.append(
+                    pd.DataFrame(
+                        {
+                            cfg.id_col: keyed["__id"].to_numpy(dtype=object),
+                            "wave": keyed["__wave"].to_numpy(dtype=object),
+                            "instrument": name,
+                            "scale": key.name,
+                            "item": keyed["item"].to_numpy(dtype=object),
+                            "answer": keyed["value"].to_numpy(dtype="float64"),
+                        }
+                    )
+                )
+        columns = [cfg.id_col if c == "id" else c for c in ITEM_ANSWER_COLUMNS]
+        if not parts:
+            empty = {c: pd.Series(dtype="float64" if c == "answer" else object) for c in columns}
+            return pd.DataFrame(empty)
+        return pd.concat(parts, ignore_index=True).loc[:, columns]

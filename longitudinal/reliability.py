@@ -280,24 +280,57 @@ def multilevel_tables(
         raise InvalidParameterError(
             f"the `data` parameter of longitudinal.multilevel_tables has no column(s) {absent}"
         )
+    from surveys import keyed_item_answers
+
+    def answers(key: Any) -> tuple[str, pd.DataFrame | None]:
+        if len(key.items) < 2:
+            return _ONE_ITEM, None
+        present = [i for i in key.items if i in data.columns]
+        if len(present) == len(key.items):  # else keyed_item_answers names the missing columns
+            answered = data.loc[data[present].notna().any(axis=1), [id_col, wave_col]]
+            reason = _unanswered(answered, id_col, wave_col)
+            if reason:
+                return reason, None
+        return "", keyed_item_answers(data, key, id_col=id_col, wave_col=wave_col)
+
+    return _multilevel(instruments, answers, id_col=id_col, wave_col=wave_col, method=method)
+
+
+_ONE_ITEM = "one item (the item components need two or more)"
+
+
+def _multilevel(
+    instruments: Sequence[Any], answers: Any, *, id_col: str, wave_col: str, method: str
+) -> MultilevelTables:
+    """Multilevel reliability of every scale; ``answers(key)`` gives (reason, keyed answers).
+
+    The keyed answers are long (``id_col, wave_col, item, value``); a scale with a reason has
+    a note and no rows.
+    """
+    from models import ConvergenceError, FormulaError, multilevel_reliability
+
     rows: list[dict[str, Any]] = []
     parts: list[pd.DataFrame] = []
     notes: list[str] = []
     meta: dict[str, Any] = {"options": {"method": method}, "scales": {}}
-    from models import ConvergenceError, FormulaError
-
     for instrument in instruments:
         for key in instrument.scales:
             label = f"{instrument.name}.{key.name}"
-            reason = _unusable(data, key, id_col, wave_col)
+            reason, keyed = answers(key)
             if reason:
                 notes.append(f"{label}: {reason}; no multilevel coefficients")
                 continue
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
-                    result = scale_multilevel_reliability(
-                        data, key, id_col=id_col, wave_col=wave_col, method=method
+                    result = multilevel_reliability(
+                        keyed,
+                        id_col=id_col,
+                        wave_col=wave_col,
+                        format="long",
+                        item_col="item",
+                        value_col="value",
+                        method=method,
                     )
                 except InvalidParameterError:
                     raise
@@ -306,7 +339,7 @@ def multilevel_tables(
                     continue
             for message in caught:
                 text = str(message.message).removeprefix("models.multilevel_reliability: ")
-                warnings.warn(f"{label}: {text}", message.category, stacklevel=2)
+                warnings.warn(f"{label}: {text}", message.category, stacklevel=3)
             names = {"instrument": instrument.name, "scale": key.name}
             rows.append({**names, **result.coefficients.iloc[0].to_dict()})
             parts.append(result.components.assign(**names).loc[:, COMPONENTS_COLUMNS])
@@ -321,22 +354,15 @@ def multilevel_tables(
     return MultilevelTables(multilevel, components, tuple(notes), meta)
 
 
-def _unusable(data: pd.DataFrame, key: Any, id_col: str, wave_col: str) -> str:
-    """Why a scale has no multilevel result here (empty when it has one)."""
-    if len(key.items) < 2:
-        return "one item (the item components need two or more)"
-    present = [i for i in key.items if i in data.columns]
-    if len(present) < len(key.items):
-        return ""  # keyed_item_answers names the missing columns
-    answered = data[present].notna().any(axis=1)
-    waves = pd.unique(data.loc[answered, wave_col])
+def _unanswered(answered: pd.DataFrame, id_col: str, wave_col: str) -> str:
+    """Why a scale has no multilevel result, from its answered person x wave rows (or empty)."""
+    waves = pd.unique(answered[wave_col])
     if len(waves) < 2:
         shown = f" ({_plain(waves[0])!r})" if len(waves) else ""
         return f"measured at one occasion{shown}"
-    people = pd.unique(data.loc[answered, id_col])
-    if len(people) < 2:
+    if len(pd.unique(answered[id_col])) < 2:
         return "answered by one person"
-    if not (data.loc[answered].groupby(id_col)[wave_col].nunique() >= 2).any():
+    if not (answered.groupby(id_col)[wave_col].nunique() >= 2).any():
         return "no participant answered at two or more occasions"
     return ""
 
@@ -350,10 +376,9 @@ def _plain(value: Any) -> Any:
 def study_multilevel_reliability(study: Any) -> MultilevelTables:
     """Multilevel reliability of a loaded study's state scales measured at two or more waves.
 
-    The :class:`~longitudinal.Study` keeps scale scores, not item answers, so each survey
-    export naming a state instrument (``[roles] states``) is read and checked again as the
-    loader read it (:func:`surveys.check_export`, flagged rows left out); only the
-    participant x wave rows the study scored for that instrument are used.
+    The answers are the study's keyed item answers (:attr:`~longitudinal.Study.item_answers`:
+    the participant x wave rows scored for each state instrument, ``[roles] states``), as the
+    loader read and checked them.
 
     Parameters
     ----------
@@ -378,16 +403,27 @@ def study_multilevel_reliability(study: Any) -> MultilevelTables:
             "the `study` parameter of longitudinal.study_multilevel_reliability must be a "
             f"Study from longitudinal.load_study; got {type(study).__name__}"
         )
-    blocks = [
-        multilevel_tables(answers, [study.instruments[name]], id_col="__id", wave_col="__wave")
-        for name, answers in _state_answers(study)
-    ]
-    if not blocks:
+    states = [study.instruments[name] for name in study.state_instruments]
+    if not states:
         return MultilevelTables(
             pd.DataFrame(columns=MULTILEVEL_COLUMNS),
             pd.DataFrame(columns=COMPONENTS_COLUMNS),
             ("no state instrument: nothing is measured at two or more waves",),
             {},
+        )
+    blocks = []
+    for instrument in states:
+        keyed_of = _study_answers(study, instrument)
+
+        def answers(key: Any, keyed_of: Any = keyed_of) -> tuple[str, pd.DataFrame | None]:
+            if len(key.items) < 2:
+                return _ONE_ITEM, None
+            keyed = keyed_of(key)
+            reason = _unanswered(keyed.loc[keyed["value"].notna()], "__id", "__wave")
+            return (reason, None) if reason else ("", keyed)
+
+        blocks.append(
+            _multilevel([instrument], answers, id_col="__id", wave_col="__wave", method="auto")
         )
     return MultilevelTables(
         pd.concat([b.multilevel for b in blocks], ignore_index=True),
@@ -397,57 +433,26 @@ def study_multilevel_reliability(study: Any) -> MultilevelTables:
     )
 
 
-def _state_answers(study: Any) -> list[tuple[str, pd.DataFrame]]:
-    """Return the item answers of each state instrument, on the rows the study scored.
+def _study_answers(study: Any, instrument: Any) -> Any:
+    """Return ``keyed(key)``, the keyed answers of a scale of ``instrument`` in the study.
 
-    Each export naming a state instrument is read and checked again as the loader read it
-    (flagged rows left out); the answers are keyed ``__id`` and ``__wave`` (text).
+    Long, as :func:`surveys.keyed_item_answers` gives them: ``__id, __wave, item, value``.
     """
-    from surveys.pipeline import check_export
+    answers = study.item_answers
+    mine = answers.loc[answers["instrument"] == instrument.name]
 
-    cfg = study.config
-    states = {study.instrument_names.get(e, e) for e in cfg.states}
-    frames: dict[str, list[pd.DataFrame]] = {name: [] for name in states}
-    for spec in cfg.surveys:
-        names = [study.instrument_names.get(e, e) for e in spec.instruments]
-        wanted = [study.instruments[n] for n in names if n in states and n in study.instruments]
-        if not wanted:
-            continue
-        item_map = study.root / spec.item_map if spec.item_map is not None else None
-        export = check_export(
-            study.root / spec.file,
-            wanted,
-            id_col=spec.id_col,
-            wave_col=spec.wave_col,
-            wave=spec.wave,
-            format=spec.format,
-            item_map=item_map,
-            missing_codes=spec.missing_codes,
-            sheet=spec.sheet,
-            flagged="exclude",
+    def keyed(key: Any) -> pd.DataFrame:
+        rows = mine.loc[mine["scale"] == key.name]
+        return pd.DataFrame(
+            {
+                "__id": rows[study.config.id_col].to_numpy(dtype=object),
+                "__wave": rows["wave"].to_numpy(dtype=object),
+                "item": rows["item"].to_numpy(dtype=object),
+                "value": rows["answer"].to_numpy(dtype="float64"),
+            }
         )
-        data = export.responses.data
-        wave = data[spec.wave_col] if spec.wave_col is not None else spec.wave
-        for instrument in wanted:
-            items = [i for i in instrument.items if i in data.columns]
-            frame = pd.DataFrame(
-                {"__id": data[export.id_col].astype(str), "__wave": wave}, index=data.index
-            )
-            frames[instrument.name].append(pd.concat([frame, data[items]], axis=1))
-    scores = study.scores
-    out: list[tuple[str, pd.DataFrame]] = []
-    for name in sorted(states, key=[study.instrument_names.get(e, e) for e in cfg.states].index):
-        if not frames.get(name):
-            continue
-        answers = pd.concat(frames[name], ignore_index=True)
-        answers["__wave"] = answers["__wave"].astype(str)
-        scored = scores.loc[scores["instrument"] == name, [cfg.id_col, "wave"]].drop_duplicates()
-        kept = pd.MultiIndex.from_frame(scored.astype(str))
-        answers = answers.loc[
-            pd.MultiIndex.from_frame(answers[["__id", "__wave"]]).isin(kept)
-        ].reset_index(drop=True)
-        out.append((name, answers))
-    return out
+
+    return keyed
 
 
 @dataclass(frozen=True, repr=False)
@@ -530,8 +535,6 @@ def invariance_ladders(
         and a note saying which. A ladder below the rule of thumb carries the rule's line in
         ``sample_flag`` (with ``small_sample="fit"``).
     """
-    from models import ModelsError, invariance_tables, measurement_invariance
-    from models.sem import invariance_sample_note
     from surveys import keyed_item_answers
 
     if small_sample not in ("fit", "skip"):
@@ -539,6 +542,37 @@ def invariance_ladders(
             "the `small_sample` parameter of invariance_ladders must be 'fit' or 'skip'; "
             f"got {small_sample!r}"
         )
+    if waves is None and wave_col in data.columns:  # else keyed_item_answers names it
+        waves = list(pd.unique(data[wave_col]))
+
+    def answers(_instrument: Any, key: Any) -> pd.DataFrame:
+        return keyed_item_answers(data, key, id_col=id_col, wave_col=wave_col)
+
+    return _ladders(
+        instruments,
+        answers,
+        id_col=id_col,
+        wave_col=wave_col,
+        waves=waves,
+        estimator=estimator,
+        small_sample=small_sample,
+    )
+
+
+def _ladders(
+    instruments: Sequence[Any],
+    answers: Any,
+    *,
+    id_col: str,
+    wave_col: str,
+    waves: Sequence[Any] | None,
+    estimator: str,
+    small_sample: str,
+) -> InvarianceTables:
+    """Test the ladder of every scale; ``answers(instrument, key)`` gives its keyed answers."""
+    from models import ModelsError, invariance_tables, measurement_invariance
+    from models.sem import invariance_sample_note
+
     fits: list[pd.DataFrame] = []
     params: list[pd.DataFrame] = []
     notes: list[str] = []
@@ -563,13 +597,12 @@ def invariance_ladders(
             if len(key.items) < 3:
                 unfitted(instrument, key.name, "fewer than three items")
                 continue
-            long = keyed_item_answers(data, key, id_col=id_col, wave_col=wave_col)
+            long = answers(instrument, key)
             wide = long.pivot_table(
                 index=[id_col, wave_col], columns="item", values="value", dropna=False, sort=False
             ).reset_index()
             wide = wide.dropna(subset=list(key.items), how="all")
-            order = list(waves) if waves is not None else list(pd.unique(data[wave_col]))
-            order = [w for w in order if w in set(wide[wave_col])]
+            order = [w for w in waves or () if w in set(wide[wave_col])]
             if len(order) < 2:
                 unfitted(instrument, key.name, "measured at one wave")
                 continue
@@ -656,7 +689,8 @@ def study_invariance(
 ) -> InvarianceTables:
     """Test the invariance of a loaded study's state scales measured at two or more waves.
 
-    The item answers are read again as for :func:`study_multilevel_reliability`; the waves
+    The answers are the study's keyed item answers, as for
+    :func:`study_multilevel_reliability`; the waves
     are the study's (``[study] waves``), in order. ``small_sample`` as in
     :func:`invariance_ladders`; ``"skip"`` by default, as the report narrates only a ladder
     whose sample meets the rule of thumb. A scale without a ladder has its rows with the
@@ -669,12 +703,19 @@ def study_invariance(
             "the `study` parameter of longitudinal.study_invariance must be a Study from "
             f"longitudinal.load_study; got {type(study).__name__}"
         )
+    if small_sample not in ("fit", "skip"):
+        raise InvalidParameterError(
+            "the `small_sample` parameter of study_invariance must be 'fit' or 'skip'; "
+            f"got {small_sample!r}"
+        )
     blocks = []
     notes: list[str] = []
-    for name, answers in _state_answers(study):
-        block = invariance_ladders(
-            answers,
-            [study.instruments[name]],
+    for name in study.state_instruments:
+        instrument = study.instruments[name]
+        keyed = _study_answers(study, instrument)
+        block = _ladders(
+            [instrument],
+            lambda _instrument, key, keyed=keyed: keyed(key),
             id_col="__id",
             wave_col="__wave",
             waves=[str(w) for w in study.config.waves],

@@ -28,7 +28,11 @@ surveys scored by the loader in :mod:`longitudinal._study_loader`; this module h
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
+import hmac
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +104,13 @@ class Study(Result):
         Item statistics per instrument x scale x wave.
     missing : pandas.DataFrame
         Unscored respondents per instrument x scale x wave.
+    item_answers : pandas.DataFrame
+        The keyed item answers, one row per answer: ``id column, wave, instrument, scale,
+        item, answer``, on the participant x wave rows scored for the instrument (traits at
+        the first wave only). ``answer`` (float) is reverse keyed from the scale's declared
+        range as the scoring does (:func:`surveys.keyed_item_answers`), NaN when missing; an
+        item of two scales has a row in each. Multilevel reliability and measurement
+        invariance read their answers here.
     exclusions : pandas.DataFrame
         The exclusion log: ``file, row, reason, scope``. ``scope`` is ``"study"`` for rows
         left out of everything and ``"story_frame"`` for sessions kept in the session frame
@@ -119,6 +130,9 @@ class Study(Result):
         Every numeric behaviour column of ``sessions.csv`` (described in the report).
     meta : dict
         Row counts read / kept / excluded per file and the scoring parameters.
+    id_map : dict or None
+        ``{raw id: pseudonym}`` of a study from :meth:`pseudonymised`; None for the study as
+        loaded.
     """
 
     root: Path
@@ -131,6 +145,7 @@ class Study(Result):
     reliability: pd.DataFrame
     item_stats: pd.DataFrame
     missing: pd.DataFrame
+    item_answers: pd.DataFrame
     exclusions: pd.DataFrame
     instruments: dict[str, Any]
     instrument_names: dict[str, str]
@@ -138,6 +153,7 @@ class Study(Result):
     session_features: tuple[str, ...]
     meta: dict[str, Any] = field(default_factory=dict)
     numeric_session_columns: tuple[str, ...] = ()
+    id_map: dict[str, str] | None = None
 
     def _title(self) -> str:
         cfg = self.config
@@ -169,15 +185,94 @@ class Study(Result):
         return load_study(path)
 
     def story_frame(self) -> pd.DataFrame:
-        """One row per rating; see :func:`longitudinal.frames.story_frame`."""
-        return _frames.story_frame(self)
+        """One row per rating; see :func:`longitudinal.frames.story_frame`.
+
+        Built once per Study; each call returns a copy.
+        """
+        return self._story_frame.copy()
 
     def session_frame(self) -> pd.DataFrame:
-        """One row per session; see :func:`longitudinal.frames.session_frame`."""
-        return _frames.session_frame(self)
+        """One row per session; see :func:`longitudinal.frames.session_frame`.
+
+        Built once per Study; each call returns a copy.
+        """
+        return self._session_frame.copy()
 
     def person_wave_frame(self) -> pd.DataFrame:
-        """One row per participant x wave; see :func:`longitudinal.frames.person_wave_frame`."""
+        """One row per participant x wave; see :func:`longitudinal.frames.person_wave_frame`.
+
+        Built once per Study; each call returns a copy.
+        """
+        return self._person_wave_frame.copy()
+
+    def pseudonymised(self, key: bytes) -> Study:
+        """Return this study with every participant id replaced by its pseudonym.
+
+        Parameters
+        ----------
+        key : bytes
+            The secret key of the pseudonyms (:func:`pseudonym_map`): the same key gives the
+            same pseudonyms.
+
+        Returns
+        -------
+        Study
+            The same study, its tables renamed: the id column of :attr:`participants`,
+            :attr:`sessions`, :attr:`ratings`, :attr:`survey_dates`, :attr:`scores` and
+            :attr:`item_answers` holds the pseudonyms, and their rows are put in pseudonym
+            order (stably, so each participant's rows keep their order): a table listed in the
+            raw ids' order would let a reader who knows the ids map every pseudonym back.
+            Session ids, which often hold the participant's raw id, become
+            ``{pseudonym}-{n}`` (``n`` counting the participant's sessions in the order of
+            their raw ids), in sessions and ratings alike. The exclusion log, the scoring
+            notes and the other tables are kept as they are (free text is not searched for
+            ids). :attr:`id_map` holds ``{raw id: pseudonym}``.
+
+        Raises
+        ------
+        longitudinal.InvalidParameterError
+            If `key` is not non-empty bytes.
+
+        Examples
+        --------
+        >>> from longitudinal.study import load_study
+        >>> shown = load_study("path/to/study").pseudonymised(b"...")  # doctest: +SKIP
+        >>> shown.participants["participant_id"].head(2).tolist()  # doctest: +SKIP
+        ['S01', 'S02']
+        """
+        if not isinstance(key, bytes) or not key:
+            raise InvalidParameterError(
+                "the `key` parameter of Study.pseudonymised must be non-empty bytes; got "
+                f"{type(key).__name__}"
+            )
+        id_col = self.config.id_col
+        id_map = pseudonym_map(self.participants[id_col].astype(str), key=key)
+        sessions = _renamed(self.sessions, id_col, id_map)
+        session_map = _session_pseudonyms(self.sessions, self.ratings, id_col, id_map)
+        ratings = _renamed(self.ratings, id_col, id_map)
+        for table in (sessions, ratings):
+            table["session_id"] = table["session_id"].map(session_map)
+        return dataclasses.replace(
+            self,
+            participants=_renamed(self.participants, id_col, id_map),
+            sessions=sessions,
+            ratings=ratings,
+            survey_dates=_renamed(self.survey_dates, id_col, id_map),
+            scores=_renamed(self.scores, id_col, id_map),
+            item_answers=_renamed(self.item_answers, id_col, id_map),
+            id_map=id_map,
+        )
+
+    @functools.cached_property
+    def _story_frame(self) -> pd.DataFrame:
+        return _frames.story_frame(self)
+
+    @functools.cached_property
+    def _session_frame(self) -> pd.DataFrame:
+        return _frames.session_frame(self)
+
+    @functools.cached_property
+    def _person_wave_frame(self) -> pd.DataFrame:
         return _frames.person_wave_frame(self)
 
     @property
@@ -196,6 +291,46 @@ class Study(Result):
         if self.config.demographics is not None:
             return tuple(c for c in self.config.demographics if c in self.participants.columns)
         return tuple(c for c in DEFAULT_DEMOGRAPHICS if c in self.participants.columns)
+
+
+def pseudonym_map(ids: Iterable[str], *, key: bytes, prefix: str = "S") -> dict[str, str]:
+    """Give participant ids pseudonyms, numbered in an order only the key reveals.
+
+    The pseudonym of an id is its rank under a keyed hash (HMAC-SHA-256), so the numbering is
+    a random permutation for anyone without the key; numbers are zero-padded to at least two
+    digits. See :func:`longitudinal.report.pseudonyms.pseudonyms`.
+    """
+    unique = {str(i) for i in ids}
+    order = sorted(unique, key=lambda raw: hmac.new(key, raw.encode(), hashlib.sha256).digest())
+    width = max(2, len(str(len(order))))
+    return {raw: f"{prefix}{k:0{width}d}" for k, raw in enumerate(order, start=1)}
+
+
+def _renamed(frame: pd.DataFrame, id_col: str, id_map: Mapping[str, str]) -> pd.DataFrame:
+    """Put pseudonyms in the id column, the rows in pseudonym order (stable)."""
+    out = frame.copy()
+    out[id_col] = out[id_col].astype(str).map(id_map)
+    return out.sort_values(id_col, kind="mergesort", na_position="last").reset_index(drop=True)
+
+
+def _session_pseudonyms(
+    sessions: pd.DataFrame, ratings: pd.DataFrame, id_col: str, id_map: Mapping[str, str]
+) -> dict[str, str]:
+    """``{raw session id: {pseudonym}-{n}}``, ``n`` in the order of the participant's raw ids.
+
+    The numbers are zero-padded to one width, so the new ids sort within a participant as the
+    raw ids did (the frames break ties between sessions by session id).
+    """
+    owned = pd.concat([sessions[[id_col, "session_id"]], ratings[[id_col, "session_id"]]])
+    owned = owned.drop_duplicates("session_id")
+    counts = owned.groupby(id_col)["session_id"].size()
+    width = len(str(int(counts.max()))) if len(counts) else 1
+    out: dict[str, str] = {}
+    for raw_id, group in owned.groupby(id_col, sort=False):
+        shown = id_map.get(str(raw_id), "")
+        for n, session in enumerate(sorted(group["session_id"]), start=1):
+            out[session] = f"{shown}-{n:0{width}d}"
+    return out
 
 
 def load_study(path: str | Path) -> Study:
@@ -257,30 +392,22 @@ def load_study(path: str | Path) -> Study:
             f"the `path` parameter of load_study must be a study directory (holding "
             f"{CONFIG_FILE}); got the file {str(path)!r}"
         )
+    return _load_study(root, read_study_config(root))
+
+
+def _load_study(root: Path, config: StudyConfig) -> Study:
+    """Load the study directory ``root`` whose ``study.toml`` was read into ``config``."""
     from longitudinal._study_loader import _Loader  # the loader checks; the Study is built here
 
-    config = read_study_config(root)
     return Study(**_Loader(root, config).run())
 
 
-def _refuse_deep_toml(path: str | Path, reason: str | None = None) -> None:
-    """Refuse a study.toml nested too deeply for the TOML parser, before it is parsed."""
-    from surveys._toml import too_deep
-
-    given = Path(path)
-    toml_path = given / CONFIG_FILE if given.is_dir() else given
-    if reason is None and toml_path.is_file():
-        try:
-            reason = too_deep(toml_path.read_bytes().decode("utf-8"))
-        except (OSError, UnicodeDecodeError):
-            reason = None  # read_study_config says what is wrong
-    if reason is not None:
-        raise InputValidationError(
-            pd.DataFrame(
-                [{"file": CONFIG_FILE, "row": None, "reason": f"not valid TOML: {reason}"}]
-            ),
-            summary=f"cannot read {CONFIG_FILE}",
-        )
+def _refuse_deep_toml(reason: str) -> None:
+    """Refuse a study.toml whose instrument key files nest too deeply for the TOML parser."""
+    raise InputValidationError(
+        pd.DataFrame([{"file": CONFIG_FILE, "row": None, "reason": f"not valid TOML: {reason}"}]),
+        summary=f"cannot read {CONFIG_FILE}",
+    )
 
 
 _NESTED_KEY = "an instrument key file it names nests arrays or inline tables too deeply"
@@ -288,19 +415,17 @@ _NESTED_KEY = "an instrument key file it names nests arrays or inline tables too
 
 @functools.wraps(_read_study_config)
 def read_study_config(path: str | Path) -> StudyConfig:  # noqa: D103 (docstring from wraps)
-    _refuse_deep_toml(path)
     try:
         return _read_study_config(path)
     except RecursionError:
-        _refuse_deep_toml(path, _NESTED_KEY)
+        _refuse_deep_toml(_NESTED_KEY)
         raise
 
 
 @functools.wraps(_study_inputs)
 def study_inputs(path: str | Path) -> list[Path]:  # noqa: D103 (docstring from wraps)
-    _refuse_deep_toml(path)
     try:
         return _study_inputs(path)
     except RecursionError:
-        _refuse_deep_toml(path, _NESTED_KEY)
+        _refuse_deep_toml(_NESTED_KEY)
         raise

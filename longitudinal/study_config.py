@@ -380,9 +380,16 @@ def read_study_config(path: str | Path) -> StudyConfig:
                 f"{CONFIG_FILE}; {str(path)!r} does not exist"
             )
         _fail_once(CONFIG_FILE, f"the study directory has no {CONFIG_FILE}")
+    from surveys._toml import too_deep
+
     failures = _Failures()
     try:
-        raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+        text = toml_path.read_text(encoding="utf-8")
+        deep = too_deep(text)  # refused before the parser recurses into it
+        if deep is not None:
+            failures.add(CONFIG_FILE, f"not valid TOML: {deep}")
+            failures.raise_if_any(f"cannot read {CONFIG_FILE}")
+        raw = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         failures.add(CONFIG_FILE, f"not valid TOML: {err}")
         failures.raise_if_any(f"cannot read {CONFIG_FILE}")
@@ -442,6 +449,11 @@ def study_inputs(path: str | Path) -> list[Path]:
             cfg = read_study_config(root)
     except (InputValidationError, InvalidParameterError):
         return [root]
+    return inputs_of(root, cfg)
+
+
+def inputs_of(root: Path, cfg: StudyConfig) -> list[Path]:
+    """List study.toml and every file it names (see :func:`study_inputs`), from its config."""
     names = [CONFIG_FILE, cfg.ratings.file, cfg.sessions_file, cfg.participants_file]
     for spec in cfg.surveys:
         names.append(spec.file)

@@ -21,7 +21,7 @@ from longitudinal.report.context import (
     REPORT_FILE,
     ReportContext,
     choose_states,
-    rename_ids,
+    report_frame,
 )
 from longitudinal.report.html import render
 from longitudinal.report.options import ReportOptions, check_options
@@ -29,7 +29,6 @@ from longitudinal.report.provenance import provenance
 from longitudinal.report.pseudonyms import (
     default_key_path,
     fingerprint,
-    pseudonyms,
     read_or_new_key,
     write_key,
 )
@@ -202,24 +201,19 @@ def build_report(
         lean=lean,
         ordinal_bins=ordinal_bins,
     )
-    from longitudinal.study import load_study, study_inputs
-
     study_path = Path(study_dir)
+    config, inputs = _study_config(study_path)
     out = check_out_dir(
-        out_dir,
-        overwrite=overwrite,
-        func="build_report",
-        command="report",
-        inputs=study_inputs(study_path),
+        out_dir, overwrite=overwrite, func="build_report", command="report", inputs=inputs
     )
 
     key_path = default_key_path(out) if pseudonym_key is None else Path(pseudonym_key)
     key, new_key = (
-        read_or_new_key(key_path, out, func="build_report", inputs=study_inputs(study_path))
+        read_or_new_key(key_path, out, func="build_report", inputs=inputs)
         if pseudonymize
         else (b"", False)
     )
-    study = load_study(study_path)
+    study = _load(study_path, config)
     if options.retest:  # a misspelled scale is refused before any analysis, not ignored
         from longitudinal.report.retest import check_retest_names
 
@@ -255,6 +249,32 @@ def build_report(
             key_path.unlink(missing_ok=True)
         raise
     return out
+
+
+def _study_config(study_path: Path) -> tuple[Any, list[Path]]:
+    """Read ``study.toml`` once: its config (None when unusable) and the files it names.
+
+    An unusable ``study.toml`` gives the study directory as the one input, as
+    :func:`longitudinal.study.study_inputs` does; loading the study then says what is wrong.
+    """
+    from longitudinal.study import read_study_config
+    from longitudinal.study_config import inputs_of
+    from surveys import InputValidationError
+
+    if not study_path.is_dir():
+        return None, [study_path]
+    try:
+        config = read_study_config(study_path)
+    except (InputValidationError, InvalidParameterError):
+        return None, [study_path]
+    return config, inputs_of(study_path, config)
+
+
+def _load(study_path: Path, config: Any) -> Any:
+    """Load the study, from its ``study.toml`` already read when it was usable."""
+    from longitudinal.study import _load_study, load_study
+
+    return load_study(study_path) if config is None else _load_study(study_path, config)
 
 
 def run_demo(
@@ -345,10 +365,15 @@ def write_report(
 ) -> None:
     """Compute every section of the report of ``study`` and write the folder ``out``."""
     cfg = study.config
-    raw_ids = [str(i) for i in study.participants[cfg.id_col]]
-    id_map = pseudonyms(raw_ids, key=key) if options.pseudonymize else {i: i for i in raw_ids}
+    if options.pseudonymize:
+        shown = study.pseudonymised(key)
+        id_map = shown.id_map
+    else:
+        shown = study
+        id_map = {i: i for i in map(str, study.participants[cfg.id_col])}
     ctx = ReportContext(
-        study=study,
+        study=shown,
+        loaded=study,
         options=options,
         id_map=id_map,
         out=out,
@@ -357,9 +382,9 @@ def write_report(
         key_fingerprint=fingerprint(key) if options.pseudonymize else None,
     )
     ctx.frames = {
-        "person_wave": rename_ids(study.person_wave_frame(), cfg.id_col, id_map),
-        "story": rename_ids(study.story_frame(), cfg.id_col, id_map),
-        "sessions": rename_ids(study.session_frame(), cfg.id_col, id_map),
+        "person_wave": report_frame(shown.person_wave_frame()),
+        "story": report_frame(shown.story_frame()),
+        "sessions": report_frame(shown.session_frame()),
     }
     ctx.note(*(ctx.scrub(n) for n in study.meta.get("scoring_notes", [])))
     if options.lean:

@@ -18,6 +18,7 @@ from longitudinal._wording import instrument_title, own_names, span_text
 from longitudinal.frames import scale_column
 from longitudinal.report.options import ReportOptions
 from longitudinal.report.pseudonyms import pseudonymize_message
+from longitudinal.study import _renamed as renamed
 
 REPORT_FILE = "report.html"
 EXCLUSIONS_FILE = "exclusions.csv"
@@ -30,12 +31,21 @@ EVALUATION_FILE = Path("evaluate") / "metrics.csv"
 
 @dataclass
 class ReportContext:
-    """Everything computed for one report."""
+    """Everything computed for one report.
+
+    ``study`` is the study the report shows: pseudonymised (:meth:`Study.pseudonymised
+    <longitudinal.study.Study.pseudonymised>`) unless the report keeps the raw ids. ``loaded``
+    is the study as loaded, for the analyses whose sums run over the participants in the order
+    of their ids (multilevel reliability, invariance, the G study, the empathy models), so that
+    their numbers are those of the study as read to the last digit; their messages go through
+    :meth:`scrub`. Without ``loaded`` (a report that keeps the raw ids), it is ``study``.
+    """
 
     study: Any
     options: ReportOptions
     id_map: dict[str, str]
     out: Path
+    loaded: Any = None
     demo: bool = False
     previous_evaluate: Path | None = None
     key_fingerprint: str | None = None
@@ -50,6 +60,10 @@ class ReportContext:
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)  # person_wave, story, sessions
     withheld: int = 0  # messages quoting a raw id not as a participant (see scrub)
     _names: frozenset[str] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.loaded is None:
+            self.loaded = self.study
 
     @property
     def config(self) -> Any:
@@ -145,15 +159,14 @@ def rename_ids(frame: pd.DataFrame, id_col: str, id_map: dict[str, str]) -> pd.D
 
     The rows are put in pseudonym order (stable, so each person's rows keep their order): a
     table listed in the raw ids' order would let a reader who knows the ids map every
-    pseudonym back.
+    pseudonym back (the rule of :meth:`longitudinal.study.Study.pseudonymised`).
     """
-    out = frame.copy()
-    out[id_col] = out[id_col].astype(str).map(id_map)
-    out = out.sort_values(id_col, kind="mergesort", na_position="last").reset_index(drop=True)
-    for col in ("session_id",):
-        if col in out.columns:
-            out = out.drop(columns=col)
-    return out
+    return report_frame(renamed(frame, id_col, id_map))
+
+
+def report_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Drop the session ids of a frame of the shown study, as the report's tables have it."""
+    return frame.drop(columns=[c for c in ("session_id",) if c in frame.columns])
 
 
 def label(instrument: Any, scale: str) -> str:

@@ -17,7 +17,6 @@ never taken for an id.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import math
 import os
 import re
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from longitudinal._errors import InvalidParameterError
+from longitudinal.study import pseudonym_map
 
 KEY_SUFFIX = ".pseudonym-key"
 
@@ -62,10 +62,7 @@ def pseudonyms(ids: Sequence[str], *, key: bytes, prefix: str = "S") -> dict[str
     """
     if not isinstance(key, bytes) or not key:
         raise InvalidParameterError("the `key` parameter of pseudonyms must be non-empty bytes")
-    unique = {str(i) for i in ids}
-    order = sorted(unique, key=lambda raw: hmac.new(key, raw.encode(), hashlib.sha256).digest())
-    width = max(2, len(str(len(order))))
-    return {raw: f"{prefix}{k:0{width}d}" for k, raw in enumerate(order, start=1)}
+    return pseudonym_map(ids, key=key, prefix=prefix)
 
 
 _QUOTED = re.compile(r"""(?<!\w)(?:'[^'\n]+'|"[^"\n]+"|‘[^’\n]+’|“[^”\n]+”)(?!\w)""")

@@ -106,7 +106,7 @@ class ChangeSection(Section):
             try:
                 result = self._analyse(ctx, column, instrument, scale)
             except (LongitudinalError, ModelsError, SurveysError) as err:
-                failed.append(f"{ctx.labels[column]}: {ctx.scrub(str(err))}")
+                failed.append(f"{ctx.labels[column]}: {err}")  # saw pseudonyms only
                 continue
             analysed.append((column, instrument, scale))
             ctx.results[column] = result
@@ -160,7 +160,7 @@ class ChangeSection(Section):
                 ci_level=ctx.options.ci_level,
             )
         for w in caught:
-            ctx.note(ctx.scrub(f"{ctx.labels[column]}: {w.message}"))
+            ctx.note(f"{ctx.labels[column]}: {w.message}")  # the models saw pseudonyms only
         return result
 
     @staticmethod
@@ -313,7 +313,6 @@ def exclusion_reasons(
     """
     cfg = ctx.config
     waves = [str(w) for w in cfg.waves]
-    raw_of = {shown: raw for raw, shown in ctx.id_map.items()}
     scores = ctx.study.scores
     scores = scores[(scores["instrument"] == instrument) & (scores["scale"] == scale)]
     found = {
@@ -325,10 +324,9 @@ def exclusion_reasons(
     tally = {(kind, wave): 0 for wave in waves for kind in (NOT_TAKEN, NOT_SCORED)}
     taken_col, scored_col, reason_col = [], [], []
     for pid in excluded["id"].astype(str):
-        raw = raw_of.get(pid, pid)
         not_taken, not_scored, reasons = [], [], []
         for wave in waves:
-            hit = found.get((raw, wave))
+            hit = found.get((pid, wave))
             if hit is not None and pd.notna(hit[0]):
                 continue
             if hit is None:

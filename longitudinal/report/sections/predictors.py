@@ -39,7 +39,7 @@ class PredictorsSection(Section):
                 "ratings that vary."
             )
         try:
-            plan = plan_predictors(ctx.study, ctx.options.predictors, n_people=n_people)
+            plan = plan_predictors(ctx.loaded, ctx.options.predictors, n_people=n_people)
         except LongitudinalError as err:
             raise SectionUnavailable(str(err)) from err
         if plan.empty:
@@ -60,7 +60,7 @@ class PredictorsSection(Section):
         seed = ctx.options.seed if ctx.options.seed is not None else 2024
         try:
             section = empathy_effects_section(
-                ctx.study,
+                ctx.loaded,
                 ctx.out,
                 include_bayes=ctx.options.bayes,
                 seed=seed,
@@ -89,7 +89,7 @@ class PredictorsSection(Section):
                 if c not in within
             ]  # fmt: skip
         )
-        summary = plan_left_out(ctx.study, plan, func=self.heading)
+        summary = plan_left_out(ctx.loaded, plan, func=self.heading)
         if ctx.options.pseudonymize:  # each participant's line under the pseudonym, by position
             summary, withheld = pseudonymize_left_out(summary, ctx.id_map)
             if withheld:

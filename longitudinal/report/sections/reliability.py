@@ -145,7 +145,7 @@ class ReliabilitySection(Section):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the ladder's findings are its notes
             try:
-                result = study_invariance(ctx.study)
+                result = study_invariance(ctx.loaded)
             except (ModelsError, SurveysError, ValueError) as why:
                 ctx.note(ctx.scrub(f"Measurement invariance not tested: {why}"))
                 return
@@ -173,7 +173,7 @@ class ReliabilitySection(Section):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                result = ratings_g_study(ctx.study)
+                result = ratings_g_study(ctx.loaded)
             except InvalidParameterError as why:
                 result = None
                 reason = str(why).split(": ", 2)[-1]
@@ -228,7 +228,7 @@ def _study_multilevel(ctx: ReportContext) -> Any:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            result = study_multilevel_reliability(ctx.study)
+            result = study_multilevel_reliability(ctx.loaded)
         except (ModelsError, SurveysError, ValueError) as why:
             ctx.note(ctx.scrub(f"Multilevel reliability not computed: {why}"))
             return None

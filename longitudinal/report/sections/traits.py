@@ -35,7 +35,8 @@ class TraitsSection(Section):
         ctx.tables["traits"] = summary_frame(
             rows, columns=["scale", "instrument", "n", "mean", "sd", "min", "median", "max"]
         )
-        ctx.tables["demographics"] = _demographics(study)
+        # sums over the participants in file order, as loaded: the same digits to the last
+        ctx.tables["demographics"] = _demographics(ctx.loaded)
 
         save = _saver(ctx)
         radar = _radar_instrument(ctx)
