@@ -13,7 +13,6 @@ with one line). The checks, which need NumPy, are in :mod:`_empathic_base.checks
 
 from _empathic_base.errors import (
     DataQualityWarning,
-    EmpathicDeprecationWarning,
     EmpathicError,
     EmpathicWarning,
     InvalidParameterError,
@@ -27,7 +26,6 @@ from _empathic_base.errors import (
 
 __all__ = [
     "DataQualityWarning",
-    "EmpathicDeprecationWarning",
     "EmpathicError",
     "EmpathicWarning",
     "InvalidParameterError",

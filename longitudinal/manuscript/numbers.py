@@ -30,8 +30,8 @@ def _missing(value: Any) -> bool:
         return True
 
 
-def apa_num(value: Any, digits: int = 2) -> str:
-    """Format a number with ``digits`` decimals and a true minus sign; a dash when missing.
+def apa_num(value: Any, decimals: int = 2) -> str:
+    """Format a number with ``decimals`` decimals and a true minus sign; a dash when missing.
 
     A value that rounds to zero prints without a sign (``0.00``, never ``−0.00``).
 
@@ -43,13 +43,13 @@ def apa_num(value: Any, digits: int = 2) -> str:
     """
     if _missing(value):
         return DASH
-    text = f"{float(value):.{digits}f}"
+    text = f"{float(value):.{decimals}f}"
     if float(text) == 0:
         text = text.lstrip("-")
     return text.replace("-", MINUS)
 
 
-def apa_unit(value: Any, digits: int = 2) -> str:
+def apa_unit(value: Any, decimals: int = 2) -> str:
     """Format a value that cannot exceed 1 in size without the leading zero.
 
     For η², W, α, an ICC or a correlation: ``.03``, ``−.25``.
@@ -60,7 +60,7 @@ def apa_unit(value: Any, digits: int = 2) -> str:
     >>> apa_unit(0.0286), apa_unit(-0.2536, 3), apa_unit(1.0)
     ('.03', '−.254', '1.00')
     """
-    text = apa_num(value, digits)
+    text = apa_num(value, decimals)
     if text.startswith(f"{MINUS}0."):
         return MINUS + text[2:]
     if text.startswith("0."):
@@ -119,7 +119,7 @@ def apa_df(value: Any) -> str:
     return apa_num(value, 2 if abs(value) < 10 else 1)
 
 
-def apa_ci(low: Any, high: Any, digits: int = 2, *, unit: bool = False) -> str:
+def apa_ci(low: Any, high: Any, decimals: int = 2, *, unit: bool = False) -> str:
     """Write an interval in brackets: ``[−0.22, 0.44]`` (``unit=True``: without leading zeros).
 
     Examples
@@ -129,4 +129,4 @@ def apa_ci(low: Any, high: Any, digits: int = 2, *, unit: bool = False) -> str:
     ('[−0.22, 0.44]', '[.72, .94]')
     """
     fmt = apa_unit if unit else apa_num
-    return f"[{fmt(low, digits)}, {fmt(high, digits)}]"
+    return f"[{fmt(low, decimals)}, {fmt(high, decimals)}]"

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._checks import check_bool, check_int, check_unit
-from longitudinal._display import DECIMALS, Displayed, Result
-from longitudinal._errors import EmpathicDeprecationWarning, InvalidParameterError
+from longitudinal._display import DECIMALS, Result
+from longitudinal._errors import InvalidParameterError
 from longitudinal.predict._common import _check_study, _empty, _recording, sampling_settings
 from longitudinal.predict.effects import _check_whole
 from longitudinal.predict.left_out import left_out_summary
@@ -163,14 +163,14 @@ class _SummaryTable(pd.DataFrame):
         warnings.warn(
             "EvaluationResult.summary as a table is deprecated: use summary_table (summary() "
             "is the text summary)",
-            EmpathicDeprecationWarning,
+            FutureWarning,
             stacklevel=2,
         )
         return super().__getitem__(key)
 
 
 @dataclass(frozen=True, repr=False)
-class EvaluationResult(Displayed):
+class EvaluationResult(Result):
     """Metrics of the out-of-person prediction benchmark.
 
     Attributes
@@ -828,7 +828,7 @@ def evaluate_predictions(
     seeds: int | Sequence[int] = 5,
     k: int = 5,
     models: Sequence[str] | None = None,
-    include_bayes: bool = True,
+    bayes: bool = True,
     bayes_kfold: bool = False,
     threshold: float | None = None,
     threshold_source: str | None = None,
@@ -864,9 +864,9 @@ def evaluate_predictions(
         Folds of the grouped K-fold, repeated for every seed; 0 skips the K-fold.
     models : sequence of str, optional
         Subset of :data:`MODEL_DESCRIPTIONS` (default all, ``bayes_ordinal`` only with
-        ``include_bayes``; on a continuous scale of more than 11 points the ordinal models
+        ``bayes``; on a continuous scale of more than 11 points the ordinal models
         ``clmm_full`` and ``bayes_ordinal`` are left out with a note, and refused when named).
-    include_bayes : bool, default True
+    bayes : bool, default True
         Include the Bayesian ordinal model.
     bayes_kfold : bool, default False
         Also fit the Bayesian model in every K-fold fold (``k`` times more sampling).
@@ -1001,7 +1001,7 @@ def evaluate_predictions(
     Examples
     --------
     >>> from longitudinal.predict import evaluate_predictions
-    >>> result = evaluate_predictions(study, seeds=2, include_bayes=False)  # doctest: +SKIP
+    >>> result = evaluate_predictions(study, seeds=2, bayes=False)  # doctest: +SKIP
     >>> result.summary_table[["model", "split", "r_mean", "r_sd"]]  # doctest: +SKIP
     """
     func = "evaluate_predictions"
@@ -1020,13 +1020,13 @@ def evaluate_predictions(
         raise InvalidParameterError(f"the `k` parameter of {func} must be 0 (no K-fold) or >= 2")
     check_benchmark_counts(len(seed_list_), k, n_boot, func=func)
     for name, value in (
-        ("include_bayes", include_bayes),
+        ("bayes", bayes),
         ("bayes_kfold", bayes_kfold),
         ("random_slope", random_slope),
     ):
         check_bool(value, name=name, where=func)
     known = list(MODEL_DESCRIPTIONS)
-    chosen = _chosen_models(models, include_bayes, func=func)
+    chosen = _chosen_models(models, bayes, func=func)
     settings = sampling_settings(draws, tune, chains, where=func)
     bayes_opts: dict[str, Any] = dict(zip(("draws", "tune", "chains"), settings, strict=True))
     bayes_opts["sampler"] = sampler or default_sampler()
@@ -1265,18 +1265,18 @@ def _undefined_for_constants(boot: KFoldBootstrap) -> KFoldBootstrap:
     return KFoldBootstrap(intervals=ci, comparisons=comp, meta=boot.meta)
 
 
-def _chosen_models(models: str | Sequence[str] | None, include_bayes: bool, *, func: str) -> list:
+def _chosen_models(models: str | Sequence[str] | None, bayes: bool, *, func: str) -> list:
     """Return the package's models to run, in table order."""
     known = list(MODEL_DESCRIPTIONS)
     if models is None:
-        return [m for m in known if include_bayes or m != "bayes_ordinal"]
+        return [m for m in known if bayes or m != "bayes_ordinal"]
     chosen = [models] if isinstance(models, str) else list(models)
     unknown = [m for m in chosen if m not in known]
     if unknown or not chosen:
         raise InvalidParameterError(
             f"the `models` parameter of {func} must name models from {known}; got {models!r}"
         )
-    if not include_bayes:
+    if not bayes:
         chosen = [m for m in chosen if m != "bayes_ordinal"]
     return [m for m in known if m in chosen]
 

@@ -34,9 +34,7 @@ def test_empathy_data_and_evaluation_show_their_tables(demo_study):
     assert result.summary().startswith("EvaluationResult: 1 models")
     assert "<table" in result.summary()._repr_html_()
     # the earlier spelling, the table under `summary`, still works for a release and warns
-    from longitudinal import EmpathicDeprecationWarning
-
-    with pytest.warns(EmpathicDeprecationWarning, match="use summary_table"):
+    with pytest.warns(FutureWarning, match="use summary_table"):
         assert list(result.summary["model"]) == ["grand_mean", "grand_mean"]
     assert list(result.to_frame().columns) == list(result.summary().parts[0][1].columns)
     assert result.to_dict()["title"].startswith("EvaluationResult")
