@@ -8,12 +8,13 @@ warnings").
 
 Importing this package imports only the standard library: ``longitudinal`` imports it at
 package import, which must stay light (Ctrl-C during the command line's first imports ends
-with one line). The checks, which need NumPy, are in :mod:`_empathic_base.checks`.
+with one line). The checks, which need NumPy, are in :mod:`_empathic_base.checks`; the
+glossary as data (parameter names and defaults, result columns) in
+:mod:`_empathic_base.vocabulary`.
 """
 
 from _empathic_base.errors import (
     DataQualityWarning,
-    EmpathicDeprecationWarning,
     EmpathicError,
     EmpathicWarning,
     InvalidParameterError,
@@ -27,7 +28,6 @@ from _empathic_base.errors import (
 
 __all__ = [
     "DataQualityWarning",
-    "EmpathicDeprecationWarning",
     "EmpathicError",
     "EmpathicWarning",
     "InvalidParameterError",

@@ -53,35 +53,3 @@ def check_unit(value: Any, *, name: str, where: str) -> float:
             f"{parameter(name, where)} must be a float in (0, 1); got {value!r}"
         )
     return float(value)
-
-
-def renamed_parameter(
-    old_name: str, old_value: Any, new_name: str, new_value: Any, *, where: str
-) -> Any:
-    """Return the value of a renamed parameter, taking the old spelling for one release.
-
-    The old spelling issues :class:`~_empathic_base.errors.EmpathicDeprecationWarning` naming
-    the new one; both at once is refused.
-
-    Examples
-    --------
-    >>> renamed_parameter("group_col", None, "id_col", "pid", where="f")
-    'pid'
-    """
-    import warnings
-
-    from _empathic_base.errors import EmpathicDeprecationWarning
-
-    if old_value is None:
-        return new_value
-    if new_value is not None:
-        raise InvalidParameterError(
-            f"{where}: give `{new_name}` only (`{old_name}` is its earlier name); got both"
-        )
-    warnings.warn(
-        f"the `{old_name}` parameter of {where} is deprecated: use `{new_name}` (the same "
-        "column); the old name is accepted in this release",
-        EmpathicDeprecationWarning,
-        stacklevel=3,
-    )
-    return old_value

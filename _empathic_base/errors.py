@@ -12,8 +12,7 @@
     ├── SurveysWarning        surveys' own: UndefinedStatisticWarning
     ├── ModelsWarning         models' own: ConvergenceWarning, SingularFitWarning, SamplingWarning
     ├── LongitudinalWarning
-    ├── DataQualityWarning(SurveysWarning, ModelsWarning, LongitudinalWarning)
-    └── EmpathicDeprecationWarning(EmpathicWarning, FutureWarning)
+    └── DataQualityWarning(SurveysWarning, ModelsWarning, LongitudinalWarning)
 
 ``InvalidParameterError`` and ``DataQualityWarning`` are one class each for the whole
 distribution, raised and issued by every package. Each is also a subclass of every package's
@@ -85,7 +84,3 @@ class DataQualityWarning(SurveysWarning, ModelsWarning, LongitudinalWarning):
 
     One class for the three packages: filtering it once silences it everywhere.
     """
-
-
-class EmpathicDeprecationWarning(EmpathicWarning, FutureWarning):
-    """A name or a behaviour will change in a later release (shown to end users)."""

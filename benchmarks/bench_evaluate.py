@@ -56,10 +56,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         study = load_study(simulate_study(Path(tmp) / "study", seed=2024))
     base = {"seeds": args.seeds, "k": args.kfold, "n_boot": 0}
-    variants = [("without Bayes", {**base, "include_bayes": False})]
+    variants = [("without Bayes", {**base, "bayes": False})]
     if not args.no_bayes:
         small = {"draws": args.draws, "tune": args.draws, "chains": 2, "bayes_kfold": True}
-        variants.append(("with Bayes", {**base, "include_bayes": True, **small}))
+        variants.append(("with Bayes", {**base, "bayes": True, **small}))
     header = f"{'models':<14} {'scheduler':<12} {'seconds':>8} {'speed-up':>9} {'same':>5}"
     print(header)
     print("-" * len(header))

@@ -38,11 +38,9 @@ _refuse_shadowed_packages()
 from _empathic_base.lazy import lazy_exports  # noqa: E402
 from longitudinal._errors import (  # noqa: E402
     DataQualityWarning,
-    EmpathicDeprecationWarning,
     EmpathicError,
     EmpathicWarning,
     InvalidParameterError,
-    LongitudinalDeprecationWarning,
     LongitudinalError,
     LongitudinalWarning,
 )
@@ -87,7 +85,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         study_multilevel_reliability,
     )
     from longitudinal.report import build_report, pseudonyms, run_demo
-    from longitudinal.report.sections.effects import EffectsSection, empathy_effects_section
+    from longitudinal.report.sections.effects import empathy_effects_section
     from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
     from longitudinal.splits import BenchmarkSplit, draw_splits
     from longitudinal.study import Study, StudyConfig, load_study, read_study_config
@@ -131,7 +129,6 @@ _LAZY = {
     "build_report": "longitudinal.report",
     "pseudonyms": "longitudinal.report",
     "run_demo": "longitudinal.report",
-    "EffectsSection": "longitudinal.report.sections.effects",
     "empathy_effects_section": "longitudinal.report.sections.effects",
     "SimulatedStudy": "longitudinal.simulate",
     "simulate_frames": "longitudinal.simulate",
@@ -151,8 +148,6 @@ __all__ = [
     "BenchmarkSplit",
     "ChangeResult",
     "DataQualityWarning",
-    "EffectsSection",
-    "EmpathicDeprecationWarning",
     "EmpathicError",
     "EmpathicWarning",
     "EmpathyData",
@@ -160,7 +155,6 @@ __all__ = [
     "EvaluationResult",
     "GrowthModelResult",
     "InvalidParameterError",
-    "LongitudinalDeprecationWarning",
     "LongitudinalError",
     "LongitudinalWarning",
     "MultilevelTables",

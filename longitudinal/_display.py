@@ -10,10 +10,4 @@ from __future__ import annotations
 
 from _empathic_base.results import DECIMALS, Result, Summary
 
-__all__ = ["DECIMALS", "Displayed", "Result", "Shown", "Summary"]
-
-Shown = Result
-"""The result mixin (kept under its earlier name for the modules that use it)."""
-
-Displayed = Result
-"""The result mixin (kept under its earlier name for the modules that use it)."""
+__all__ = ["DECIMALS", "Result", "Summary"]

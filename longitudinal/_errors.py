@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from _empathic_base.errors import (
     DataQualityWarning,
-    EmpathicDeprecationWarning,
     EmpathicError,
     EmpathicWarning,
     InvalidParameterError,
@@ -22,15 +21,9 @@ from _empathic_base.errors import (
 
 __all__ = [
     "DataQualityWarning",
-    "EmpathicDeprecationWarning",
     "EmpathicError",
     "EmpathicWarning",
     "InvalidParameterError",
-    "LongitudinalDeprecationWarning",
     "LongitudinalError",
     "LongitudinalWarning",
 ]
-
-
-class LongitudinalDeprecationWarning(LongitudinalWarning, EmpathicDeprecationWarning):
-    """A name or parameter of :mod:`longitudinal` kept for one release (named in the message)."""

@@ -39,7 +39,7 @@ def agreement_from_file(
     levels: Sequence[str] | None = None,
     ci_level: float = 0.95,
     n_boot: int = 2000,
-    seed: int = 0,
+    seed: int | None = None,
 ) -> AgreementResult:
     """Read ratings in long form from a CSV file and compute the agreement between raters.
 
@@ -63,8 +63,9 @@ def agreement_from_file(
     n_boot : int, default 2000
         Bootstrap resamples of units for alpha's interval (0: none), at most
         :data:`~models._limits.AGREEMENT_MAX_N_BOOT`.
-    seed : int, default 0
-        Seed of the bootstrap, 0 or more.
+    seed : int or None, default None
+        Seed of the bootstrap, 0 or more (None: a fresh one; give one for the same interval
+        again). The command line's ``--seed`` defaults to 0.
 
     Returns
     -------
@@ -136,7 +137,7 @@ def _check_settings(*, level: Any, levels: Any, n_boot: Any, seed: Any, ci_level
             f"{parameter('n_boot', _FUNC)} must be a whole number from 0 to "
             f"{AGREEMENT_MAX_N_BOOT:,}; got {n_boot}"
         )
-    if not _whole(seed) or seed < 0:
+    if seed is not None and (not _whole(seed) or seed < 0):
         raise InvalidParameterError(
             f"{parameter('seed', _FUNC)} must be a non-negative number; got {seed}"
         )

@@ -51,7 +51,7 @@ class PilotModel:
         formula.
     data : pandas.DataFrame
         Its rows (one per rating): participant and session ids, predictors, rating.
-    participant_col, session_col : str
+    id_col, session_col : str
         Id columns of ``data``.
     terms : list of str
         Terms as in the report's ``tables/empathy_effects.csv``.
@@ -67,7 +67,7 @@ class PilotModel:
 
     model: Any
     data: pd.DataFrame
-    participant_col: str
+    id_col: str
     session_col: str
     terms: list[str]
     notes: tuple[str, ...]
@@ -117,8 +117,8 @@ def pilot_empathy_model(
     plan = plan_predictors(study, predictors, func="longitudinal power --pilot")
     if plan.empty:
         raise InvalidParameterError(
-            f"the pilot study has complete data from {plan.n_people} participants; the empathy "
-            "model "
+            f"the pilot study has complete data from {plan.n_participants} participants; the "
+            "empathy model "
             f"takes one person-level predictor per {PEOPLE_PER_PREDICTOR} participants and no "
             "session feature is a candidate, so it has none to simulate. Use --design with a "
             "design file instead."
@@ -137,7 +137,7 @@ def pilot_empathy_model(
             )
         fitted = fit_empathy_models(
             data,
-            include_bayes=False,
+            bayes=False,
             include_clmm=engine == "clmm",
             story_effects=story_effects,
         )
@@ -156,7 +156,7 @@ def pilot_empathy_model(
     return PilotModel(
         model=model,
         data=data.data,
-        participant_col=data.id_col,
+        id_col=data.id_col,
         session_col="session_id",
         terms=[str(t) for t in model.fixed_["term"]],
         notes=notes,
@@ -275,7 +275,7 @@ def run_power(
         source: Any = fitted.model
         pilot_options = {
             "data": fitted.data,
-            "id_col": fitted.participant_col,
+            "id_col": fitted.id_col,
             "session_col": fitted.session_col,
         }
     else:

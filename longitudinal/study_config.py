@@ -12,7 +12,6 @@ import math
 import os
 import tomllib
 import unicodedata
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from _empathic_base.invisible import INVISIBLE
-from longitudinal._errors import EmpathicDeprecationWarning, InvalidParameterError
+from longitudinal._errors import InvalidParameterError
 from surveys import FAILURE_COLUMNS, InputValidationError
 
 __all__ = [
@@ -281,14 +280,16 @@ _TOP_KEYS = {
     "columns",
 }
 _SECTION_KEYS = {
-    "study": {"name", "waves", "id_col"},
-    "ratings": {"file", "scale_min", "scale_max", "column", "threshold"},
+    "study": {"name", "waves"},
+    "ratings": {"file", "scale_min", "scale_max", "threshold"},
     "sessions": {"file"},
     "participants": {"file", "demographics"},
     "roles": {"traits", "states", "session_features", "predictors"},
     "scoring": {"min_valid", "prorate"},
     "columns": {"person", "session", "story", "position", "rating", "timestamp"},
 }
+# keys whose column moved to [columns]: (table, key) -> the [columns] key that names it now
+_MOVED_KEYS = {("study", "id_col"): "person", ("ratings", "column"): "rating"}
 # [columns] keys for the fixed columns of sessions.csv and ratings.csv -> their internal names
 _COLUMN_ROLES = {
     "session": "session_id",
@@ -444,9 +445,7 @@ def study_inputs(path: str | Path) -> list[Path]:
     """
     root = Path(path)
     try:
-        with warnings.catch_warnings():  # load_study says it once
-            warnings.simplefilter("ignore", StudyTomlDeprecationWarning)
-            cfg = read_study_config(root)
+        cfg = read_study_config(root)
     except (InputValidationError, InvalidParameterError):
         return [root]
     return inputs_of(root, cfg)
@@ -570,6 +569,16 @@ def _sections(raw: dict[str, Any], bad: Any) -> dict[str, dict[str, Any]]:
             bad(name, None, f"[{name}] must be a table")
             section = {}
         for key in sorted(set(section) - allowed):
+            moved = _MOVED_KEYS.get((name, key))
+            if moved is not None:
+                shown = section[key] if isinstance(section[key], str) else "..."
+                bad(
+                    f"{name}.{key}",
+                    section[key],
+                    f"this key is no longer read: name the column under [columns] as "
+                    f'{moved} = "{shown}"',
+                )
+                continue
             allowed_text = ", ".join(sorted(allowed))
             bad(f"{name}.{key}", section[key], f"unknown key; allowed: {allowed_text}")
         sections[name] = section
@@ -646,11 +655,7 @@ def _study_table(study: dict[str, Any], default_name: str, bad: Any) -> tuple[st
         found = _unwritable(wave) if isinstance(wave, str) else None
         if found:
             bad("study.waves", _shown(wave), f"the wave label holds {found}; delete it")
-    id_col = study.get("id_col", "participant_id")
-    if not isinstance(id_col, str) or not id_col.strip():
-        bad("study.id_col", id_col, "must be a column name")
-        id_col = "participant_id"
-    return name, waves, id_col
+    return name, waves, "participant_id"
 
 
 _NOT_FINITE = (
@@ -680,10 +685,7 @@ def _ratings_table(raw: dict[str, Any], ratings: dict[str, Any], bad: Any) -> tu
     lo, hi = ends["scale_min"], ends["scale_max"]
     if lo is not None and hi is not None and not lo < hi:
         bad("ratings.scale_max", hi, f"must be greater than scale_min ({lo:g})")
-    r_col = ratings.get("column", "empathy")
-    if not isinstance(r_col, str) or not r_col:
-        bad("ratings.column", r_col, "must be a column name")
-        r_col = "empathy"
+    r_col = "empathy"
     threshold = None
     if "threshold" in ratings:
         threshold = _number(ratings["threshold"])
@@ -707,7 +709,7 @@ def _columns_table(
     sections: dict[str, dict[str, Any]], id_col: str, r_col: str, bad: Any
 ) -> tuple[str, str, tuple[tuple[str, str], ...]]:
     """Read the study's own column names; return the person and rating columns and the renames."""
-    study, ratings, columns_section = sections["study"], sections["ratings"], sections["columns"]
+    columns_section = sections["columns"]
     mapped: dict[str, str] = {}
     for key in ("person", "session", "story", "position", "rating", "timestamp"):
         if key not in columns_section:
@@ -717,42 +719,13 @@ def _columns_table(
             bad(f"columns.{key}", value, "must be a column name")
             continue
         mapped[key] = value.strip()
-    for old_key, new_key, section in (
-        ("study.id_col", "person", study),
-        ("ratings.column", "rating", ratings),
-    ):
-        inner = old_key.split(".")[1]
-        if inner in section and isinstance(section[inner], str):
-            _deprecated_key(old_key, f"columns.{new_key}", section[inner])
-    if "person" in mapped:
-        if "id_col" in study and study.get("id_col") != mapped["person"]:
-            bad("columns.person", mapped["person"], f"differs from study.id_col ({id_col!r})")
-        id_col = mapped["person"]
-    if "rating" in mapped:
-        if "column" in ratings and ratings.get("column") != mapped["rating"]:
-            bad("columns.rating", mapped["rating"], f"differs from ratings.column ({r_col!r})")
-        r_col = mapped["rating"]
+    id_col = mapped.get("person", id_col)
+    r_col = mapped.get("rating", r_col)
     renamed = tuple((_COLUMN_ROLES[k], v) for k, v in mapped.items() if k in _COLUMN_ROLES)
     names = [id_col, r_col, *(v for _, v in renamed)]
     for name in sorted({n for n in names if names.count(n) > 1}):
         bad("columns", name, "one column cannot play two roles")
     return id_col, r_col, renamed
-
-
-class StudyTomlDeprecationWarning(EmpathicDeprecationWarning):
-    """A study.toml key that another key replaces; the old one is read for one more release."""
-
-
-def _deprecated_key(old: str, new: str, value: str) -> None:
-    table, key = new.split(".")
-    warnings.warn(
-        f"study.toml: {old} is deprecated; write the column under [{table}] as "
-        f'{key} = "{value}" (one key per column: [columns] names the participant, session, '
-        "story, position, rating and timestamp columns). The old key is still read in this "
-        "release.",
-        StudyTomlDeprecationWarning,
-        stacklevel=4,
-    )
 
 
 def _files(sections: dict[str, dict[str, Any]], bad: Any) -> tuple[str, str, Any]:

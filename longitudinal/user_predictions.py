@@ -11,7 +11,7 @@ rating and the columns
 ``seed``
     the split seed;
 the study's participant, session and position columns
-    under the study's own names (``study.id_col`` and ``[columns]`` of ``study.toml``): the
+    under the study's own names (``[columns]`` of ``study.toml``): the
     rating predicted, as in the study's ratings file;
 ``prediction``
     the predicted rating, on the rating scale.

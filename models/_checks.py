@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from _empathic_base.checks import check_bool, check_unit, renamed_parameter
+from _empathic_base.checks import check_bool, check_unit
 from _empathic_base.words import parameter
 from models._errors import FormulaError, InvalidParameterError
 
@@ -27,7 +27,6 @@ __all__ = [
     "check_int",
     "check_seed",
     "check_unit",
-    "renamed_parameter",
 ]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from _empathic_base.errors import (
     DataQualityWarning,
-    EmpathicDeprecationWarning,
     EmpathicError,
     EmpathicWarning,
     InvalidParameterError,
@@ -21,7 +20,6 @@ __all__ = [
     "ConvergenceError",
     "ConvergenceWarning",
     "DataQualityWarning",
-    "EmpathicDeprecationWarning",
     "EmpathicError",
     "EmpathicWarning",
     "FormulaError",

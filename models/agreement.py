@@ -370,7 +370,7 @@ def agreement(
     levels: Sequence[Any] | None = None,
     ci_level: float = 0.95,
     n_boot: int = 2000,
-    seed: int = 0,
+    seed: int | None = None,
 ) -> AgreementResult:
     """Agreement between raters on the same units: alpha, kappa, AC1/AC2, percent agreement.
 
@@ -400,8 +400,9 @@ def agreement(
         10 minutes (:data:`~models._limits.AGREEMENT_LIMIT_SECONDS`; resamples x units,
         and at the ratio level x the squared number of distinct values) is refused before it
         starts, with the ``n_boot`` that would fit.
-    seed : int, default 0
-        Seed of the bootstrap; the same seed gives the same interval.
+    seed : int, optional
+        Seed of the bootstrap; the same seed gives the same interval (by default a fresh
+        one; ``longitudinal agreement --seed`` defaults to 0).
 
     Returns
     -------
@@ -522,7 +523,7 @@ def agreement(
     n_boot = check_count(
         n_boot, name="n_boot", where=_WHERE, minimum=0, maximum=AGREEMENT_MAX_N_BOOT
     )
-    seed = check_seed(seed, where=_WHERE, optional=False)
+    seed = check_seed(seed, where=_WHERE)
     problems = rating_problems(
         data,
         unit_col=unit_col,

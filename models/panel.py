@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import special
 
 from _empathic_base.results import Result
-from models._checks import check_choice, check_unit, renamed_parameter
+from models._checks import check_choice, check_unit
 from models._columns import FIXED_COLUMNS
 from models._errors import DataQualityWarning, InvalidParameterError
 from models._optional import require
@@ -624,7 +624,6 @@ def within_between(
     columns: list[str],
     *,
     id_col: str | None = None,
-    group_col: str | None = None,
 ) -> pd.DataFrame:
     """Add person means and deviations from them (Mundlak / within-between decomposition).
 
@@ -636,8 +635,6 @@ def within_between(
         Numeric time-varying columns to decompose.
     id_col : str
         The participant (grouping) column.
-    group_col : str, optional
-        The earlier name of ``id_col``, accepted in this release with a deprecation warning.
 
     Returns
     -------
@@ -671,7 +668,7 @@ def within_between(
     3   2  5.0        5.0       0.0
     """
     func = "within_between"
-    group_col = renamed_parameter("group_col", group_col, "id_col", id_col, where=func)
+    group_col = id_col
     if group_col is None:
         raise InvalidParameterError(f"{func} needs `id_col`, the participant column")
     if isinstance(columns, str):

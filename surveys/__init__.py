@@ -19,7 +19,6 @@ from _empathic_base.lazy import lazy_exports
 from surveys._errors import (
     FAILURE_COLUMNS,
     DataQualityWarning,
-    EmpathicDeprecationWarning,
     EmpathicError,
     EmpathicWarning,
     InputValidationError,
@@ -93,7 +92,6 @@ __all__ = [
     "__version__",
     "CheckedExport",
     "DataQualityWarning",
-    "EmpathicDeprecationWarning",
     "EmpathicError",
     "EmpathicWarning",
     "ScoreExportResult",

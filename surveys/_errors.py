@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from _empathic_base.errors import (
     DataQualityWarning,
-    EmpathicDeprecationWarning,
     EmpathicError,
     EmpathicWarning,
     InvalidParameterError,
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
 __all__ = [
     "FAILURE_COLUMNS",
     "DataQualityWarning",
-    "EmpathicDeprecationWarning",
     "EmpathicError",
     "EmpathicWarning",
     "InputValidationError",

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from _empathic_base.checks import check_bool
+from _empathic_base.results import Result
 from surveys._columns import participant_column
 from surveys._errors import (
     FAILURE_COLUMNS,
@@ -73,9 +74,12 @@ class CheckedExport:
         )
 
 
-@dataclass(frozen=True)
-class ScoreExportResult:
+@dataclass(frozen=True, repr=False)
+class ScoreExportResult(Result):
     """The scores of one checked export, per instrument and pooled.
+
+    Follows the result protocol (:mod:`_empathic_base.results`): ``summary()``, ``to_frame()``
+    (the stacked scores) and ``to_dict()``.
 
     Attributes
     ----------
@@ -97,12 +101,16 @@ class ScoreExportResult:
     missing: pd.DataFrame
     notes: tuple[str, ...] = ()
 
-    def __repr__(self) -> str:
+    def _title(self) -> str:
         unscored = int(self.scores["score"].isna().sum()) if "score" in self.scores else 0
         return (
             f"ScoreExportResult({self.export.responses.source}: {len(self.scores)} scale score(s) "
             f"from {len(self.results)} instrument(s), {unscored} not computed)"
         )
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        shown = self.reliability.drop(columns=["instrument"], errors="ignore")
+        return [("Scores", self.scores), ("Reliability", shown)]
 
 
 def check_export(

@@ -5,9 +5,8 @@ Warnings policy: the package's own warnings (the ``EmpathicWarning`` tree: ``Sur
 and are asserted exactly; pytest turns any other warning into an error, except the deprecation
 family (``DeprecationWarning``, ``PendingDeprecationWarning``, ``FutureWarning``), which the
 a release of another package may start to issue at any time:
-those are shown, never fatal (``filterwarnings`` in pyproject.toml). The package's own
-deprecations are ``EmpathicDeprecationWarning`` (an ``EmpathicWarning``), asserted like its
-other warnings.
+those are shown, never fatal (``filterwarnings`` in pyproject.toml). The 0.x API has no
+deprecation cycle of its own (README, "Stability").
 
 Determinism: every random test is seeded; hypothesis runs derandomized (below).
 """

@@ -1,11 +1,18 @@
-"""The glossary of docs/architecture.md, checked on the public API of the three packages.
+"""The vocabulary (``_empathic_base/vocabulary.py``), checked on every public module.
 
-Every public function and class of ``surveys``, ``models`` and ``longitudinal`` (their
-``__all__`` and those of their public subpackages) is walked:
+Every public module of ``surveys``, ``models`` and ``longitudinal`` (every module whose own
+name and package names do not start with ``_``) is imported, and every public function and
+class defined in it, and every name its ``__all__`` exports, is walked:
 
-* the participant column is ``id_col``; an earlier name (``participant_col``, ``group_col`` for
-  the participant, ``group``) survives only as a deprecated keyword that defaults to None and
-  says so in the docstring;
+* no parameter or dataclass field uses an earlier name (``participant_col``, ``n_people``,
+  ``include_bayes``, ``digits``, ...: :data:`~_empathic_base.vocabulary.EARLIER_NAMES`);
+* ``id_col``, ``seed`` and ``ci_level`` have one of their allowed defaults (a seed defaults to
+  None; only the demo has the named :data:`~_empathic_base.vocabulary.DEMO_SEED`);
+* ``group_col`` names a grouping factor held out, never the participant;
+* the declared result columns (every ``*_COLUMNS`` list of a public module) and the tables
+  of results built here use the result vocabulary, and a participant count is called
+  ``n_participants`` except where a written file keeps its name
+  (:data:`~_empathic_base.vocabulary.WRITTEN_NAMES`);
 * every public result class follows the result protocol: ``summary()``, ``to_frame()``,
   ``to_dict()``, and no class but the shared display mixin writes its own ``_repr_html_``;
 * the three mixed models share one fitted-attribute vocabulary.
@@ -13,31 +20,45 @@ Every public function and class of ``surveys``, ``models`` and ``longitudinal`` 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
+from pathlib import Path
 
 import pytest
 
-PUBLIC_MODULES = (
-    "surveys",
-    "models",
-    "models.lmm",
-    "models.ordinal",
-    "models.power",
-    "models.bayes",
-    "models.evaluation",
-    "models.panel",
-    "models.sem",
-    "longitudinal",
-    "longitudinal.change",
-    "longitudinal.predict",
-    "longitudinal.study",
-    "longitudinal.splits",
-    "longitudinal.simulate",
+from _empathic_base.results import Result
+from _empathic_base.vocabulary import (
+    DEMO_SEED,
+    EARLIER_COLUMNS,
+    EARLIER_NAMES,
+    PARAMETERS,
+    REQUIRED,
+    WRITTEN_NAMES,
 )
-EARLIER_NAMES = {"participant_col", "group"}
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("surveys", "models", "longitudinal")
+
+
+def _public_modules() -> list[str]:
+    """Every module of the three packages whose name and packages are public."""
+    names = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            if any(part.startswith("_") for part in parts):
+                continue
+            names.append(".".join(parts))
+    return names
+
+
+PUBLIC_MODULES = _public_modules()
 RESULTS = {
     "ScaleScores",
+    "ScoreExportResult",
     "Study",
     "ChangeResult",
     "RMAnovaResult",
@@ -57,17 +78,27 @@ RESULTS = {
     "LikelihoodRatioTest",
     "GStudy",
     "InvarianceResult",
+    "PredictionMetrics",
+    "ApaTable",
+    "InvarianceTables",
+    "MultilevelReliability",
+    "MultilevelTables",
 }
 FITTED = ("fixed_", "thresholds_", "random_", "ranef_", "converged_", "meta_")
+DEMO_FUNCTIONS = {"longitudinal.report.build.run_demo"}
+"""The functions whose seed defaults to the demo's named seed."""
 
 
 def _public() -> dict[str, object]:
     found: dict[str, object] = {}
     for name in PUBLIC_MODULES:
         module = importlib.import_module(name)
-        for attr in getattr(module, "__all__", []):
-            obj = getattr(module, attr)
-            if inspect.isclass(obj) or inspect.isfunction(obj):
+        exported = set(getattr(module, "__all__", []))
+        for attr, obj in vars(module).items():
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            own = getattr(obj, "__module__", None) == name and not attr.startswith("_")
+            if own or attr in exported:
                 found.setdefault(f"{obj.__module__}.{obj.__qualname__}", obj)
     return found
 
@@ -87,10 +118,15 @@ def _callables():
                     yield f"{key}.{name}", member
 
 
-def test_the_walk_finds_the_public_api():
-    assert len(PUBLIC) > 100
+def test_the_walk_finds_every_public_module():
+    assert len(PUBLIC_MODULES) > 100
+    assert {"surveys.pipeline", "models.evaluation.metrics", "longitudinal.power"} <= set(
+        PUBLIC_MODULES
+    )
+    assert not [m for m in PUBLIC_MODULES if "._" in m]
+    assert len(PUBLIC) > 300
     assert any(k.endswith("simulate_power") for k in PUBLIC)
-    assert any(k.endswith("within_between") for k in PUBLIC)
+    assert any(k.endswith("PilotModel") for k in PUBLIC)
 
 
 # Sorted, with ids from the names only: every process collects the same tests in one order
@@ -99,20 +135,95 @@ _CALLABLES = sorted(_callables(), key=lambda kv: kv[0])
 
 
 @pytest.mark.parametrize(("key", "func"), _CALLABLES, ids=[k[-60:] for k, _ in _CALLABLES])
-def test_the_participant_column_has_one_name(key, func):
-    params = inspect.signature(func).parameters
-    for name in EARLIER_NAMES | {"group_col"}:
-        if name not in params:
+def test_every_parameter_has_its_one_name_and_default(key, func):
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return
+    earlier = sorted(set(params) & set(EARLIER_NAMES))
+    assert not earlier, f"{key}: {[f'{n} (use {EARLIER_NAMES[n]})' for n in earlier]}"
+    if "group_col" in params:
+        assert key.endswith("leave_one_group_out"), f"{key}: the participant column is id_col"
+    for name, allowed in PARAMETERS.items():
+        if name not in params or not allowed:
             continue
-        if name == "group_col" and key.endswith("leave_one_group_out"):
-            continue  # any grouping factor held out, not the participant
-        param = params[name]
-        assert param.default is None, f"{key}: `{name}` is an earlier name, default None"
-        assert "earlier name" in (func.__doc__ or ""), f"{key}: `{name}` undocumented"
-    assert "person_col" not in params and "subject_col" not in params, key
-    if "id_col" in params:  # one default: participant_id (None: that, or an export's `id`)
-        default = params["id_col"].default
-        assert default in (inspect.Parameter.empty, None, "participant_id"), (key, default)
+        default = params[name].default
+        default = REQUIRED if default is inspect.Parameter.empty else default
+        if name == "seed" and key in DEMO_FUNCTIONS:
+            allowed = (*allowed, DEMO_SEED)
+        assert any(default is a or default == a for a in allowed), (key, name, default)
+
+
+def _classes():
+    return sorted(((k, c) for k, c in PUBLIC.items() if inspect.isclass(c)), key=lambda kv: kv[0])
+
+
+@pytest.mark.parametrize(("key", "cls"), _classes(), ids=[k[-60:] for k, _ in _classes()])
+def test_no_attribute_uses_an_earlier_name(key, cls):
+    fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    names = fields | {n for n in vars(cls) if not n.startswith("_")}
+    earlier = sorted(names & set(EARLIER_NAMES))
+    assert not earlier, f"{key}: {[f'{n} (use {EARLIER_NAMES[n]})' for n in earlier]}"
+
+
+def _column_lists():
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if attr.endswith("_COLUMNS") and isinstance(value, list | tuple):
+                if all(isinstance(v, str) for v in value):
+                    yield f"{name}.{attr}", list(value)
+
+
+_COLUMN_LISTS = sorted(_column_lists(), key=lambda kv: kv[0])
+
+
+def _check_columns(where: str, columns) -> None:
+    earlier = [c for c in columns if c in EARLIER_COLUMNS]
+    assert not earlier, f"{where}: {[f'{c} (use {EARLIER_COLUMNS[c]})' for c in earlier]}"
+    counts = [
+        c
+        for c in columns
+        if c in EARLIER_NAMES and EARLIER_NAMES[c] == "n_participants" and c not in WRITTEN_NAMES
+    ]
+    assert not counts, f"{where}: a participant count is n_participants, not {counts}"
+
+
+def test_the_walk_finds_the_declared_result_columns():
+    assert len(_COLUMN_LISTS) > 20
+
+
+def test_every_result_class_is_checked_for_the_protocol():
+    results = {
+        key.rsplit(".", 1)[-1]
+        for key, obj in PUBLIC.items()
+        if inspect.isclass(obj) and issubclass(obj, Result) and obj is not Result
+    }
+    assert results <= RESULTS, sorted(results - RESULTS)
+
+
+@pytest.mark.parametrize(
+    ("where", "columns"), _COLUMN_LISTS, ids=[k[-60:] for k, _ in _COLUMN_LISTS]
+)
+def test_declared_result_columns_use_the_vocabulary(where, columns):
+    _check_columns(where, columns)
+
+
+def test_built_results_use_the_vocabulary():
+    import pandas as pd
+
+    from models import agreement
+    from models.evaluation import prediction_metrics
+
+    metrics = prediction_metrics([1, 2, 4, 5], [1.0, 2.5, 3.5, 5.0], threshold=3.0)
+    assert list(metrics.to_frame().columns) == list(metrics.to_dict())
+    data = pd.DataFrame(
+        {"unit": [1, 1, 2, 2, 3, 3], "rater": list("abababa")[:6], "value": [1, 1, 2, 2, 1, 2]}
+    )
+    result = agreement(data, unit_col="unit", rater_col="rater", value_col="value", n_boot=0)
+    for built in (metrics, result):
+        for caption, table in built._parts():
+            _check_columns(f"{type(built).__name__} {caption}", table.columns)
 
 
 @pytest.mark.parametrize("name", sorted(RESULTS))
@@ -181,15 +292,3 @@ def test_the_mixed_models_share_their_fitted_vocabulary():
         if isinstance(inspect.getattr_static(BayesianMixedModel, n, None), property)
     }
     assert static >= {"fixed_", "thresholds_", "random_", "ranef_", "converged_"}
-
-
-def test_earlier_names_still_work_for_a_release():
-    import pandas as pd
-
-    from models import EmpathicDeprecationWarning
-    from models.panel import within_between
-
-    data = pd.DataFrame({"pid": [1, 1, 2, 2], "x": [1.0, 3.0, 5.0, 5.0]})
-    with pytest.warns(EmpathicDeprecationWarning, match="use `id_col`"):
-        old = within_between(data, ["x"], group_col="pid")
-    pd.testing.assert_frame_equal(old, within_between(data, ["x"], id_col="pid"))

@@ -11,7 +11,7 @@ from longitudinal._checks import check_unit
 from longitudinal.change._panel import _meta_head
 from longitudinal.change.anova import friedman_test, rm_anova
 from longitudinal.change.describe import describe_waves
-from longitudinal.change.growth import _removed_backend, growth_model
+from longitudinal.change.growth import growth_model
 from longitudinal.change.pairwise import pairwise_changes
 from longitudinal.change.reliable import reliable_change
 from longitudinal.change.results import RCI_COLUMNS, RCI_COUNT_COLUMNS, ChangeResult
@@ -32,7 +32,6 @@ def change_analysis(
     baseline_items: pd.DataFrame | None = None,
     higher_is_better: bool = True,
     ci_level: float = 0.95,
-    backend: str | None = None,
 ) -> ChangeResult:
     """Run the whole change analysis for one repeated scale.
 
@@ -63,8 +62,6 @@ def change_analysis(
         Direction of improvement for the reliable change index.
     ci_level : float, default 0.95
         Level of every interval and of the reliable-change criterion.
-    backend : None
-        Deprecated and ignored (removed in the next release), as in :func:`growth_model`.
 
     Returns
     -------
@@ -117,7 +114,6 @@ def change_analysis(
     """
     func = "change_analysis"
     level = check_unit(ci_level, name="ci_level", where=func)
-    backend = _removed_backend(backend, func=func)
     common = {
         "id_col": id_col,
         "wave_col": wave_col,
@@ -161,7 +157,6 @@ def change_analysis(
             baseline_items=baseline_items is not None,
             higher_is_better=higher_is_better,
             ci_level=level,
-            backend=backend,
         ),
         "n_subjects": anova.meta["n_subjects"],
         "n_complete": anova.meta["n_used"],

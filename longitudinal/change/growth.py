@@ -15,11 +15,7 @@ import pandas as pd
 from scipy import stats
 
 from longitudinal._checks import check_bool, check_unit
-from longitudinal._errors import (
-    DataQualityWarning,
-    InvalidParameterError,
-    LongitudinalDeprecationWarning,
-)
+from longitudinal._errors import DataQualityWarning, InvalidParameterError
 from longitudinal.change._panel import _meta_head, _Panel, _panel
 from longitudinal.change.results import (
     _SINGULAR_TOL,
@@ -73,33 +69,6 @@ def _fit_lmm(y: np.ndarray, x: np.ndarray, z: np.ndarray, groups: np.ndarray) ->
     )
 
 
-_GROWTH_BACKENDS = {"lmm": _fit_lmm}
-
-
-def _removed_backend(backend: str | None, *, func: str) -> str:
-    """Accept the removed ``backend`` parameter for one release; return the engine's name.
-
-    ``None`` (not given) is the engine silently; ``"lmm"`` warns that the parameter is ignored
-    and goes away; anything else is refused as before.
-    """
-    if backend is None:
-        return "lmm"
-    if backend not in _GROWTH_BACKENDS:
-        raise InvalidParameterError(
-            f"the `backend` parameter of {func} must be one of {sorted(_GROWTH_BACKENDS)}; "
-            f"got {backend!r} (the statsmodels engine was removed: every linear mixed model is "
-            "fitted by models.lmm.LinearMixedModel)"
-        )
-    warnings.warn(
-        f"the `backend` parameter of {func} is ignored and will be removed in the next "
-        "release: every linear mixed model is fitted by models.lmm.LinearMixedModel; leave "
-        "`backend` out",
-        LongitudinalDeprecationWarning,
-        stacklevel=3,
-    )
-    return backend
-
-
 def _sqrt0(v: float) -> float:
     """Square root of a variance; NaN stays NaN, tiny negative round-off becomes 0."""
     return math.sqrt(max(float(v), 0.0)) if not math.isnan(v) else math.nan
@@ -138,7 +107,6 @@ def growth_model(
     time: Mapping[Hashable, float] | None = None,
     random_slope: bool = True,
     ci_level: float = 0.95,
-    backend: str | None = None,
 ) -> GrowthModelResult:
     """Linear growth mixed model ``outcome ~ time + (1 + time | subject)``, fitted by REML.
 
@@ -166,11 +134,6 @@ def growth_model(
         intercept only, with a warning. ``False`` fits the random-intercept model directly.
     ci_level : float, default 0.95
         Level of the fixed-effect confidence intervals.
-    backend : None
-        Deprecated and ignored (removed in the next release): the model is always fitted by
-        :class:`models.lmm.LinearMixedModel` (mixedlm's profiled REML with bounds, so a variance
-        can reach exactly zero as in lme4; lmerTest's Satterthwaite df). ``"lmm"`` is accepted
-        with a :class:`~longitudinal._errors.LongitudinalDeprecationWarning`.
 
     Returns
     -------
@@ -243,7 +206,6 @@ def growth_model(
     level = check_unit(ci_level, name="ci_level", where=func)
     slope_wanted = check_bool(random_slope, name="random_slope", where=func)
     slope_requested = slope_wanted
-    backend = _removed_backend(backend, func=func)
     panel = _panel(
         data,
         id_col=id_col,
@@ -256,7 +218,7 @@ def growth_model(
     long, codes, n_subjects = _long_panel(panel, coding, func)
     y = long["y"].to_numpy(dtype=float)
     x = np.column_stack([np.ones(len(long)), long["time"].to_numpy(dtype=float)])
-    fit_fn = _GROWTH_BACKENDS[backend]
+    fit_fn = _fit_lmm
 
     fallback_reason = None
     per_subject = np.bincount(codes)
@@ -320,7 +282,6 @@ def growth_model(
             time=dict(coding),
             random_slope=slope_requested,
             ci_level=level,
-            backend=backend,
         ),
         "formula": (
             f"{formula_name(str(outcome_col))} ~ time + (1 + time | {formula_name(str(id_col))})"
@@ -330,7 +291,7 @@ def growth_model(
         "random_effects": structure,
         "fallback_reason": fallback_reason,
         "problems": list(final_problems),
-        "backend": backend,
+        "backend": "lmm",
         "inference": fit.inference,
         "reml": True,
         "reml_criterion": fit.reml_criterion,

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from longitudinal._display import Shown as _Shown
+from longitudinal._display import Result as _Shown
 from longitudinal.narrate.gates import small_sample_caveat
 from longitudinal.narrate.sentences import (
     anova_apa,

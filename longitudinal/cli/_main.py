@@ -88,7 +88,6 @@ PARAMETER_OPTIONS = {
     "out_dir": "out",
     "n_participants": "participants",
     "k": "kfold",
-    "include_bayes": "bayes",
 }
 RAW_CSV_HELP = (
     "write CSV text cells exactly as they are. By default a text cell that a spreadsheet "

@@ -218,7 +218,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         args.out,
         seeds=args.seeds,
         k=args.kfold,
-        include_bayes=args.bayes,
+        bayes=args.bayes,
         n_boot=args.n_boot,
         bootstrap_seed=args.bootstrap_seed,
         predictions=args.predictions,

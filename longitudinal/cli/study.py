@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from _empathic_base.durations import duration_text
+from _empathic_base.vocabulary import DEMO_SEED
 from longitudinal._errors import InvalidParameterError, LongitudinalError
 from longitudinal._sizes import LEAN_MODEL_PARTICIPANTS
 from longitudinal.cli._common import (
@@ -32,7 +33,9 @@ def _simulate_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=_Formatter,
     )
     parser.add_argument("--out", required=True, type=Path, help="study directory to write")
-    parser.add_argument("--seed", type=int, default=2024, help="random seed (default 2024)")
+    parser.add_argument(
+        "--seed", type=int, default=DEMO_SEED, help=f"random seed (default {DEMO_SEED})"
+    )
     parser.add_argument(
         "--participants", type=int, default=41, help="number of participants (default 41)"
     )
@@ -436,7 +439,9 @@ def _demo_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=_Formatter,
     )
     parser.add_argument("--out", required=True, type=Path, help="folder to write")
-    parser.add_argument("--seed", type=int, default=2024, help="random seed (default 2024)")
+    parser.add_argument(
+        "--seed", type=int, default=DEMO_SEED, help=f"random seed (default {DEMO_SEED})"
+    )
     parser.add_argument(
         "--bayes",
         action="store_true",

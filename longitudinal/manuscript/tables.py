@@ -447,7 +447,7 @@ def _part_label(rec: Any) -> str:
     return label
 
 
-def effects_table(tables, *, ci_level, scale_min, scale_max, n_obs, n_people, gates,
+def effects_table(tables, *, ci_level, scale_min, scale_max, n_obs, n_participants, gates,
                   number) -> ApaTable | None:  # fmt: skip
     """Tabulate what predicts empathy: the linear and the ordinal mixed model side by side.
 
@@ -485,7 +485,8 @@ def effects_table(tables, *, ci_level, scale_min, scale_max, n_obs, n_people, ga
     if with_clmm:
         columns += ["logit", "*SE*", "*z*", "*p*"]
     note = (
-        f"{n_obs} ratings of {n_people} participants on the {scale_min:g}–{scale_max:g} scale. "
+        f"{n_obs} ratings of {n_participants} participants on the "
+        f"{scale_min:g}–{scale_max:g} scale. "
         "Effects per SD of each predictor (time: per week); states and session features are "
         "split into a between-person part (the person's average) and a within-person part. "
         f"*b*, *SE*, *df*, *t*, *p*, CI: linear mixed model (rating points, Satterthwaite *df*, "
@@ -642,7 +643,7 @@ def apa_tables(
     ci_level: float = 0.95,
     time_unit: str = "weeks",
     n_obs: int | None = None,
-    n_people: int | None = None,
+    n_participants: int | None = None,
     gates: Sequence[str] = (),
     scoring: Sequence[ScaleScoring] = (),
 ) -> list[ApaTable]:
@@ -668,7 +669,7 @@ def apa_tables(
         The level every interval was computed at.
     time_unit : str, default "weeks"
         The growth model's time unit.
-    n_obs, n_people : int, optional
+    n_obs, n_participants : int, optional
         Ratings and participants in the empathy models.
     gates : sequence of str
         Sentences saying which empathy model is not interpreted and why (added to the note).
@@ -703,7 +704,7 @@ def apa_tables(
             scale_min=scale_min,
             scale_max=scale_max,
             n_obs=n_obs,
-            n_people=n_people,
+            n_participants=n_participants,
             gates=list(gates),
             number=k,
         ),  # fmt: skip

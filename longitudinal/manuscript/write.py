@@ -40,7 +40,7 @@ def manuscript_tables(ctx: Any) -> list[ApaTable]:
         ci_level=ctx.options.ci_level,
         time_unit=ctx.growth_time_unit,
         n_obs=meta.get("n_obs"),
-        n_people=meta.get("n_participants"),
+        n_participants=meta.get("n_participants"),
         gates=gate_sentences(fitted, medium="manuscript") if fitted is not None else (),
         scoring=study_scoring(ctx),
     )

@@ -170,10 +170,10 @@ def is_failed(status: Any) -> bool:
     return isinstance(status, str) and status.startswith(FAILED)
 
 
-def small_sample_caveat(n_people: int | None, *, what: str = "this estimate is") -> str:
+def small_sample_caveat(n_participants: int | None, *, what: str = "this estimate is") -> str:
     """Return the caveat every inferential paragraph carries up to :data:`SMALL_SAMPLE` people.
 
-    ``n_people`` is the number of participants in the fitted model, after listwise deletion.
+    ``n_participants`` is the number of participants in the fitted model, after listwise deletion.
 
     Examples
     --------
@@ -183,9 +183,9 @@ def small_sample_caveat(n_people: int | None, *, what: str = "this estimate is")
     >>> small_sample_caveat(21)
     ''
     """
-    if n_people is None or n_people > SMALL_SAMPLE:
+    if n_participants is None or n_participants > SMALL_SAMPLE:
         return ""
-    return f" With {n_people} participants {what} imprecise and may not replicate."
+    return f" With {n_participants} participants {what} imprecise and may not replicate."
 
 
 BAYES_ENGINES = {

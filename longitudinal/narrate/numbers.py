@@ -63,8 +63,8 @@ def _not_a_number(value: Any) -> bool:
         return True
 
 
-def apa_num(value: Any, digits: int = 2) -> str:
-    """Format a number with ``digits`` decimals and a true minus sign; a dash when missing.
+def apa_num(value: Any, decimals: int = 2) -> str:
+    """Format a number with ``decimals`` decimals and a true minus sign; a dash when missing.
 
     A value that rounds to zero prints without a sign (``0.00``, never ``−0.00``); an infinite
     one as ``∞`` or ``−∞``.
@@ -79,13 +79,13 @@ def apa_num(value: Any, digits: int = 2) -> str:
     """
     if _missing(value):
         return DASH if _not_a_number(value) else ("∞" if float(value) > 0 else f"{MINUS}∞")
-    text = f"{float(value):.{digits}f}"
+    text = f"{float(value):.{decimals}f}"
     if float(text) == 0:
         text = text.lstrip("-")
     return text.replace("-", MINUS)
 
 
-def apa_unit(value: Any, digits: int = 2) -> str:
+def apa_unit(value: Any, decimals: int = 2) -> str:
     """Format a value that cannot exceed 1 in size without the leading zero.
 
     For η², W, α, an ICC or a correlation: ``.03``, ``−.25``.
@@ -96,7 +96,7 @@ def apa_unit(value: Any, digits: int = 2) -> str:
     >>> apa_unit(0.0286), apa_unit(-0.2536, 3), apa_unit(1.0)
     ('.03', '−.254', '1.00')
     """
-    text = apa_num(value, digits)
+    text = apa_num(value, decimals)
     if text.startswith(f"{MINUS}0."):
         return MINUS + text[2:]
     if text.startswith("0."):
@@ -160,7 +160,7 @@ def apa_df(value: Any) -> str:
     return apa_num(value, 2 if abs(value) < 10 else 1)
 
 
-def apa_ci(low: Any, high: Any, digits: int = 2, *, unit: bool = False) -> str:
+def apa_ci(low: Any, high: Any, decimals: int = 2, *, unit: bool = False) -> str:
     """Write an interval in brackets: ``[−0.22, 0.44]`` (``unit=True``: without leading zeros).
 
     Examples
@@ -170,10 +170,10 @@ def apa_ci(low: Any, high: Any, digits: int = 2, *, unit: bool = False) -> str:
     ('[−0.22, 0.44]', '[.72, .94]')
     """
     fmt = apa_unit if unit else apa_num
-    return f"[{fmt(low, digits)}, {fmt(high, digits)}]"
+    return f"[{fmt(low, decimals)}, {fmt(high, decimals)}]"
 
 
-def num(value: Any, digits: int = 2) -> str:
+def num(value: Any, decimals: int = 2) -> str:
     """Write a table cell or a number in the report's text.
 
     A flag as ``yes``/``no``, a whole number (an int) as itself, a float by :func:`apa_num`,
@@ -192,11 +192,11 @@ def num(value: Any, digits: int = 2) -> str:
     if isinstance(value, int | np.integer):
         return str(int(value))
     if isinstance(value, float | np.floating):
-        return apa_num(value, digits)
+        return apa_num(value, decimals)
     return str(value)
 
 
-def signed(value: float, digits: int = 2) -> str:
+def signed(value: float, decimals: int = 2) -> str:
     """Write a number with its sign, ``+0.25``, ``−0.25``: ``+`` unless it prints negative.
 
     A missing value prints as a dash, without a sign.
@@ -207,5 +207,5 @@ def signed(value: float, digits: int = 2) -> str:
     >>> signed(0.25), signed(-0.25), signed(-0.0004)
     ('+0.25', '−0.25', '+0.00')
     """
-    text = num(value, digits)
+    text = num(value, decimals)
     return text if text.startswith((MINUS, DASH)) else "+" + text

@@ -275,7 +275,7 @@ def effects_apa(
     effects: pd.DataFrame,
     *,
     ci_level: float = 0.95,
-    n_people: int | None = None,
+    n_participants: int | None = None,
     n_obs: int | None = None,
     lmm_problem: str | None = None,
     clmm_problem: str | None = None,
@@ -298,7 +298,9 @@ def effects_apa(
     bayes = bayes.set_index("term")
     bayes_model = bayes_name(effects)
     sizes = (
-        f" ({_int(n_obs)} ratings of {_int(n_people)} participants)" if n_obs is not None else ""
+        f" ({_int(n_obs)} ratings of {_int(n_participants)} participants)"
+        if n_obs is not None
+        else ""
     )
     out = []
     if lmm_problem:
@@ -361,7 +363,7 @@ def effects_apa(
                 f"{apa_ci(b['ci_low'], b['ci_high'])}"
             )
         out.append(text + ".")
-    caveat = small_sample_caveat(n_people, what="these estimates are").strip()
+    caveat = small_sample_caveat(n_participants, what="these estimates are").strip()
     if caveat:
         out.append(caveat)
     return out

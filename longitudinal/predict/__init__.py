@@ -35,8 +35,6 @@ and the formula), :mod:`~longitudinal.predict.effects` (fitting both engines),
 
 from __future__ import annotations
 
-from typing import Any
-
 from longitudinal.narrate.gates import BAYES_ENGINES
 from longitudinal.predict.benchmark import (
     BASELINES_TO_BEAT,
@@ -107,28 +105,3 @@ __all__ = [
     "run_evaluation",
     "spread_table",
 ]
-
-
-_MOVED = {
-    "EffectsSection": "longitudinal.report.sections.effects",
-    "empathy_effects_section": "longitudinal.report.sections.effects",
-}
-"""Names that left this package, with their home; importable from here for one release."""
-
-
-def __getattr__(name: str) -> Any:
-    """Give a name that moved to the report from its new home, with a deprecation warning."""
-    if name in _MOVED:
-        import warnings
-
-        from longitudinal._errors import LongitudinalDeprecationWarning
-        from longitudinal.report.sections import effects
-
-        warnings.warn(
-            f"longitudinal.predict.{name} moved to {_MOVED[name]}.{name} (the report's "
-            "section); importing it from longitudinal.predict stops working in the next release",
-            LongitudinalDeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(effects, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -193,7 +193,7 @@ def evaluate_predictions(
     seeds: int | Sequence[int] = 5,
     k: int = 5,
     models: Sequence[str] | None = None,
-    include_bayes: bool = True,
+    bayes: bool = True,
     bayes_kfold: bool = False,
     threshold: float | None = None,
     threshold_source: str | None = None,
@@ -229,9 +229,9 @@ def evaluate_predictions(
         Folds of the grouped K-fold, repeated for every seed; 0 skips the K-fold.
     models : sequence of str, optional
         Subset of :data:`MODEL_DESCRIPTIONS` (default all, ``bayes_ordinal`` only with
-        ``include_bayes``; on a continuous scale of more than 11 points the ordinal models
+        ``bayes``; on a continuous scale of more than 11 points the ordinal models
         ``clmm_full`` and ``bayes_ordinal`` are left out with a note, and refused when named).
-    include_bayes : bool, default True
+    bayes : bool, default True
         Include the Bayesian ordinal model.
     bayes_kfold : bool, default False
         Also fit the Bayesian model in every K-fold fold (``k`` times more sampling).
@@ -366,7 +366,7 @@ def evaluate_predictions(
     Examples
     --------
     >>> from longitudinal.predict import evaluate_predictions
-    >>> result = evaluate_predictions(study, seeds=2, include_bayes=False)  # doctest: +SKIP
+    >>> result = evaluate_predictions(study, seeds=2, bayes=False)  # doctest: +SKIP
     >>> result.summary_table[["model", "split", "r_mean", "r_sd"]]  # doctest: +SKIP
     """
     func = "evaluate_predictions"
@@ -380,12 +380,12 @@ def evaluate_predictions(
         raise InvalidParameterError(f"the `k` parameter of {func} must be 0 (no K-fold) or >= 2")
     check_benchmark_counts(len(seed_list_), k, n_boot, func=func)
     for name, value in (
-        ("include_bayes", include_bayes),
+        ("bayes", bayes),
         ("bayes_kfold", bayes_kfold),
         ("random_slope", random_slope),
     ):
         check_bool(value, name=name, where=func)
-    chosen = _chosen_models(models, include_bayes, func=func)
+    chosen = _chosen_models(models, bayes, func=func)
     settings = sampling_settings(draws, tune, chains, where=func)
     bayes_opts: dict[str, Any] = dict(zip(("draws", "tune", "chains"), settings, strict=True))
     bayes_opts["sampler"] = sampler or default_sampler()

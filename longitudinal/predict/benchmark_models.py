@@ -93,18 +93,18 @@ def majority_vote(ratings: np.ndarray, scale_min: float, scale_max: float) -> fl
     return majority_rating(ratings)
 
 
-def _chosen_models(models: str | Sequence[str] | None, include_bayes: bool, *, func: str) -> list:
+def _chosen_models(models: str | Sequence[str] | None, bayes: bool, *, func: str) -> list:
     """Return the package's models to run, in table order."""
     known = list(MODEL_DESCRIPTIONS)
     if models is None:
-        return [m for m in known if include_bayes or m != "bayes_ordinal"]
+        return [m for m in known if bayes or m != "bayes_ordinal"]
     chosen = [models] if isinstance(models, str) else list(models)
     unknown = [m for m in chosen if m not in known]
     if unknown or not chosen:
         raise InvalidParameterError(
             f"the `models` parameter of {func} must name models from {known}; got {models!r}"
         )
-    if not include_bayes:
+    if not bayes:
         chosen = [m for m in chosen if m != "bayes_ordinal"]
     return [m for m in known if m in chosen]
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from longitudinal._display import Displayed
+from longitudinal._display import Result
 from longitudinal.predict._common import _empty
 from longitudinal.predict.benchmark_models import CONTINUOUS_MAJORITY_VOTE, MODEL_DESCRIPTIONS
 from longitudinal.predict.benchmark_scoring import threshold_rule
@@ -31,7 +31,7 @@ _PAPER_BESTS = (
 
 
 @dataclass(frozen=True, repr=False)
-class EvaluationResult(Displayed):
+class EvaluationResult(Result):
     """Metrics of the out-of-person prediction benchmark.
 
     Attributes

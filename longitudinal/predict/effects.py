@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._checks import check_bool, check_int, check_unit
-from longitudinal._display import Shown
+from longitudinal._display import Result
 from longitudinal._errors import InvalidParameterError
 from longitudinal.narrate.gates import fit_problem, sampling_failure
 from longitudinal.narrate.sentences import effects_apa
@@ -77,7 +77,7 @@ VARIANCE_COLUMNS = [
 
 
 @dataclass(frozen=True, repr=False)
-class EmpathyEffects(Shown):
+class EmpathyEffects(Result):
     """Empathy effects estimated by the linear mixed model, the ordinal and Bayesian models.
 
     Attributes
@@ -167,7 +167,7 @@ class EmpathyEffects(Shown):
             effects_apa(
                 self.effects,
                 ci_level=float(self.meta.get("ci_level", 0.95)),
-                n_people=self.meta.get("n_participants"),
+                n_participants=self.meta.get("n_participants"),
                 n_obs=self.meta.get("n_obs"),
                 lmm_problem=fit_problem(self.lmm),
                 clmm_problem=fit_problem(self.clmm) if self.clmm is not None else None,
@@ -492,14 +492,14 @@ def _bayes_variance(model: Any, blocks: list[Any], *, id_col: str, ci_level: flo
 def fit_empathy_models(
     data: EmpathyData,
     *,
-    include_bayes: bool = True,
+    bayes: bool = True,
     include_clmm: bool = True,
     story_effects: bool = True,
     draws: int | None = None,
     tune: int | None = None,
     chains: int | None = None,
     sampler: str | None = None,
-    seed: int = 2024,
+    seed: int | None = None,
     ci_level: float = 0.95,
     target_accept: float = 0.9,
     ordinal_bins: int | None = None,
@@ -510,7 +510,7 @@ def fit_empathy_models(
     ----------
     data : EmpathyData
         From :func:`empathy_data`.
-    include_bayes : bool, default True
+    bayes : bool, default True
         Also fit the Bayesian model: the cumulative-logit model of an ordinal scale (needs
         whole-number ratings) or of the binned ratings (``ordinal_bins``); the gaussian
         (linear mixed) model of a continuous scale.
@@ -526,8 +526,8 @@ def fit_empathy_models(
         (:data:`models.bayes.DEFAULT_SAMPLING`: 2 chains x 10,000 draws, 500 tuning steps).
     sampler : {"nutpie", "pymc", "numpyro"}, optional
         NUTS implementation; default nutpie when installed, else PyMC.
-    seed : int, default 2024
-        Seed of the sampler.
+    seed : int, optional
+        Seed of the sampler (by default a fresh one).
     ci_level : float, default 0.95
         Level of every interval.
     target_accept : float, default 0.9
@@ -604,14 +604,15 @@ def fit_empathy_models(
             f"got {type(data).__name__}"
         )
     flags = (
-        ("include_bayes", include_bayes),
+        ("bayes", bayes),
         ("include_clmm", include_clmm),
         ("story_effects", story_effects),
     )
     for name, value in flags:
         check_bool(value, name=name, where=func)
     draws, tune, chains = sampling_settings(draws, tune, chains, where=func)
-    seed = check_int(seed, name="seed", where=func, minimum=0)
+    if seed is not None:
+        seed = check_int(seed, name="seed", where=func, minimum=0)
     ci_level = check_unit(ci_level, name="ci_level", where=func)
     frame = data.data
     response = data.response_col
@@ -625,7 +626,7 @@ def fit_empathy_models(
         codes = bin_ratings(frame[response], lo, hi, bins)
         ordinal_frame = frame.assign(**{response: codes})
         midpoints = bin_midpoints(lo, hi, bins)
-    elif include_bayes or include_clmm:
+    elif bayes or include_clmm:
         _check_whole(frame[response], func=func)
     sampler = sampler or default_sampler()
 
@@ -643,17 +644,17 @@ def fit_empathy_models(
             random += " + (1 | story_id)"
         null = LinearMixedModel(f"{formula_name(response)} ~ 1 + {random}", reml=True).fit(frame)
         _ = lmm.fixed_  # the df are computed on first access: their warnings belong here
-        clmm = bayes = None
+        clmm = bayes_model = None
         if include_clmm:
             start = time.perf_counter()
             clmm = _fitted_clmm(formula, ordinal_frame, ci_level)
             timings["clmm"] = time.perf_counter() - start
-        if include_bayes:
+        if bayes:
             from models.bayes import BayesianMixedModel
 
             start = time.perf_counter()
             settings = {"draws": draws, "tune": tune, "chains": chains, "seed": seed}
-            bayes = BayesianMixedModel(
+            bayes_model = BayesianMixedModel(
                 formula,
                 family=bayes_family,  # type: ignore[arg-type]
                 sampler=sampler,  # type: ignore[arg-type]
@@ -696,28 +697,28 @@ def fit_empathy_models(
             "loglik": clmm.loglik_,
             "marginal_slope": clmm_slope,
         }
-    if bayes is not None and bayes_family == "gaussian":
-        parts.append(_bayes_gaussian_effects(bayes, data.predictors, ci_level))
+    if bayes_model is not None and bayes_family == "gaussian":
+        parts.append(_bayes_gaussian_effects(bayes_model, data.predictors, ci_level))
         blocks = _random_blocks(frame, formula)
         variance.append(
-            _bayes_gaussian_variance(bayes, blocks, id_col=data.id_col, ci_level=ci_level)
+            _bayes_gaussian_variance(bayes_model, blocks, id_col=data.id_col, ci_level=ci_level)
         )
         meta["bayes"] = {
             "family": "gaussian",
             "sampler": sampler,
             **settings,
-            "failures": list(bayes.diagnostics_["failures"]),
+            "failures": list(bayes_model.diagnostics_["failures"]),
         }
-    elif bayes is not None:
-        table, slope = _bayes_effects(bayes, data.predictors, ci_level, midpoints)
+    elif bayes_model is not None:
+        table, slope = _bayes_effects(bayes_model, data.predictors, ci_level, midpoints)
         parts.append(table)
         blocks = _random_blocks(ordinal_frame, formula)
-        variance.append(_bayes_variance(bayes, blocks, id_col=data.id_col, ci_level=ci_level))
+        variance.append(_bayes_variance(bayes_model, blocks, id_col=data.id_col, ci_level=ci_level))
         meta["bayes"] = {
             "family": "ordinal",
             "sampler": sampler,
             **settings,
-            "failures": list(bayes.diagnostics_["failures"]),
+            "failures": list(bayes_model.diagnostics_["failures"]),
             "marginal_slope": float(slope.mean()),
         }
     effects = pd.concat(parts, ignore_index=True)
@@ -727,7 +728,7 @@ def fit_empathy_models(
         predictors=data.predictors.copy(),
         formula=formula,
         lmm=lmm,
-        bayes=bayes,
+        bayes=bayes_model,
         notes=tuple(notes),
         meta=meta,
         clmm=clmm,
@@ -813,6 +814,6 @@ def _check_whole(values: pd.Series, *, func: str) -> None:
     if not np.all(np.equal(np.round(v), v)):
         raise InvalidParameterError(
             f"{func}: the ordinal models need whole-number ratings; this study has "
-            "fractional ones (a continuous slider?). Pass include_bayes=False and "
+            "fractional ones (a continuous slider?). Pass bayes=False and "
             "include_clmm=False."
         )

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from longitudinal._display import Shown
+from longitudinal._display import Result
 from longitudinal._errors import InvalidParameterError
 from longitudinal.frames import scale_column
 from longitudinal.predict._common import _check_study
@@ -90,7 +90,7 @@ class _Raw:
 
 
 @dataclass(frozen=True, repr=False)
-class EmpathyData(Shown):
+class EmpathyData(Result):
     """Story-level ratings with standardized, decomposed predictors.
 
     Attributes

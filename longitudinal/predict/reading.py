@@ -45,7 +45,7 @@ def describe_effects(
     effects: pd.DataFrame,
     *,
     ci_level: float = 0.95,
-    n_people: int | None = None,
+    n_participants: int | None = None,
     lmm_problem: str | None = None,
     bayes_problem: str | None = None,
 ) -> pd.DataFrame:
@@ -57,7 +57,7 @@ def describe_effects(
         :attr:`EmpathyEffects.effects`.
     ci_level : float, default 0.95
         The level the intervals were computed at (used in the wording).
-    n_people : int, optional
+    n_participants : int, optional
         Participants in the model; up to :data:`SMALL_SAMPLE` every paragraph says so.
     lmm_problem, bayes_problem : str, optional
         Why a model's estimates must not be read (a singular or unconverged fit, failed
@@ -105,7 +105,7 @@ def describe_effects(
     bayes = bayes.set_index("term")
     bayes_model = bayes_name(effects)
     pct = f"{100 * ci_level:g}%"
-    caveat = small_sample_caveat(n_people)
+    caveat = small_sample_caveat(n_participants)
     rows = []
     for rec in lmm.itertuples(index=False):
         unit = "week" if rec.kind == "time" else "SD"

@@ -396,7 +396,7 @@ def run_evaluation(
     out_dir: str | os.PathLike[str],
     *,
     seeds: int | Sequence[int] = 5,
-    include_bayes: bool = True,
+    bayes: bool = True,
     predictions: Sequence[str | os.PathLike[str]] | None = None,
     overwrite: bool = False,
     **options: Any,
@@ -412,7 +412,7 @@ def run_evaluation(
         ``STUDY_DIR/evaluate`` for ``longitudinal report`` to pick it up.
     seeds : int or sequence of int, default 5
         Split seeds (an int ``n`` means ``0, ..., n - 1``).
-    include_bayes : bool, default True
+    bayes : bool, default True
         Include the Bayesian ordinal model.
     predictions : sequence of path-like, optional
         CSV files of a researcher's own models' predictions
@@ -494,7 +494,7 @@ def run_evaluation(
     result = evaluate_predictions(
         study,
         seeds=seeds,
-        include_bayes=include_bayes,
+        bayes=bayes,
         predictions=[str(p) for p in files] or None,
         **options,
     )

@@ -78,11 +78,11 @@ class PredictorPlan:
 
     Attributes
     ----------
-    n_people : int
+    n_participants : int
         Participants the models are fitted on: with at least one rating whose chosen
         predictors are all present (listwise deletion).
     budget : int
-        ``n_people // PEOPLE_PER_PREDICTOR`` person-level predictors.
+        ``n_participants // PEOPLE_PER_PREDICTOR`` person-level predictors.
     source : str
         Where the priority order came from: ``"default"`` (traits, states, session features in
         study.toml order), ``"study.toml"`` (``[roles] predictors``) or ``"--predictors"``.
@@ -99,10 +99,10 @@ class PredictorPlan:
     left_out : tuple of (str, str)
         ``(name, reason)`` for every candidate or part that does not enter.
     n_rated : int or None
-        Participants with ratings (before listwise deletion); ``n_people`` when None.
+        Participants with ratings (before listwise deletion); ``n_participants`` when None.
     """
 
-    n_people: int
+    n_participants: int
     budget: int
     source: str
     requested: tuple[str, ...]
@@ -161,8 +161,8 @@ class PredictorPlan:
     @property
     def people_text(self) -> str:
         """The fitted participants in words, with those lost to missing predictors."""
-        text = f"{self.n_people} with complete data on the chosen predictors"
-        lost = (self.n_rated or self.n_people) - self.n_people
+        text = f"{self.n_participants} with complete data on the chosen predictors"
+        lost = (self.n_rated or self.n_participants) - self.n_participants
         if lost:
             text += f" of {self.n_rated} with ratings"
         return text
@@ -170,9 +170,9 @@ class PredictorPlan:
     @property
     def fitted_text(self) -> str:
         """The fitted participants in words, with those lost to missing predictors."""
-        noun = "participant" if self.n_people == 1 else "participants"
-        text = f"{self.n_people} {noun} with complete data on the chosen predictors"
-        lost = (self.n_rated or self.n_people) - self.n_people
+        noun = "participant" if self.n_participants == 1 else "participants"
+        text = f"{self.n_participants} {noun} with complete data on the chosen predictors"
+        lost = (self.n_rated or self.n_participants) - self.n_participants
         return text + (f" (of {self.n_rated} with ratings)" if lost else "")
 
     def left_out_text(self) -> str:
@@ -286,7 +286,7 @@ def plan_predictors(
     predictors: Sequence[str] | None = None,
     *,
     source: str | None = None,
-    n_people: int | None = None,
+    n_participants: int | None = None,
     func: str = "plan_predictors",
 ) -> PredictorPlan:
     """Choose the empathy models' predictors within the person-level budget.
@@ -303,7 +303,7 @@ def plan_predictors(
         default rule (traits, states, session features in study.toml order).
     source : str, optional
         ``"--predictors"`` when ``predictors`` came from the command line (for the text).
-    n_people : int, optional
+    n_participants : int, optional
         Participants with ratings; default counted from the story frame.
     func : str
         Name used in error messages.
@@ -319,10 +319,10 @@ def plan_predictors(
         numeric column of sessions.csv (the message lists what is available).
     """
     found = _candidates(study)
-    if n_people is None:
+    if n_participants is None:
         story = study.story_frame()
-        n_people = int(story[study.config.id_col].nunique())
-    n_rated = n_people
+        n_participants = int(story[study.config.id_col].nunique())
+    n_rated = n_participants
     if predictors is None and study.config.predictors is not None:
         predictors, source = study.config.predictors, "study.toml"
     if predictors is None:
@@ -380,7 +380,7 @@ def plan_predictors(
             if name not in chosen:
                 left_out.append((name, "not among the chosen predictors"))
     return PredictorPlan(
-        n_people=n_fit,
+        n_participants=n_fit,
         budget=n_fit // PEOPLE_PER_PREDICTOR,
         source=source,
         requested=requested,

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from _empathic_base.vocabulary import DEMO_SEED
 from _empathic_base.words import caller, parameter
 from longitudinal._errors import InvalidParameterError
 from longitudinal._output import atomic_write, check_out_dir, write_csv, write_json
@@ -280,7 +281,7 @@ def _load(study_path: Path, config: Any) -> Any:
 def run_demo(
     out_dir: str | os.PathLike[str],
     *,
-    seed: int = 2024,
+    seed: int = DEMO_SEED,
     bayes: bool = False,
     overwrite: bool = False,
 ) -> Path:
@@ -290,7 +291,7 @@ def run_demo(
     ----------
     out_dir : str or path-like
         Folder to create; it must not exist or be empty unless ``overwrite=True``.
-    seed : int, default 2024
+    seed : int, default :data:`~_empathic_base.vocabulary.DEMO_SEED` (2024)
         Seed of the simulation (:func:`longitudinal.simulate.simulate_study`).
     bayes : bool, default False
         Fit the Bayesian ordinal model in the "What predicts empathy" section (see

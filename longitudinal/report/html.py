@@ -58,29 +58,29 @@ def _is_text(series: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
 
 
-def _cell(column: str, value: Any, digits: int) -> str:
+def _cell(column: str, value: Any, decimals: int) -> str:
     if column.startswith("p_") or column == "p_value":
         return apa_p(value)
     if isinstance(value, str):
         return value
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "–"
-    return num(value, digits)
+    return num(value, decimals)
 
 
 def table(
     frame: pd.DataFrame,
     *,
     columns: Mapping[str, str] | None = None,
-    digits: Mapping[str, int] | None = None,
+    decimals: Mapping[str, int] | None = None,
     caption: str | None = None,
 ) -> Markup:
     """Render a DataFrame as an HTML table; ``columns`` maps column -> header, in order."""
     columns = dict(columns or {c: c for c in frame.columns})
-    digits = dict(digits or {})
+    decimals = dict(decimals or {})
     kinds = {c: "text" if _is_text(frame[c]) else "num" for c in columns}
     rows = [  # by column, so an int column is not upcast by its row
-        [(kinds[c], _cell(c, frame[c].iat[i], digits.get(c, 2))) for c in columns]
+        [(kinds[c], _cell(c, frame[c].iat[i], decimals.get(c, 2))) for c in columns]
         for i in range(len(frame))
     ]
     headers = [(kinds[c], h) for c, h in columns.items()]

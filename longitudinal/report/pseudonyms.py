@@ -73,7 +73,7 @@ _PEOPLE = r"\b(?:participants?|persons?|people|subjects?|groups?|levels?|ids?)\b
 
 
 def pseudonymize_message(
-    text: str, id_map: Mapping[str, str], *, keep: Collection[str] = (), id_col: str = ""
+    text: str, id_map: Mapping[str, str], *, keep: Collection[str] = (), id_col: str | None = None
 ) -> str | None:
     """Put pseudonyms in a message of other code where it quotes a participant; else nothing.
 

@@ -86,7 +86,7 @@ def _item_strings(frame: pd.DataFrame) -> pd.DataFrame:
 def simulate_study(
     out_dir: str | Path,
     *,
-    seed: int = 2024,
+    seed: int | None = None,
     n_participants: int = 41,
     defects: bool = True,
     overwrite: bool = False,
@@ -97,8 +97,10 @@ def simulate_study(
     ----------
     out_dir : str or pathlib.Path
         Directory to write; created if missing (parents included).
-    seed : int, default 2024
-        Seed of every random step; the same seed writes byte-identical files.
+    seed : int, optional
+        Seed of every random step; the same seed writes byte-identical files. By default a
+        fresh one, written into ``study.toml``'s name and ``truth.json``
+        (``longitudinal simulate`` uses :data:`_empathic_base.vocabulary.DEMO_SEED`).
     n_participants : int, default 41
         Number of participants, 3 to 9999.
     defects : bool, default True

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._checks import check_bool, check_int
-from longitudinal._display import Shown
+from longitudinal._display import Result
 from longitudinal.simulate._questionnaires import (
     _allocate_sessions,
     _expected_score,
@@ -63,7 +63,7 @@ from longitudinal.simulate.parameters import (
 
 
 @dataclass(frozen=True, repr=False)
-class SimulatedStudy(Shown):
+class SimulatedStudy(Result):
     """Tables of a simulated study, as written by :func:`simulate_study`.
 
     Attributes
@@ -115,15 +115,15 @@ class SimulatedStudy(Shown):
 
 
 def simulate_frames(
-    *, seed: int = 2024, n_participants: int = 41, defects: bool = True
+    *, seed: int | None = None, n_participants: int = 41, defects: bool = True
 ) -> SimulatedStudy:
     """Simulate the EmpathicStories++ twin in memory.
 
     Parameters
     ----------
-    seed : int, default 2024
+    seed : int, optional
         Seed of every random step (``numpy.random.SeedSequence``); the same seed gives the
-        same tables.
+        same tables. By default a fresh one, recorded in ``truth["seed"]``.
     n_participants : int, default 41
         Number of participants, 3 to 9999. The total number of sessions is
         ``round(n_participants * 269 / 41)``.
@@ -165,6 +165,8 @@ def simulate_frames(
     [1, 2, 3, 4, 5]
     """
     func = "simulate_frames"
+    if seed is None:  # a fresh seed, recorded in the truth so that the study can be redrawn
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
     seed = check_int(seed, name="seed", where=func, minimum=0, maximum=2**63 - 1)
     n = check_int(n_participants, name="n_participants", where=func, minimum=3, maximum=9999)
     defects = check_bool(defects, name="defects", where=func)

@@ -14,7 +14,6 @@ import pandas as pd
 
 from _empathic_base.results import Result
 from models._backends import pymc_model as pmod
-from models._checks import renamed_parameter
 from models._errors import (
     InvalidParameterError,
     SamplingWarning,
@@ -171,7 +170,6 @@ def leave_one_group_out(
     levels: Sequence[Any] | None = None,
     draws: int | None = None,
     tune: int | None = None,
-    group: str | None = None,
 ) -> GroupCVResult:
     """Refit ``model`` once per held-out group level and score the held-out observations.
 
@@ -188,9 +186,6 @@ def leave_one_group_out(
         Levels to hold out (all by default); a subset keeps the cost down.
     draws, tune : int, optional
         Override the model's draws and tuning steps for the refits.
-    group : str, optional
-        The earlier name of ``group_col``, accepted in this release with a deprecation
-        warning.
 
     Returns
     -------
@@ -220,7 +215,7 @@ def leave_one_group_out(
     held-out rows one draw from their fitted distribution per posterior draw.
     """
     where = "leave_one_group_out"
-    group = renamed_parameter("group", group, "group_col", group_col, where=where)
+    group = group_col
     if not isinstance(model, BayesianMixedModel):
         raise InvalidParameterError(
             f"the `model` parameter of {where} must be a BayesianMixedModel; "

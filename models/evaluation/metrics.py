@@ -11,7 +11,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from models._errors import DataQualityWarning, EmpathicDeprecationWarning, InvalidParameterError
+from _empathic_base.results import Result
+from models._errors import DataQualityWarning, InvalidParameterError
 
 METRIC_NAMES = ("r", "rho", "acc", "f1", "mse")
 """Metric columns of :func:`prediction_metrics` and of the evaluation tables, in order."""
@@ -341,9 +342,13 @@ def mean_squared_error(y_true: Any, y_pred: Any, *, nan_policy: NanPolicy = "rai
     return float(np.dot(d, d) / d.size)
 
 
-@dataclass(frozen=True)
-class PredictionMetrics:
+@dataclass(frozen=True, repr=False)
+class PredictionMetrics(Result):
     """The five benchmark metrics of one set of predictions.
+
+    Follows the result protocol (:mod:`_empathic_base.results`): ``summary()``, ``to_frame()``
+    (one row, the fields as columns) and ``to_dict()`` (the fields, for a row of a metrics
+    table).
 
     Attributes
     ----------
@@ -366,18 +371,18 @@ class PredictionMetrics:
     threshold: float
     scale: float
 
-    def to_dict(self) -> dict[str, float | int]:
+    def _title(self) -> str:
+        return (
+            f"PredictionMetrics: {self.n} pairs, r = {self.r:.4g}, rho = {self.rho:.4g}, "
+            f"acc = {self.acc:.4g}, f1 = {self.f1:.4g}, mse = {self.mse:.4g}"
+        )
+
+    def _parts(self) -> list[tuple[str, Any]]:
+        return [("Metrics", pd.DataFrame([asdict(self)]))]
+
+    def to_dict(self) -> dict[str, float | int]:  # type: ignore[override]
         """Return the fields as a plain dict (for a row of a metrics table)."""
         return asdict(self)
-
-    def as_dict(self) -> dict[str, float | int]:
-        """Return :meth:`to_dict` (the earlier spelling, kept for one release; it warns)."""
-        warnings.warn(
-            "PredictionMetrics.as_dict() is deprecated: use to_dict()",
-            EmpathicDeprecationWarning,
-            stacklevel=2,
-        )
-        return self.to_dict()
 
 
 def prediction_metrics(

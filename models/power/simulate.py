@@ -34,7 +34,7 @@ import models.power._lmm as power_lmm
 import models.power._ordinal as power_ordinal
 from _empathic_base.results import Result
 from _empathic_base.words import caller, parameter
-from models._checks import check_bool, check_int, check_unit, renamed_parameter
+from models._checks import check_bool, check_int, check_unit
 from models._errors import ConvergenceError, InvalidParameterError, ModelsError
 from models._limits import (
     POWER_MAX_GRID,
@@ -402,7 +402,6 @@ def simulate_power(
     session_col: str | None = None,
     ci_level: float = 0.95,
     batch_size: int | None = None,
-    participant_col: str | None = None,
 ) -> PowerResult:
     """Estimate power by simulation over a grid of participants (and sessions per participant).
 
@@ -463,8 +462,6 @@ def simulate_power(
     batch_size : int, optional
         Simulations per task sent to a worker (default: about four tasks per worker and grid
         point, at most 100). It does not change the result.
-    participant_col : str, optional
-        The earlier name of ``id_col``, accepted in this release with a deprecation warning.
 
     Returns
     -------
@@ -548,10 +545,7 @@ def simulate_power(
     if batch_size is not None:
         batch_size = check_int(batch_size, name="batch_size", where=_WHERE, minimum=1)
     entropy = int(np.random.SeedSequence(seed).entropy)  # type: ignore[arg-type]
-    participant_col = renamed_parameter(
-        "participant_col", participant_col, "id_col", id_col, where=_WHERE
-    )
-    setup = _setup(model_or_design, data, participant_col, session_col, n_sessions)
+    setup = _setup(model_or_design, data, id_col, session_col, n_sessions)
     tests = power_ordinal.TESTS if setup.engine == "clmm" else power_lmm.TESTS
     if test is None:
         test = tests[0]

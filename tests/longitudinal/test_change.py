@@ -17,7 +17,6 @@ from numpy.testing import assert_allclose
 from longitudinal._errors import (
     DataQualityWarning,
     InvalidParameterError,
-    LongitudinalDeprecationWarning,
 )
 from longitudinal.change import (
     ChangeResult,
@@ -520,20 +519,13 @@ def test_growth_time_coding_rescales_the_slope(sim):
     assert b.meta["time_coding"] == {"pre": 0.0, "mid": 2.0, "post": 4.0}
     with pytest.raises(InvalidParameterError, match="time"):
         growth_model(sim, **COLS, time={"pre": 0, "post": 1})
-    for backend in ("lme4", "builtin"):
-        with pytest.raises(InvalidParameterError, match="backend"):
-            growth_model(sim, **COLS, backend=backend)
 
 
-def test_backend_parameter_is_accepted_for_one_release_with_a_warning(sim):
-    plain = growth_model(sim, **COLS, random_slope=False)
-    with pytest.warns(LongitudinalDeprecationWarning, match="`backend` parameter of growth_model"):
-        old = growth_model(sim, **COLS, random_slope=False, backend="lmm")
-    assert_allclose(old.fixed["estimate"], plain.fixed["estimate"])
-    assert old.meta["backend"] == plain.meta["backend"] == "lmm"
-    assert issubclass(LongitudinalDeprecationWarning, FutureWarning)
-    with pytest.warns(LongitudinalDeprecationWarning, match="change_analysis"):
-        change_analysis(sim, **COLS, random_slope=False, backend="lmm")
+def test_the_removed_backend_parameter_is_refused(sim):
+    with pytest.raises(TypeError, match="backend"):
+        growth_model(sim, **COLS, backend="lmm")
+    with pytest.raises(TypeError, match="backend"):
+        change_analysis(sim, **COLS, backend="lmm")
 
 
 def test_reliable_change_by_hand_and_direction():

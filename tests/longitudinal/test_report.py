@@ -391,7 +391,7 @@ def test_evaluation_section_shows_the_models_with_their_intervals(study_dir, tmp
         seeds=2,
         k=3,
         models=["majority_vote", "grand_mean", "lmm_traits"],
-        include_bayes=False,
+        bayes=False,
         n_boot=200,
     )
     out = build_report(study, tmp_path / "out", bayes=False)

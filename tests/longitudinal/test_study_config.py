@@ -107,9 +107,7 @@ def test_threshold_and_predictors_are_read_and_checked(tmp_path):
     assert set(cases["column"]) == {"ratings.threshold", "roles.predictors"}
 
 
-def test_old_column_keys_are_read_with_a_deprecation_note(tmp_path):
-    from longitudinal.study_config import StudyTomlDeprecationWarning
-
+def test_old_column_keys_are_refused_naming_where_the_column_goes(tmp_path):
     old = _copy_declared(
         tmp_path,
         lambda t: (
@@ -119,14 +117,13 @@ def test_old_column_keys_are_read_with_a_deprecation_note(tmp_path):
             .replace('rating = "score"\n', "")
         ),
     )
-    with pytest.warns(StudyTomlDeprecationWarning) as caught:
-        cfg = read_study_config(old)
-    messages = [str(w.message) for w in caught]
-    assert any("study.id_col is deprecated" in m and 'person = "pid"' in m for m in messages)
-    assert any("ratings.column is deprecated" in m and 'rating = "score"' in m for m in messages)
-    assert (cfg.id_col, cfg.rating_col) == ("pid", "score")
-    new = read_study_config(DECLARED)
-    assert (new.id_col, new.rating_col) == (cfg.id_col, cfg.rating_col)
+    with pytest.raises(InputValidationError) as info:
+        read_study_config(old)
+    cases = info.value.failure_cases.set_index("column")
+    assert set(cases.index) == {"study.id_col", "ratings.column"}
+    assert set(cases["file"]) == {"study.toml"}
+    assert 'under [columns] as person = "pid"' in cases.loc["study.id_col", "reason"]
+    assert 'under [columns] as rating = "score"' in cases.loc["ratings.column", "reason"]
 
 
 # -- values a number or a document cannot carry: refused when study.toml is read -------------

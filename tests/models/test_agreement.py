@@ -391,7 +391,7 @@ def test_text_in_ordinal_needs_levels():
         ({"levels": "123"}, "list of at least two values"),
         ({"ci_level": 95}, "`ci_level`"),
         ({"n_boot": -1}, "`n_boot`"),
-        ({"seed": None}, "`seed`"),
+        ({"seed": -1}, "`seed`"),
         ({"unit_col": "story"}, "`unit_col` parameter"),
         ({"rater_col": "unit"}, "three different columns"),
     ],

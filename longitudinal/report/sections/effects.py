@@ -114,7 +114,7 @@ def empathy_effects_section(
     study: Study,
     out_dir: str | os.PathLike[str],
     *,
-    include_bayes: bool = True,
+    bayes: bool = True,
     traits: Sequence[str] | None = None,
     states: Sequence[str] | None = None,
     session_features: Sequence[str] | None = None,
@@ -124,7 +124,7 @@ def empathy_effects_section(
     tune: int | None = None,
     chains: int | None = None,
     sampler: str | None = None,
-    seed: int = 2024,
+    seed: int | None = None,
     ci_level: float = 0.95,
     figure_dir: str = "figures",
     target_accept: float = 0.9,
@@ -142,7 +142,7 @@ def empathy_effects_section(
         "empathy_effects.png"`` and, as vector figures, ``"empathy_effects.svg"`` and
         ``"empathy_effects.pdf"`` (in the style of every report figure,
         :func:`longitudinal.plotting.save_figure`).
-    include_bayes : bool, default True
+    bayes : bool, default True
         Fit a Bayesian model too: the ordinal one for an ordinal scale (skipped, with a note,
         when the ratings are not whole numbers) or for binned ratings (``ordinal_bins``), the
         Bayesian linear mixed model (gaussian) for a continuous scale of more than 11 points
@@ -160,8 +160,9 @@ def empathy_effects_section(
         (:data:`models.bayes.DEFAULT_SAMPLING`).
     sampler : str, optional
         Default nutpie when installed, else PyMC.
-    seed : int, default 2024
-        Sampler seed.
+    seed : int, optional
+        Seed of the sampler and of the subsample (by default a fresh one; the report passes
+        its own).
     ci_level : float, default 0.95
         Level of the intervals.
     figure_dir : str, default "figures"
@@ -226,7 +227,7 @@ def empathy_effects_section(
     )
     if max_participants is not None:
         data = _subsample(data, max_participants, seed=seed, notes=notes)
-    bayes_ok = include_bayes
+    bayes_ok = bayes
     v = data.data[data.response_col].to_numpy(dtype=float)
     clmm_ok = bool(np.all(np.equal(np.round(v), v)))
     if scale_kind(data.scale_min, data.scale_max) == "continuous":
@@ -242,7 +243,7 @@ def empathy_effects_section(
     with _recording(notes, prefix="empathy models"):
         fitted = fit_empathy_models(
             data,
-            include_bayes=bayes_ok,
+            bayes=bayes_ok,
             include_clmm=clmm_ok,
             story_effects=story_effects,
             draws=draws,
@@ -264,7 +265,7 @@ def empathy_effects_section(
     reading = describe_effects(
         fitted.effects,
         ci_level=ci_level,
-        n_people=int(fitted.meta["n_participants"]),
+        n_participants=int(fitted.meta["n_participants"]),
         lmm_problem=_lmm_problem(fitted.lmm),
         bayes_problem=_bayes_problem(fitted.bayes),
     )
@@ -463,9 +464,9 @@ def _variance_table(variance: pd.DataFrame) -> Markup:
         "at_boundary": "at 0",
         **({"shown": "status"} if "shown" in variance.columns else {}),
     }
-    digits = {"icc": 3, "icc_ci_low": 3, "icc_ci_high": 3}
+    decimals = {"icc": 3, "icc_ci_low": 3, "icc_ci_high": 3}
     caption = "Variance decomposition and intraclass correlations"
-    return table(variance, columns=columns, digits=digits, caption=caption)
+    return table(variance, columns=columns, decimals=decimals, caption=caption)
 
 
 def _lead(fitted: EmpathyEffects, data: EmpathyData) -> str:
@@ -558,12 +559,12 @@ def _bins_table(fitted: EmpathyEffects) -> Markup:
             "n": "n",
             "proportion": "share",
         },  # fmt: skip
-        digits={"bin": 0, "midpoint": 3, "n": 0, "proportion": 3},
+        decimals={"bin": 0, "midpoint": 3, "n": 0, "proportion": 3},
         caption=f"The {binned['k']} ordered categories the ordinal models fitted",
     )
 
 
-def _subsample(data: EmpathyData, limit: int, *, seed: int, notes: list[str]) -> EmpathyData:
+def _subsample(data: EmpathyData, limit: int, *, seed: int | None, notes: list[str]) -> EmpathyData:
     """Keep the ratings of a random ``limit`` of the participants (drawn with ``seed``)."""
     import dataclasses
 

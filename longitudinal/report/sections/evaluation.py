@@ -93,7 +93,7 @@ class EvaluationSection(Section):
             show=(kfold is None and holdout is None)
             and not found.metrics.empty
             and len(found.metrics) <= 50,
-            digits={c: 0 if _is_count(found.metrics[c]) else 3 for c in found.metrics.columns},
+            decimals={c: 0 if _is_count(found.metrics[c]) else 3 for c in found.metrics.columns},
             params=params or {},
             kfold=None if kfold is None or kfold.empty else kfold,
             differences=None if differences is None or differences.empty else differences,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
+from _empathic_base.vocabulary import DEMO_SEED
 from longitudinal._wording import count_noun
 from longitudinal.predict.selection import PEOPLE_PER_PREDICTOR
 from longitudinal.report.context import ReportContext
@@ -39,7 +40,7 @@ class PredictorsSection(Section):
                 "ratings that vary."
             )
         try:
-            plan = plan_predictors(ctx.loaded, ctx.options.predictors, n_people=n_people)
+            plan = plan_predictors(ctx.loaded, ctx.options.predictors, n_participants=n_people)
         except LongitudinalError as err:
             raise SectionUnavailable(str(err)) from err
         if plan.empty:
@@ -57,12 +58,12 @@ class PredictorsSection(Section):
                 f"{PEOPLE_PER_PREDICTOR} "
                 f"participants, {plan.order_text}); left out: " + plan.left_out_text()
             )
-        seed = ctx.options.seed if ctx.options.seed is not None else 2024
+        seed = ctx.options.seed if ctx.options.seed is not None else DEMO_SEED
         try:
             section = empathy_effects_section(
                 ctx.loaded,
                 ctx.out,
-                include_bayes=ctx.options.bayes,
+                bayes=ctx.options.bayes,
                 seed=seed,
                 ci_level=ctx.options.ci_level,
                 **ctx.options.sampling,

@@ -103,26 +103,26 @@ def test_the_correction_follows_epsilon():
 
 
 def test_effects_through_zero_get_no_direction_and_small_samples_keep_the_caveat():
-    through = effects_apa(_effects(-0.22, 0.44), n_people=SMALL_SAMPLE - 4, n_obs=312)
+    through = effects_apa(_effects(-0.22, 0.44), n_participants=SMALL_SAMPLE - 4, n_obs=312)
     assert any("do not show a direction" in s for s in through)
     assert not any("higher values went with" in s for s in through)
     assert through[-1] == (
         f"With {SMALL_SAMPLE - 4} participants these estimates are imprecise and may not replicate."
     )
-    clear = effects_apa(_effects(0.03, 0.38), n_people=SMALL_SAMPLE + 1, n_obs=312)
+    clear = effects_apa(_effects(0.03, 0.38), n_participants=SMALL_SAMPLE + 1, n_obs=312)
     assert any("higher values went with higher ratings" in s for s in clear)
     assert not any("imprecise" in s for s in clear)
 
 
 def test_a_singular_or_unconverged_effects_model_is_not_read():
     problem = "its fit is singular (a variance estimated at zero or a correlation at ±1)"
-    text = " ".join(effects_apa(_effects(0.03, 0.38), n_people=30, lmm_problem=problem))
+    text = " ".join(effects_apa(_effects(0.03, 0.38), n_participants=30, lmm_problem=problem))
     assert f"failed its checks ({problem}), so none of its estimates is reported" in text
     assert "*b* =" not in text and "higher values" not in text
 
 
 def test_an_unusable_interval_is_not_interpreted():
-    text = " ".join(effects_apa(_effects(0.1, 0.5, df=0.4), n_people=30))
+    text = " ".join(effects_apa(_effects(0.1, 0.5, df=0.4), n_participants=30))
     assert "cannot estimate this effect reliably" in text and "*b* =" not in text
 
 

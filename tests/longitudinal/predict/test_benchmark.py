@@ -42,7 +42,7 @@ def test_population_predictions_ignore_test_ratings(demo_study):
 
 
 def test_evaluation_without_bayes(demo_study):
-    result = evaluate_predictions(demo_study, seeds=2, k=3, include_bayes=False)
+    result = evaluate_predictions(demo_study, seeds=2, k=3, bayes=False)
     m = result.metrics
     assert list(m.columns) == ["model", "split", "seed", "r", "rho", "acc", "f1", "mse"]
     models = [name for name in MODEL_DESCRIPTIONS if name != "bayes_ordinal"]
@@ -154,7 +154,7 @@ def test_row_level_split_is_caught_by_the_runner(demo_study, monkeypatch):
         ({"seeds": [1, 1]}, "distinct"),
         ({"k": 1}, "`k`"),
         ({"models": ["gpt4"]}, "models"),
-        ({"include_bayes": "yes"}, "include_bayes"),
+        ({"bayes": "yes"}, "bayes"),
         ({"threshold": "3"}, "threshold"),
         ({"sizes": (0.5, 0.5, 0.5)}, "sizes"),
         ({"n_boot": -1}, "n_boot"),
@@ -170,7 +170,7 @@ def test_evaluation_bad_options(demo_study, kwargs, match):
 
 
 def test_run_evaluation_writes_outputs(demo_study, tmp_path):
-    out = run_evaluation(demo_study.root, tmp_path / "evaluate", seeds=2, k=2, include_bayes=False)
+    out = run_evaluation(demo_study.root, tmp_path / "evaluate", seeds=2, k=2, bayes=False)
     names = sorted(p.name for p in out.iterdir())
     assert names == [
         ".empathic-longitudinal",  # marks the folder as this command's output
@@ -218,8 +218,8 @@ def test_run_evaluation_writes_outputs(demo_study, tmp_path):
             text = path.read_text()
             assert not any(i in text for i in ids), path.name
     with pytest.raises(InvalidParameterError, match="not empty"):
-        run_evaluation(demo_study.root, out, seeds=1, include_bayes=False)
-    again = run_evaluation(demo_study.root, out, seeds=1, k=0, include_bayes=False, overwrite=True)
+        run_evaluation(demo_study.root, out, seeds=1, bayes=False)
+    again = run_evaluation(demo_study.root, out, seeds=1, k=0, bayes=False, overwrite=True)
     assert pd.read_csv(again / "metrics.csv")["seed"].unique().tolist() == [0]
 
 

@@ -69,7 +69,7 @@ def test_the_bootstrap_weights_are_refused_before_the_splits(tiny, monkeypatch):
     monkeypatch.setattr(models._limits, "EVALUATE_MAX_BOOT_CELLS", 1_000)
     monkeypatch.setattr(benchmark, "draw_splits", drawn)
     with pytest.raises(InvalidParameterError, match=r"at most \d+ replicates fit this study"):
-        evaluate_predictions(tiny, seeds=1, k=2, n_boot=2000, include_bayes=False)
+        evaluate_predictions(tiny, seeds=1, k=2, n_boot=2000, bayes=False)
 
 
 def test_counts_within_their_ceilings_pass():

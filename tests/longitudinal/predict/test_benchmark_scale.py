@@ -74,7 +74,7 @@ def test_a_cut_outside_the_scale_is_refused(bad):
 def test_accuracy_of_the_grand_mean_at_the_midpoint(slider7, ratings):
     """Binarised at 4 on the 1-7 scale: accuracy of the training mean, by hand."""
     result = evaluate_predictions(
-        slider7, seeds=[0], k=0, models=["grand_mean"], include_bayes=False, n_boot=0
+        slider7, seeds=[0], k=0, models=["grand_mean"], bayes=False, n_boot=0
     )
     p = result.parameters
     assert p["threshold"] == 4.0 and p["threshold_source"] == "the scale's midpoint"
@@ -93,9 +93,7 @@ def test_accuracy_of_the_grand_mean_at_the_midpoint(slider7, ratings):
 
 def test_a_threshold_declared_in_study_toml_is_used(tmp_path):
     root = _copy(tmp_path, lambda t: t.replace("scale_max = 7\n", "scale_max = 7\nthreshold = 5\n"))
-    result = evaluate_predictions(
-        _load(root), seeds=[0], k=0, models=["grand_mean"], include_bayes=False
-    )
+    result = evaluate_predictions(_load(root), seeds=[0], k=0, models=["grand_mean"], bayes=False)
     assert result.parameters["threshold"] == 5.0
     assert result.parameters["threshold_source"] == "study.toml [ratings] threshold"
 
@@ -126,7 +124,7 @@ def test_user_predictions_are_checked_against_the_declared_scale(slider7, rating
     test_ids = splits.loc[splits["split"] == "test", "pid"]
     rows = ratings[ratings["pid"].isin(test_ids)][["pid", "visit", "slot", "score"]]
     table = rows.assign(model="mine", scheme="holdout_70_20_10", seed=0, prediction=6.5)
-    options = {"seeds": [0], "k": 0, "models": ["grand_mean"], "include_bayes": False}
+    options = {"seeds": [0], "k": 0, "models": ["grand_mean"], "bayes": False}
     result = evaluate_predictions(slider7, predictions=table.drop(columns="score"), **options)
     row = result.metrics.query("model == 'mine' and split == 'test'").iloc[0]
     y = rows["score"].to_numpy(dtype=float)
@@ -248,7 +246,7 @@ def test_predictions_of_the_package_are_clipped_to_the_scale(slider7, ratings, m
 
     monkeypatch.setattr(benchmark_runs, "_fit_predict", nine)
     result = evaluate_predictions(
-        slider7, seeds=[0], k=0, models=["lmm_full"], include_bayes=False, n_boot=0
+        slider7, seeds=[0], k=0, models=["lmm_full"], bayes=False, n_boot=0
     )
     splits = result.splits.set_index("pid")["split"]
     usable = ratings[~ratings["pid"].isin(UNSCORED)]

@@ -19,7 +19,7 @@ OPTIONS = {
     "k": 2,
     "models": ["grand_mean", "lmm_traits", "clmm_full"],
     "predictors": ["bfi44_agreeableness", "words"],
-    "include_bayes": False,
+    "bayes": False,
     "n_boot": 50,
     "bootstrap_seed": 3,
 }

@@ -146,7 +146,7 @@ def test_the_budget_counts_the_participants_fitted(two_wave):
     plan = plan_predictors(two_wave)
     # extraversion (60 people, budget 6), then agreeableness: 40 people, budget 4, so four
     # traits enter and the rest find no room among the 40
-    assert (plan.n_rated, plan.n_people, plan.budget) == (n_rated, n_scored, n_scored // 10)
+    assert (plan.n_rated, plan.n_participants, plan.budget) == (n_rated, n_scored, n_scored // 10)
     assert plan.traits == (
         "mini_ipip_extraversion",
         "mini_ipip_agreeableness",
@@ -156,7 +156,7 @@ def test_the_budget_counts_the_participants_fitted(two_wave):
     left = dict(plan.left_out)
     assert left["mini_ipip_intellect"] == "no person-level predictor left for 40 participants"
     data = empathy_data(two_wave, **plan.data_kwargs())
-    assert data.data["pid"].nunique() == plan.n_people
+    assert data.data["pid"].nunique() == plan.n_participants
     assert "40 with complete data on the chosen predictors of 60 with ratings" in plan.sentence()
 
 
@@ -181,7 +181,7 @@ def test_a_predictor_that_would_shrink_the_sample_below_the_budget_is_left_out(t
         "rapport",
         "mini_ipip_intellect",
     )
-    assert plan.n_people == 60
+    assert plan.n_participants == 60
     why = dict(plan.left_out)["mini_ipip_agreeableness"]
     assert why == (
         "with it 40 participants have complete data, which allow 4 person-level predictor(s), "

@@ -103,7 +103,7 @@ def test_describe_effects_says_no_more_than_the_models_support():
                          prob_positive=0.995),
         ]
     )  # fmt: skip
-    small = describe_effects(table, n_people=6)
+    small = describe_effects(table, n_participants=6)
     assert "With 6 participants this estimate is imprecise" in small.loc[0, "text"]
     assert "cannot estimate this effect reliably" in small.loc[1, "text"]
     assert pd.isna(small.loc[1, "direction"]) and not small.loc[1, "clear"]
@@ -164,7 +164,7 @@ def test_plot_effects_panels():
 
 def test_fit_empathy_models_lmm_only(demo_data):
     with package_warnings() as caught:
-        fitted = fit_empathy_models(demo_data, include_bayes=False, include_clmm=False)
+        fitted = fit_empathy_models(demo_data, bayes=False, include_clmm=False)
     # the unconditional model has a session variance at 0 in this simulation (none simulated)
     assert {w.category for w in caught} <= {SingularFitWarning}
     eff = fitted.effects
@@ -194,7 +194,7 @@ def test_fit_empathy_models_lmm_only(demo_data):
 def test_ordinal_mixed_model_beside_the_lmm(demo_data):
     """The cumulative link model answers on both scales and agrees with the LMM in rating points."""
     with package_warnings() as caught:
-        fitted = fit_empathy_models(demo_data, include_bayes=False)
+        fitted = fit_empathy_models(demo_data, bayes=False)
     assert {w.category for w in caught} <= {SingularFitWarning}
     eff = fitted.effects
     assert set(eff["engine"]) == {"lmm", "clmm"}
@@ -224,9 +224,9 @@ def test_bayes_needs_whole_ratings(demo_data):
     frame = demo_data.data.assign(empathy=demo_data.data["empathy"] + 0.5)
     fractional = EmpathyData(frame, demo_data.predictors, "participant_id", "empathy", 1, 5.5, 0)
     with pytest.raises(InvalidParameterError, match="whole-number"):
-        fit_empathy_models(fractional, include_bayes=True)
+        fit_empathy_models(fractional, bayes=True)
     with pytest.raises(InvalidParameterError, match="whole-number"):
-        fit_empathy_models(fractional, include_bayes=False)
+        fit_empathy_models(fractional, bayes=False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ def _with_predictors(tmp_path, line):
 
 def test_default_rule_spends_the_budget_in_study_order(slider7):
     plan = plan_predictors(slider7)
-    assert (plan.n_people, plan.budget, plan.source) == (18, 1, "default")
+    assert (plan.n_participants, plan.budget, plan.source) == (18, 1, "default")
     assert plan.traits == ("tipi_extraversion",)  # the first scale of the first trait
     assert plan.states == ()
     # session features: the within-person part enters without using the budget
@@ -65,7 +65,7 @@ def test_chosen_predictors_in_study_toml(tmp_path):
     assert plan.session_features == ("turns",) and plan.session_between == ()
     assert plan.spent == ("tipi_agreeableness",)
     # sub-001..sub-003 have no agreeableness score: the model is fitted on 15 people
-    assert (plan.n_people, plan.n_rated, plan.budget) == (15, 18, 1)
+    assert (plan.n_participants, plan.n_rated, plan.budget) == (15, 18, 1)
     left = dict(plan.left_out)
     no_room = "no person-level predictor left for 15 participants"
     assert left["turns (between-person part)"] == no_room
@@ -80,7 +80,7 @@ def test_chosen_predictors_in_study_toml(tmp_path):
 
 
 def test_the_command_line_order_wins_and_a_larger_budget_takes_between_parts(slider7):
-    plan = plan_predictors(slider7, ["turns", "closeness", "tipi"], n_people=25)
+    plan = plan_predictors(slider7, ["turns", "closeness", "tipi"], n_participants=25)
     assert plan.source == "--predictors" and plan.budget == 2
     assert plan.session_between == ("turns",)
     assert plan.states == ("closeness_bond",)

@@ -10,7 +10,7 @@ from longitudinal.report.sections.effects import empathy_effects_section
 
 
 def test_effects_section_without_bayes(demo_study, tmp_path):
-    section = empathy_effects_section(demo_study, tmp_path, include_bayes=False)
+    section = empathy_effects_section(demo_study, tmp_path, bayes=False)
     assert section.heading == "What predicts empathy" and section.anchor == "predictors"
     assert set(section.tables) == {
         "empathy_effects",
@@ -71,17 +71,13 @@ def test_effects_section_with_bayes(demo_study, tmp_path):
     assert any("SamplingWarning" in n for n in section.notes)
 
 
-def test_section_names_moved_out_of_predict_warn_for_one_release():
+def test_section_names_live_in_the_report_only():
     import longitudinal.predict as predict
-    from longitudinal._errors import LongitudinalDeprecationWarning
-    from longitudinal.report.sections import effects
     from longitudinal.report.sections.predictors import PredictorsSection
 
     for name in ("EffectsSection", "empathy_effects_section"):
         assert name not in predict.__all__
-        with pytest.warns(LongitudinalDeprecationWarning, match=f"sections.effects.{name}"):
-            assert getattr(predict, name) is getattr(effects, name)
-    with pytest.raises(AttributeError):
-        predict.no_such_name  # noqa: B018
+        with pytest.raises(AttributeError):
+            getattr(predict, name)
     section = PredictorsSection()
     assert (section.anchor, section.heading) == ("predictors", "What predicts empathy")

@@ -570,7 +570,7 @@ def test_no_advice_and_no_number_of_a_failed_bayesian_model_reach_the_manuscript
     clmm = fitted.effects.iloc[[0, 2]].assign(engine=["lmm", "clmm"], se=[0.09, 0.2])
     table = effects_table(
         {"empathy_effects": with_status(clmm, {"clmm": "its fit did not converge"})},
-        ci_level=0.95, scale_min=1, scale_max=7, n_obs=300, n_people=30,
+        ci_level=0.95, scale_min=1, scale_max=7, n_obs=300, n_participants=30,
         gates=["The ordinal mixed model failed its checks (its fit did not converge): its "
                "estimates are not reported."], number=6,
     )  # fmt: skip

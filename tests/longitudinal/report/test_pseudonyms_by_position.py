@@ -111,7 +111,7 @@ def reports(request, base, tmp_path_factory):
             seeds=1,
             k=0,
             models=["grand_mean", "lmm_traits"],
-            include_bayes=False,
+            bayes=False,
             n_boot=0,
         )
     key = root / "key"

@@ -152,7 +152,7 @@ def test_ordinal_bins_fit_the_ordinal_model_on_binned_ratings(binned_report, rat
 def test_the_binned_model_reads_in_rating_points(slider):
     data = empathy_data(slider)
     with package_warnings():  # singular fits, stepped down by the stated rule
-        fitted = fit_empathy_models(data, include_bayes=False, ordinal_bins=5)
+        fitted = fit_empathy_models(data, bayes=False, ordinal_bins=5)
     clmm = fitted.clmm
     assert len(clmm.thresholds_) == 4  # five categories, four thresholds
     codes = np.minimum(data.data["empathy"] // 20, 4) + 1
@@ -171,7 +171,7 @@ def test_the_binned_model_reads_in_rating_points(slider):
 
 def test_without_bins_the_api_fits_the_linear_model_only(slider):
     with package_warnings():  # singular fits, stepped down by the stated rule
-        fitted = fit_empathy_models(empathy_data(slider), include_bayes=False)
+        fitted = fit_empathy_models(empathy_data(slider), bayes=False)
     assert fitted.clmm is None and set(fitted.effects["engine"]) == {"lmm"}
     assert "more than 11" in fitted.meta["scale_rule"]
 
@@ -202,12 +202,12 @@ def test_ordinal_bins_on_an_ordinal_scale_exit_2(tmp_path, capsys):
 
 def test_a_seven_point_scale_keeps_the_ordinal_models(likert):
     with package_warnings():  # singular fits, stepped down by the stated rule
-        fitted = fit_empathy_models(empathy_data(likert), include_bayes=False)
+        fitted = fit_empathy_models(empathy_data(likert), bayes=False)
     assert set(fitted.effects["engine"]) == {"lmm", "clmm"}
     assert len(fitted.clmm.thresholds_) == len(fitted.clmm.categories_) - 1
     assert fitted.meta["scale_kind"] == "ordinal" and fitted.ordinal_bins is None
     with pytest.raises(InvalidParameterError, match="1–7 scale has 7 points"):
-        fit_empathy_models(empathy_data(likert), include_bayes=False, ordinal_bins=3)
+        fit_empathy_models(empathy_data(likert), bayes=False, ordinal_bins=3)
 
 
 # -- the benchmark on a 0-100 slider --------------------------------------------------------------
@@ -215,7 +215,7 @@ def test_a_seven_point_scale_keeps_the_ordinal_models(likert):
 
 def test_the_categorical_baseline_of_a_continuous_scale_is_the_median(slider, ratings):
     result = evaluate_predictions(
-        slider, seeds=[0], k=0, models=["majority_vote"], include_bayes=False, n_boot=0
+        slider, seeds=[0], k=0, models=["majority_vote"], bayes=False, n_boot=0
     )
     splits = result.splits
     part = splits.set_index("pid")["split"]
@@ -241,7 +241,7 @@ def test_the_categorical_baseline_of_a_continuous_scale_is_the_median(slider, ra
 
 
 def test_the_benchmark_leaves_the_ordinal_models_out(slider):
-    result = evaluate_predictions(slider, seeds=[0], k=0, models=None, include_bayes=True, n_boot=0)
+    result = evaluate_predictions(slider, seeds=[0], k=0, models=None, bayes=True, n_boot=0)
     assert not {"clmm_full", "bayes_ordinal"} & set(result.metrics["model"])
     assert any(n.startswith("clmm_full, bayes_ordinal not run: the 0–100 scale") for n in
                result.notes)  # fmt: skip

@@ -716,12 +716,8 @@ def test_leave_one_group_out_runs_per_level(mock_sampler, ratings):
     assert np.isfinite(result.se)
     with pytest.raises(InvalidParameterError, match="`group_col`"):
         leave_one_group_out(model, ratings, group_col="week")
-    # the earlier name of the parameter still works in this release, with a warning
-    from models import EmpathicDeprecationWarning
-
-    with pytest.warns(EmpathicDeprecationWarning, match="use `group_col`"):
-        with pytest.raises(InvalidParameterError, match="`group_col`"):
-            leave_one_group_out(model, ratings, group="week")
+    with pytest.raises(TypeError, match="group"):  # the earlier name is gone
+        leave_one_group_out(model, ratings, group="week")
     with pytest.raises(InvalidParameterError, match="`levels`"):
         leave_one_group_out(model, ratings, group_col="participant", levels=["nobody"])
 
