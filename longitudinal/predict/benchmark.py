@@ -272,7 +272,8 @@ def evaluate_predictions(
         Seed of the bootstrap draws.
     predictions : CSV path(s), DataFrame or mapping of str to DataFrame, optional
         A researcher's own models' predictions on the splits of
-        :func:`longitudinal.predict.selection.participant_splits` (same ``seeds``, ``k`` and ``sizes``):
+        :func:`longitudinal.predict.selection.participant_splits` (same ``seeds``, ``k`` and
+        ``sizes``):
         files, one table, or source name -> table, with the columns ``model, scheme, seed``,
         the study's participant, session and position columns and ``prediction``
         (:mod:`longitudinal.user_predictions`). Each model is scored beside the package's
