@@ -250,7 +250,7 @@ def insteval(settings: dict) -> dict:
     import re
 
     from models.bayes import BayesianMixedModel
-    from models.bayes._estimate import LongSamplingWarning
+    from models.bayes.estimate import LongSamplingWarning
 
     sys.path.insert(0, os.path.dirname(__file__))
     from bench_ordinal import FORMULAS, load

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from _empathic_base.words import parameter, setting
 from longitudinal._errors import InvalidParameterError
-from models._limits import AGREEMENT_MAX_N_BOOT
+from models.limits import AGREEMENT_MAX_N_BOOT
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +62,7 @@ def agreement_from_file(
         Level of the bootstrap interval of alpha, in (0, 1).
     n_boot : int, default 2000
         Bootstrap resamples of units for alpha's interval (0: none), at most
-        :data:`~models._limits.AGREEMENT_MAX_N_BOOT`.
+        :data:`~models.limits.AGREEMENT_MAX_N_BOOT`.
     seed : int or None, default None
         Seed of the bootstrap, 0 or more (None: a fresh one; give one for the same interval
         again). The command line's ``--seed`` defaults to 0.

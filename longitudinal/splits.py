@@ -149,7 +149,7 @@ def seed_list(seeds: Any, *, func: str) -> list[int]:
     ------
     longitudinal.InvalidParameterError
         For a bool, a count below 1, a negative or repeated seed, no seed, or more seeds
-        than :data:`models._limits.EVALUATE_MAX_SEEDS` (each seed refits every model of the
+        than :data:`models.limits.EVALUATE_MAX_SEEDS` (each seed refits every model of the
         benchmark).
 
     Examples
@@ -184,7 +184,7 @@ def seed_list(seeds: Any, *, func: str) -> list[int]:
 
 def _at_most_max_seeds(n_seeds: int, *, func: str) -> None:
     from _empathic_base.words import parameter
-    from models._limits import EVALUATE_MAX_SEEDS
+    from models.limits import EVALUATE_MAX_SEEDS
 
     if n_seeds > EVALUATE_MAX_SEEDS:
         raise InvalidParameterError(

@@ -381,7 +381,7 @@ def read_study_config(path: str | Path) -> StudyConfig:
                 f"{CONFIG_FILE}; {str(path)!r} does not exist"
             )
         _fail_once(CONFIG_FILE, f"the study directory has no {CONFIG_FILE}")
-    from surveys._toml import too_deep
+    from _empathic_base.toml_nesting import too_deep
 
     failures = _Failures()
     try:

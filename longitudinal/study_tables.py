@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from _empathic_base.invisible import INVISIBLE, describe_invisible
 from longitudinal.study_config import _Failures, _is_missing
-from surveys._invisible import INVISIBLE, describe_invisible
 
 #: Columns of :attr:`longitudinal.study.Study.exclusions`.
 EXCLUSION_COLUMNS = ["file", "row", "reason", "scope"]

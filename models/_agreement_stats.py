@@ -20,7 +20,7 @@ from scipy import sparse
 
 from _empathic_base.words import caller
 from models._errors import InvalidParameterError
-from models._limits import AGREEMENT_MAX_PAIRS
+from models.limits import AGREEMENT_MAX_PAIRS
 
 _WHERE = "agreement"  # messages speak for the function models.agreement.agreement
 # bootstrap replicates computed together: bounds the (replicates x pairs) work arrays
@@ -46,7 +46,7 @@ def _build_counts(
     """Count matrix and within-unit pairs of the units with two or more values.
 
     The pairs are those of each unit's distinct values, so a unit with ``d`` distinct values
-    gives ``d**2`` of them; more than :data:`~models._limits.AGREEMENT_MAX_PAIRS` in all are
+    gives ``d**2`` of them; more than :data:`~models.limits.AGREEMENT_MAX_PAIRS` in all are
     refused before they are formed (``unit_labels`` names the unit with the most).
     """
     n_units = int(unit_codes.max()) + 1 if len(unit_codes) else 0

@@ -35,12 +35,12 @@ from models._agreement_stats import (
 )
 from models._checks import check_choice, check_seed, check_unit
 from models._errors import InvalidParameterError
-from models._limits import (
+from models._version import __version__
+from models.limits import (
     AGREEMENT_LIMIT_SECONDS,
     AGREEMENT_MAX_N_BOOT,
     check_count,
 )
-from models._version import __version__
 
 __all__ = ["LEVELS", "AgreementResult", "agreement"]
 
@@ -396,8 +396,8 @@ def agreement(
         Level of the bootstrap interval of alpha.
     n_boot : int, default 2000
         Bootstrap resamples for the interval of alpha (0: no interval), at most
-        :data:`~models._limits.AGREEMENT_MAX_N_BOOT` (100,000). Work estimated at more than
-        10 minutes (:data:`~models._limits.AGREEMENT_LIMIT_SECONDS`; resamples x units,
+        :data:`~models.limits.AGREEMENT_MAX_N_BOOT` (100,000). Work estimated at more than
+        10 minutes (:data:`~models.limits.AGREEMENT_LIMIT_SECONDS`; resamples x units,
         and at the ratio level x the squared number of distinct values) is refused before it
         starts, with the ``n_boot`` that would fit.
     seed : int, optional
@@ -433,7 +433,7 @@ def agreement(
         ``levels``), a negative ratio value, an invisible character (U+200B, U+2028,
         U+202E, ...) in an id or a text value. The message names each row by its index label.
         Also for more bootstrap resamples than the ceiling, more than
-        :data:`~models._limits.AGREEMENT_MAX_PAIRS` within-unit pairs of distinct values, or
+        :data:`~models.limits.AGREEMENT_MAX_PAIRS` within-unit pairs of distinct values, or
         work estimated over 10 minutes (see ``n_boot``).
 
     See Also

@@ -69,7 +69,6 @@ import pandas as pd
 
 from models._design import Design, RandomBlock, _build_design
 from models._errors import FormulaError, InvalidParameterError
-from models._limits import FORMULA_MAX_RANDOM_TERMS
 from models._spec import (
     _QUOTED,
     FormulaSpec,
@@ -82,6 +81,7 @@ from models._spec import (
     decode_message,
     quote_name,
 )
+from models.limits import FORMULA_MAX_RANDOM_TERMS
 
 __all__ = [
     "Design",

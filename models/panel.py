@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from _empathic_base.optional import require
 from _empathic_base.results import Result
 from models._checks import check_choice, check_unit
 from models._columns import FIXED_COLUMNS
 from models._errors import DataQualityWarning, InvalidParameterError
-from models._optional import require
 from models._version import __version__
 
 __all__ = [

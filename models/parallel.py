@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from models._errors import InvalidParameterError
-from models._limits import MAX_WORKERS_PER_CPU
+from models.limits import MAX_WORKERS_PER_CPU
 
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS")
 # a host name: dot-separated labels of letters, digits and inner hyphens (RFC 1123)
@@ -431,7 +431,7 @@ def _execute_dask(
     scheduler: Scheduler,
     info: dict[str, Any],
 ) -> Iterator[tuple[tuple[int, int, int], list[Any]]]:
-    from models._optional import require
+    from _empathic_base.optional import require
 
     feature = f"simulate_power(scheduler={scheduler.describe()!r})"
     if scheduler.kind == "dask-local":
@@ -505,7 +505,7 @@ def _start_local(
     Runs on a thread of its own, so the import (about half a second) and the start overlap
     the simulations run meanwhile.
     """
-    from models._optional import require
+    from _empathic_base.optional import require
 
     require("dask", feature=feature, extra="dask")
     distributed = require("distributed", feature=feature, extra="dask")

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from _empathic_base.toml_nesting import too_deep
 from surveys._errors import InputValidationError
 from surveys._instrument_types import (
     _INSTRUMENT_FIELDS,
@@ -29,7 +30,6 @@ from surveys._instrument_types import (
     _is_number,
     _scale_problems,
 )
-from surveys._toml import too_deep
 
 
 def _problem(file: str, column: str | None, value: Any, reason: str) -> dict[str, Any]:

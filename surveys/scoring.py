@@ -412,7 +412,7 @@ def score(
     # one (k, n) work array for all scales: fresh memory for every scale costs page faults
     buffer = np.empty((max(key.n_items for key in ins.scales), n))
     for j, key in enumerate(ins.scales):
-        required = _required(min_valid, key.n_items)
+        required = required_answers(min_valid, key.n_items)
         min_answered[key.name] = required
         x, rev = _keyed_items(columns, key, buffer)
         result, n_answered, n_imputed = _scale_scores(
@@ -673,7 +673,17 @@ def _builtin(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _required(min_valid: float | int, k: int) -> int:
+def required_answers(min_valid: float | int, k: int) -> int:
+    """Return how many of a scale's ``k`` items must be answered for it to be scored.
+
+    ``min_valid`` is a count (an int, at most ``k``) or a share of the items (a float,
+    rounded up, at least one).
+
+    Examples
+    --------
+    >>> required_answers(0.5, 5), required_answers(3, 2)
+    (3, 2)
+    """
     if isinstance(min_valid, Integral):
         return min(int(min_valid), k)
     return max(1, math.ceil(round(float(min_valid) * k, 9)))

@@ -139,12 +139,7 @@ def private_imports(package: str) -> list[str]:
         "_empathic_base",
         "surveys",
         "models",
-        pytest.param(
-            "longitudinal",
-            marks=pytest.mark.xfail(
-                strict=False, reason="longitudinal's private imports are being moved"
-            ),
-        ),
+        "longitudinal",
     ],
 )
 def test_no_private_import_across_packages(package):

@@ -105,7 +105,7 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
-        from surveys._version import __version__
+        from surveys import __version__
 
         print(f"{parser.prog} {__version__}", file=sys.stdout)  # as argparse's version action
         parser.exit()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from longitudinal.cli._common import _check_outputs, _csv_writer, _Formatter
-from models._limits import AGREEMENT_LIMIT_SECONDS, AGREEMENT_MAX_N_BOOT, AGREEMENT_MAX_PAIRS
+from models.limits import AGREEMENT_LIMIT_SECONDS, AGREEMENT_MAX_N_BOOT, AGREEMENT_MAX_PAIRS
 
 
 def _agreement_parser(subparsers: Any) -> argparse.ArgumentParser:

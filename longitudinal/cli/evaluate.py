@@ -13,7 +13,7 @@ from longitudinal.cli._common import (
     _Formatter,
     _scheduler_option,
 )
-from models._limits import (
+from models.limits import (
     BAYES_MAX_CHAINS,
     BAYES_MAX_DRAWS,
     BAYES_MAX_TUNE,
@@ -194,7 +194,7 @@ def _check_seeds_kfold(args: argparse.Namespace, *, n_boot: int = 0, func: str) 
 
 def _evaluate(args: argparse.Namespace) -> int:
     from longitudinal.predict import run_evaluation
-    from longitudinal.predict._common import sampling_settings
+    from longitudinal.predict.common import sampling_settings
 
     func = "evaluate_predictions"
     _check_seeds_kfold(args, n_boot=args.n_boot, func=func)

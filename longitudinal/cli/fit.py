@@ -16,7 +16,7 @@ from longitudinal.cli._common import (
     _check_outputs,
     _Formatter,
 )
-from models._limits import (
+from models.limits import (
     BAYES_MAX_CHAINS,
     BAYES_MAX_DRAWS,
     BAYES_MAX_GB,
@@ -173,10 +173,10 @@ def _announced_at_once() -> Iterator[None]:
     """Print the expected sampling time when it is announced, not with the closing warnings.
 
     The command records warnings and prints them after the fit; the estimate of a long run
-    (:class:`models.bayes._estimate.LongSamplingWarning`) is printed on stderr as it is issued,
+    (:class:`models.bayes.estimate.LongSamplingWarning`) is printed on stderr as it is issued,
     before the sampling it speaks of. Every other warning goes on to the record.
     """
-    from models.bayes._estimate import LongSamplingWarning
+    from models.bayes.estimate import LongSamplingWarning
 
     recorded = warnings.showwarning
 

@@ -13,7 +13,7 @@ from longitudinal.cli._common import (
     _Formatter,
     _scheduler_option,
 )
-from models._limits import (
+from models.limits import (
     MAX_WORKERS_PER_CPU,
     POWER_MAX_GRID,
     POWER_MAX_PARTICIPANTS,

@@ -15,7 +15,7 @@ from longitudinal._sizes import LEAN_MODEL_PARTICIPANTS
 from longitudinal.cli._common import (
     _Formatter,
 )
-from models._limits import BAYES_MAX_CHAINS, BAYES_MAX_DRAWS, BAYES_MAX_TUNE
+from models.limits import BAYES_MAX_CHAINS, BAYES_MAX_DRAWS, BAYES_MAX_TUNE
 from surveys import SurveysError
 
 

@@ -25,7 +25,6 @@ import pandas as pd
 
 from longitudinal._checks import check_bool, check_int, check_unit
 from longitudinal._errors import InvalidParameterError
-from longitudinal.predict._common import _check_study, _empty, sampling_settings
 from longitudinal.predict.benchmark_models import (
     BASELINES_TO_BEAT,
     CONSTANT_MODELS,
@@ -53,6 +52,7 @@ from longitudinal.predict.benchmark_scoring import (
     threshold_rule,
     withhold_verdicts,
 )
+from longitudinal.predict.common import _empty, check_study, sampling_settings
 from longitudinal.predict.left_out import left_out_summary
 from longitudinal.predict.selection import _benchmark_data
 from longitudinal.splits import SPLIT_SIZES, draw_splits, seed_list, splits_table
@@ -89,10 +89,10 @@ __all__ = [
 def check_benchmark_counts(n_seeds: int, k: int, n_boot: Any, *, func: str) -> None:
     """Refuse, before any work, counts of the benchmark past their ceilings.
 
-    Seeds at most :data:`~models._limits.EVALUATE_MAX_SEEDS`, folds ``k`` 0 or 2 to
-    :data:`~models._limits.EVALUATE_MAX_KFOLD`, fitted splits per model ``n_seeds x (k + 1)``
-    at most :data:`~models._limits.EVALUATE_MAX_SPLITS` and bootstrap replicates ``n_boot``
-    0 to :data:`~models._limits.EVALUATE_MAX_N_BOOT`. Each refusal names the parameter (its
+    Seeds at most :data:`~models.limits.EVALUATE_MAX_SEEDS`, folds ``k`` 0 or 2 to
+    :data:`~models.limits.EVALUATE_MAX_KFOLD`, fitted splits per model ``n_seeds x (k + 1)``
+    at most :data:`~models.limits.EVALUATE_MAX_SPLITS` and bootstrap replicates ``n_boot``
+    0 to :data:`~models.limits.EVALUATE_MAX_N_BOOT`. Each refusal names the parameter (its
     option on the command line: ``--seeds``, ``--kfold``, ``--n-boot``) and says why.
 
     Parameters
@@ -121,7 +121,7 @@ def check_benchmark_counts(n_seeds: int, k: int, n_boot: Any, *, func: str) -> N
     _empathic_base.errors.InvalidParameterError: the `n_boot` parameter of evaluate_predictions must be a whole number from 0 to 100,000; got 1000000000000 (more replicates do not change a 95% bound at the printed precision)
     """  # noqa: E501
     from _empathic_base.words import parameter
-    from models._limits import (
+    from models.limits import (
         EVALUATE_MAX_KFOLD,
         EVALUATE_MAX_N_BOOT,
         EVALUATE_MAX_SEEDS,
@@ -161,7 +161,7 @@ def check_bootstrap_size(n_boot: int, n_ratings: int, *, func: str) -> None:
     """Refuse a K-fold bootstrap whose replicate weights would not fit in memory.
 
     The weights are ``(n_boot + 1) x n_ratings`` numbers, at most
-    :data:`~models._limits.EVALUATE_MAX_BOOT_CELLS`; the refusal gives the most replicates
+    :data:`~models.limits.EVALUATE_MAX_BOOT_CELLS`; the refusal gives the most replicates
     that fit the study. Checked once the study's ratings are counted, before any fit.
 
     Examples
@@ -174,7 +174,7 @@ def check_bootstrap_size(n_boot: int, n_ratings: int, *, func: str) -> None:
     _empathic_base.errors.InvalidParameterError: the `n_boot` parameter of evaluate_predictions is 100,000: the bootstrap would weigh 807 ratings 100,001 times (80,700,807 weights, more than the limit of 50,000,000, about 2 GB of memory); at most 61,956 replicates fit this study
     """  # noqa: E501
     from _empathic_base.words import parameter
-    from models._limits import EVALUATE_MAX_BOOT_CELLS
+    from models.limits import EVALUATE_MAX_BOOT_CELLS
 
     cells = (int(n_boot) + 1) * int(n_ratings)
     if n_boot and cells > EVALUATE_MAX_BOOT_CELLS:
@@ -371,7 +371,7 @@ def evaluate_predictions(
     >>> result.summary_table[["model", "split", "r_mean", "r_sd"]]  # doctest: +SKIP
     """
     func = "evaluate_predictions"
-    _check_study(study, func=func)
+    check_study(study, func=func)
     threshold, threshold_from = _checked_threshold(
         study.config.ratings, threshold, source=threshold_source, func=func
     )

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal.predict._common import _recording
+from longitudinal.predict.common import recording
 from longitudinal.predict.effects import _check_whole
 from longitudinal.predict.predictors import _KINDS, _Raw, _standardize, empathy_formula
 from longitudinal.rating_scale import MAX_ORDINAL_POINTS, scale_kind
@@ -183,7 +183,7 @@ def _fit_predict(
             "lmm_full": _KINDS,
         }[model]
         formula = empathy_formula(data, kinds=kinds, random_slope=random_slope, story_effects=False)
-        with _recording(notes, prefix=prefix):
+        with recording(notes, prefix=prefix):
             fitted = LinearMixedModel(formula, reml=True).fit(train)
 
         def predict(test: pd.DataFrame) -> np.ndarray:
@@ -193,7 +193,7 @@ def _fit_predict(
         from models.ordinal import OrdinalMixedModel
 
         formula = empathy_formula(data, random_slope=random_slope, story_effects=False)
-        with _recording(notes, prefix=prefix):
+        with recording(notes, prefix=prefix):
             fitted_o = OrdinalMixedModel(formula).fit(train)
 
         def predict(test: pd.DataFrame) -> np.ndarray:
@@ -203,7 +203,7 @@ def _fit_predict(
         from models.bayes import BayesianMixedModel
 
         formula = empathy_formula(data, random_slope=random_slope, story_effects=False)
-        with _recording(notes, prefix=prefix):
+        with recording(notes, prefix=prefix):
             fitted_b = BayesianMixedModel(formula, family="ordinal", seed=seed, **bayes).fit(train)
 
         def predict(test: pd.DataFrame) -> np.ndarray:

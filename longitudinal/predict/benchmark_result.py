@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._display import Result
-from longitudinal.predict._common import _empty
 from longitudinal.predict.benchmark_models import CONTINUOUS_MAJORITY_VOTE, MODEL_DESCRIPTIONS
 from longitudinal.predict.benchmark_scoring import threshold_rule
+from longitudinal.predict.common import _empty
 from longitudinal.predict.predictors import EmpathyData
 from longitudinal.rating_scale import scale_kind
 from models.evaluation import BOOTSTRAP_COLUMNS, COMPARISON_COLUMNS, METRIC_NAMES

@@ -121,7 +121,7 @@ class _Runner:
         elif (model, split, seed, fold) in self.done:  # fitted by a worker: its notes in order
             pred, notes, seconds = self.done.pop((model, split, seed, fold))
             pred = dict(pred)
-            self.notes.extend(n for n in notes if n not in self.notes)  # as _recording keeps
+            self.notes.extend(n for n in notes if n not in self.notes)  # as recording keeps
         else:
             pred = _fit_predict(
                 model,
@@ -260,7 +260,7 @@ def _check_scheduler(scheduler: Any, *, func: str) -> Any:
 
     where = runners.parse_scheduler(scheduler, where=func)  # the shared InvalidParameterError
     if where.kind in ("dask-local", "dask"):
-        from models._optional import require
+        from _empathic_base.optional import require
 
         feature = f"{func}(scheduler={where.describe()!r})"
         require("dask", feature=feature, extra="dask")

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal.predict._common import _recording
 from longitudinal.predict.benchmark_models import CONSTANT_MODELS
+from longitudinal.predict.common import recording
 from longitudinal.rating_scale import scale_kind
 from models import DataQualityWarning
 from models import InvalidParameterError as ModelsInvalidParameterError
@@ -200,7 +200,7 @@ def _metric_row(
             and "constant" in str(w.message)
         )
 
-    with _recording(notes, prefix=f"{model} {split} (seed {seed})", expected=expected):
+    with recording(notes, prefix=f"{model} {split} (seed {seed})", expected=expected):
         m = prediction_metrics(y, yhat, threshold=threshold)
     row = {"model": model, "split": split, "seed": seed, **{k: getattr(m, k) for k in METRIC_NAMES}}
     row["mse"] *= mse_factor

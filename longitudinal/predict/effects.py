@@ -24,7 +24,7 @@ from longitudinal._display import Result
 from longitudinal._errors import InvalidParameterError
 from longitudinal.narrate.gates import fit_problem, sampling_failure
 from longitudinal.narrate.sentences import effects_apa
-from longitudinal.predict._common import _short, sampling_settings
+from longitudinal.predict.common import _short, sampling_settings
 from longitudinal.predict.predictors import EmpathyData, empathy_formula
 from longitudinal.rating_scale import (
     bin_midpoints,

@@ -76,13 +76,13 @@ def _score_reasons(
 
 def _at_most(answered: int, k: int) -> float:
     """Return the largest ``min_valid`` (two or more decimals) that ``answered`` of ``k`` meet."""
-    from surveys.scoring import _required
+    from surveys.scoring import required_answers
 
     decimals = 2
     while True:
         step = 10.0**decimals
         value = math.floor(answered / k * step) / step
-        while value > 0 and _required(value, k) > answered:
+        while value > 0 and required_answers(value, k) > answered:
             value = round(value - 1 / step, decimals)
         if value > 0:
             return value
@@ -99,9 +99,9 @@ def _remedy(key: Any, answered: int, k: int, *, min_valid: float, prorate: bool)
     scale, nor anyone below ``min_valid``. None when the rules would have scored the person
     (the score is missing for another reason).
     """
-    from surveys.scoring import _required
+    from surveys.scoring import required_answers
 
-    needed = _required(min_valid, k)
+    needed = required_answers(min_valid, k)
     summed = key.scoring in ("sum", "count")
     if answered == 0:
         return f"answered none of the {k} items: no scoring rule can score them"

@@ -12,7 +12,7 @@ from longitudinal._errors import InvalidParameterError
 from longitudinal.narrate.gates import BAYES_ENGINES
 from longitudinal.predict.benchmark import MODEL_DESCRIPTIONS, spread_bounds
 from longitudinal.predict.effects import check_effects_table
-from longitudinal.predict.reading import _term_label
+from longitudinal.predict.reading import term_label
 from models.evaluation import (
     METRIC_NAMES,
 )
@@ -76,7 +76,7 @@ def plot_effects(
     clmm_r = effects[(effects["engine"] == "clmm") & (effects["scale"] == "rating")]
     clmm_l = effects[(effects["engine"] == "clmm") & (effects["scale"] == "logit")]
     order = list(dict.fromkeys(effects["term"]))
-    labels = {rec.term: _term_label(rec) for rec in effects.drop_duplicates("term").itertuples()}
+    labels = {rec.term: term_label(rec) for rec in effects.drop_duplicates("term").itertuples()}
     n = len(order)
     two = not (bayes_l.empty and clmm_l.empty)
     from longitudinal.plotting import figure_style

@@ -52,7 +52,7 @@ import pandas as pd
 from longitudinal._display import Result
 from longitudinal._errors import InvalidParameterError
 from longitudinal.frames import scale_column
-from longitudinal.predict._common import _check_study
+from longitudinal.predict.common import check_study
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from longitudinal.study import Study
@@ -490,7 +490,7 @@ def empathy_data(
     >>> data.predictors[["predictor", "kind", "part"]]  # doctest: +SKIP
     """
     func = "empathy_data"
-    _check_study(study, func=func)
+    check_study(study, func=func)
     raw = _raw_predictors(
         study, traits=traits, states=states, session_features=session_features, func=func
     )

@@ -168,7 +168,7 @@ def _share(p: float) -> str:
     return f"{100 * p:.0f}%"
 
 
-def _term_label(rec: Any) -> str:
+def term_label(rec: Any) -> str:
     if rec.part in ("between", "within"):
         return f"{rec.label} [{rec.part}]"
     return str(rec.label)

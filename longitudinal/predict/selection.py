@@ -44,7 +44,7 @@ import pandas as pd
 from _empathic_base.words import caller
 from longitudinal._errors import InvalidParameterError
 from longitudinal.frames import scale_column
-from longitudinal.predict._common import _check_study
+from longitudinal.predict.common import check_study
 from longitudinal.predict.left_out import left_out_summary
 from longitudinal.predict.predictors import (
     EmpathyData,
@@ -526,7 +526,7 @@ def participant_splits(
     >>> table = participant_splits(load_study("my-study"), seeds=2)  # doctest: +SKIP
     """
     func = "participant_splits"
-    _check_study(study, func=func)
+    check_study(study, func=func)
     raw, data = _benchmark_data(  # a refusal names the command on the command line
         study, session_features=session_features, predictors=predictors, func=caller(func)
     )

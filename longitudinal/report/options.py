@@ -106,7 +106,7 @@ def check_options(
         raise InvalidParameterError(
             f"{parameter('target_accept', func, what='option')} must be in (0, 1)"
         )
-    from models._limits import BAYES_MAX_CHAINS, BAYES_MAX_DRAWS, BAYES_MAX_TUNE
+    from models.limits import BAYES_MAX_CHAINS, BAYES_MAX_DRAWS, BAYES_MAX_TUNE
 
     ceilings = {"draws": BAYES_MAX_DRAWS, "tune": BAYES_MAX_TUNE, "chains": BAYES_MAX_CHAINS}
     for key, ceiling in ceilings.items():

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from _empathic_base.optional import require
 from models._errors import InvalidParameterError
-from models._optional import require
 
 SAMPLERS = ("pymc", "nutpie", "numpyro")
 """The NUTS implementations; ``BayesianMixedModel(sampler=...)`` also takes ``"auto"``."""

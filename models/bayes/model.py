@@ -34,7 +34,10 @@ from models._errors import (
     SamplingWarning,
 )
 from models._version import __version__
-from models.bayes._estimate import (
+from models.bayes._predict import _Predictions
+from models.bayes._summary import _Summaries
+from models.bayes.diagnostics import _as_dataset, sampling_diagnostics
+from models.bayes.estimate import (
     PROBE_SIZE,
     announce,
     check_counts,
@@ -42,9 +45,6 @@ from models.bayes._estimate import (
     estimate_sampling,
     refuse_too_long,
 )
-from models.bayes._predict import _Predictions
-from models.bayes._summary import _Summaries
-from models.bayes.diagnostics import _as_dataset, sampling_diagnostics
 from models.bayes.priors import FAMILIES, LINKS, _resolve_priors
 
 _BLOCK = 1_000_000  # draws x rows computed at once after sampling (8 MB per temporary)
@@ -82,7 +82,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         ``cutpoints``, ``sd``, ``cor``, ``sigma``), as :class:`Prior` objects or
         mappings such as ``{"dist": "normal", "sigma": 1.0}``.
     draws : int, default 10000
-        Draws kept per chain, at most 1,000,000 (:data:`~models._limits.BAYES_MAX_DRAWS`);
+        Draws kept per chain, at most 1,000,000 (:data:`~models.limits.BAYES_MAX_DRAWS`);
         draws whose storage is estimated over 8 GB are refused before sampling, and a run
         that the probe of a large fit estimates at more than a day is refused with the draws
         that fit. The group-level sds are the slowest-mixing parameters (the
@@ -91,10 +91,10 @@ class BayesianMixedModel(_Predictions, _Summaries):
         gate's tail ESS of 400, 2 x 10,000 clear it about threefold.
     tune : int, default 500
         Tuning (warm-up) steps per chain; nutpie's adaptation settles within a few
-        hundred. At most 1,000,000 (:data:`~models._limits.BAYES_MAX_TUNE`).
+        hundred. At most 1,000,000 (:data:`~models.limits.BAYES_MAX_TUNE`).
     chains : int, default 2
         Number of chains (run in parallel, up to the number of cores), at most 64
-        (:data:`~models._limits.BAYES_MAX_CHAINS`).
+        (:data:`~models.limits.BAYES_MAX_CHAINS`).
     sampler : {"auto", "pymc", "nutpie", "numpyro"}, default "auto"
         NUTS implementation; ``auto`` is nutpie when it is installed (the ``fast`` extra),
         else PyMC's own; ``numpyro`` needs the ``jax`` extra. The model is built (and,

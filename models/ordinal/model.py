@@ -28,9 +28,9 @@ from models._errors import (
     InvalidParameterError,
     NotFittedError,
 )
-from models._limits import ORDINAL_MAX_N_AGQ, check_count
 from models._varcorr import random_tables, singular_description
 from models.formula import RE_FORM_NONE, Design, build_design, parse_formula
+from models.limits import ORDINAL_MAX_N_AGQ, check_count
 from models.lmm.engine import one_blas_thread
 from models.ordinal._fit import (
     _WHERE,
@@ -72,7 +72,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
     n_agq : int, default 1
         1 for the Laplace approximation; more for adaptive Gauss-Hermite quadrature with that
         many nodes (clmm's ``nAGQ``), which needs a single scalar random-effects term such as
-        ``(1 | g)``. At most :data:`~models._limits.ORDINAL_MAX_N_AGQ` (100): each
+        ``(1 | g)``. At most :data:`~models.limits.ORDINAL_MAX_N_AGQ` (100): each
         likelihood evaluates every group at every node.
     start : {"lmm", "default"}, default "lmm"
         Starting values of the random-effect SDs: from a linear mixed model of the category

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from models._errors import InvalidParameterError
-from models._limits import POWER_MAX_PARTICIPANTS, POWER_MAX_SESSIONS, POWER_MAX_STORIES
+from models.limits import POWER_MAX_PARTICIPANTS, POWER_MAX_SESSIONS, POWER_MAX_STORIES
 
 ENGINES = ("lmm", "clmm")
 """Engines a design can name: a linear mixed model (``[residual]``) or a cumulative link mixed
@@ -169,7 +169,7 @@ def _unknown(found: dict[str, Any], allowed: set[str], *, source: str, key: str)
 def session_range(value: Any, *, source: str, key: str) -> tuple[int, int]:
     """Read a sessions setting: an int, ``[min, max]`` or the text ``"min-max"``.
 
-    Each count is from 1 to :data:`~models._limits.POWER_MAX_SESSIONS` (1,000).
+    Each count is from 1 to :data:`~models.limits.POWER_MAX_SESSIONS` (1,000).
     """
     if isinstance(value, str):
         lo, sep, hi = value.partition("-")

@@ -36,7 +36,8 @@ from _empathic_base.results import Result
 from _empathic_base.words import caller, parameter
 from models._checks import check_bool, check_int, check_unit
 from models._errors import ConvergenceError, InvalidParameterError, ModelsError
-from models._limits import (
+from models._version import __version__
+from models.limits import (
     POWER_MAX_GRID,
     POWER_MAX_PARTICIPANTS,
     POWER_MAX_ROWS,
@@ -45,7 +46,6 @@ from models._limits import (
     POWER_ROWS_PER_SIMULATION,
     check_count,
 )
-from models._version import __version__
 from models.power._design import (
     PowerDesign,
     extend_frame,
@@ -224,7 +224,7 @@ def _rows_per_study(setup: _Setup, n: int, sessions: tuple[int, int] | None) -> 
 def _check_size(
     setup: _Setup, participants: list[int], session_grid: list[Any], n_sims: int
 ) -> None:
-    """Refuse, before any study is built, a grid beyond the ceilings of :mod:`models._limits`."""
+    """Refuse, before any study is built, a grid beyond the ceilings of :mod:`models.limits`."""
     points = len(participants) * len(session_grid)
     if points > POWER_MAX_GRID:
         raise InvalidParameterError(
@@ -417,15 +417,15 @@ def simulate_power(
         ``fixef(model)[term] <- value`` in simr.
     n_participants : int or sequence of int, optional
         Participants at each grid point, 2 to
-        :data:`~models._limits.POWER_MAX_PARTICIPANTS` (100,000). Default: the pilot's count,
+        :data:`~models.limits.POWER_MAX_PARTICIPANTS` (100,000). Default: the pilot's count,
         or the design's ``participants``.
     n_sessions : int, "lo-hi", (lo, hi) or list of them, optional
         Sessions per participant (a range is drawn uniformly per participant), 1 to
-        :data:`~models._limits.POWER_MAX_SESSIONS` (1,000); a list gives a grid. Default: the
+        :data:`~models.limits.POWER_MAX_SESSIONS` (1,000); a list gives a grid. Default: the
         pilot's own sessions (resampled with their participant), or the design's
         ``sessions``. With a pilot, ``session_col`` must name the session column.
     n_sims : int, default 1000
-        Simulations per grid point, at most :data:`~models._limits.POWER_MAX_SIMS` (100,000).
+        Simulations per grid point, at most :data:`~models.limits.POWER_MAX_SIMS` (100,000).
     alpha : float, default 0.05
         Level of the test.
     test : {"satterthwaite", "lrt", "wald"}, optional
@@ -476,7 +476,7 @@ def simulate_power(
     InvalidParameterError
         For an invalid option, a term that is not in the model, a pilot without its data, or a
         design file with a missing or wrong key (the key is named). Before any study is
-        built, also for a grid beyond the ceilings of :mod:`models._limits`: more than 100
+        built, also for a grid beyond the ceilings of :mod:`models.limits`: more than 100
         grid points, a simulated study of more than 1,000,000 rows, or more than
         2,000,000,000 rows simulated and refitted in all (grid points x ``n_sims`` x rows,
         each simulation counted 2,000 rows more for its fixed cost).

@@ -16,7 +16,7 @@ import pytest
 
 from models import InvalidParameterError, agreement
 from models._agreement_stats import _fleiss, _rescaled
-from models._limits import AGREEMENT_MAX_N_BOOT, AGREEMENT_MAX_PAIRS
+from models.limits import AGREEMENT_MAX_N_BOOT, AGREEMENT_MAX_PAIRS
 
 COLS = {"unit_col": "unit", "rater_col": "rater", "value_col": "value"}
 

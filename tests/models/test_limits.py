@@ -1,4 +1,4 @@
-"""Counts a caller chooses have ceilings, refused before any work (models/_limits.py).
+"""Counts a caller chooses have ceilings, refused before any work (models/limits.py).
 
 Before these ceilings, ``n_sims``, ``n_participants`` and ``n_sessions`` of power, ``n_agq`` of
 the ordinal model and ``draws`` of the Bayesian one ran into a MemoryError or a native abort,
@@ -14,13 +14,13 @@ import pytest
 
 from _empathic_base.words import command_line
 from models import FormulaError, InvalidParameterError
-from models._limits import (
+from models.formula import MAX_RANDOM_TERMS, parse_formula
+from models.limits import (
     BAYES_MAX_GB,
     POWER_MAX_GRID,
     POWER_MAX_SIMS,
     check_count,
 )
-from models.formula import MAX_RANDOM_TERMS, parse_formula
 from models.parallel import max_workers, parse_scheduler
 from models.power import read_design, simulate_power
 
@@ -283,7 +283,7 @@ def test_draws_whose_storage_exceeds_memory_are_refused_before_sampling(gaussian
 
 
 def test_a_run_estimated_over_a_day_is_refused_with_the_draws_that_fit():
-    from models.bayes import _estimate as est
+    from models.bayes import estimate as est
 
     found = est.SamplingEstimate(
         seconds_per_iteration=1.0, probe_iterations=40, iterations=200_500, rounds=1,
@@ -302,7 +302,7 @@ def test_the_fit_refuses_the_probes_long_estimate_before_sampling(gaussian_data,
     pytest.importorskip("nutpie")
     import models.bayes.model as bayes_model
     from models import BayesianMixedModel
-    from models.bayes import _estimate as est
+    from models.bayes import estimate as est
 
     def never(*args, **kw):
         raise AssertionError("sampled")

@@ -27,11 +27,11 @@ from longitudinal.narrate.gates import (
     sampling_problem,
     with_status,
 )
-from longitudinal.predict._common import _check_study, _recording
+from longitudinal.predict.common import check_study, recording
 from longitudinal.predict.effects import EmpathyEffects, fit_empathy_models
 from longitudinal.predict.plots import plot_effects
 from longitudinal.predict.predictors import EmpathyData, empathy_data
-from longitudinal.predict.reading import _term_label, describe_effects
+from longitudinal.predict.reading import describe_effects, term_label
 from longitudinal.rating_scale import check_ordinal_bins, scale_kind
 from longitudinal.report.html import figure, render, table
 
@@ -208,7 +208,7 @@ def empathy_effects_section(
     ['empathy_effects', 'empathy_predictors', 'empathy_reading', 'empathy_variance']
     """
     func = "empathy_effects_section"
-    _check_study(study, func=func)
+    check_study(study, func=func)
     spec = study.config.ratings
     ordinal_bins = check_ordinal_bins(
         ordinal_bins,
@@ -240,7 +240,7 @@ def empathy_effects_section(
         # One rating per story: a story intercept cannot be told apart from the residual.
         story_effects = False
         notes.append("no story was rated more than once, so the models have no story random effect")
-    with _recording(notes, prefix="empathy models"):
+    with recording(notes, prefix="empathy models"):
         fitted = fit_empathy_models(
             data,
             bayes=bayes_ok,
@@ -325,7 +325,7 @@ def _effects_table(effects: pd.DataFrame, ci_level: float) -> Markup:
     failed = _failed_engines(effects)
     lmm = effects[(effects["scale"] == "rating") & (effects["engine"] == "lmm")]
     wide = lmm[["term", "label", "part", "estimate", "ci_low", "ci_high", "p_value"]].copy()
-    wide["label"] = [_term_label(r) for r in lmm.itertuples()]
+    wide["label"] = [term_label(r) for r in lmm.itertuples()]
     columns = {
         "label": "predictor",
         "estimate": "LMM b",

@@ -173,7 +173,7 @@ def _missing_items_sentence(study, min_valid: float, prorate: bool) -> str:
     true: then they need the same share as mean scales, and a partial sum is scaled up to all
     items (the mean of the answered items x the number of items). The study never imputes.
     """
-    from surveys.scoring import _required
+    from surveys.scoring import required_answers
 
     share = f"{min_valid:.0%}"
     needs: dict[str, dict[str, list[str]]] = {}  # scoring -> instrument -> "k of n"
@@ -182,7 +182,7 @@ def _missing_items_sentence(study, min_valid: float, prorate: bool) -> str:
             if key.name not in reported_scales(instrument):
                 continue
             counts = needs.setdefault(key.scoring, {}).setdefault(name, [])
-            need = f"{_required(min_valid, key.n_items)} of {key.n_items}"
+            need = f"{required_answers(min_valid, key.n_items)} of {key.n_items}"
             if need not in counts:
                 counts.append(need)
 

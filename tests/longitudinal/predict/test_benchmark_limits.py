@@ -61,12 +61,12 @@ def test_counts_past_their_ceiling_are_refused_before_the_data(tiny, no_data, kw
 
 
 def test_the_bootstrap_weights_are_refused_before_the_splits(tiny, monkeypatch):
-    import models._limits
+    import models.limits
 
     def drawn(*args, **kwargs):
         raise AssertionError("the splits were drawn before the bootstrap was refused")
 
-    monkeypatch.setattr(models._limits, "EVALUATE_MAX_BOOT_CELLS", 1_000)
+    monkeypatch.setattr(models.limits, "EVALUATE_MAX_BOOT_CELLS", 1_000)
     monkeypatch.setattr(benchmark, "draw_splits", drawn)
     with pytest.raises(InvalidParameterError, match=r"at most \d+ replicates fit this study"):
         evaluate_predictions(tiny, seeds=1, k=2, n_boot=2000, bayes=False)

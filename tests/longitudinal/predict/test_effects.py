@@ -290,7 +290,7 @@ def test_both_engines_recover_truth_and_agree(tmp_path_factory, seed):
 
 
 def test_sampling_settings_default_to_the_model_defaults():
-    from longitudinal.predict._common import sampling_settings
+    from longitudinal.predict.common import sampling_settings
     from models.bayes import DEFAULT_SAMPLING
 
     expected = tuple(DEFAULT_SAMPLING[k] for k in ("draws", "tune", "chains"))

@@ -1,4 +1,4 @@
-"""The sampling-time estimate said before a long Bayesian fit (models/bayes/_estimate.py)."""
+"""The sampling-time estimate said before a long Bayesian fit (models/bayes/estimate.py)."""
 
 import warnings
 from types import SimpleNamespace
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from models.bayes import _estimate as est
+from models.bayes import estimate as est
 
 
 def fake_run(seconds, compile_seconds=0.0, *, warm_steps=100.0, kept_steps=20.0):

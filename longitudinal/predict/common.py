@@ -16,7 +16,8 @@ def _empty(columns: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
 
 
-def _check_study(study: Any, *, func: str) -> None:
+def check_study(study: Any, *, func: str) -> None:
+    """Refuse anything but a loaded :class:`~longitudinal.study.Study`, naming ``func``."""
     from longitudinal.study import Study
 
     if not isinstance(study, Study):
@@ -27,7 +28,7 @@ def _check_study(study: Any, *, func: str) -> None:
 
 
 @contextmanager
-def _recording(
+def recording(
     notes: list[str], *, prefix: str, expected: Callable[[Any], bool] | None = None
 ) -> Iterator[None]:
     """Catch warnings and keep them as notes (reports record warnings, they do not re-issue).
@@ -56,12 +57,12 @@ def sampling_settings(
 ) -> tuple[int, int, int]:
     """Draws, tuning steps and chains of the Bayesian model; None takes the model's default.
 
-    Each is checked against its ceiling (:func:`models.bayes._estimate.check_counts`: draws
+    Each is checked against its ceiling (:func:`models.bayes.estimate.check_counts`: draws
     and tuning steps at most a million, chains at most 64) here, before any model is fitted,
     not when the Bayesian model's turn comes after the others.
     """
     from models.bayes import DEFAULT_SAMPLING
-    from models.bayes._estimate import check_counts
+    from models.bayes.estimate import check_counts
 
     given = {"draws": draws, "tune": tune, "chains": chains}
     values = [int(DEFAULT_SAMPLING[n]) if v is None else v for n, v in given.items()]

@@ -9,14 +9,14 @@ tuning and :data:`PROBE_DRAWS` kept iterations per chain (with nutpie the compil
 reused by the run that follows), measures the seconds per leapfrog step and the steps per
 adapted iteration; a run estimated at :data:`LONG_SECONDS` or more is announced by a
 :class:`LongSamplingWarning` that gives the estimate and the draws that would bring it under
-that limit, and one estimated over :data:`~models._limits.BAYES_MAX_SECONDS` (a day) is
+that limit, and one estimated over :data:`~models.limits.BAYES_MAX_SECONDS` (a day) is
 refused with them.
 
 Before any of that, every fit (whatever the sampler) is checked by :func:`check_storage`: the
 draws, tuning steps and chains within their ceilings, and the memory the stored draws will
 take (the values of one draw x draws x chains, about three copies: the sampler's, the
 data-scale draws and the summaries' working arrays) within
-:data:`~models._limits.BAYES_MAX_GB`. A sampler allocates its storage for the draws up front,
+:data:`~models.limits.BAYES_MAX_GB`. A sampler allocates its storage for the draws up front,
 so an absurd ``draws`` would otherwise end the process natively rather than raise.
 """
 
@@ -33,7 +33,7 @@ import numpy as np
 from _empathic_base.durations import duration_text
 from _empathic_base.words import caller, parameter
 from models._errors import InvalidParameterError, ModelsWarning
-from models._limits import (
+from models.limits import (
     BAYES_MAX_CHAINS,
     BAYES_MAX_DRAWS,
     BAYES_MAX_GB,
@@ -82,9 +82,9 @@ class SamplingEstimate:
 def check_counts(draws: Any, tune: Any, chains: Any, *, where: str) -> tuple[int, int, int]:
     """Return ``draws``, ``tune`` and ``chains`` as ints when each is within its ceiling.
 
-    Ceilings (:mod:`models._limits`): draws 1 to :data:`~models._limits.BAYES_MAX_DRAWS`,
-    tune 0 to :data:`~models._limits.BAYES_MAX_TUNE`, chains 1 to
-    :data:`~models._limits.BAYES_MAX_CHAINS`; a refusal names the parameter (its option on
+    Ceilings (:mod:`models.limits`): draws 1 to :data:`~models.limits.BAYES_MAX_DRAWS`,
+    tune 0 to :data:`~models.limits.BAYES_MAX_TUNE`, chains 1 to
+    :data:`~models.limits.BAYES_MAX_CHAINS`; a refusal names the parameter (its option on
     the command line).
     """
     return (
@@ -117,7 +117,7 @@ def check_storage(inputs: Any, *, draws: int, chains: int, where: str) -> None:
     """Refuse, before anything is sampled, draws whose storage exceeds the memory ceiling.
 
     The estimate is :func:`storage_gb` of :func:`values_per_draw`; over
-    :data:`~models._limits.BAYES_MAX_GB` the refusal gives it, the values per draw and the
+    :data:`~models.limits.BAYES_MAX_GB` the refusal gives it, the values per draw and the
     draws that would fit.
     """
     values = values_per_draw(inputs)
@@ -175,7 +175,7 @@ def estimate_sampling(probe: Any, *, draws: int, tune: int, chains: int) -> Samp
 
 
 def refuse_too_long(estimate: SamplingEstimate, *, draws: int, tune: int, where: str) -> None:
-    """Refuse a run the probe estimates over :data:`~models._limits.BAYES_MAX_SECONDS`."""
+    """Refuse a run the probe estimates over :data:`~models.limits.BAYES_MAX_SECONDS`."""
     if estimate.seconds <= BAYES_MAX_SECONDS:
         return
     shorter = estimate.draws_within(BAYES_MAX_SECONDS, tune)
