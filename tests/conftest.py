@@ -23,10 +23,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
                  "VECLIB_MAXIMUM_THREADS", "NUMBA_NUM_THREADS"):  # fmt: skip
         os.environ.setdefault(_var, "1")
 
+import io
 import resource
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -125,6 +127,48 @@ def true_effects(seed):
     p = expit(cut[None, :] - eta[:, None])
     slope = float((p * (1 - p)).sum(axis=1).mean())
     return logit, slope, sim
+
+
+# --------------------------------------------------------------------------------------------
+# studies and reports read by several test files: built once per test process, never written to
+
+STUDIES = Path(__file__).parent / "data" / "studies"
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """What one run of the ``longitudinal`` command returned and printed."""
+
+    code: int
+    out: str
+    err: str
+
+
+def run_command(args: Sequence[str]) -> CommandRun:
+    """Run the ``longitudinal`` command line in this process, keeping what it printed."""
+    from longitudinal.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return CommandRun(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="session")
+def small_study_dir(tmp_path_factory):
+    """The simulated study of 16 people (seed 7) of the report tests; copy it to change it."""
+    from longitudinal.simulate import simulate_study
+
+    return simulate_study(tmp_path_factory.mktemp("sim7") / "study", seed=7, n_participants=16)
+
+
+@pytest.fixture(scope="session")
+def slider7_report(tmp_path_factory):
+    """``longitudinal report`` of the declared 1-7 study, without the Bayesian model:
+    the report folder and what the command printed."""
+    out = tmp_path_factory.mktemp("slider7") / "report"
+    study = STUDIES / "declared" / "slider7"
+    return out, run_command(["report", str(study), "--out", str(out), "--no-bayes"])
 
 
 # -- what each test file costs: CPU seconds of this process and the processes it waited for ----

@@ -1,7 +1,6 @@
 """Tests of the `longitudinal report` command (longitudinal/cli/): the pseudonym key."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -9,10 +8,8 @@ from longitudinal.cli import main
 
 
 @pytest.fixture(scope="module")
-def study_dir(tmp_path_factory):
-    from longitudinal.simulate import simulate_study
-
-    return simulate_study(tmp_path_factory.mktemp("sim") / "study", seed=7, n_participants=16)
+def study_dir(small_study_dir):
+    return small_study_dir  # tests/conftest.py: 16 simulated people, seed 7
 
 
 def test_report_creates_the_key_once_and_says_where(study_dir, tmp_path, capsys):
@@ -115,13 +112,12 @@ def test_warning_lines_name_the_scales_of_one_finding_on_one_line():
     ]
 
 
-def test_report_prints_each_finding_once_and_keeps_every_note(tmp_path, capsys):
+def test_report_prints_each_finding_once_and_keeps_every_note(slider7_report):
     import pandas as pd
 
-    slider7 = Path(__file__).parents[1] / "data" / "studies" / "declared" / "slider7"
-    out = tmp_path / "rep"
-    assert main(["report", str(slider7), "--out", str(out), "--no-bayes"]) == 0
-    lines = [line for line in capsys.readouterr().err.splitlines() if line]
+    out, run = slider7_report  # tests/conftest.py: shared with test_declared_study.py
+    assert run.code == 0, run.err
+    lines = [line for line in run.err.splitlines() if line]
     # on the terminal the scales are counted and the finding kept to its specific reason
     assert lines[0] == (
         "warning: surveys/baseline.csv, tipi: 5 scales (wave 'baseline'): alpha if deleted is "

@@ -36,9 +36,9 @@ def _copy(tmp_path, edit=None) -> Path:
 
 
 @pytest.fixture(scope="module")
-def default_report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("slider7") / "report"
-    assert main(["report", str(SLIDER7), "--out", str(out), "--no-bayes"]) == 0
+def default_report(slider7_report):
+    out, run = slider7_report  # tests/conftest.py: shared with test_cli_report.py
+    assert run.code == 0, run.err
     return out
 
 

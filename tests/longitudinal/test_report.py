@@ -22,10 +22,8 @@ TEXT_SUFFIXES = {".csv", ".json", ".html"}
 
 
 @pytest.fixture(scope="module")
-def study_dir(tmp_path_factory):
-    from longitudinal.simulate import simulate_study
-
-    return simulate_study(tmp_path_factory.mktemp("sim") / "study", seed=7, n_participants=16)
+def study_dir(small_study_dir):
+    return small_study_dir  # tests/conftest.py: 16 simulated people, seed 7; never written to
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import run_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,13 +32,29 @@ def test_every_handmade_study_is_here():
     assert len(STUDIES) == 9
 
 
+@pytest.fixture(scope="module")
+def handmade_report(tmp_path_factory):
+    """``longitudinal report NAME --no-bayes`` of a handmade study, run once per study and
+    read by every test of it: the report folder and what the command printed."""
+    built = {}
+
+    def report(name):
+        if name not in built:
+            out = tmp_path_factory.mktemp(name) / "report"
+            built[name] = (
+                out,
+                run_command(["report", str(HANDMADE / name), "--out", str(out), "--no-bayes"]),
+            )
+        return built[name]
+
+    return report
+
+
 @pytest.mark.parametrize("name", STUDIES)
-def test_report_on_a_handmade_study(name, tmp_path, capsys):
-    out = tmp_path / "report"
-    code = main(["report", str(HANDMADE / name), "--out", str(out), "--no-bayes"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    assert "Traceback" not in captured.out + captured.err
+def test_report_on_a_handmade_study(name, handmade_report):
+    out, run = handmade_report(name)
+    assert run.code == 0, run.err
+    assert "Traceback" not in run.out + run.err
     provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
     assert set(provenance["sections_not_computed"]) == NOT_COMPUTED.get(name, set())
     page = (out / "report.html").read_text(encoding="utf-8")
@@ -98,10 +115,10 @@ def test_every_valid_study_of_random_shape_gets_a_report(shape, tmp_path_factory
     assert "Traceback" not in page and "<h2>Sample</h2>" in page
 
 
-def test_six_people_test_session_features_within_persons_only(tmp_path):
+def test_six_people_test_session_features_within_persons_only(handmade_report):
     """Six people allow no person-level predictor; within-person session effects need none."""
-    out = tmp_path / "report"
-    assert main(["report", str(HANDMADE / "six_people"), "--out", str(out), "--no-bayes"]) == 0
+    out, run = handmade_report("six_people")
+    assert run.code == 0, run.err
     effects = pd.read_csv(out / "tables" / "empathy_effects.csv")
     terms = set(effects.loc[effects["engine"] == "lmm", "term"])
     assert terms == {"duration_min_within_z", "gaze_on_robot_within_z", "week"}
