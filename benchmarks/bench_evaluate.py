@@ -33,7 +33,7 @@ import pandas as pd
 
 from longitudinal.predict import evaluate_predictions
 from longitudinal.simulate import simulate_study
-from longitudinal.study import load_study
+from longitudinal.study.loaded import load_study
 
 SCHEDULERS = (None, "processes:2", "local:2")
 

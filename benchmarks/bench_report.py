@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-LOAD_ONLY = "import sys; from longitudinal.study import load_study; load_study(sys.argv[1])"
+LOAD_ONLY = "import sys; from longitudinal.study.loaded import load_study; load_study(sys.argv[1])"
 
 
 def _child(args: list[str]) -> tuple[float, float]:

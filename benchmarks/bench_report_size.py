@@ -41,7 +41,7 @@ CHILD = r"""
 import json, sys, time
 from longitudinal.report.sections.base import Section
 from longitudinal.report import build_report
-from longitudinal import study as study_module
+from longitudinal.study import loaded as study_module
 
 parts = {}
 run = Section.run

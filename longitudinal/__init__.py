@@ -46,7 +46,6 @@ from longitudinal._errors import (  # noqa: E402
 )
 
 if TYPE_CHECKING:  # what __getattr__ imports on first use
-    from longitudinal.agreement import agreement_from_file
     from longitudinal.change import (
         ChangeResult,
         GrowthModelResult,
@@ -62,8 +61,6 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         reliable_change,
         rm_anova,
     )
-    from longitudinal.frames import within_between
-    from longitudinal.generalizability import ratings_g_study
     from longitudinal.predict import (
         EmpathyData,
         EmpathyEffects,
@@ -78,7 +75,11 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         run_evaluation,
     )
     from longitudinal.predict.selection import participant_splits
-    from longitudinal.reliability import (
+    from longitudinal.predict.splits import BenchmarkSplit, draw_splits
+    from longitudinal.predict.user_predictions import read_predictions
+    from longitudinal.psychometrics.agreement import agreement_from_file
+    from longitudinal.psychometrics.generalizability import ratings_g_study
+    from longitudinal.psychometrics.reliability import (
         MultilevelTables,
         multilevel_tables,
         scale_multilevel_reliability,
@@ -87,15 +88,14 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.report import build_report, pseudonyms, run_demo
     from longitudinal.report.sections.effects import empathy_effects_section
     from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
-    from longitudinal.splits import BenchmarkSplit, draw_splits
-    from longitudinal.study import Study, StudyConfig, load_study, read_study_config
-    from longitudinal.user_predictions import read_predictions
+    from longitudinal.study.frames import within_between
+    from longitudinal.study.loaded import Study, StudyConfig, load_study, read_study_config
     from surveys import __version__
 
 #: Public name -> the module that defines it, imported on first use
 #: (``_empathic_base/lazy.py``); a new public name is one line here and one in __all__.
 _LAZY = {
-    "agreement_from_file": "longitudinal.agreement",
+    "agreement_from_file": "longitudinal.psychometrics.agreement",
     "ChangeResult": "longitudinal.change",
     "GrowthModelResult": "longitudinal.change",
     "PairwiseChanges": "longitudinal.change",
@@ -109,8 +109,8 @@ _LAZY = {
     "pairwise_changes": "longitudinal.change",
     "reliable_change": "longitudinal.change",
     "rm_anova": "longitudinal.change",
-    "within_between": "longitudinal.frames",
-    "ratings_g_study": "longitudinal.generalizability",
+    "within_between": "longitudinal.study.frames",
+    "ratings_g_study": "longitudinal.psychometrics.generalizability",
     "EmpathyData": "longitudinal.predict",
     "EmpathyEffects": "longitudinal.predict",
     "EvaluationResult": "longitudinal.predict",
@@ -122,10 +122,10 @@ _LAZY = {
     "plot_effects": "longitudinal.predict",
     "plot_metrics": "longitudinal.predict",
     "run_evaluation": "longitudinal.predict",
-    "MultilevelTables": "longitudinal.reliability",
-    "multilevel_tables": "longitudinal.reliability",
-    "scale_multilevel_reliability": "longitudinal.reliability",
-    "study_multilevel_reliability": "longitudinal.reliability",
+    "MultilevelTables": "longitudinal.psychometrics.reliability",
+    "multilevel_tables": "longitudinal.psychometrics.reliability",
+    "scale_multilevel_reliability": "longitudinal.psychometrics.reliability",
+    "study_multilevel_reliability": "longitudinal.psychometrics.reliability",
     "build_report": "longitudinal.report",
     "pseudonyms": "longitudinal.report",
     "run_demo": "longitudinal.report",
@@ -133,14 +133,14 @@ _LAZY = {
     "SimulatedStudy": "longitudinal.simulate",
     "simulate_frames": "longitudinal.simulate",
     "simulate_study": "longitudinal.simulate",
-    "BenchmarkSplit": "longitudinal.splits",
-    "draw_splits": "longitudinal.splits",
+    "BenchmarkSplit": "longitudinal.predict.splits",
+    "draw_splits": "longitudinal.predict.splits",
     "participant_splits": "longitudinal.predict.selection",
-    "Study": "longitudinal.study",
-    "StudyConfig": "longitudinal.study",
-    "load_study": "longitudinal.study",
-    "read_study_config": "longitudinal.study",
-    "read_predictions": "longitudinal.user_predictions",
+    "Study": "longitudinal.study.loaded",
+    "StudyConfig": "longitudinal.study.loaded",
+    "load_study": "longitudinal.study.loaded",
+    "read_study_config": "longitudinal.study.loaded",
+    "read_predictions": "longitudinal.predict.user_predictions",
     "__version__": "surveys",
 }
 

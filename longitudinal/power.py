@@ -82,7 +82,7 @@ def pilot_empathy_model(
 
     Parameters
     ----------
-    study : longitudinal.study.Study or path-like
+    study : longitudinal.study.loaded.Study or path-like
         A loaded study or its directory.
     engine : {"lmm", "clmm"}, default "lmm"
         The linear mixed model of the ratings, or the cumulative link (ordinal) mixed model
@@ -108,7 +108,7 @@ def pilot_empathy_model(
     """
     from longitudinal.predict import empathy_data, fit_empathy_models
     from longitudinal.predict.selection import PEOPLE_PER_PREDICTOR, plan_predictors
-    from longitudinal.study import Study, load_study
+    from longitudinal.study.loaded import Study, load_study
 
     if engine not in ("lmm", "clmm"):
         raise InvalidParameterError(f"the engine must be 'lmm' or 'clmm'; got {engine!r}")
@@ -245,7 +245,7 @@ def run_power(
         raise InvalidParameterError(f"--engine must be lmm or clmm; got {engine!r}")
     spec = None
     if pilot is not None:
-        from longitudinal.study import study_inputs
+        from longitudinal.study.loaded import study_inputs
 
         inputs = study_inputs(pilot)
     else:
@@ -298,7 +298,7 @@ def run_power(
 
     meta = result.meta
     if pilot is not None:  # the formula and the session column under the study's own names
-        from longitudinal.study import read_study_config
+        from longitudinal.study.loaded import read_study_config
 
         names = read_study_config(pilot).column_names
         meta = {

@@ -89,7 +89,7 @@ TRUTH_TERMS = {
 def study_of(tmp_path_factory, seed, name):
     """Simulate and load a study (longitudinal/simulate/) under a fresh folder."""
     from longitudinal.simulate import simulate_study
-    from longitudinal.study import load_study
+    from longitudinal.study.loaded import load_study
 
     path = simulate_study(tmp_path_factory.mktemp(name) / "study", seed=seed)
     return load_study(path)

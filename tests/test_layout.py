@@ -104,3 +104,21 @@ def test_a_shadowing_folder_is_named_in_a_clear_error(tmp_path):
     )
     assert done.returncode != 0
     assert "shadows the package 'surveys'" in done.stderr
+
+
+def test_tests_mirror_the_packages():
+    """Every folder of tests under a package's name is a subpackage of it (data aside)."""
+    stray = []
+    for package in PUBLIC:
+        for folder in sorted((ROOT / "tests" / package).rglob("*")):
+            relative = folder.relative_to(ROOT / "tests")
+            if not folder.is_dir() or {"reference", "__pycache__"} & set(relative.parts):
+                continue
+            if not (ROOT / relative / "__init__.py").is_file():
+                stray.append(relative.as_posix())
+    assert not stray, f"test folders with no package of that name: {stray}"
+    unplaced = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "tests" / "longitudinal").glob("test_cli_*.py")
+    )
+    assert not unplaced, f"the command line's tests belong in tests/longitudinal/cli/: {unplaced}"

@@ -94,7 +94,7 @@ def _agreement(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from longitudinal._output import atomic_write_files, refuse_overlap
-    from longitudinal.agreement import _check_settings, agreement_from_file
+    from longitudinal.psychometrics.agreement import agreement_from_file, check_settings
 
     options = {
         "unit_col": args.unit_col,
@@ -106,7 +106,7 @@ def _agreement(args: argparse.Namespace) -> int:
         "n_boot": args.n_boot,
         "seed": args.seed,
     }
-    _check_settings(**{k: options[k] for k in ("level", "levels", "n_boot", "seed", "ci_level")})
+    check_settings(**{k: options[k] for k in ("level", "levels", "n_boot", "seed", "ci_level")})
     out = Path(args.out)
     _check_outputs({"--out": out})
     refuse_overlap(out, [Path(args.ratings)], option="--out")

@@ -278,7 +278,7 @@ def _splits_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _splits(args: argparse.Namespace) -> int:
     from longitudinal._output import atomic_write_files, refuse_overlap
     from longitudinal.predict.selection import participant_splits
-    from longitudinal.study import load_study, study_inputs
+    from longitudinal.study.loaded import load_study, study_inputs
 
     _check_seeds_kfold(args, func="participant_splits")
     out = Path(args.out)

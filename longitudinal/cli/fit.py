@@ -206,7 +206,7 @@ def _read_model_data(path: Path) -> pd.DataFrame:
 
 def _fit(args: argparse.Namespace) -> int:
     from longitudinal._output import atomic_write_files, refuse_overlap, write_json
-    from longitudinal.fit_record import fit_record, summary_text
+    from longitudinal.cli.fit_record import fit_record, summary_text
 
     _check_outputs({"--out": args.out})
     refuse_overlap(Path(args.out), [Path(args.data)], option="--out")

@@ -116,7 +116,7 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _reliability(args: argparse.Namespace) -> int:
     from longitudinal._output import atomic_write, check_out_dir, write_csv
-    from longitudinal.reliability import invariance_ladders, multilevel_tables
+    from longitudinal.psychometrics.reliability import invariance_ladders, multilevel_tables
     from surveys.pipeline import score_export
 
     func = "longitudinal reliability"

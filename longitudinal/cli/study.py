@@ -307,7 +307,7 @@ def _check_size(study_dir: Path, *, large: bool, lean: bool = False) -> None:
     participants are counted as the lines of their files, not parsed. A study whose
     configuration cannot be read is left to the report, which says why.
     """
-    from longitudinal.study_config import read_study_config
+    from longitudinal.study.config import read_study_config
 
     try:
         config = read_study_config(study_dir)
@@ -361,8 +361,8 @@ def _check_ordinal_bins(study_dir: Path, k: int | None) -> None:
     The number must be 2 to 11 and the study's scale continuous; a study whose configuration
     cannot be read is left to the report, which says why.
     """
-    from longitudinal.rating_scale import check_ordinal_bins
-    from longitudinal.study_config import read_study_config
+    from longitudinal.study.config import read_study_config
+    from longitudinal.study.rating_scale import check_ordinal_bins
 
     if k is None:
         return

@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._wording import count_noun, with_article
-from longitudinal.frames import scale_column
 from longitudinal.manuscript.table import ApaTable
 from longitudinal.narrate.gates import FAILED, is_failed
 from longitudinal.narrate.markup import GroupRow, literal
 from longitudinal.narrate.numbers import DASH, apa_ci, apa_df, apa_num, apa_p, apa_unit
 from longitudinal.narrate.sentences import HUYNH_FELDT_ABOVE, choose_correction
+from longitudinal.study.frames import scale_column
 
 __all__ = ["ScaleScoring", "apa_tables", "scoring_note"]
 

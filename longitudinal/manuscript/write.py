@@ -52,7 +52,7 @@ def study_scoring(ctx: Any) -> list[ScaleScoring]:
     One entry per instrument whose scales the table shows (states, then traits), or one per
     scale when its scales differ in rule, items or range. Named as the report names them.
     """
-    from longitudinal.frames import scale_column
+    from longitudinal.study.frames import scale_column
 
     shown = []
     for name in ("descriptives", "traits"):

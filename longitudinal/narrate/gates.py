@@ -194,7 +194,7 @@ BAYES_ENGINES = {
 }
 """The Bayesian engines of the effects table and their names in the report: the
 cumulative-logit model of an ordinal scale (or of binned ratings), the gaussian model of a
-continuous scale (:mod:`longitudinal.rating_scale`)."""
+continuous scale (:mod:`longitudinal.study.rating_scale`)."""
 
 
 def bayes_name(effects: Any) -> str:

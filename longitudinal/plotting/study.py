@@ -12,7 +12,7 @@ from scipy import stats
 
 from longitudinal._checks import check_frame, check_unit
 from longitudinal._errors import InvalidParameterError
-from longitudinal.rating_scale import DISTRIBUTION_BINS, bin_edges, binned_counts, scale_kind
+from longitudinal.study.rating_scale import DISTRIBUTION_BINS, bin_edges, binned_counts, scale_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -44,9 +44,9 @@ def plot_rating_distribution(
         Rating column.
     scale_min, scale_max : float
         Declared scale. An ordinal scale (at most 11 points, 1-5 or 1-7:
-        :mod:`longitudinal.rating_scale`) with whole-number ratings is drawn as one bar per
+        :mod:`longitudinal.study.rating_scale`) with whole-number ratings is drawn as one bar per
         value; a continuous scale (a 0-100 slider) as a histogram of
-        :data:`~longitudinal.rating_scale.DISTRIBUTION_BINS` (10) bins of equal width over the
+        :data:`~longitudinal.study.rating_scale.DISTRIBUTION_BINS` (10) bins of equal width over the
         scale, the last one closed at its top; other ratings as a histogram over the scale.
 
     Returns

@@ -1,7 +1,7 @@
 """What predicts empathy: participant-level empathy models and the out-of-person benchmark.
 
 Two questions about the story-level ratings of a study (one row per story a participant
-rated, :meth:`longitudinal.study.Study.story_frame`):
+rated, :meth:`longitudinal.study.loaded.Study.story_frame`):
 
 *Which person and session characteristics go with higher empathy?*
     :func:`empathy_data` builds the predictors (standardized traits; states of the nearest
@@ -10,7 +10,8 @@ rated, :meth:`longitudinal.study.Study.story_frame`):
     the same model with two engines: a linear mixed model on the rating, in points of the
     study's declared scale (:class:`models.lmm.LinearMixedModel`, REML) and a Bayesian
     cumulative-logit model (:class:`models.bayes.BayesianMixedModel`; for a continuous scale of
-    more than 11 points the gaussian one, :mod:`longitudinal.rating_scale`), both with a random
+    more than 11 points the gaussian one,
+    :mod:`longitudinal.study.rating_scale`), both with a random
     intercept and week slope per participant and a random intercept per story. It returns one
     effects table for both engines, a variance decomposition with ICCs, and
     :func:`plot_effects` draws the forest plot. The report builds its "What predicts
@@ -20,9 +21,9 @@ rated, :meth:`longitudinal.study.Study.story_frame`):
 *How well can a person's ratings be predicted when the model has never seen that person?*
     :func:`evaluate_predictions` runs the EmpathicStories++ benchmark (Shen et al., ACL
     Findings 2024) on participant-grouped splits (70/20/10 per seed, and grouped K-fold;
-    drawn by :func:`longitudinal.splits.draw_splits`, which ``longitudinal splits`` exports)
+    drawn by :func:`longitudinal.predict.splits.draw_splits`, which ``longitudinal splits`` exports)
     with the metrics of :mod:`models.evaluation`, and scores a researcher's own predictions
-    on the same splits beside the package's models (:mod:`longitudinal.user_predictions`);
+    on the same splits beside the package's models (:mod:`longitudinal.predict.user_predictions`);
     :func:`run_evaluation` writes ``metrics.csv``, ``summary.csv``, the table in the paper's
     layout and a figure (the ``longitudinal evaluate`` command).
 

@@ -1,8 +1,8 @@
 """The out-of-person prediction benchmark (EmpathicStories++; Shen et al., ACL Findings 2024).
 
 :func:`evaluate_predictions` fits the package's models on the training participants of each
-split (:func:`longitudinal.splits.draw_splits`) and scores them, and a researcher's own
-predictions (:mod:`longitudinal.user_predictions`), with the metrics of
+split (:func:`longitudinal.predict.splits.draw_splits`) and scores them, and a researcher's own
+predictions (:mod:`longitudinal.predict.user_predictions`), with the metrics of
 :mod:`models.evaluation` on the participants no model saw.
 
 This module is the benchmark's front door: it checks the options and runs the steps, and
@@ -55,12 +55,12 @@ from longitudinal.predict.benchmark_scoring import (
 from longitudinal.predict.common import _empty, check_study, sampling_settings
 from longitudinal.predict.left_out import left_out_summary
 from longitudinal.predict.selection import _benchmark_data
-from longitudinal.splits import SPLIT_SIZES, draw_splits, seed_list, splits_table
+from longitudinal.predict.splits import SPLIT_SIZES, draw_splits, seed_list, splits_table
 from models.bayes import default_sampler
 from models.evaluation import BOOTSTRAP_COLUMNS, COMPARISON_COLUMNS, summarize_metrics
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
-    from longitudinal.study import Study
+    from longitudinal.study.loaded import Study
 
 __all__ = [
     "BASELINES_TO_BEAT",
@@ -221,7 +221,7 @@ def evaluate_predictions(
 
     Parameters
     ----------
-    study : longitudinal.study.Study
+    study : longitudinal.study.loaded.Study
         A loaded study.
     seeds : int or sequence of int, default 5
         Split seeds; an int ``n`` means ``0, ..., n - 1``.
@@ -276,7 +276,7 @@ def evaluate_predictions(
         ``sizes``):
         files, one table, or source name -> table, with the columns ``model, scheme, seed``,
         the study's participant, session and position columns and ``prediction``
-        (:mod:`longitudinal.user_predictions`). Each model is scored beside the package's
+        (:mod:`longitudinal.predict.user_predictions`). Each model is scored beside the package's
         models.
     scheduler : str, optional
         Where the fits run: ``None`` (here, one after another), ``"processes:N"`` (N local
@@ -313,7 +313,7 @@ def evaluate_predictions(
     predictions pooled. (The mean of per-fold metrics would not estimate the population
     value: a correlation within a fold of a few people is centred on that fold's own mean.)
     Both are drawn by
-    :func:`longitudinal.splits.draw_splits`, which also gives ``longitudinal splits`` its
+    :func:`longitudinal.predict.splits.draw_splits`, which also gives ``longitudinal splits`` its
     splits. The predictors are standardized with the training participants' means and SDs.
     No participant is in two parts of a split (checked before fitting,
     :func:`models.evaluation.overlapping_groups`). A test participant's between-person parts
@@ -337,7 +337,7 @@ def evaluate_predictions(
     one value for everyone, so their r and rho are undefined (NaN) by design.
 
     The kind of the declared scale decides the categorical parts
-    (:mod:`longitudinal.rating_scale`). On an ordinal scale (at most 11 points: 1-5, 1-7) all
+    (:mod:`longitudinal.study.rating_scale`). On an ordinal scale (at most 11 points: 1-5, 1-7) all
     is as above. On a continuous scale (more than 11 points, a 0-100 slider) the most
     frequent single value stands for a handful of ratings, so ``majority_vote`` predicts the
     median training rating (:func:`majority_vote`); accuracy and F1 binarise at the same
@@ -406,7 +406,7 @@ def evaluate_predictions(
     plan = draw_splits(groups, seeds=seed_list_, k=k, sizes=sizes)
     user = None
     if predictions is not None:  # every problem of the user's predictions, before any fit
-        from longitudinal.user_predictions import check_predictions
+        from longitudinal.predict.user_predictions import check_predictions
 
         user = check_predictions(
             predictions,

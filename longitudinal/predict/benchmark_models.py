@@ -19,7 +19,7 @@ from longitudinal._errors import InvalidParameterError
 from longitudinal.predict.common import recording
 from longitudinal.predict.effects import _check_whole
 from longitudinal.predict.predictors import _KINDS, _Raw, _standardize, empathy_formula
-from longitudinal.rating_scale import MAX_ORDINAL_POINTS, scale_kind
+from longitudinal.study.rating_scale import MAX_ORDINAL_POINTS, scale_kind
 
 MODEL_DESCRIPTIONS = {
     "majority_vote": (
@@ -53,7 +53,8 @@ CONTINUOUS_MAJORITY_VOTE = (
     "baseline of a continuous scale of more than 11 points, where the most frequent single "
     "value stands for a handful of ratings)"
 )
-"""What ``majority_vote`` predicts on a continuous scale (:mod:`longitudinal.rating_scale`)."""
+"""What ``majority_vote`` predicts on a continuous scale
+(:mod:`longitudinal.study.rating_scale`)."""
 
 
 BASELINES_TO_BEAT = ("majority_vote", "grand_mean", "lmm_traits")
@@ -80,7 +81,7 @@ def majority_vote(ratings: np.ndarray, scale_min: float, scale_max: float) -> fl
     """Return the benchmark's categorical baseline: the majority vote, or the median.
 
     On an ordinal scale (at most 11 points) the most frequent rating (:func:`majority_rating`);
-    on a continuous one (a 0-100 slider, :func:`longitudinal.rating_scale.scale_kind`) the
+    on a continuous one (a 0-100 slider, :func:`longitudinal.study.rating_scale.scale_kind`) the
     median rating, since a most frequent single value there stands for a handful of ratings.
 
     >>> majority_vote(np.array([1.0, 4.0, 4.0, 5.0]), 1, 5)
@@ -114,7 +115,7 @@ def _whole_ratings_for_ordinal(
 ) -> tuple[list[str], str | None]:
     """Leave the ordinal models out, with a note, on a continuous scale or fractional ratings.
 
-    A continuous scale (more than 11 points, :func:`longitudinal.rating_scale.scale_kind`) is
+    A continuous scale (more than 11 points, :func:`longitudinal.study.rating_scale.scale_kind`) is
     not predicted with ordinal models; nor are ratings that are not whole numbers. Models
     the caller named explicitly (``asked``) are not left out: the ratings are refused.
     """

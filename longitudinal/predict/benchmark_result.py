@@ -19,7 +19,7 @@ from longitudinal.predict.benchmark_models import CONTINUOUS_MAJORITY_VOTE, MODE
 from longitudinal.predict.benchmark_scoring import threshold_rule
 from longitudinal.predict.common import _empty
 from longitudinal.predict.predictors import EmpathyData
-from longitudinal.rating_scale import scale_kind
+from longitudinal.study.rating_scale import scale_kind
 from models.evaluation import BOOTSTRAP_COLUMNS, COMPARISON_COLUMNS, METRIC_NAMES
 from surveys import __version__
 
@@ -60,7 +60,8 @@ class EvaluationResult(Result):
         predictions of a researcher's model that were not scored.
     splits : pandas.DataFrame
         The participant splits used, ``scheme, seed, {participant column}, split``
-        (:func:`longitudinal.splits.splits_table`; what ``longitudinal splits`` exports). Not
+        (:func:`longitudinal.predict.splits.splits_table`; what ``longitudinal splits``
+        exports). Not
         written by :func:`run_evaluation` (its files name no participant).
     intervals : pandas.DataFrame
         Participant-cluster bootstrap intervals of the grouped K-fold metrics, one row per

@@ -1,7 +1,7 @@
 """Where and in which order the benchmark's fits run, and the record of each.
 
 A :class:`_Runner` fits (or looks up) every model on every split of the plan
-(:func:`longitudinal.splits.draw_splits`) and turns the predictions into metric rows; with a
+(:func:`longitudinal.predict.splits.draw_splits`) and turns the predictions into metric rows; with a
 ``scheduler`` the fits first go out as a :class:`_FitJob` to the back ends of
 :func:`models.power.simulate_power` (processes or Dask), and the tables are those of the
 serial run.

@@ -19,7 +19,7 @@ import pandas as pd
 from longitudinal._errors import InvalidParameterError
 from longitudinal.predict.benchmark_models import CONSTANT_MODELS
 from longitudinal.predict.common import recording
-from longitudinal.rating_scale import scale_kind
+from longitudinal.study.rating_scale import scale_kind
 from models import DataQualityWarning
 from models import InvalidParameterError as ModelsInvalidParameterError
 from models.evaluation import (
@@ -97,7 +97,7 @@ def benchmark_threshold(
 
     Parameters
     ----------
-    ratings : longitudinal.study_config.RatingsSpec
+    ratings : longitudinal.study.config.RatingsSpec
         The study's ``[ratings]`` table (``study.config.ratings``): its declared scale and
         optional ``threshold``.
     threshold : float, optional
@@ -123,7 +123,7 @@ def benchmark_threshold(
 
     Examples
     --------
-    >>> from longitudinal.study_config import RatingsSpec
+    >>> from longitudinal.study.config import RatingsSpec
     >>> benchmark_threshold(RatingsSpec("ratings.csv", 1, 7))
     (4.0, "the scale's midpoint")
     >>> benchmark_threshold(RatingsSpec("ratings.csv", 1, 5))

@@ -17,12 +17,12 @@ def _empty(columns: Sequence[str]) -> pd.DataFrame:
 
 
 def check_study(study: Any, *, func: str) -> None:
-    """Refuse anything but a loaded :class:`~longitudinal.study.Study`, naming ``func``."""
-    from longitudinal.study import Study
+    """Refuse anything but a loaded :class:`~longitudinal.study.loaded.Study`, naming ``func``."""
+    from longitudinal.study.loaded import Study
 
     if not isinstance(study, Study):
         raise InvalidParameterError(
-            f"the `study` parameter of {func} must be a longitudinal.study.Study (from "
+            f"the `study` parameter of {func} must be a longitudinal.study.loaded.Study (from "
             f"load_study); got {type(study).__name__}"
         )
 

@@ -3,7 +3,7 @@
 :func:`fit_empathy_models` fits the empathy model of :func:`longitudinal.predict.empathy_formula`
 with a linear mixed model on the rating (in points of the study's declared scale,
 ``[ratings] scale_min``-``scale_max`` of study.toml) and, as the kind of the scale decides
-(:mod:`longitudinal.rating_scale`), the cumulative link mixed model and (optionally) the
+(:mod:`longitudinal.study.rating_scale`), the cumulative link mixed model and (optionally) the
 Bayesian ordinal model of an ordinal scale, or the Bayesian linear mixed model of a continuous
 one, and returns their effects on one scale with a variance decomposition.
 """
@@ -26,7 +26,7 @@ from longitudinal.narrate.gates import fit_problem, sampling_failure
 from longitudinal.narrate.sentences import effects_apa
 from longitudinal.predict.common import _short, sampling_settings
 from longitudinal.predict.predictors import EmpathyData, empathy_formula
-from longitudinal.rating_scale import (
+from longitudinal.study.rating_scale import (
     bin_midpoints,
     bin_ratings,
     binned_counts,
@@ -102,7 +102,7 @@ class EmpathyEffects(Result):
         and ``at_boundary`` (LMM variance estimated at 0).
     ordinal_bins : pandas.DataFrame or None
         With ``ordinal_bins=K`` (a continuous scale): the K bins the ordinal models fitted,
-        :func:`longitudinal.rating_scale.binned_counts` of the fitted ratings (``bin, low,
+        :func:`longitudinal.study.rating_scale.binned_counts` of the fitted ratings (``bin, low,
         high, label, midpoint, n, proportion``); None otherwise.
     predictors : pandas.DataFrame
         :attr:`EmpathyData.predictors`.
@@ -533,10 +533,10 @@ def fit_empathy_models(
     target_accept : float, default 0.9
         NUTS target acceptance of the Bayesian model.
     ordinal_bins : int, optional
-        A continuous scale only (more than 11 points, :mod:`longitudinal.rating_scale`): fit
+        A continuous scale only (more than 11 points, :mod:`longitudinal.study.rating_scale`): fit
         the ordinal models to the ratings binned into this many (2 to 11) ordered categories
         of equal width over ``[scale_min, scale_max]``
-        (:func:`longitudinal.rating_scale.bin_ratings`). Default: no binning, so no ordinal
+        (:func:`longitudinal.study.rating_scale.bin_ratings`). Default: no binning, so no ordinal
         model on a continuous scale.
 
     Returns
@@ -563,7 +563,7 @@ def fit_empathy_models(
     the cutpoints carry the location) and the default priors of
     :class:`models.bayes.BayesianMixedModel`.
 
-    **The kind of scale decides the models** (:func:`longitudinal.rating_scale.scale_kind`).
+    **The kind of scale decides the models** (:func:`longitudinal.study.rating_scale.scale_kind`).
     An ordinal scale (at most 11 points: 1-5, 1-7, 0-10) gets the LMM, the cumulative link
     mixed model and the Bayesian cumulative-logit model. A continuous scale (a 0-100 slider)
     gets the LMM and, as its Bayesian model, the gaussian one (``engine`` ``bayes_gaussian``:

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from longitudinal.frames import scale_column
+from longitudinal.study.frames import scale_column
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from longitudinal.predict.predictors import EmpathyData, _Raw
-    from longitudinal.study import Study
+    from longitudinal.study.loaded import Study
 
 __all__ = ["left_out_summary"]
 
@@ -168,7 +168,7 @@ def left_out_summary(study: Study, raw: _Raw, full: EmpathyData) -> dict[str, An
 
     Parameters
     ----------
-    study : longitudinal.study.Study
+    study : longitudinal.study.loaded.Study
         The study (its scores say why a scale is missing).
     raw, full : the benchmark's raw predictors and its frame standardized over everyone
         (:func:`longitudinal.predict.selection._benchmark_data`).

@@ -16,7 +16,7 @@ For a participant *p*, a session *i* and a story rating *r* in that session:
     of the state score at the first wave across the reference participants.
 ``{state}_within_z``
     ``(x_pi - m_p) / s`` with ``x_pi`` the state score of the nearest wave completed on or
-    before the session (:func:`longitudinal.frames.nearest_preceding_wave`). A state whose
+    before the session (:func:`longitudinal.study.frames.nearest_preceding_wave`). A state whose
     preceding waves agree for every person (two waves, only the first before the sessions)
     has no within-person part: it is zero at every rating, so it is not a predictor, and
     ``meta["states_without_within"]`` lists it.
@@ -51,11 +51,11 @@ import pandas as pd
 
 from longitudinal._display import Result
 from longitudinal._errors import InvalidParameterError
-from longitudinal.frames import scale_column
 from longitudinal.predict.common import check_study
+from longitudinal.study.frames import scale_column
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
-    from longitudinal.study import Study
+    from longitudinal.study.loaded import Study
 
 
 PREDICTOR_COLUMNS = ["predictor", "source", "kind", "part", "center", "scale", "label", "unit"]
@@ -447,8 +447,8 @@ def empathy_data(
 
     Parameters
     ----------
-    study : longitudinal.study.Study
-        A loaded study (:func:`longitudinal.study.load_study`).
+    study : longitudinal.study.loaded.Study
+        A loaded study (:func:`longitudinal.study.loaded.load_study`).
     traits : sequence of str, optional
         Trait score columns (first wave) to use; default every scale of the ``[roles]
         traits`` instruments (rescaled duplicates left out, see the module docstring).
@@ -485,7 +485,7 @@ def empathy_data(
     Examples
     --------
     >>> from longitudinal.predict import empathy_data
-    >>> from longitudinal.study import load_study
+    >>> from longitudinal.study.loaded import load_study
     >>> data = empathy_data(load_study("path/to/study"))  # doctest: +SKIP
     >>> data.predictors[["predictor", "kind", "part"]]  # doctest: +SKIP
     """

@@ -406,7 +406,7 @@ def run_evaluation(
     Parameters
     ----------
     study_dir : str or path-like
-        The study directory (:func:`longitudinal.study.load_study`).
+        The study directory (:func:`longitudinal.study.loaded.load_study`).
     out_dir : str or path-like
         Folder to create (must not exist or be empty unless ``overwrite=True``). Write it to
         ``STUDY_DIR/evaluate`` for ``longitudinal report`` to pick it up.
@@ -416,7 +416,8 @@ def run_evaluation(
         Include the Bayesian ordinal model.
     predictions : sequence of path-like, optional
         CSV files of a researcher's own models' predictions
-        (:mod:`longitudinal.user_predictions`); each model is scored beside the package's and
+        (:mod:`longitudinal.predict.user_predictions`); each model is scored beside the
+        package's and
         appears in every output. Checked before any model is fitted.
     overwrite : bool, default False
         Replace a non-empty ``out_dir`` once the new results are complete.
@@ -472,7 +473,7 @@ def run_evaluation(
     """
     func = "run_evaluation"
     check_bool(overwrite, name="overwrite", where=func)
-    from longitudinal.study import load_study, study_inputs
+    from longitudinal.study.loaded import load_study, study_inputs
 
     files = [] if predictions is None else [Path(p) for p in predictions]
     out = check_out_dir(

@@ -30,7 +30,7 @@ events-per-variable heuristic applied to participants.
 
 The out-of-person benchmark takes the named predictors without a budget; its ratings are built
 here too (``_benchmark_data``), for ``evaluate`` (:mod:`longitudinal.predict.benchmark`) and
-``splits`` (:func:`participant_splits`, drawn by :mod:`longitudinal.splits`) alike.
+``splits`` (:func:`participant_splits`, drawn by :mod:`longitudinal.predict.splits`) alike.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ import pandas as pd
 
 from _empathic_base.words import caller
 from longitudinal._errors import InvalidParameterError
-from longitudinal.frames import scale_column
 from longitudinal.predict.common import check_study
 from longitudinal.predict.left_out import left_out_summary
 from longitudinal.predict.predictors import (
@@ -53,10 +52,11 @@ from longitudinal.predict.predictors import (
     _raw_predictors,
     _standardize,
 )
-from longitudinal.splits import SPLIT_SIZES, draw_splits, seed_list, splits_table
+from longitudinal.predict.splits import SPLIT_SIZES, draw_splits, seed_list, splits_table
+from longitudinal.study.frames import scale_column
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
-    from longitudinal.study import Study
+    from longitudinal.study.loaded import Study
 
 __all__ = [
     "PEOPLE_PER_PREDICTOR",
@@ -293,7 +293,7 @@ def plan_predictors(
 
     Parameters
     ----------
-    study : longitudinal.study.Study
+    study : longitudinal.study.loaded.Study
         A loaded study.
     predictors : sequence of str, optional
         Names in priority order: a scale's score column (``tipi_agreeableness``), an
@@ -447,7 +447,7 @@ def _benchmark_data(
     """Build the benchmark's ratings: raw predictors, and the frame standardized over all.
 
     Its rows are the ratings the benchmark scores and its participants the ones that
-    :func:`longitudinal.splits.draw_splits` splits (for ``evaluate`` and ``splits`` alike).
+    :func:`longitudinal.predict.splits.draw_splits` splits (for ``evaluate`` and ``splits`` alike).
     ``predictors`` (default: study.toml's ``[roles] predictors``) restricts the traits, states
     and session features to those named (:func:`resolve_predictors`); no budget applies to a
     benchmark of prediction.
@@ -482,8 +482,8 @@ def participant_splits(
 
     Parameters
     ----------
-    study : longitudinal.study.Study
-        A loaded study (:func:`longitudinal.study.load_study`).
+    study : longitudinal.study.loaded.Study
+        A loaded study (:func:`longitudinal.study.loaded.load_study`).
     seeds : int or sequence of int, default 5
         Split seeds; an int ``n`` means ``0, ..., n - 1`` (as ``longitudinal evaluate
         --seeds n``).
@@ -502,7 +502,7 @@ def participant_splits(
     -------
     pandas.DataFrame
         ``scheme, seed, {participant column}, split``
-        (see :func:`longitudinal.splits.splits_table`), the
+        (see :func:`longitudinal.predict.splits.splits_table`), the
         participant column under the study's own name. ``attrs["n_ratings"]`` counts the
         ratings split and ``attrs["left_out"]`` names every participant and counts every
         rating left out, with the reason
@@ -517,12 +517,13 @@ def participant_splits(
     -----
     The splits are those of :func:`longitudinal.predict.evaluate_predictions` with the same
     ``seeds``, ``k``, ``sizes`` and ``session_features``: both draw them with
-    :func:`longitudinal.splits.draw_splits` over the participant ids of the benchmark's ratings.
+    :func:`longitudinal.predict.splits.draw_splits` over the participant ids of the
+    benchmark's ratings.
 
     Examples
     --------
     >>> from longitudinal.predict.selection import participant_splits
-    >>> from longitudinal.study import load_study
+    >>> from longitudinal.study.loaded import load_study
     >>> table = participant_splits(load_study("my-study"), seeds=2)  # doctest: +SKIP
     """
     func = "participant_splits"

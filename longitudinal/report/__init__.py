@@ -1,6 +1,6 @@
 """The pre/mid/post change report of a study directory.
 
-:func:`build_report` loads a study (:func:`longitudinal.study.load_study`), runs the change
+:func:`build_report` loads a study (:func:`longitudinal.study.loaded.load_study`), runs the change
 analysis of every state scale (:func:`longitudinal.change.change_analysis`), draws the
 figures (:mod:`longitudinal.plotting`) and writes one folder::
 

@@ -60,7 +60,7 @@ def build_report(
     Parameters
     ----------
     study_dir : str or path-like
-        The study directory (see :func:`longitudinal.study.load_study`).
+        The study directory (see :func:`longitudinal.study.loaded.load_study`).
     out_dir : str or path-like
         Report folder to create. It must not exist or be empty, unless ``overwrite=True``.
     seed : int, optional
@@ -133,7 +133,7 @@ def build_report(
         ``provenance.json`` say what was reduced.
     ordinal_bins : int, optional
         For a continuous rating scale (more than 11 points, a 0-100 slider:
-        :mod:`longitudinal.rating_scale`), whose empathy models are the linear ones, also fit
+        :mod:`longitudinal.study.rating_scale`), whose empathy models are the linear ones, also fit
         the ordinal models to the ratings binned into this many (2 to 11) ordered categories
         of equal width over ``[scale_min, scale_max]``; the section says so and lists the
         bins (``tables/empathy_ordinal_bins.csv``). Refused for an ordinal scale (1-5, 1-7),
@@ -226,7 +226,7 @@ def build_report(
             study, options.predictors, source=parameter("predictors"), func=caller("build_report")
         )
     if options.ordinal_bins is not None:  # refused before any work on an ordinal scale
-        from longitudinal.rating_scale import check_ordinal_bins
+        from longitudinal.study.rating_scale import check_ordinal_bins
 
         spec = study.config.ratings
         check_ordinal_bins(
@@ -256,10 +256,10 @@ def _study_config(study_path: Path) -> tuple[Any, list[Path]]:
     """Read ``study.toml`` once: its config (None when unusable) and the files it names.
 
     An unusable ``study.toml`` gives the study directory as the one input, as
-    :func:`longitudinal.study.study_inputs` does; loading the study then says what is wrong.
+    :func:`longitudinal.study.loaded.study_inputs` does; loading the study then says what is wrong.
     """
-    from longitudinal.study import read_study_config
-    from longitudinal.study_config import inputs_of
+    from longitudinal.study.config import inputs_of
+    from longitudinal.study.loaded import read_study_config
     from surveys import InputValidationError
 
     if not study_path.is_dir():
@@ -273,9 +273,9 @@ def _study_config(study_path: Path) -> tuple[Any, list[Path]]:
 
 def _load(study_path: Path, config: Any) -> Any:
     """Load the study, from its ``study.toml`` already read when it was usable."""
-    from longitudinal.study import _load_study, load_study
+    from longitudinal.study.loaded import load_configured_study, load_study
 
-    return load_study(study_path) if config is None else _load_study(study_path, config)
+    return load_study(study_path) if config is None else load_configured_study(study_path, config)
 
 
 def run_demo(
@@ -342,7 +342,7 @@ def run_demo(
 
     def write(staging: Path) -> None:
         from longitudinal.simulate import simulate_study
-        from longitudinal.study import load_study
+        from longitudinal.study.loaded import load_study
 
         study_dir = simulate_study(staging / "study", seed=int(seed))
         study = load_study(study_dir)

@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._wording import instrument_title, own_names, span_text
-from longitudinal.frames import scale_column
 from longitudinal.report.options import ReportOptions
 from longitudinal.report.pseudonyms import pseudonymize_message
-from longitudinal.study import _renamed as renamed
+from longitudinal.study.frames import scale_column
+from longitudinal.study.loaded import pseudonymised_frame as renamed
 
 REPORT_FILE = "report.html"
 EXCLUSIONS_FILE = "exclusions.csv"
@@ -34,7 +34,7 @@ class ReportContext:
     """Everything computed for one report.
 
     ``study`` is the study the report shows: pseudonymised (:meth:`Study.pseudonymised
-    <longitudinal.study.Study.pseudonymised>`) unless the report keeps the raw ids. ``loaded``
+    <longitudinal.Study.pseudonymised>`) unless the report keeps the raw ids. ``loaded``
     is the study as loaded, for the analyses whose sums run over the participants in the order
     of their ids (multilevel reliability, invariance, the G study, the empathy models), so that
     their numbers are those of the study as read to the last digit; their messages go through
@@ -159,7 +159,7 @@ def rename_ids(frame: pd.DataFrame, id_col: str, id_map: dict[str, str]) -> pd.D
 
     The rows are put in pseudonym order (stable, so each person's rows keep their order): a
     table listed in the raw ids' order would let a reader who knows the ids map every
-    pseudonym back (the rule of :meth:`longitudinal.study.Study.pseudonymised`).
+    pseudonym back (the rule of :meth:`longitudinal.study.loaded.Study.pseudonymised`).
     """
     return report_frame(renamed(frame, id_col, id_map))
 

@@ -91,7 +91,7 @@ def check_options(
         check_bool(value, name=name, where=func)
     check_unit(ci_level, name="ci_level", where=func)
     if ordinal_bins is not None:  # the range here; the study's scale in build_report
-        from longitudinal.rating_scale import check_ordinal_bins
+        from longitudinal.study.rating_scale import check_ordinal_bins
 
         check_ordinal_bins(ordinal_bins, where=func, name="the `ordinal_bins` parameter")
     sampling = {k: v for k, v in (sampling or {}).items() if v is not None}

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from longitudinal._errors import InvalidParameterError
-from longitudinal.study import pseudonym_map
+from longitudinal.study.loaded import pseudonym_map
 
 KEY_SUFFIX = ".pseudonym-key"
 

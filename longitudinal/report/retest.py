@@ -22,8 +22,8 @@ def retest_names(study: Any) -> list[str]:
     The same names the change section looks up (the columns of the scales it analyses, then
     their instrument), in the study's order.
     """
-    from longitudinal.frames import scale_column
     from longitudinal.report.context import reported_scales
+    from longitudinal.study.frames import scale_column
 
     names: list[str] = []
     for name in study.state_instruments:

@@ -153,7 +153,7 @@ def simulate_frames(
     The generating model is described in the module docstring. Calibration against the
     paper (41 people, 269 sessions, ratings mean 3.3 and SD 1.2, duration and words
     summaries) and realistic reliabilities (Cronbach's alpha of the multi-item scales about
-    .75-.90) are checked in ``tests/longitudinal/test_simulate.py``.
+    .75-.90) are checked in ``tests/longitudinal/simulate/test_simulate.py``.
 
     Examples
     --------

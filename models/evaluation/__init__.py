@@ -22,7 +22,7 @@ Conventions
   benchmark's choice, the midpoint of the study's declared scale unless study.toml says
   otherwise, lives in :func:`longitudinal.predict.benchmark.benchmark_threshold`);
 - the split shares are required too (the paper's 70/20/10 is
-  :data:`longitudinal.splits.SPLIT_SIZES`);
+  :data:`longitudinal.predict.splits.SPLIT_SIZES`);
 - F1 is the binary F1 of the positive class, ``2 TP / (2 TP + FP + FN)``;
 - MSE is computed on the rating scale, before the x 100;
 - the mean and SD over seeds use the sample SD (``ddof=1``).

@@ -32,11 +32,11 @@ from longitudinal.predict.effects import EmpathyEffects, fit_empathy_models
 from longitudinal.predict.plots import plot_effects
 from longitudinal.predict.predictors import EmpathyData, empathy_data
 from longitudinal.predict.reading import describe_effects, term_label
-from longitudinal.rating_scale import check_ordinal_bins, scale_kind
 from longitudinal.report.html import figure, render, table
+from longitudinal.study.rating_scale import check_ordinal_bins, scale_kind
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
-    from longitudinal.study import Study
+    from longitudinal.study.loaded import Study
 
 __all__ = ["EffectsSection", "empathy_effects_section"]
 
@@ -135,7 +135,7 @@ def empathy_effects_section(
 
     Parameters
     ----------
-    study : longitudinal.study.Study
+    study : longitudinal.study.loaded.Study
         A loaded study.
     out_dir : str or path-like
         The report folder; the forest plot is written to ``out_dir / figure_dir /
@@ -146,7 +146,7 @@ def empathy_effects_section(
         Fit a Bayesian model too: the ordinal one for an ordinal scale (skipped, with a note,
         when the ratings are not whole numbers) or for binned ratings (``ordinal_bins``), the
         Bayesian linear mixed model (gaussian) for a continuous scale of more than 11 points
-        (:mod:`longitudinal.rating_scale`).
+        (:mod:`longitudinal.study.rating_scale`).
     traits, states, session_features : sequence of str, optional
         Predictors (score columns, session feature names); by default the study's (see
         :func:`empathy_data`).
@@ -177,7 +177,7 @@ def empathy_effects_section(
     ordinal_bins : int, optional
         A continuous scale only (``longitudinal report --ordinal-bins K``): fit the ordinal
         models to the ratings binned into K (2 to 11) ordered categories of equal width over
-        the declared scale (:func:`longitudinal.rating_scale.bin_ratings`); the section says
+        the declared scale (:func:`longitudinal.study.rating_scale.bin_ratings`); the section says
         so and lists the bins. By default a continuous scale has no ordinal model.
 
     Returns
@@ -194,7 +194,7 @@ def empathy_effects_section(
     Notes
     -----
     Which models are fitted follows the kind of the declared scale
-    (:func:`longitudinal.rating_scale.scale_kind`), and the section's first paragraph says
+    (:func:`longitudinal.study.rating_scale.scale_kind`), and the section's first paragraph says
     which and why in one sentence.
 
     Warnings of the fits are caught and returned in ``notes`` (a report records them rather
@@ -424,8 +424,8 @@ def _study_labels(fitted: EmpathyEffects, study: Study) -> EmpathyEffects:
     """
     import dataclasses
 
-    from longitudinal.frames import scale_column
     from longitudinal.report.context import label
+    from longitudinal.study.frames import scale_column
 
     own = {
         scale_column(name, key.name): label(instrument, key.name)

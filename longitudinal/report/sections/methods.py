@@ -7,7 +7,6 @@ import pandas as pd
 from markupsafe import Markup
 
 from longitudinal._wording import count_noun
-from longitudinal.frames import scale_column
 from longitudinal.report.context import (
     EXCLUSIONS_FILE,
     ReportContext,
@@ -16,6 +15,7 @@ from longitudinal.report.context import (
 )
 from longitudinal.report.html import num, render
 from longitudinal.report.sections.base import Section
+from longitudinal.study.frames import scale_column
 from models.generalizability import GOOD_ENOUGH
 
 

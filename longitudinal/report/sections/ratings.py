@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from longitudinal.rating_scale import DISTRIBUTION_BINS, binned_counts, scale_rule
 from longitudinal.report.context import ReportContext, join_words, study_span
 from longitudinal.report.html import figure, render
 from longitudinal.report.sections.base import Section, SectionUnavailable
 from longitudinal.report.sections.change import _saver
+from longitudinal.study.rating_scale import DISTRIBUTION_BINS, binned_counts, scale_rule
 
 MIN_WEEK_PARTICIPANTS = 5
 """Study weeks rated by fewer participants get no interval in the empathy course."""
@@ -22,8 +22,8 @@ class RatingsSection(Section):
     """Distribution of the ratings, by position, per participant, and over the study.
 
     The distribution (``ratings_distribution`` table and figure) counts every point of an
-    ordinal scale; a continuous scale (more than 11 points, :mod:`longitudinal.rating_scale`)
-    is counted in :data:`~longitudinal.rating_scale.DISTRIBUTION_BINS` bins of equal width
+    ordinal scale; a continuous scale (more than 11 points, :mod:`longitudinal.study.rating_scale`)
+    is counted in :data:`~longitudinal.study.rating_scale.DISTRIBUTION_BINS` bins of equal width
     over the declared scale (10 points wide on 0-100), the last one closed at the top, and
     the section says so.
 
@@ -162,8 +162,8 @@ def _bins_text(spec: Any) -> str:
 def _distribution(values: pd.Series, spec: Any) -> pd.DataFrame:
     """Count the ratings per scale point, when the scale and every rating are whole.
 
-    A continuous scale (:func:`longitudinal.rating_scale.scale_kind`) is counted in
-    :data:`~longitudinal.rating_scale.DISTRIBUTION_BINS` equal-width bins instead: one row per
+    A continuous scale (:func:`longitudinal.study.rating_scale.scale_kind`) is counted in
+    :data:`~longitudinal.study.rating_scale.DISTRIBUTION_BINS` equal-width bins instead: one row per
     bin, ``bin, label, low, high, n, proportion``.
     """
     if spec.kind == "continuous":

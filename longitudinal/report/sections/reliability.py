@@ -135,7 +135,7 @@ class ReliabilitySection(Section):
     @staticmethod
     def _invariance(ctx: ReportContext) -> None:
         """Test the invariance of every reported state scale, or say in one line why not."""
-        from longitudinal.reliability import study_invariance
+        from longitudinal.psychometrics.reliability import study_invariance
         from models import ModelsError
         from surveys import SurveysError
 
@@ -167,7 +167,7 @@ class ReliabilitySection(Section):
 
     @staticmethod
     def _g_study(ctx: ReportContext) -> None:
-        from longitudinal.generalizability import ratings_g_study
+        from longitudinal.psychometrics.generalizability import ratings_g_study
         from models import InvalidParameterError, ModelsError
 
         with warnings.catch_warnings(record=True) as caught:
@@ -221,7 +221,7 @@ def _invariance_view(ctx: ReportContext) -> dict[str, Any] | None:
 
 def _study_multilevel(ctx: ReportContext) -> Any:
     """Return the multilevel table of the study's reported state scales (None: a note)."""
-    from longitudinal.reliability import study_multilevel_reliability
+    from longitudinal.psychometrics.reliability import study_multilevel_reliability
     from models import ModelsError
     from surveys import SurveysError
 

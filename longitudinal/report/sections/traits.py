@@ -7,11 +7,11 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from longitudinal.frames import scale_column
 from longitudinal.report.context import ReportContext, describe, summary_frame
 from longitudinal.report.html import figure, render
 from longitudinal.report.sections.base import Section
 from longitudinal.report.sections.change import _saver
+from longitudinal.study.frames import scale_column
 
 
 class TraitsSection(Section):

@@ -141,7 +141,7 @@ def test_row_level_split_is_caught_by_the_runner(demo_study, monkeypatch):
         parts = [np.sort(perm[:a]), np.sort(perm[a:b]), np.sort(perm[b:])]
         return GroupedSplit(*parts, (), (), (), tuple(sizes), seed)
 
-    monkeypatch.setattr("longitudinal.splits.grouped_split", row_level_split)
+    monkeypatch.setattr("longitudinal.predict.splits.grouped_split", row_level_split)
     with pytest.raises(AssertionError, match="participants in train and test"):
         evaluate_predictions(demo_study, seeds=1, k=0, models=["grand_mean"])
 

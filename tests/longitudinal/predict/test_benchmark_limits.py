@@ -17,7 +17,7 @@ import pytest
 import longitudinal.predict.benchmark as benchmark
 from longitudinal._errors import InvalidParameterError
 from longitudinal.predict import evaluate_predictions
-from longitudinal.study import load_study
+from longitudinal.study.loaded import load_study
 
 TINY = Path(__file__).parents[2] / "data" / "studies" / "tiny"
 

@@ -20,8 +20,8 @@ import pytest
 from longitudinal._errors import InvalidParameterError
 from longitudinal.cli import main
 from longitudinal.predict import benchmark_threshold, evaluate_predictions
-from longitudinal.study import load_study
-from longitudinal.study_config import RatingsSpec
+from longitudinal.study.config import RatingsSpec
+from longitudinal.study.loaded import load_study
 
 SLIDER7 = Path(__file__).parents[2] / "data" / "studies" / "declared" / "slider7"
 UNSCORED = ["sub-001", "sub-002", "sub-003"]  # one of two TIPI agreeableness items answered

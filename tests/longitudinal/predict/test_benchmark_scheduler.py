@@ -12,7 +12,7 @@ import pytest
 from longitudinal import InvalidParameterError
 from longitudinal.predict import evaluate_predictions
 from longitudinal.simulate import simulate_study
-from longitudinal.study import load_study
+from longitudinal.study.loaded import load_study
 
 OPTIONS = {
     "seeds": 2,

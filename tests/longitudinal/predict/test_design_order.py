@@ -20,7 +20,7 @@ from numpy.testing import assert_allclose
 from longitudinal.predict import empathy_data
 from longitudinal.predict.predictors import _raw_predictors, _standardize
 from longitudinal.predict.selection import _benchmark_data, plan_predictors
-from longitudinal.study import load_study
+from longitudinal.study.loaded import load_study
 from surveys import UndefinedStatisticWarning
 
 _SPEC = importlib.util.spec_from_file_location(

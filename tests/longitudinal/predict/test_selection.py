@@ -14,7 +14,7 @@ from conftest import package_warnings
 from longitudinal._errors import InvalidParameterError
 from longitudinal.predict import empathy_data
 from longitudinal.predict.selection import parse_predictor_list, plan_predictors
-from longitudinal.study import load_study
+from longitudinal.study.loaded import load_study
 
 SLIDER7 = Path(__file__).parents[2] / "data" / "studies" / "declared" / "slider7"
 NO_ROOM = "no person-level predictor left for 18 participants"

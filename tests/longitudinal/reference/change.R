@@ -9,7 +9,7 @@
 # Data (tests/data/, see tests/data/README.md): carData::OBrienKaiser (wide and long),
 # datasets::sleep, MASS::anorexia, psychTools::affect; and growth_simulated.csv beside this
 # script (ten simulated three-wave data sets written by simulate() in
-# tests/longitudinal/test_change.py, whose test checks that the file still matches it).
+# tests/longitudinal/change/test_change.py, whose test checks that the file still matches it).
 
 suppressPackageStartupMessages({
   library(car)

@@ -1,4 +1,4 @@
-# Reference values for tests/longitudinal/test_cli_reliability.py: psych::mlr on the
+# Reference values for tests/longitudinal/cli/test_cli_reliability.py: psych::mlr on the
 # hand-written export tests/data/raw/mood3_long.csv (key tests/data/raw/mood3.toml), written
 # to cli_reliability.json beside this script.
 #

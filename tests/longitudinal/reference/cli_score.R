@@ -1,4 +1,4 @@
-# Reference values for tests/longitudinal/test_cli_score.py.
+# Reference values for tests/longitudinal/cli/test_cli_score.py.
 #
 # 1. Simulates a long survey export (40 participants x waves pre/mid/post; TAS-4 items 1-5,
 #    WHO-5 items 0-5, no missing cells) and writes it to tests/data/raw/tas4_who5_long.csv.

@@ -1,4 +1,4 @@
-# Reference values for models/generalizability.py and longitudinal/generalizability.py
+# Reference values for models/generalizability.py and longitudinal/psychometrics/generalizability.py
 # (G study of the empathy ratings: participant, session within participant, story, residual).
 #
 # Run from the repository root:

@@ -52,7 +52,7 @@ add("t_interval_90", "pre", "ci_high", tt$conf.int[2])
 
 out <- do.call(rbind, rows)
 header <- c(
-  "# Reference values for tests/longitudinal/test_plotting.py",
+  "# Reference values for tests/longitudinal/plotting/test_plotting.py",
   paste0("# generated ", format(Sys.Date()), " by tests/longitudinal/reference/plotting.R"),
   paste0("# ", R.version.string, "; base R only (stats::sd, stats::qt, stats::t.test)")
 )

@@ -127,7 +127,7 @@ def test_methods_with_prorated_sum_scales(tmp_path):
     import warnings
 
     from longitudinal.report.sections.methods import _missing_items_sentence
-    from longitudinal.study import load_study
+    from longitudinal.study.loaded import load_study
 
     root = tmp_path / "slider7"
     shutil.copytree(SLIDER7, root)

@@ -363,7 +363,7 @@ def test_left_out_lines_get_the_pseudonym_at_their_head_only():
 def _tiny_context(tmp_path, ids):
     from longitudinal.report.context import ReportContext
     from longitudinal.report.options import check_options
-    from longitudinal.study import load_study
+    from longitudinal.study.loaded import load_study
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tiny study's reliability warnings

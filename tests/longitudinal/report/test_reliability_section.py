@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from longitudinal import load_study
-from longitudinal.generalizability import ratings_g_study
+from longitudinal.psychometrics.generalizability import ratings_g_study
 from longitudinal.report.context import ReportContext, choose_states
 from longitudinal.report.options import ReportOptions
 from longitudinal.report.sections import methods
@@ -144,7 +144,9 @@ def test_a_multilevel_table_that_cannot_be_computed_is_a_note_not_a_block(
     def refuse(_study):
         raise ModelsError("no state scale could be fitted")
 
-    monkeypatch.setattr("longitudinal.reliability.study_multilevel_reliability", refuse)
+    monkeypatch.setattr(
+        "longitudinal.psychometrics.reliability.study_multilevel_reliability", refuse
+    )
     ctx = _context(study, tmp_path)
     section = ReliabilitySection()
     section.run(ctx)
@@ -174,7 +176,7 @@ def test_the_rci_reliability_is_stated_and_flagged(study, tmp_path):
 
 
 def test_a_study_whose_ratings_cannot_identify_g_gets_one_line(study, tmp_path, monkeypatch):
-    import longitudinal.generalizability as glue
+    import longitudinal.psychometrics.generalizability as glue
 
     def refuse(study):
         raise InvalidParameterError(

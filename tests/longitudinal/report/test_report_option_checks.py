@@ -21,7 +21,7 @@ import pytest
 from longitudinal._errors import InvalidParameterError
 from longitudinal.report import build_report
 from longitudinal.report.retest import check_retest_names, retest_names
-from longitudinal.study import load_study
+from longitudinal.study.loaded import load_study
 
 TINY = Path(__file__).parents[2] / "data" / "studies" / "tiny"
 

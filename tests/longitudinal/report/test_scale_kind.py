@@ -1,4 +1,4 @@
-"""The kind of the rating scale decides the models (longitudinal/rating_scale.py).
+"""The kind of the rating scale decides the models (longitudinal/study/rating_scale.py).
 
 A scale of more than 11 points is continuous: the two-wave 0-100 study of
 ``tests/data/studies/newcomer.py`` (written with pandas, not the simulator) gets the linear
@@ -25,9 +25,9 @@ from scipy import special
 from longitudinal._errors import InvalidParameterError
 from longitudinal.cli import main
 from longitudinal.predict import empathy_data, evaluate_predictions, fit_empathy_models
-from longitudinal.rating_scale import bin_ratings, check_ordinal_bins, scale_kind
-from longitudinal.study import load_study
-from longitudinal.study_config import RatingsSpec
+from longitudinal.study.config import RatingsSpec
+from longitudinal.study.loaded import load_study
+from longitudinal.study.rating_scale import bin_ratings, check_ordinal_bins, scale_kind
 from surveys import UndefinedStatisticWarning
 
 _SPEC = importlib.util.spec_from_file_location(
