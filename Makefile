@@ -48,10 +48,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check surveys models longitudinal tests benchmarks
 
 # The suite on both cores (pytest-xdist: two workers, each on one BLAS/numba thread; see
-# tests/conftest.py), then its cost: wall and CPU seconds of every process it started.
+# tests/conftest.py), then its cost: wall and CPU seconds of every process it started. A test
+# file runs whole on one worker (--dist loadfile), so a report or study that its tests share is
+# built once, not once per worker.
 TEST_WORKERS ?= 2
 test: $(STAMP) lint
-	$(BIN)/python benchmarks/suite_cpu.py -n $(TEST_WORKERS)
+	$(BIN)/python benchmarks/suite_cpu.py -n $(TEST_WORKERS) --dist loadfile
 
 # Re-resolve the lock from pyproject.toml. Run after changing a dependency or its range (add
 # UPGRADE= to keep every other pin as it is), or to take new releases on purpose (plain
