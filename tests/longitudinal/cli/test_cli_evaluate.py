@@ -22,8 +22,8 @@ def study(tmp_path_factory):
     return simulate_study(tmp_path_factory.mktemp("cli") / "study", seed=5, n_participants=20)
 
 
-def test_evaluate_writes_metrics_without_participant_leakage(study, capsys):
-    out = study / "evaluate"
+def test_evaluate_writes_metrics_without_participant_leakage(study, tmp_path, capsys):
+    out = tmp_path / "evaluate"  # never into the shared study: the report of a later test reads it
     assert main(["evaluate", str(study), "--out", str(out), "--seeds", "2", "--no-bayes"]) == 0
     metrics = pd.read_csv(out / "metrics.csv")
     assert list(metrics.columns[:8]) == ["model", "split", "seed", "r", "rho", "acc", "f1", "mse"]
