@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from _source_imports import imports, resolve
+
 ROOT = Path(__file__).resolve().parents[1]
 
 FLOORS = {
@@ -52,24 +54,15 @@ def _module(path: Path) -> str:
 
 
 def _imported(tree: ast.AST, module: str, is_package: bool):
-    """(line, absolute module name) of every import in ``tree`` outside TYPE_CHECKING blocks."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
-            stack.extend(node.orelse)
-            continue
+    """(line, absolute name) of every name ``tree`` imports outside TYPE_CHECKING blocks."""
+    for node in imports(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = module.split(".")[: len(module.split(".")) - node.level + is_package]
-                base = ".".join([*parts, base] if base else parts)
+        else:
+            base = resolve(node, module, is_package)
             for alias in node.names:
                 yield node.lineno, f"{base}.{alias.name}"
-        stack.extend(ast.iter_child_nodes(node))
 
 
 def test_every_room_has_a_floor_and_there_are_few_floors():

@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from _source_imports import imports as _imports
+from _source_imports import resolve as _resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("_empathic_base", "surveys", "models", "longitudinal")
@@ -38,37 +40,6 @@ def _module_files() -> dict[str, Path]:
                 parts.pop()
             modules[".".join(parts)] = path
     return modules
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _imports(tree: ast.AST):
-    """Every Import and ImportFrom node of a module, except those under ``if TYPE_CHECKING:``."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
-
-
-def _resolve(node: ast.ImportFrom, module: str, is_package: bool) -> str:
-    """The absolute name of the module that a (possibly relative) ``from`` import names."""
-    if not node.level:
-        return node.module or ""
-    base = module.split(".")
-    if not is_package:
-        base = base[:-1]
-    if node.level > 1:
-        base = base[: len(base) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
 
 
 def import_graph() -> dict[str, set[str]]:

@@ -21,6 +21,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from _source_imports import imports as _imports
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("_empathic_base", "surveys", "models", "longitudinal")
@@ -32,25 +33,6 @@ FOREIGN_PRIVATE_ALLOWED = {"models.lmm.engine": "mixedlm"}
 
 def _is_private(part: str) -> bool:
     return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _imports(tree: ast.AST):
-    """Every Import and ImportFrom node of a module, except those under ``if TYPE_CHECKING:``."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
 
 
 def _modules(package: str):
