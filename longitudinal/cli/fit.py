@@ -135,6 +135,8 @@ def _fit_model(args: argparse.Namespace, data: pd.DataFrame) -> Any:
         )
     if engine == "bayes" and family == "gaussian" and args.link is not None:
         raise InvalidParameterError("--link applies to --family ordinal only")
+    if family == "ordinal":
+        _refuse_continuous_outcome(args.formula, data, engine=engine)
     if engine == "lmm":
         from models.lmm import LinearMixedModel
 
@@ -189,6 +191,34 @@ def _announced_at_once() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.showwarning = show
         yield
+
+
+def _refuse_continuous_outcome(formula: str, data: pd.DataFrame, *, engine: str) -> None:
+    """Refuse an ordinal model of an outcome with more than 11 distinct values.
+
+    The kind of scale chooses the model (:mod:`longitudinal.study.rating_scale`): a cumulative
+    model estimates one threshold between every two neighbouring values, so a 0-100 slider
+    would be fitted as up to 100 ordered categories. An outcome the formula does not name as
+    a plain column is left to the model's own checks.
+    """
+    import pandas as pd
+
+    from longitudinal.study.rating_scale import MAX_ORDINAL_POINTS
+
+    outcome = formula.split("~", 1)[0].strip()
+    if outcome not in data.columns:
+        return
+    values = pd.to_numeric(data[outcome], errors="coerce").dropna().unique()
+    if len(values) <= MAX_ORDINAL_POINTS:
+        return
+    how = "--engine clmm" if engine == "clmm" else "--engine bayes --family ordinal"
+    raise InvalidParameterError(
+        f"{how} fits ordered categories, but {outcome} has {len(values)} distinct values "
+        f"(from {values.min():g} to {values.max():g}): a scale of more than "
+        f"{MAX_ORDINAL_POINTS} points is continuous, and a cumulative model would estimate "
+        f"{len(values) - 1} thresholds. Fit it with --engine lmm (or --engine bayes --family "
+        "gaussian), or bin it into at most 11 ordered categories first"
+    )
 
 
 def _read_model_data(path: Path) -> pd.DataFrame:

@@ -181,3 +181,40 @@ def test_fit_refuses_unbounded_arithmetic_with_exit_2(tmp_path, capsys, formula,
     err = capsys.readouterr().err
     assert part in err and "refused before anything is evaluated" in err
     assert len(err.strip().splitlines()) == 1 and not out.exists()
+
+
+def _slider_csv(path, n_values):
+    """Ratings of 12 people on a scale whose ratings take ``n_values`` distinct values."""
+    rows = ["person,rating"]
+    rows += [f"p{i % 12:02d},{(i * 7) % n_values}" for i in range(120)]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [["--engine", "clmm"], ["--engine", "bayes"], ["--engine", "bayes", "--family", "ordinal"]],
+)
+def test_an_ordinal_model_of_a_slider_is_refused_with_the_models_that_fit_it(
+    engine, tmp_path, capsys
+):
+    data = _slider_csv(tmp_path / "slider.csv", 101)
+    out = tmp_path / "fit.json"
+    args = ["fit", str(data), "--formula", "rating ~ 1 + (1 | person)", *engine, "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "rating has 101 distinct values (from 0 to 100)" in err
+    assert "100 thresholds" in err and "--engine lmm" in err and "--family gaussian" in err
+    assert not out.exists()
+
+
+def test_an_eleven_point_outcome_is_still_ordinal():
+    import pandas as pd
+
+    from longitudinal.cli.fit import _refuse_continuous_outcome
+
+    eleven = pd.DataFrame({"rating": list(range(11)) * 3})
+    _refuse_continuous_outcome("rating ~ 1 + (1 | person)", eleven, engine="clmm")  # no error
+    twelve = pd.DataFrame({"rating": list(range(12)) * 3})
+    with pytest.raises(ValueError, match="12 distinct values"):
+        _refuse_continuous_outcome("rating ~ 1 + (1 | person)", twelve, engine="clmm")
