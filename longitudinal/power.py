@@ -30,6 +30,7 @@ from longitudinal._output import (
     write_json,
 )
 from longitudinal._wording import own_names
+from longitudinal.study.rating_scale import MAX_ORDINAL_POINTS, scale_kind
 
 __all__ = ["PilotModel", "effect_text", "pilot_empathy_model", "run_power"]
 
@@ -127,6 +128,13 @@ def pilot_empathy_model(
     v = data.data[data.response_col]
     if v.nunique() < 2:
         raise InvalidParameterError("every rating of the pilot has the same value; nothing to fit")
+    if engine == "clmm" and scale_kind(data.scale_min, data.scale_max) == "continuous":
+        raise InvalidParameterError(
+            f"the pilot's ratings are on a {data.scale_min:g}-{data.scale_max:g} scale, more "
+            f"than {MAX_ORDINAL_POINTS} points: a continuous scale, simulated with the linear "
+            "mixed model (--engine lmm); the ordinal model (--engine clmm) would treat every "
+            "point as an ordered category"
+        )
     story_effects = data.data["story_id"].nunique() < len(data.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

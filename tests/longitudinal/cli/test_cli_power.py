@@ -198,3 +198,24 @@ def test_ordinal_design_file_and_engine_checks(tmp_path, capsys):
     assert main([*args, "--test", "satterthwaite", "--out", str(bad)]) == 2
     assert "for an ordinal model" in capsys.readouterr().err
     assert not bad.exists()
+
+
+def test_an_ordinal_pilot_model_of_a_slider_is_refused(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "newcomer", Path(__file__).parents[2] / "data" / "studies" / "newcomer.py"
+    )
+    newcomer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(newcomer)
+    slider = newcomer.two_wave_slider(tmp_path / "slider")
+    out = tmp_path / "power"
+    code = main(
+        ["power", "--pilot", str(slider), "--engine", "clmm", "--effect", "x=0.3",
+         "--participants", "20", "--sims", "2", "--out", str(out)]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "0-100 scale, more than 11 points" in err and "--engine lmm" in err
+    assert not out.exists()
