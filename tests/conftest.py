@@ -215,3 +215,15 @@ if _CPU_PROFILE:
         rows = sorted(totals.items(), key=lambda kv: -kv[1][0])
         body = "".join(f"{name},{int(tests)},{cpu:.1f}\n" for name, (cpu, tests) in rows)
         target.write_text("file,tests,cpu_seconds\n" + body, encoding="utf-8")
+
+
+def load_newcomer():
+    """The hand-written studies of ``tests/data/studies/newcomer.py``, loaded by path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "newcomer", Path(__file__).parent / "data" / "studies" / "newcomer.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -201,15 +201,9 @@ def test_ordinal_design_file_and_engine_checks(tmp_path, capsys):
 
 
 def test_an_ordinal_pilot_model_of_a_slider_is_refused(tmp_path, capsys):
-    import importlib.util
-    from pathlib import Path
+    from conftest import load_newcomer
 
-    spec = importlib.util.spec_from_file_location(
-        "newcomer", Path(__file__).parents[2] / "data" / "studies" / "newcomer.py"
-    )
-    newcomer = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(newcomer)
-    slider = newcomer.two_wave_slider(tmp_path / "slider")
+    slider = load_newcomer().two_wave_slider(tmp_path / "slider")
     out = tmp_path / "power"
     code = main(
         ["power", "--pilot", str(slider), "--engine", "clmm", "--effect", "x=0.3",

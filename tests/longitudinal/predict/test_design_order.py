@@ -8,13 +8,13 @@ from the raw files with pandas.
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import load_newcomer
 from numpy.testing import assert_allclose
 
 from longitudinal.predict import empathy_data
@@ -23,11 +23,7 @@ from longitudinal.predict.selection import _benchmark_data, plan_predictors
 from longitudinal.study.loaded import load_study
 from surveys import UndefinedStatisticWarning
 
-_SPEC = importlib.util.spec_from_file_location(
-    "newcomer", Path(__file__).parents[2] / "data" / "studies" / "newcomer.py"
-)
-newcomer = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(newcomer)
+newcomer = load_newcomer()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ Every expected count and metric is computed here with pandas from the study's fi
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import warnings
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import package_warnings
+from conftest import load_newcomer, package_warnings
 from numpy.testing import assert_allclose
 from scipy import special
 
@@ -30,11 +29,7 @@ from longitudinal.study.loaded import load_study
 from longitudinal.study.rating_scale import bin_ratings, check_ordinal_bins, scale_kind
 from surveys import UndefinedStatisticWarning
 
-_SPEC = importlib.util.spec_from_file_location(
-    "newcomer", Path(__file__).parents[2] / "data" / "studies" / "newcomer.py"
-)
-newcomer = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(newcomer)
+newcomer = load_newcomer()
 
 
 @pytest.fixture(scope="module")
