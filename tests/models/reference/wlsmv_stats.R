@@ -17,6 +17,8 @@
 #              tests/data/geepack_respdis.csv (columns id, time, y)
 #   flat_top:  flat with every answer recoded to 1 for "4" and 0 otherwise (binary items;
 #              31 of the 66 2x2 tables have an empty cell, so lavaan's zero.add = 0.5 applies)
+#   flat_gap:  flat with tense.1's answers 3 recoded to 4, so that tense.1 has the categories
+#              1, 2, 4 (lavaan keeps the observed ones: two thresholds)
 #   flat_pairwise: every FLAT participant (tests/data/psychTools_sai_flat_all.csv; 3 of 170
 #              miss one answer) with missing = "pairwise"
 # The items are reshaped to wide format with reshape(), so the variables are `item.time`,
@@ -50,6 +52,8 @@ one_factor_per_time <- function(names) {
 
 flat <- to_wide(read.csv("tests/data/psychTools_sai_flat.csv"))
 flat_top <- as.data.frame(lapply(flat, function(x) as.integer(x == 4L)))
+flat_gap <- flat
+flat_gap$tense.1[flat_gap$tense.1 == 3L] <- 4L
 cases <- list(
   flat = list(data = flat, missing = "listwise",
               model = one_factor_per_time(names(flat))),
@@ -58,6 +62,8 @@ cases <- list(
   respdis = list(data = to_wide(respdis_long), missing = "listwise",
                  model = "F =~ y.1 + y.2 + y.3 + y.4"),
   flat_top = list(data = flat_top, missing = "listwise",
+                  model = one_factor_per_time(names(flat))),
+  flat_gap = list(data = flat_gap, missing = "listwise",
                   model = one_factor_per_time(names(flat))),
   flat_pairwise = list(data = to_wide(read.csv("tests/data/psychTools_sai_flat_all.csv")),
                        missing = "pairwise")
@@ -85,6 +91,7 @@ for (name in names(cases)) {
     names = vars,
     n = nobs(fit),
     levels = lapply(case$data, function(x) sort(unique(x[!is.na(x)]))),
+    counts = lapply(case$data, function(x) as.vector(table(x))),
     thresholds = lapply(vars, function(v) I(num(th[th_var == v]))),
     polychoric = rows(ss$cov[vars, vars]),
     wls_obs_names = names(lavInspect(fit, "wls.obs")),
