@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from models._checks import check_choice
+from models._checks import check_choice, check_int
 from models._errors import InvalidParameterError
 from models.sem._bivariate_normal import bvn_density, bvn_upper
 
@@ -183,7 +183,7 @@ def _check_frame(data: Any, where: str) -> list[str]:
             "(NaN for a missing answer)"
         )
     for c in data.columns:
-        values = data[c].to_numpy(dtype=float)
+        values = data[c].to_numpy(dtype=float, na_value=np.nan)
         wrong = ~np.isnan(values) & ~(np.isfinite(values) & (values == np.round(values)))
         if wrong.any():
             raise InvalidParameterError(
@@ -440,7 +440,7 @@ def _prepare(data: Any, missing: str) -> _Prepared:
         raise InvalidParameterError(
             f"{_FUNC}: at least two item columns are needed; got {len(names)}"
         )
-    values = data.to_numpy(dtype=float)
+    values = data.to_numpy(dtype=float, na_value=np.nan)
     answered = ~np.isnan(values)
     keep = answered.all(axis=1) if missing == "listwise" else answered.any(axis=1)
     rows = np.flatnonzero(keep)
@@ -593,21 +593,18 @@ def sparse_categories(
     where = "sparse_categories"
     names = _check_frame(data, where)
     try:
-        declared = [int(c) for c in categories if int(c) == c]
-        given = len(list(categories))
+        given = list(categories)
+        declared = [int(c) for c in given if int(c) == c]
     except (TypeError, ValueError) as err:
         raise InvalidParameterError(
             f"{where}: categories must be integers; got {categories!r}"
         ) from err
-    if not declared or len(declared) != given:
+    if not declared or len(declared) != len(given):
         raise InvalidParameterError(f"{where}: categories must be integers; got {categories!r}")
-    if isinstance(min_count, bool) or not isinstance(min_count, numbers.Integral) or min_count < 1:
-        raise InvalidParameterError(
-            f"{where}: min_count must be an integer >= 1; got {min_count!r}"
-        )
+    min_count = check_int(min_count, name="min_count", where=where, minimum=1)
     out = []
     for name, col in zip(names, data.columns, strict=True):
-        values = data[col].to_numpy(dtype=float)
+        values = data[col].to_numpy(dtype=float, na_value=np.nan)
         values = values[~np.isnan(values)]
         outside = np.setdiff1d(values, declared)
         if outside.size:
