@@ -61,7 +61,7 @@ _FUNC = "ordinal_sample_stats"
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OrdinalSampleStats:
     """Thresholds, polychoric correlations and their asymptotic covariance, as lavaan has them.
 
@@ -320,8 +320,9 @@ def _polychoric(pairs: _Pairs, table: np.ndarray, start: np.ndarray) -> np.ndarr
         hi = np.where(active & (g <= 0), rho, hi)
         with np.errstate(divide="ignore", invalid="ignore"):
             step = np.where(h < 0, rho - g / h, np.nan)
-        # a Newton step this small leaves an error of its square: converged
-        done = np.abs(step - rho) <= 1e-10
+        # a Newton step this small leaves an error of its square: converged (or pinned at a
+        # bound, where lavaan's nlminb stops too)
+        done = (np.abs(step - rho) <= 1e-10) | (hi - lo <= 1e-14)
         new = np.where((step >= lo) & (step <= hi), step, (lo + hi) / 2.0)
         rho = np.where(active, new, rho)
         active &= ~done
