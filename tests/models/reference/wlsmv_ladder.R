@@ -1,0 +1,115 @@
+# Reference fits for models.sem._wlsmv (tests/models/sem/test_wlsmv.py).
+#
+# Data: psychTools' `sai` (state anxiety items, 1-4), the complete participants written by
+# invariance.R:
+#   flat: study FLAT, times 1, 2, 3, items tense, anxious, nervous, jittery (three waves)
+#   rim:  study RIM, times 1 and 3, items calm, at.ease, relaxed, content (two waves)
+# The items are ordered categorical. The ladder is semTools::measEq.syntax(ordered = ...,
+# parameterization = "theta", ID.fac = "std.lv", ID.cat = "Wu.Estabrook.2016",
+# longFacNames = ..., auto = "all") with long.equal growing by thresholds, loadings,
+# intercepts and residuals, fitted with lavaan::cfa(estimator = "WLSMV",
+# parameterization = "theta").
+#
+# Run from the repository root:  Rscript tests/models/reference/wlsmv_ladder.R
+# Writes tests/models/reference/wlsmv_ladder.json: per data set the sample statistics
+# (wls.obs, gamma, the diagonal of wls.v, thresholds, polychoric correlations), the syntax of
+# every step, and per model the fit measures, the parameter table (est, se), the seconds
+# lavaan took, the scaled difference test against the previous model (lavTestLRT's default
+# method) and the univariate score tests of the equality constraints (lavTestScore).
+suppressMessages({
+  library(lavaan)
+  library(semTools)
+  library(jsonlite)
+})
+out <- "tests/models/reference/wlsmv_ladder.json"
+
+sets <- list(
+  flat = list(times = c(1, 2, 3), items = c("tense", "anxious", "nervous", "jittery")),
+  rim = list(times = c(1, 3), items = c("calm", "at.ease", "relaxed", "content"))
+)
+levels <- list(configural = character(0), thresholds = "thresholds",
+               metric = c("thresholds", "loadings"),
+               scalar = c("thresholds", "loadings", "intercepts"),
+               strict = c("thresholds", "loadings", "intercepts", "residuals"))
+measures <- c("npar", "fmin", "chisq", "df", "pvalue", "chisq.scaled", "df.scaled",
+              "pvalue.scaled", "chisq.scaling.factor", "baseline.chisq", "baseline.df",
+              "baseline.chisq.scaled", "baseline.chisq.scaling.factor", "cfi", "tli",
+              "cfi.scaled", "tli.scaled", "cfi.robust", "tli.robust", "rmsea",
+              "rmsea.ci.lower", "rmsea.ci.upper", "rmsea.scaled", "rmsea.ci.lower.scaled",
+              "rmsea.ci.upper.scaled", "rmsea.robust", "rmsea.ci.lower.robust",
+              "rmsea.ci.upper.robust", "srmr", "crmr")
+
+result <- list(R = R.version.string, lavaan = as.character(packageVersion("lavaan")),
+               semTools = as.character(packageVersion("semTools")), datasets = list())
+for (name in names(sets)) {
+  s <- sets[[name]]
+  long <- read.csv(sprintf("tests/data/psychTools_sai_%s.csv", name))
+  wide <- reshape(long, idvar = "id", timevar = "time", direction = "wide")
+  ordered <- as.vector(sapply(s$times, function(t) paste0(s$items, ".", t)))
+  facs <- paste0("F.", s$times)
+  model <- paste(sprintf("%s =~ %s", facs,
+                         sapply(s$times, function(t) paste0(s$items, ".", t, collapse = " + "))),
+                 collapse = "\n")
+  entry <- list(items = s$items, times = s$times, names = ordered, syntax = list(),
+                models = list(), lrt = list(), score = list())
+  prev <- NULL
+  for (lev in names(levels)) {
+    syn <- measEq.syntax(configural.model = model, data = wide, ordered = ordered,
+                         parameterization = "theta", ID.fac = "std.lv",
+                         ID.cat = "Wu.Estabrook.2016", longFacNames = list(F = facs),
+                         long.equal = levels[[lev]], auto = "all")
+    text <- as.character(syn)
+    cat("=====", name, lev, "\n", text, "\n")
+    entry$syntax[[lev]] <- text
+    seconds <- system.time(
+      fit <- cfa(text, data = wide, ordered = ordered, estimator = "WLSMV",
+                 parameterization = "theta")
+    )[["elapsed"]]
+    stopifnot(lavInspect(fit, "converged"))
+    if (lev == "configural") {
+      ss <- lavInspect(fit, "sampstat")
+      th <- ss$th
+      entry$n <- nobs(fit)
+      entry$stats <- list(
+        wls_obs = unname(lavInspect(fit, "wls.obs")),
+        wls_obs_names = names(lavInspect(fit, "wls.obs")),
+        gamma = unname(unclass(lavInspect(fit, "gamma"))),
+        wls_v = unname(diag(lavInspect(fit, "wls.v"))),
+        thresholds = lapply(ordered, function(v) unname(th[startsWith(names(th), paste0(v, "|"))])),
+        polychoric = unname(unclass(ss$cov))
+      )
+    }
+    fm <- unclass(fitMeasures(fit, measures))
+    test <- fit@test[["scaled.shifted"]]
+    pe <- parameterEstimates(fit)
+    pe <- pe[pe$op %in% c("=~", "|", "~1", "~~"), ]
+    entry$models[[lev]] <- list(
+      fit = c(as.list(fm), list(shift = test$shift.parameter,
+                                trace_ugamma = test$trace.UGamma,
+                                trace_ugamma2 = test$trace.UGamma2)),
+      params = list(lhs = pe$lhs, op = pe$op, rhs = pe$rhs, est = pe$est, se = pe$se),
+      seconds = seconds)
+    if (!is.null(prev)) {
+      tab <- lavTestLRT(fit, prev)
+      entry$lrt[[lev]] <- list(method = attr(tab, "heading"),
+                               chisq_diff = tab[2, "Chisq diff"], df_diff = tab[2, "Df diff"],
+                               p = tab[2, "Pr(>Chisq)"])
+    }
+    if (lev != "configural") {
+      pt <- parTable(fit)
+      # under a scaled test lavTestScore warns that it gives the ordinary score test
+      sc <- suppressWarnings(lavTestScore(fit))
+      uni <- sc$uni
+      first <- match(as.character(uni$lhs), pt$plabel)
+      later <- match(as.character(uni$rhs), pt$plabel)
+      entry$score[[lev]] <- list(
+        total = list(X2 = sc$test$X2, df = sc$test$df, p = sc$test$p.value),
+        lhs = pt$lhs[later], op = pt$op[later], rhs = pt$rhs[later],
+        first_lhs = pt$lhs[first], first_op = pt$op[first], first_rhs = pt$rhs[first],
+        X2 = uni$X2, df = uni$df, p = uni$p.value)
+    }
+    prev <- fit
+  }
+  result$datasets[[name]] <- entry
+}
+writeLines(toJSON(result, auto_unbox = TRUE, digits = NA, pretty = FALSE, na = "null"), out)
