@@ -7,19 +7,24 @@ polychoric correlations), ``Gamma`` their asymptotic covariance matrix (of ``sqr
 (``estimator = "WLSMV"``: ``se = "robust.sem"``, ``test = "scaled.shifted"``):
 
 * the estimates minimise ``F = (s - sigma)' W (s - sigma)`` (Gauss-Newton steps with a
-  backtracking line search); ``T = N F`` at the minimum, df = statistics - parameters;
-* the robust covariance of the estimates is ``(J'WJ)^-1 J'W Gamma W J (J'WJ)^-1 / N``;
+  backtracking line search); ``T = (N - 1) F`` at the minimum, df = statistics - parameters;
+* the robust covariance of the estimates is ``(J'WJ)^-1 J'W Gamma W J (J'WJ)^-1 / (N - 1)``;
 * with ``U = W - W J (J'WJ)^-1 J'W``, ``a = sqrt(df / tr((U Gamma)^2))`` and shift
   ``b = df - a tr(U Gamma)`` (Asparouhov and Muthen's scaled and shifted statistic) the scaled
   statistic is ``a T + b``; lavaan reports the scaling factor ``1 / a``;
 * the baseline model frees the thresholds and fixes every correlation at zero, so its ``T`` is
-  ``N sum w r^2`` over the correlations and its ``U`` is ``W`` on the correlations only;
+  ``(N - 1) sum w r^2`` over the correlations and its ``U`` is ``W`` on the correlations only;
 * CFI, TLI and RMSEA (with its 90 % interval) are those of :mod:`models.sem._fit`, computed
   from the standard or the scaled statistics and the model's df; SRMR is the root mean square
   of the correlation residuals over the lower triangle with the diagonal;
 * the robust CFI, TLI and RMSEA are lavaan's for ordered data (Savalei's catML approach): the
   ML discrepancy between the polychoric and the model-implied correlation matrices, its
-  baseline ``-log|R|``, and the two corrections ``c = tr(...)/df`` built from ``Gamma``.
+  baseline ``-log|R|``, and the two corrections ``c = tr(...)/df`` built from ``Gamma``; they
+  are defined where the correlations identify the model (the configural level) and NaN
+  elsewhere, as lavaan 0.6.14 gives them.
+
+lavaan divides by ``N - 1`` here: ``T = (N - 1) F``, the covariance of the estimates carries
+``1 / (N - 1)`` and the RMSEA uses ``N - 1``; only the catML statistic uses ``N``.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ class WLSMVFit:
         Free parameters less equality constraints (lavaan's ``npar``).
     df : int
     chisq, p_value : float
-        The standard statistic ``T = N F`` and its p-value.
+        The standard statistic ``T = (N - 1) F`` and its p-value.
     chisq_scaled, df_scaled, p_value_scaled, scaling_factor, shift : float
         The scaled and shifted statistic, its df (the model's), p-value, lavaan's
         ``chisq.scaling.factor`` and the shift parameter.
@@ -305,7 +310,14 @@ def _robust_indices(
     latent means), corrected by ``c = tr(M' V M Gamma_r) / df`` with ``V`` the normal-theory
     weight of the correlations at ``P`` and ``M = I - J_r (J'WJ)^-1 J_r' W_r``; its baseline
     ``-N log|R|`` is corrected by ``tr(Gamma_r) / (number of correlations)``.
+
+    NaN where the correlations alone do not identify the model (thresholds held equal, or
+    latent-response intercepts or variances free), as lavaan 0.6.14 reports them.
     """
+    if any(entry[0] in ("nu", "theta") for entry in spec.entries) or any(
+        later[0] == "tau" for later, _ in spec.constraints
+    ):
+        return (np.nan,) * 5
     k = len(data.names)
     n_thr = data.s.size - k * (k - 1) // 2
     rows, cols = np.triu_indices(k, 1)

@@ -4,6 +4,8 @@
 # invariance.R:
 #   flat: study FLAT, times 1, 2, 3, items tense, anxious, nervous, jittery (three waves)
 #   rim:  study RIM, times 1 and 3, items calm, at.ease, relaxed, content (two waves)
+#   flat_collapsed: flat with nervous made binary (1 | 2-4) and jittery three categories
+#     (1 | 2 | 3-4), for the identification of items with fewer categories
 # The items are ordered categorical. The ladder is semTools::measEq.syntax(ordered = ...,
 # parameterization = "theta", ID.fac = "std.lv", ID.cat = "Wu.Estabrook.2016",
 # longFacNames = ..., auto = "all") with long.equal growing by thresholds, loadings,
@@ -25,7 +27,9 @@ out <- "tests/models/reference/wlsmv_ladder.json"
 
 sets <- list(
   flat = list(times = c(1, 2, 3), items = c("tense", "anxious", "nervous", "jittery")),
-  rim = list(times = c(1, 3), items = c("calm", "at.ease", "relaxed", "content"))
+  rim = list(times = c(1, 3), items = c("calm", "at.ease", "relaxed", "content")),
+  flat_collapsed = list(times = c(1, 2, 3), items = c("tense", "anxious", "nervous", "jittery"),
+                        file = "flat", top = c(nervous = 2, jittery = 3))
 )
 levels <- list(configural = character(0), thresholds = "thresholds",
                metric = c("thresholds", "loadings"),
@@ -43,7 +47,9 @@ result <- list(R = R.version.string, lavaan = as.character(packageVersion("lavaa
                semTools = as.character(packageVersion("semTools")), datasets = list())
 for (name in names(sets)) {
   s <- sets[[name]]
-  long <- read.csv(sprintf("tests/data/psychTools_sai_%s.csv", name))
+  long <- read.csv(sprintf("tests/data/psychTools_sai_%s.csv",
+                           if (is.null(s$file)) name else s$file))
+  for (item in names(s$top)) long[[item]] <- pmin(long[[item]], s$top[[item]])
   wide <- reshape(long, idvar = "id", timevar = "time", direction = "wide")
   ordered <- as.vector(sapply(s$times, function(t) paste0(s$items, ".", t)))
   facs <- paste0("F.", s$times)
@@ -75,7 +81,7 @@ for (name in names(sets)) {
         wls_obs_names = names(lavInspect(fit, "wls.obs")),
         gamma = unname(unclass(lavInspect(fit, "gamma"))),
         wls_v = unname(diag(lavInspect(fit, "wls.v"))),
-        thresholds = lapply(ordered, function(v) unname(th[startsWith(names(th), paste0(v, "|"))])),
+        thresholds = lapply(ordered, function(v) I(unname(th[startsWith(names(th), paste0(v, "|"))]))),
         polychoric = unname(unclass(ss$cov))
       )
     }
