@@ -29,15 +29,18 @@ lavaan divides by ``N - 1`` here: ``T = (N - 1) F``, the covariance of the estim
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import optimize, special
 from scipy import stats as sps
 
 from models._errors import InvalidParameterError
-from models.sem._fit import cfi, rmsea, rmsea_ci, tli
+from models.sem._fit import cfi, rmsea, tli
 from models.sem._wlsmv_spec import LEVELS, Implied, OrdinalModel, OrdinalSpec, build_ordinal_spec
 
 FUNC = "fit_wlsmv"
@@ -118,6 +121,29 @@ class WLSMVFit:
     residual: np.ndarray = field(repr=False)
     weight: np.ndarray = field(repr=False)
     gamma: np.ndarray = field(repr=False)
+
+
+@functools.cache
+def _controller() -> Any:
+    """Find the process's thread pools once (the lookup reads every loaded library)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def one_blas_thread(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``func`` with one BLAS thread.
+
+    Its products are small (about 100 x 100); waking BLAS worker threads for each costs more
+    than the arithmetic on a busy machine.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with _controller().limit(limits=1, user_api="blas"):
+            return func(*args, **kwargs)
+
+    return wrapper
 
 
 # -- input ---------------------------------------------------------------------------------
@@ -254,7 +280,10 @@ def minimise(
         if np.max(np.abs(grad)) < tol:
             return theta, implied, True, it
         info = j.T @ (w[:, None] * j)
-        step = np.linalg.lstsq(info, grad, rcond=None)[0]
+        try:
+            step = np.linalg.solve(info, grad)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(info, grad, rcond=None)[0]
         decrease = float(grad @ step)
         if decrease < 1e-15 * max(f, 1.0):
             return theta, implied, bool(np.max(np.abs(grad)) < 1e-6), it
@@ -355,6 +384,29 @@ def _robust_indices(
     return cfi_r, tli_r, rmsea_r, low * np.sqrt(c3), high * np.sqrt(c3)
 
 
+def rmsea_ci(t: float, df: float, n: int, level: float = 0.90) -> tuple[float, float]:
+    """Return lavaan's 90 % RMSEA interval.
+
+    The noncentralities at which ``t`` is the 95th and the 5th percentile of the noncentral
+    chi-square on ``df`` degrees of freedom, as ``sqrt(lambda / (n df))``.
+    """
+    if not df > 0 or not np.isfinite(t):
+        return np.nan, np.nan
+
+    def bound(q: float) -> float:
+        if special.chdtr(df, t) < q:
+            return 0.0
+        hi = max(t, 1.0)
+        while special.chndtr(t, df, hi) > q:
+            hi *= 2.0
+        lam = optimize.brentq(
+            lambda nc: special.chndtr(t, df, nc) - q, 0.0, hi, xtol=1e-12, rtol=1e-12
+        )
+        return float(np.sqrt(lam / (n * df)))
+
+    return bound(1.0 - (1.0 - level) / 2.0), bound((1.0 - level) / 2.0)
+
+
 def _srmr(data: _Data, implied: Implied) -> float:
     """Return lavaan's ``srmr`` for ordered data: correlation residuals, lower triangle."""
     n_thr = sum(th.size for th in data.thresholds)
@@ -428,6 +480,7 @@ def parameter_table(
 
 
 # -- the fit -------------------------------------------------------------------------------
+@one_blas_thread
 def fit_wlsmv(
     stats: Any,
     *,

@@ -28,7 +28,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from models._errors import InvalidParameterError
-from models.sem._wlsmv import WLSMVFit, _factor_names, _label
+from models.sem._wlsmv import WLSMVFit, _factor_names, _label, one_blas_thread
 from models.sem._wlsmv_spec import OrdinalModel
 
 __all__ = ["WLSMVDifference", "WLSMVScoreTests", "wlsmv_difference", "wlsmv_score_tests"]
@@ -55,6 +55,7 @@ class WLSMVDifference:
     b: float
 
 
+@one_blas_thread
 def wlsmv_difference(m0: WLSMVFit, m1: WLSMVFit) -> WLSMVDifference:
     """Return the scaled difference test of the nested models ``m0`` and ``m1``.
 
@@ -122,6 +123,7 @@ class WLSMVScoreTests:
     p_value: float
 
 
+@one_blas_thread
 def wlsmv_score_tests(fit: WLSMVFit, names: list) -> WLSMVScoreTests:
     """Return the score tests of the equality constraints of ``fit``.
 

@@ -199,12 +199,11 @@ class OrdinalDerivatives:
     d_alpha: np.ndarray
 
 
-def _place(entry: Entry, spec: OrdinalSpec) -> tuple[str, tuple[int, ...]]:
-    p = spec.n_items
+def _place(entry: Entry, p: int, offsets: np.ndarray) -> tuple[str, tuple[int, ...]]:
     kind = entry[0]
     if kind == "tau":
         _, i, t, c = entry
-        return "tau", (int(spec.threshold_offsets[t * p + i]) + c,)
+        return "tau", (int(offsets[t * p + i]) + c,)
     if kind == "lambda":
         _, i, t = entry
         return "lambda", (t * p + i, t)
@@ -240,8 +239,9 @@ def _empty(spec: OrdinalSpec, lead: tuple[int, ...]) -> dict[str, np.ndarray]:
 def ordinal_derivatives(spec: OrdinalSpec) -> OrdinalDerivatives:
     """Return the constant dMatrix/dparameter arrays of ``spec`` (each matrix is linear)."""
     arrays = _empty(spec, (spec.n_params,))
+    offsets = spec.threshold_offsets
     for entry, a in spec.entries.items():
-        name, where = _place(entry, spec)
+        name, where = _place(entry, spec.n_items, offsets)
         arrays[name][(a, *where)] += 1.0
         if name in ("theta", "psi") and where[0] != where[1]:
             arrays[name][(a, where[1], where[0])] += 1.0
@@ -258,8 +258,9 @@ def ordinal_derivatives(spec: OrdinalSpec) -> OrdinalDerivatives:
 def ordinal_fixed(spec: OrdinalSpec) -> dict[str, np.ndarray]:
     """Return the model matrices holding only the fixed entries (zeros elsewhere)."""
     mats = _empty(spec, ())
+    offsets = spec.threshold_offsets
     for entry, value in spec.fixed.items():
-        name, where = _place(entry, spec)
+        name, where = _place(entry, spec.n_items, offsets)
         mats[name][where] = value
     return mats
 
