@@ -28,8 +28,8 @@ import pandas as pd
 from scipy import stats as sps
 
 from models._errors import InvalidParameterError
-from models.sem._wlsmv import WLSMVFit, _factor_names, _label, one_blas_thread
-from models.sem._wlsmv_spec import OrdinalModel
+from models.sem._wlsmv import WLSMVFit, one_blas_thread
+from models.sem._wlsmv_spec import OrdinalModel, entry_label, factor_names
 
 __all__ = ["WLSMVDifference", "WLSMVScoreTests", "wlsmv_difference", "wlsmv_score_tests"]
 
@@ -159,7 +159,7 @@ def wlsmv_score_tests(fit: WLSMVFit, names: list) -> WLSMVScoreTests:
     # the reduced parameterisation: full = basis @ reduced
     basis = np.zeros((len(order), spec.n_params))
     basis[np.arange(len(order)), shared] = 1.0
-    factors = _factor_names(names, spec.n_items, spec.n_waves)
+    factors = factor_names(names, spec.n_items, spec.n_waves)
     rows = []
     for later, first in spec.constraints:
         # release one constraint: the later entry leaves its group for a parameter of its own
@@ -170,8 +170,8 @@ def wlsmv_score_tests(fit: WLSMVFit, names: list) -> WLSMVScoreTests:
         stat = factor * float(g_r @ np.linalg.pinv(k_r.T @ info @ k_r) @ g_r)
         rows.append(
             (
-                *_label(later, names, factors, spec.n_items),
-                *_label(first, names, factors, spec.n_items),
+                *entry_label(later, names, factors, spec.n_items),
+                *entry_label(first, names, factors, spec.n_items),
                 stat,
                 1,
             )

@@ -26,7 +26,8 @@ ID.cat = "Wu.Estabrook.2016", auto = "all")`` with ``longFacNames``:
 * strict: + residual variances equal (so 1 at every wave).
 
 An equality is the later wave's entry sharing the first wave's parameter; an entry listed in
-``freed`` (partial invariance) gets its own free parameter instead.
+``freed`` (partial invariance) gets its own free parameter instead. :func:`parameter_table`
+names every entry as lavaan's ``parameterEstimates`` does (factors ``F.<wave>``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 LEVELS = ("configural", "thresholds", "metric", "scalar", "strict")
 """The ordinal invariance ladder, weakest first."""
@@ -328,3 +330,68 @@ class OrdinalModel:
             d_var[:, rows] + d_var[:, cols]
         )
         return Implied(sigma, np.concatenate([d_thr, d_corr], axis=1).T, m)
+
+
+# -- the parameter table -------------------------------------------------------------------
+def factor_names(names: list, n_items: int, n_waves: int) -> list[str]:
+    """Return ``F.<wave>`` with the wave label after the last dot of the wave's first item."""
+    labels = []
+    for t in range(n_waves):
+        first = names[t * n_items]
+        labels.append(f"F.{first.rsplit('.', 1)[1]}" if "." in first else f"F.{t + 1}")
+    return labels
+
+
+def entry_label(entry: tuple, names: list, factors: list, p: int) -> tuple[str, str, str]:
+    kind = entry[0]
+    if kind == "tau":
+        _, i, t, c = entry
+        return names[t * p + i], "|", f"t{c + 1}"
+    if kind == "lambda":
+        _, i, t = entry
+        return factors[t], "=~", names[t * p + i]
+    if kind == "nu":
+        _, i, t = entry
+        return names[t * p + i], "~1", ""
+    if kind == "theta":
+        _, i, t = entry
+        return names[t * p + i], "~~", names[t * p + i]
+    if kind == "theta_cov":
+        _, i, t, s = entry
+        return names[t * p + i], "~~", names[s * p + i]
+    if kind == "psi":
+        return factors[entry[1]], "~~", factors[entry[1]]
+    if kind == "psi_cov":
+        return factors[entry[1]], "~~", factors[entry[2]]
+    return factors[entry[1]], "~1", ""
+
+
+_ORDER = ("lambda", "tau", "nu", "theta", "theta_cov", "alpha", "psi", "psi_cov")
+
+
+def _sort_key(entry: tuple) -> tuple:
+    """Order the table as measEq.syntax writes it: by kind, then wave by wave."""
+    kind = entry[0]
+    if kind in ("tau", "lambda", "nu", "theta"):
+        return (_ORDER.index(kind), entry[2], entry[1], *entry[3:])
+    if kind == "theta_cov":
+        return (_ORDER.index(kind), entry[2], entry[3], entry[1])
+    return (_ORDER.index(kind), *entry[1:])
+
+
+def parameter_table(
+    spec: OrdinalSpec, names: list, estimates: np.ndarray, se: np.ndarray
+) -> pd.DataFrame:
+    """Return ``lhs, op, rhs, est, se`` (and ``free``: the parameter index or -1) of every entry."""
+    factors = factor_names(names, spec.n_items, spec.n_waves)
+    rows = []
+    for entry, a in spec.entries.items():
+        rows.append((entry, a, float(estimates[a]), float(se[a])))
+    for entry, value in spec.fixed.items():
+        rows.append((entry, -1, float(value), 0.0))
+    rows.sort(key=lambda row: _sort_key(row[0]))
+    table = [
+        (*entry_label(entry, names, factors, spec.n_items), est, se_, a)
+        for entry, a, est, se_ in rows
+    ]
+    return pd.DataFrame(table, columns=["lhs", "op", "rhs", "est", "se", "free"])
