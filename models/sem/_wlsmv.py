@@ -165,8 +165,10 @@ def start_values(spec: OrdinalSpec, data: SampleData) -> np.ndarray:
         v = vecs[:, -1] * (1.0 if vecs[:, -1].sum() >= 0 else -1.0)
         std[t] = np.clip(v * np.sqrt(max(values[-1], 1e-6)), -0.9, 0.9)
         vectors.append((v, values[-1]))
-    # theta-parameterisation loadings with unit residual variances
-    lam = std / np.sqrt(1.0 - std**2)
+    # theta parameterisation: unit residual variances; delta: unit latent-response variances
+    by_delta = spec.parameterization == "delta"
+    lam = std if by_delta else std / np.sqrt(1.0 - std**2)
+    inflate = np.ones_like(lam) if by_delta else np.sqrt(1.0 + lam**2)
     theta = np.zeros(spec.n_params)
     seen: set[int] = set()
     for entry, a in spec.entries.items():
@@ -176,10 +178,10 @@ def start_values(spec: OrdinalSpec, data: SampleData) -> np.ndarray:
         kind = entry[0]
         if kind == "tau":
             _, i, t, c = entry
-            theta[a] = data.thresholds[t * p + i][c] * np.sqrt(1.0 + lam[t, i] ** 2)
+            theta[a] = data.thresholds[t * p + i][c] * inflate[t, i]
         elif kind == "lambda":
             theta[a] = lam[entry[2], entry[1]]
-        elif kind in ("theta", "psi"):
+        elif kind in ("theta", "delta", "psi"):
             theta[a] = 1.0
         elif kind == "psi_cov":
             (vt, et), (vs, es) = vectors[entry[1]], vectors[entry[2]]
@@ -272,10 +274,11 @@ def fit_wlsmv(
         One of ``"configural"``, ``"thresholds"``, ``"metric"``, ``"scalar"``, ``"strict"``.
     freed : tuple
         Entries released from their equality constraint (partial invariance), such as
-        ``("lambda", i, t)``, ``("tau", i, t, c)``, ``("nu", i, t)`` or ``("theta", i, t)``
-        with ``t >= 1``.
+        ``("lambda", i, t)``, ``("tau", i, t, c)``, ``("nu", i, t)``, ``("theta", i, t)``
+        (a residual variance) or ``("delta", i, t)`` (a scale, under delta) with ``t >= 1``.
     parameterization : str
-        ``"theta"`` (the only one available).
+        ``"theta"`` (residual variances are parameters) or ``"delta"`` (the latent responses'
+        scales are; no strict level, as in semTools).
 
     Returns
     -------
@@ -285,9 +288,15 @@ def fit_wlsmv(
         raise InvalidParameterError(
             f"the `level` parameter of {FUNC} must be one of {', '.join(LEVELS)}; got {level!r}"
         )
-    if parameterization != "theta":
+    if parameterization not in ("theta", "delta"):
         raise InvalidParameterError(
-            f"the `parameterization` parameter of {FUNC} must be 'theta'; got {parameterization!r}"
+            f"the `parameterization` parameter of {FUNC} must be 'theta' or 'delta'; "
+            f"got {parameterization!r}"
+        )
+    if parameterization == "delta" and level == "strict":
+        raise InvalidParameterError(
+            f"{FUNC} cannot hold residual variances equal under parameterization='delta' "
+            "(they are not parameters there); use parameterization='theta' for the strict level"
         )
     for name, value in (("n_items", n_items), ("n_waves", n_waves)):
         if not isinstance(value, (int, np.integer)) or value < (2 if name == "n_waves" else 1):
@@ -296,21 +305,23 @@ def fit_wlsmv(
                 f"{2 if name == 'n_waves' else 1}; got {value!r}"
             )
     data = read_stats(stats, n_items, n_waves)
-    spec = build_ordinal_spec(n_items, n_waves, data.n_thresholds, level, tuple(freed))
+    spec = build_ordinal_spec(
+        n_items, n_waves, data.n_thresholds, level, tuple(freed), parameterization
+    )
     _check_freed(spec)
     model = OrdinalModel(spec)
     theta, implied, converged, iterations = minimise(model, data, start_values(spec, data))
-    return _assemble(data, spec, theta, implied, converged, iterations, parameterization)
+    return _assemble(data, model, theta, implied, converged, iterations)
 
 
 def _check_freed(spec: OrdinalSpec) -> None:
     known = set(spec.entries) | set(spec.fixed)
     for entry in spec.freed:
         entry_t = tuple(entry)
-        if entry_t not in known or entry_t[0] not in ("tau", "lambda", "nu", "theta"):
+        if entry_t not in known or entry_t[0] not in ("tau", "lambda", "nu", "theta", "delta"):
             raise InvalidParameterError(
                 f"the `freed` parameter of {FUNC} lists {entry!r}, which is not a threshold, "
-                "loading, intercept or residual variance of this model"
+                "loading, intercept, residual variance or scale of this model"
             )
         if entry_t[2] == 0:
             raise InvalidParameterError(
@@ -321,14 +332,14 @@ def _check_freed(spec: OrdinalSpec) -> None:
 
 def _assemble(
     data: SampleData,
-    spec: OrdinalSpec,
+    model: OrdinalModel,
     theta: np.ndarray,
     implied: Implied,
     converged: bool,
     iterations: int,
-    parameterization: str,
 ) -> WLSMVFit:
     """Compute the standard errors, test statistics and fit indices at the estimates."""
+    spec = model.spec
     n1 = data.n - 1
     j, w, gamma = implied.jacobian, data.w, data.gamma
     residual = data.s - implied.sigma
@@ -349,7 +360,7 @@ def _assemble(
     return WLSMVFit(
         level=spec.level,
         freed=spec.freed,
-        parameterization=parameterization,
+        parameterization=spec.parameterization,
         n=data.n,
         npar=q,
         df=df,
@@ -382,7 +393,7 @@ def _assemble(
         iterations=iterations,
         estimates=theta,
         cov=cov,
-        parameters=parameter_table(spec, data.names, theta, se),
+        parameters=parameter_table(spec, data.names, theta, se, model.residual_variances(theta)),
         spec=spec,
         jacobian=j,
         residual=residual,

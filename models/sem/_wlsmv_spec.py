@@ -8,10 +8,15 @@ wave). Behind each item is a normal latent response ``y*`` with
 
 the theta parameterisation: ``Theta`` holds the latent responses' residual variances and the
 covariances of the same item across waves. With ``Sigma* = Lambda Psi Lambda' + Theta``,
-``mu* = nu + Lambda alpha`` and ``d = diag(Sigma*)``, the model-implied statistics (the order
-of lavaan's ``wls.obs``) are the standardised thresholds ``(tau_jc - mu*_j) / sqrt(d_j)`` of
-every variable, then the correlations ``Sigma*_jk / sqrt(d_j d_k)`` of the lower triangle
-taken column by column.
+``mu* = nu + Lambda alpha`` and the scales ``delta_j = 1 / sqrt(Sigma*_jj)``, the
+model-implied statistics (the order of lavaan's ``wls.obs``) are the standardised thresholds
+``(tau_jc - mu*_j) delta_j`` of every variable, then the correlations
+``Sigma*_jk delta_j delta_k`` of the lower triangle taken column by column.
+
+In the delta parameterisation the scales ``delta_j`` are the parameters in place of the
+residual variances, which follow as ``1 / delta_j^2 - (Lambda Psi Lambda')_jj``; ``Theta``
+holds only the covariances across waves. Its identification is the theta parameterisation's
+with scales for residual variances, and it has no strict level (semTools refuses it).
 
 The ladder follows ``semTools::measEq.syntax(parameterization = "theta", ID.fac = "std.lv",
 ID.cat = "Wu.Estabrook.2016", auto = "all")`` with ``longFacNames``:
@@ -24,6 +29,8 @@ ID.cat = "Wu.Estabrook.2016", auto = "all")`` with ``longFacNames``:
 * scalar: + intercepts equal (so 0 at every wave); the later latent means free, and a binary
   item's later residual variances free;
 * strict: + residual variances equal (so 1 at every wave).
+
+(In the delta parameterisation read "scales" for "residual variances".)
 
 An equality is the later wave's entry sharing the first wave's parameter; an entry listed in
 ``freed`` (partial invariance) gets its own free parameter instead. :func:`parameter_table`
@@ -47,7 +54,8 @@ STEP_KIND = {"thresholds": "tau", "metric": "lambda", "scalar": "nu", "strict": 
 #   tau (i, t, c)        threshold c of variable t*p + i
 #   lambda (i, t)        Lambda[t*p + i, t]
 #   nu (i, t)            nu[t*p + i]
-#   theta (i, t)         Theta[t*p + i, t*p + i]
+#   theta (i, t)         Theta[t*p + i, t*p + i]  (theta parameterisation)
+#   delta (i, t)         the scale of variable t*p + i  (delta parameterisation)
 #   theta_cov (i, t, s)  Theta[t*p + i, s*p + i], t < s
 #   psi (t,)             Psi[t, t]
 #   psi_cov (t, s)       Psi[t, s], t < s
@@ -66,6 +74,8 @@ class OrdinalSpec:
         The thresholds of each item (its categories less one).
     level : str
         One of :data:`LEVELS`.
+    parameterization : str
+        ``"theta"`` or ``"delta"``.
     freed : tuple of Entry
         Entries that get their own free parameter (released equality constraints).
     entries : dict
@@ -81,6 +91,7 @@ class OrdinalSpec:
     n_waves: int
     n_thresholds: tuple
     level: str
+    parameterization: str = "theta"
     freed: tuple = ()
     entries: dict = field(default_factory=dict)
     fixed: dict = field(default_factory=dict)
@@ -99,7 +110,12 @@ class OrdinalSpec:
 
 
 def build_ordinal_spec(
-    n_items: int, n_waves: int, n_thresholds: tuple, level: str, freed: tuple = ()
+    n_items: int,
+    n_waves: int,
+    n_thresholds: tuple,
+    level: str,
+    freed: tuple = (),
+    parameterization: str = "theta",
 ) -> OrdinalSpec:
     """Return the :class:`OrdinalSpec` of ``level`` with the entries in ``freed`` released."""
     rank = LEVELS.index(level)
@@ -147,7 +163,7 @@ def build_ordinal_spec(
                 fixed[entry] = 0.0
     for t in range(n_waves):
         for i in range(n_items):
-            entry = ("theta", i, t)
+            entry = ("theta" if parameterization == "theta" else "delta", i, t)
             # a binary item's residual variance is identified only once intercepts are equal
             needs = "tau" if n_thresholds[i] > 1 else "nu"
             identified = t > 0 and needs in equal
@@ -177,6 +193,7 @@ def build_ordinal_spec(
         n_waves=n_waves,
         n_thresholds=tuple(int(m) for m in n_thresholds),
         level=level,
+        parameterization=parameterization,
         freed=tuple(freed),
         entries=entries,
         fixed=fixed,
@@ -199,6 +216,7 @@ class OrdinalDerivatives:
     d_theta: np.ndarray
     d_psi: np.ndarray
     d_alpha: np.ndarray
+    d_delta: np.ndarray
 
 
 def _place(entry: Entry, p: int, offsets: np.ndarray) -> tuple[str, tuple[int, ...]]:
@@ -218,6 +236,9 @@ def _place(entry: Entry, p: int, offsets: np.ndarray) -> tuple[str, tuple[int, .
     if kind == "theta_cov":
         _, i, t, s = entry
         return "theta", (t * p + i, s * p + i)
+    if kind == "delta":
+        _, i, t = entry
+        return "delta", (t * p + i,)
     if kind == "psi":
         return "psi", (entry[1], entry[1])
     if kind == "psi_cov":
@@ -235,6 +256,7 @@ def _empty(spec: OrdinalSpec, lead: tuple[int, ...]) -> dict[str, np.ndarray]:
         "theta": np.zeros((*lead, k, k)),
         "psi": np.zeros((*lead, n_waves, n_waves)),
         "alpha": np.zeros((*lead, n_waves)),
+        "delta": np.zeros((*lead, k)),
     }
 
 
@@ -254,6 +276,7 @@ def ordinal_derivatives(spec: OrdinalSpec) -> OrdinalDerivatives:
         arrays["theta"],
         arrays["psi"],
         arrays["alpha"],
+        arrays["delta"],
     )
 
 
@@ -292,11 +315,11 @@ class OrdinalModel:
         q = spec.n_params
         self._flat = {
             name: getattr(d, f"d_{name}").reshape(q, -1)
-            for name in ("tau", "lambda", "nu", "theta", "psi", "alpha")
+            for name in ("tau", "lambda", "nu", "theta", "psi", "alpha", "delta")
         }
 
     def matrices(self, theta: np.ndarray) -> dict[str, np.ndarray]:
-        """Return tau, Lambda, nu, Theta, Psi, alpha at ``theta``."""
+        """Return tau, Lambda, nu, Theta, Psi, alpha and the scales delta at ``theta``."""
         return {
             name: base + (theta @ self._flat[name]).reshape(base.shape)
             for name, base in self.base.items()
@@ -308,10 +331,11 @@ class OrdinalModel:
         lam, psi, alpha = m["lambda"], m["psi"], m["alpha"]
         sigma_star = lam @ psi @ lam.T + m["theta"]
         mu_star = m["nu"] + lam @ alpha
+        by_delta = self.spec.parameterization == "delta"
         var = np.diag(sigma_star).copy()
-        if np.any(var <= 0):
+        if np.any((m["delta"] if by_delta else var) <= 0):
             return Implied(np.full(self.owner.size + self.rows.size, np.nan), np.empty(0), m)
-        scale = 1.0 / np.sqrt(var)
+        scale = m["delta"] if by_delta else 1.0 / np.sqrt(var)
         owner, rows, cols = self.owner, self.rows, self.cols
         thresholds = (m["tau"] - mu_star[owner]) * scale[owner]
         corr = sigma_star[rows, cols] * scale[rows] * scale[cols]
@@ -324,12 +348,23 @@ class OrdinalModel:
         half = (d.d_lambda.reshape(q * k, n_waves) @ (psi @ lam.T)).reshape(q, k, k)
         d_sigma = half + half.transpose(0, 2, 1) + lam @ d.d_psi @ lam.T + d.d_theta
         d_mu = d.d_nu + d.d_lambda @ alpha + d.d_alpha @ lam.T
-        d_var = d_sigma[:, np.arange(k), np.arange(k)] / var  # d log d_j
-        d_thr = (d.d_tau - d_mu[:, owner]) * scale[owner] - 0.5 * thresholds * d_var[:, owner]
-        d_corr = d_sigma[:, rows, cols] * (scale[rows] * scale[cols]) - 0.5 * corr * (
-            d_var[:, rows] + d_var[:, cols]
+        if by_delta:
+            d_log_scale = d.d_delta / scale
+        else:
+            d_log_scale = -0.5 * d_sigma[:, np.arange(k), np.arange(k)] / var
+        d_thr = (d.d_tau - d_mu[:, owner]) * scale[owner] + thresholds * d_log_scale[:, owner]
+        d_corr = d_sigma[:, rows, cols] * (scale[rows] * scale[cols]) + corr * (
+            d_log_scale[:, rows] + d_log_scale[:, cols]
         )
         return Implied(sigma, np.concatenate([d_thr, d_corr], axis=1).T, m)
+
+    def residual_variances(self, theta: np.ndarray) -> np.ndarray:
+        """Return the latent responses' residual variances (derived under delta)."""
+        m = self.matrices(theta)
+        if self.spec.parameterization == "theta":
+            return np.diag(m["theta"]).copy()
+        common = np.einsum("jt,ts,js->j", m["lambda"], m["psi"], m["lambda"])
+        return 1.0 / m["delta"] ** 2 - common
 
 
 # -- the parameter table -------------------------------------------------------------------
@@ -359,6 +394,9 @@ def entry_label(entry: tuple, names: list, factors: list, p: int) -> tuple[str, 
     if kind == "theta_cov":
         _, i, t, s = entry
         return names[t * p + i], "~~", names[s * p + i]
+    if kind == "delta":
+        _, i, t = entry
+        return names[t * p + i], "~*~", names[t * p + i]
     if kind == "psi":
         return factors[entry[1]], "~~", factors[entry[1]]
     if kind == "psi_cov":
@@ -366,13 +404,13 @@ def entry_label(entry: tuple, names: list, factors: list, p: int) -> tuple[str, 
     return factors[entry[1]], "~1", ""
 
 
-_ORDER = ("lambda", "tau", "nu", "theta", "theta_cov", "alpha", "psi", "psi_cov")
+_ORDER = ("lambda", "tau", "nu", "delta", "theta", "theta_cov", "alpha", "psi", "psi_cov")
 
 
 def _sort_key(entry: tuple) -> tuple:
     """Order the table as measEq.syntax writes it: by kind, then wave by wave."""
     kind = entry[0]
-    if kind in ("tau", "lambda", "nu", "theta"):
+    if kind in ("tau", "lambda", "nu", "delta", "theta"):
         return (_ORDER.index(kind), entry[2], entry[1], *entry[3:])
     if kind == "theta_cov":
         return (_ORDER.index(kind), entry[2], entry[3], entry[1])
@@ -380,18 +418,32 @@ def _sort_key(entry: tuple) -> tuple:
 
 
 def parameter_table(
-    spec: OrdinalSpec, names: list, estimates: np.ndarray, se: np.ndarray
+    spec: OrdinalSpec,
+    names: list,
+    estimates: np.ndarray,
+    se: np.ndarray,
+    residual_variances: np.ndarray,
 ) -> pd.DataFrame:
-    """Return ``lhs, op, rhs, est, se`` (and ``free``: the parameter index or -1) of every entry."""
+    """Return the table of every entry, named as lavaan's ``parameterEstimates``.
+
+    Columns ``lhs, op, rhs, est, se``, ``free`` (the parameter index, -1 when not free) and
+    ``derived`` (True for the residual variances of the delta parameterisation, which follow
+    from the other parameters; lavaan shows them with a zero standard error).
+    """
     factors = factor_names(names, spec.n_items, spec.n_waves)
     rows = []
     for entry, a in spec.entries.items():
-        rows.append((entry, a, float(estimates[a]), float(se[a])))
+        rows.append((entry, a, float(estimates[a]), float(se[a]), False))
     for entry, value in spec.fixed.items():
-        rows.append((entry, -1, float(value), 0.0))
+        rows.append((entry, -1, float(value), 0.0, False))
+    if spec.parameterization == "delta":
+        for t in range(spec.n_waves):
+            for i in range(spec.n_items):
+                value = float(residual_variances[t * spec.n_items + i])
+                rows.append((("theta", i, t), -1, value, 0.0, True))
     rows.sort(key=lambda row: _sort_key(row[0]))
     table = [
-        (*entry_label(entry, names, factors, spec.n_items), est, se_, a)
-        for entry, a, est, se_ in rows
+        (*entry_label(entry, names, factors, spec.n_items), est, se_, a, derived)
+        for entry, a, est, se_, derived in rows
     ]
-    return pd.DataFrame(table, columns=["lhs", "op", "rhs", "est", "se", "free"])
+    return pd.DataFrame(table, columns=["lhs", "op", "rhs", "est", "se", "free", "derived"])

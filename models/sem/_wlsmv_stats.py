@@ -135,7 +135,7 @@ def robust_indices(
     NaN where the correlations alone do not identify the model (thresholds held equal, or
     latent-response intercepts or variances free), as lavaan 0.6.14 reports them.
     """
-    if any(entry[0] in ("nu", "theta") for entry in spec.entries) or any(
+    if any(entry[0] in ("nu", "theta", "delta") for entry in spec.entries) or any(
         later[0] == "tau" for later, _ in spec.constraints
     ):
         return (np.nan,) * 5

@@ -17,7 +17,8 @@
 # (wls.obs, gamma, the diagonal of wls.v, thresholds, polychoric correlations), the syntax of
 # every step, and per model the fit measures, the parameter table (est, se), the seconds
 # lavaan took, the scaled difference test against the previous model (lavTestLRT's default
-# method) and the univariate score tests of the equality constraints (lavTestScore).
+# method) and the univariate score tests of the equality constraints (lavTestScore); and the
+# configural to scalar models again in the delta parameterisation (syntax, fit, parameters).
 suppressMessages({
   library(lavaan)
   library(semTools)
@@ -115,6 +116,26 @@ for (name in names(sets)) {
         X2 = uni$X2, df = uni$df, p = uni$p.value)
     }
     prev <- fit
+  }
+  # the delta parameterisation (no strict level: semTools refuses it)
+  entry$delta <- list()
+  for (lev in setdiff(names(levels), "strict")) {
+    syn <- measEq.syntax(configural.model = model, data = wide, ordered = ordered,
+                         parameterization = "delta", ID.fac = "std.lv",
+                         ID.cat = "Wu.Estabrook.2016", longFacNames = list(F = facs),
+                         long.equal = levels[[lev]], auto = "all")
+    text <- as.character(syn)
+    fit <- cfa(text, data = wide, ordered = ordered, estimator = "WLSMV",
+               parameterization = "delta")
+    stopifnot(lavInspect(fit, "converged"))
+    fm <- unclass(fitMeasures(fit, measures))
+    test <- fit@test[["scaled.shifted"]]
+    pe <- parameterEstimates(fit)
+    pe <- pe[pe$op %in% c("=~", "|", "~1", "~~", "~*~"), ]
+    entry$delta[[lev]] <- list(
+      syntax = text,
+      fit = c(as.list(fm), list(shift = test$shift.parameter)),
+      params = list(lhs = pe$lhs, op = pe$op, rhs = pe$rhs, est = pe$est, se = pe$se))
   }
   result$datasets[[name]] <- entry
 }

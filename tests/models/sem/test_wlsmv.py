@@ -10,7 +10,9 @@ levels of each: the free, fixed and equal entries exactly as the syntax writes t
 df exactly; the standard and scaled chi-square to 1e-3; the scaling factor, CFI, TLI, RMSEA
 (with its intervals), the robust indices where lavaan gives them, and SRMR to 1e-4; every
 estimate to 1e-4 and standard error to 1e-3; lavTestLRT's scaled difference and lavTestScore's
-statistics to 1e-3. lavaan's estimates are converged to about 1e-5, which sets these tolerances.
+statistics to 1e-3. The configural to scalar levels again in the delta parameterisation
+(syntax, fit measures, estimates and standard errors). lavaan's estimates are converged to
+about 1e-5, which sets these tolerances.
 """
 
 from __future__ import annotations
@@ -75,10 +77,23 @@ def fits(ref):
         stats = _stats(ref[name])
         for level in LEVELS:
             out[name, level] = fit_wlsmv(stats, **_shape(ref[name]), level=level)
+            if level != "strict":
+                out[name, level, "delta"] = fit_wlsmv(
+                    stats, **_shape(ref[name]), level=level, parameterization="delta"
+                )
     return out
 
 
-CASES = [(name, level) for name in SETS for level in LEVELS]
+def _case(fits, ref, name, level, parameterization):
+    """Our fit and lavaan's (fit measures, parameters, syntax) of one model."""
+    if parameterization == "theta":
+        model = ref[name]["models"][level]
+        return fits[name, level], {**model, "syntax": ref[name]["syntax"][level]}
+    return fits[name, level, "delta"], ref[name]["delta"][level]
+
+
+CASES = [(name, level, "theta") for name in SETS for level in LEVELS]
+CASES += [(name, level, "delta") for name in SETS for level in LEVELS[:-1]]
 STEPS = [(name, level) for name in SETS for level in LEVELS[1:]]
 
 # attribute -> lavaan's fitMeasures name, tolerance
@@ -107,11 +122,12 @@ MEASURES = {
 ROBUST = {"cfi_robust": "cfi.robust", "tli_robust": "tli.robust", "rmsea_robust": "rmsea.robust"}
 
 
-@pytest.mark.parametrize(("name", "level"), CASES)
-def test_fit_measures_match_lavaan(fits, ref, name, level):
-    fit = fits[name, level]
-    expected = ref[name]["models"][level]["fit"]
+@pytest.mark.parametrize(("name", "level", "parameterization"), CASES)
+def test_fit_measures_match_lavaan(fits, ref, name, level, parameterization):
+    fit, lavaan = _case(fits, ref, name, level, parameterization)
+    expected = lavaan["fit"]
     assert fit.converged
+    assert fit.parameterization == parameterization
     assert fit.n == ref[name]["n"]
     assert fit.npar == expected["npar"]
     assert fit.df == expected["df"]
@@ -121,10 +137,10 @@ def test_fit_measures_match_lavaan(fits, ref, name, level):
         assert getattr(fit, attribute) == pytest.approx(expected[key], abs=tol), attribute
 
 
-@pytest.mark.parametrize(("name", "level"), CASES)
-def test_robust_indices_where_lavaan_gives_them(fits, ref, name, level):
-    fit = fits[name, level]
-    expected = ref[name]["models"][level]["fit"]
+@pytest.mark.parametrize(("name", "level", "parameterization"), CASES)
+def test_robust_indices_where_lavaan_gives_them(fits, ref, name, level, parameterization):
+    fit, lavaan = _case(fits, ref, name, level, parameterization)
+    expected = lavaan["fit"]
     for attribute, key in ROBUST.items():
         if expected[key] is None:
             assert np.isnan(getattr(fit, attribute)), attribute
@@ -134,10 +150,11 @@ def test_robust_indices_where_lavaan_gives_them(fits, ref, name, level):
     assert (expected["cfi.robust"] is not None) == (level == "configural")
 
 
-@pytest.mark.parametrize(("name", "level"), CASES)
-def test_estimates_and_standard_errors_match_lavaan(fits, ref, name, level):
-    table = fits[name, level].parameters
-    expected = ref[name]["models"][level]["params"]
+@pytest.mark.parametrize(("name", "level", "parameterization"), CASES)
+def test_estimates_and_standard_errors_match_lavaan(fits, ref, name, level, parameterization):
+    fit, lavaan = _case(fits, ref, name, level, parameterization)
+    table = fit.parameters
+    expected = lavaan["params"]
     keys = list(zip(expected["lhs"], expected["op"], expected["rhs"], strict=True))
     ours = table.set_index(["lhs", "op", "rhs"])
     assert sorted(ours.index) == sorted(keys)
@@ -148,14 +165,19 @@ def test_estimates_and_standard_errors_match_lavaan(fits, ref, name, level):
 
 
 SYNTAX_LINE = re.compile(r"^(\S+) (=~|\||~~|~) (\S+)\*(\S+) \+ (\S+)\*(\S+)$")
+SCALE_LINE = re.compile(r"^(\S+) ~\*~ (\S+)\*(\S+)$")  # a scale: no label
 
 
 def _syntax_entries(text: str) -> dict:
     """``(lhs, op, rhs) -> (fixed value or None, label)`` from measEq.syntax's text."""
     out = {}
     for line in text.splitlines():
-        match = SYNTAX_LINE.match(line.strip())
-        if not match:
+        line = line.strip()
+        if match := SCALE_LINE.match(line):
+            lhs, value, rhs = match.groups()
+            out[lhs, "~*~", rhs] = (None if value == "NA" else float(value), f"scale {lhs}")
+            continue
+        if not (match := SYNTAX_LINE.match(line)):
             continue
         lhs, op, value, rhs, label, rhs2 = match.groups()
         assert rhs == rhs2
@@ -165,10 +187,14 @@ def _syntax_entries(text: str) -> dict:
     return out
 
 
-@pytest.mark.parametrize(("name", "level"), CASES)
-def test_free_fixed_and_equal_entries_are_measEq_syntax(fits, ref, name, level):
-    syntax = _syntax_entries(ref[name]["syntax"][level])
-    table = fits[name, level].parameters.set_index(["lhs", "op", "rhs"])
+@pytest.mark.parametrize(("name", "level", "parameterization"), CASES)
+def test_free_fixed_and_equal_entries_are_measEq_syntax(fits, ref, name, level, parameterization):
+    fit, lavaan = _case(fits, ref, name, level, parameterization)
+    syntax = _syntax_entries(lavaan["syntax"])
+    table = fit.parameters
+    # the delta parameterisation's residual variances are derived, not in the syntax
+    assert table["derived"].any() == (parameterization == "delta")
+    table = table[~table["derived"]].set_index(["lhs", "op", "rhs"])
     assert sorted(syntax) == sorted(table.index)
     index_of_label: dict = {}
     for key, (value, label) in syntax.items():
@@ -254,7 +280,9 @@ def test_bad_input_raises_one_clear_error(ref):
     with pytest.raises(InvalidParameterError, match="level"):
         fit_wlsmv(stats, **shape, level="weak")
     with pytest.raises(InvalidParameterError, match="parameterization"):
-        fit_wlsmv(stats, **shape, level="metric", parameterization="delta")
+        fit_wlsmv(stats, **shape, level="metric", parameterization="probit")
+    with pytest.raises(InvalidParameterError, match="delta"):
+        fit_wlsmv(stats, **shape, level="strict", parameterization="delta")
     with pytest.raises(InvalidParameterError, match="n_items=3"):
         fit_wlsmv(stats, n_items=3, n_waves=2, level="metric")
     with pytest.raises(InvalidParameterError, match="freed"):
