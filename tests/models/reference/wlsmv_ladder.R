@@ -17,7 +17,8 @@
 # (wls.obs, gamma, the diagonal of wls.v, thresholds, polychoric correlations), the syntax of
 # every step, and per model the fit measures, the parameter table (est, se), the seconds
 # lavaan took, the scaled difference test against the previous model (lavTestLRT's default
-# method) and the univariate score tests of the equality constraints (lavTestScore); and the
+# method), the univariate score tests of the equality constraints (lavTestScore), the partial
+# thresholds and metric models releasing the constraint with the largest of them; and the
 # configural to scalar models again in the delta parameterisation (syntax, fit, parameters).
 suppressMessages({
   library(lavaan)
@@ -58,7 +59,7 @@ for (name in names(sets)) {
                          sapply(s$times, function(t) paste0(s$items, ".", t, collapse = " + "))),
                  collapse = "\n")
   entry <- list(items = s$items, times = s$times, names = ordered, syntax = list(),
-                models = list(), lrt = list(), score = list())
+                models = list(), lrt = list(), score = list(), partial = list())
   prev <- NULL
   for (lev in names(levels)) {
     syn <- measEq.syntax(configural.model = model, data = wide, ordered = ordered,
@@ -114,6 +115,31 @@ for (name in names(sets)) {
         lhs = pt$lhs[later], op = pt$op[later], rhs = pt$rhs[later],
         first_lhs = pt$lhs[first], first_op = pt$op[first], first_rhs = pt$rhs[first],
         X2 = uni$X2, df = uni$df, p = uni$p.value)
+    }
+    if (lev %in% c("thresholds", "metric")) {
+      # the partial model: release the step's constraint with the largest score statistic
+      op <- if (lev == "thresholds") "|" else "=~"
+      step <- which(pt$op[later] == op)
+      worst <- step[which.max(uni$X2[step])]
+      con <- which(pt$op == "==" & pt$lhs == as.character(uni$lhs[worst]) &
+                     pt$rhs == as.character(uni$rhs[worst]))
+      stopifnot(length(con) == 1)
+      pt2 <- pt[-con, ]
+      pt2$label[pt2$plabel == as.character(uni$rhs[worst])] <- ""
+      pt2 <- pt2[, c("id", "lhs", "op", "rhs", "user", "block", "group", "free",
+                     "ustart", "exo", "label", "plabel")]
+      pt2$free[pt2$free > 0] <- seq_len(sum(pt2$free > 0))
+      pt2$id <- seq_len(nrow(pt2))
+      fit2 <- lavaan(pt2, data = wide, ordered = ordered, estimator = "WLSMV",
+                     parameterization = "theta")
+      stopifnot(lavInspect(fit2, "converged"))
+      pe2 <- parameterEstimates(fit2)
+      pe2 <- pe2[pe2$op %in% c("=~", "|", "~1", "~~"), ]
+      entry$partial[[lev]] <- list(
+        freed = list(lhs = pt$lhs[later[worst]], op = pt$op[later[worst]],
+                     rhs = pt$rhs[later[worst]]),
+        fit = as.list(unclass(fitMeasures(fit2, measures))),
+        params = list(lhs = pe2$lhs, op = pe2$op, rhs = pe2$rhs, est = pe2$est, se = pe2$se))
     }
     prev <- fit
   }
