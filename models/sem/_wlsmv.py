@@ -83,7 +83,13 @@ class WLSMVFit:
         Their robust covariance matrix.
     parameters : pandas.DataFrame
         ``lhs, op, rhs, est, se`` for every free and fixed entry, named as lavaan's
-        ``parameterEstimates``.
+        ``parameterEstimates`` (with ``free`` and ``derived``, see
+        :func:`models.sem._wlsmv_spec.parameter_table`).
+    spec : OrdinalSpec
+    jacobian, residual, weight, gamma : numpy.ndarray
+        At the estimates: the Jacobian of the implied statistics, the residuals
+        ``s - sigma``, the diagonal weight and ``Gamma``, which the difference and score tests
+        read.
     """
 
     level: str
@@ -304,10 +310,16 @@ def fit_wlsmv(
                 f"the `{name}` parameter of {FUNC} must be an integer of at least "
                 f"{2 if name == 'n_waves' else 1}; got {value!r}"
             )
+    try:
+        freed = tuple(tuple(entry) for entry in freed)
+        hash(freed)
+    except TypeError:
+        raise InvalidParameterError(
+            f"the `freed` parameter of {FUNC} must be a tuple of entries such as "
+            f"('lambda', 0, 1); got {freed!r}"
+        ) from None
     data = read_stats(stats, n_items, n_waves)
-    spec = build_ordinal_spec(
-        n_items, n_waves, data.n_thresholds, level, tuple(freed), parameterization
-    )
+    spec = build_ordinal_spec(n_items, n_waves, data.n_thresholds, level, freed, parameterization)
     _check_freed(spec)
     model = OrdinalModel(spec)
     theta, implied, converged, iterations = minimise(model, data, start_values(spec, data))
@@ -316,14 +328,14 @@ def fit_wlsmv(
 
 def _check_freed(spec: OrdinalSpec) -> None:
     known = set(spec.entries) | set(spec.fixed)
+    kinds = ("tau", "lambda", "nu", "theta", "delta")
     for entry in spec.freed:
-        entry_t = tuple(entry)
-        if entry_t not in known or entry_t[0] not in ("tau", "lambda", "nu", "theta", "delta"):
+        if entry not in known or entry[0] not in kinds:
             raise InvalidParameterError(
                 f"the `freed` parameter of {FUNC} lists {entry!r}, which is not a threshold, "
                 "loading, intercept, residual variance or scale of this model"
             )
-        if entry_t[2] == 0:
+        if entry[2] == 0:
             raise InvalidParameterError(
                 f"the `freed` parameter of {FUNC} lists {entry!r}: only a later wave's entry "
                 "(wave index 1 or more) can be released"
@@ -344,7 +356,13 @@ def _assemble(
     j, w, gamma = implied.jacobian, data.w, data.gamma
     residual = data.s - implied.sigma
     wj = w[:, None] * j
-    bread = np.linalg.inv(j.T @ wj)
+    information = j.T @ wj
+    if np.linalg.matrix_rank(information) < spec.n_params:
+        raise InvalidParameterError(
+            f"{FUNC}: the model at level {spec.level!r} with freed={spec.freed!r} is not "
+            "identified (its parameters cannot all be told apart); release fewer constraints"
+        )
+    bread = np.linalg.inv(information)
     cov = bread @ (wj.T @ gamma @ wj) @ bread / n1
     q = spec.n_params
     df = data.s.size - q

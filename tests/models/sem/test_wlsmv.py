@@ -317,3 +317,12 @@ def test_bad_input_raises_one_clear_error(ref):
         fit_wlsmv(uneven, **shape, level="metric")
     with pytest.raises(InvalidParameterError, match="gamma"):
         fit_wlsmv(object(), **shape, level="metric")
+    # nervous is binary there: its one threshold released, its intercept is not identified
+    collapsed = _stats(ref["flat_collapsed"])
+    with pytest.raises(InvalidParameterError, match="not identified"):
+        fit_wlsmv(
+            collapsed,
+            **_shape(ref["flat_collapsed"]),
+            level="thresholds",
+            freed=(("tau", 2, 1, 0),),
+        )
