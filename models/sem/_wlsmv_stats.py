@@ -34,6 +34,12 @@ FUNC = "fit_wlsmv"
 
 @dataclass(frozen=True)
 class SampleData:
+    """The sample statistics as arrays.
+
+    ``s`` (wls.obs), ``gamma``, ``w`` (the diagonal of wls.v), the polychoric matrix and every
+    variable's thresholds.
+    """
+
     names: list
     n: int
     n_thresholds: tuple
@@ -58,6 +64,12 @@ def read_stats(stats: Any, n_items: int, n_waves: int) -> SampleData:
         raise InvalidParameterError(
             f"the `stats` argument of {FUNC} holds {len(names)} variables; n_items={n_items} "
             f"at n_waves={n_waves} needs {k}, ordered wave by wave"
+        )
+    if len(stats.thresholds) != k or np.shape(stats.polychoric) != (k, k):
+        raise InvalidParameterError(
+            f"the `stats` argument of {FUNC} must hold thresholds for each of its {k} variables "
+            f"and a {k} x {k} polychoric matrix; got {len(stats.thresholds)} and "
+            f"{np.shape(stats.polychoric)}"
         )
     counts = [int(np.size(th)) for th in stats.thresholds]
     per_item = tuple(counts[:n_items])
