@@ -162,6 +162,42 @@ def small_study_dir(tmp_path_factory):
     return simulate_study(tmp_path_factory.mktemp("sim7") / "study", seed=7, n_participants=16)
 
 
+def build_sections(study_dir, out, anchors: Sequence[str], **settings) -> Path:
+    """Write the report of ``study_dir`` into ``out`` with only the sections ``anchors``.
+
+    The same loading, options and pseudonyms as ``build_report`` (``settings`` are its
+    keywords; the key is fixed), without the sections a test does not read and without the
+    manuscript: a section checked alone costs what it computes, not a whole report. A
+    section that reads what an earlier one computed needs that one named too (``methods``
+    reads ``sample``'s exclusion counts).
+    """
+    from longitudinal.report.build import _load, _study_config, write_report
+    from longitudinal.report.options import check_options
+
+    defaults = {
+        "seed": None,
+        "pseudonymize": True,
+        "retest": None,
+        "random_slope": True,
+        "ci_level": 0.95,
+        "bayes": False,
+        "overwrite": False,
+    }
+    options = check_options(func="build_report", **{**defaults, **settings})
+    config, _ = _study_config(Path(study_dir))
+    out = Path(out)
+    out.mkdir(parents=True)
+    write_report(
+        _load(Path(study_dir), config),
+        out,
+        options=options,
+        previous_evaluate=None,
+        key=b"a fixed key for the tests of one section",
+        only=set(anchors),
+    )
+    return out
+
+
 @pytest.fixture(scope="session")
 def slider7_report(tmp_path_factory):
     """``longitudinal report`` of the declared 1-7 study, without the Bayesian model:

@@ -28,7 +28,10 @@ PACKAGES = ("_empathic_base", "surveys", "models", "longitudinal")
 SHARED_BASE = "_empathic_base"
 
 #: modules allowed to import private names of other distributions, with the distribution
-FOREIGN_PRIVATE_ALLOWED = {"models.lmm.engine": "mixedlm"}
+FOREIGN_PRIVATE_ALLOWED = {
+    "models.lmm.engine": "mixedlm",
+    "longitudinal.plotting._pdf_fonts": "matplotlib",
+}
 
 
 def _is_private(part: str) -> bool:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._errors import InvalidParameterError
+from longitudinal.plotting._pdf_fonts import lean_pdf_fonts
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -247,26 +248,43 @@ def save_figure(
     labels) are never cut off; the PDF keeps the figure's size, the width a journal asks
     for (every figure of the package is laid out with constrained layout to fit it).
     """
+    path = Path(path)
+    # lay the figure out once (constrained layout iterates to its fixed point within one
+    # draw), then hold that layout for the three files, each of which would lay it out again
+    engine = fig.get_layout_engine()
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
+    try:
+        _write_formats(fig, path, dpi=dpi, vector=vector, pdf=pdf)
+    finally:
+        fig.set_layout_engine(engine)
+    return path
+
+
+def _write_formats(fig: Any, path: Path, *, dpi: int, vector: bool, pdf: bool | None) -> None:
+    """Write ``fig`` as PNG, and as PDF and SVG where asked (see :func:`save_figure`)."""
     import matplotlib as mpl
 
-    path = Path(path)
-    tight = {"bbox_inches": "tight", "pad_inches": 0.08}
-    # settle the constrained layout first: a figure saved twice gives the same bytes twice
-    for _ in range(3):
-        fig.draw_without_rendering()
+    # the box of what is drawn, measured once for the PNG and the SVG
+    box = fig.get_tightbbox().padded(0.08)
     with mpl.rc_context(_SAVE_RC):
         if vector if pdf is None else pdf:
-            fig.savefig(
-                path.with_suffix(".pdf"),
-                format="pdf",
-                metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
-            )
-        fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None}, **tight)
+            with lean_pdf_fonts():
+                fig.savefig(
+                    path.with_suffix(".pdf"),
+                    format="pdf",
+                    metadata={
+                        "CreationDate": None,
+                        "ModDate": None,
+                        "Producer": None,
+                        "Creator": None,
+                    },
+                )
+        fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None}, bbox_inches=box)
         if vector:
             fig.savefig(
                 path.with_suffix(".svg"),
                 format="svg",
                 metadata={"Date": None, "Creator": None},
-                **tight,
+                bbox_inches=box,
             )
-    return path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -349,7 +350,10 @@ def plot_reliable_change(
             ax.set_aspect("equal", adjustable="box")
             ax.set_title(_short_title(labels.get(scale, str(scale))))
             band = f"; band |Δ| < {thresholds[0]:.3g}" if len(thresholds) == 1 else ""
-            ax.set_xlabel(f"{pre_label}\n({', '.join(counts)}{band})", fontsize=8)
+            # wrapped to the panel's width: three panels of two-column width hold ~32 characters
+            width = 32 if len(scales) > 1 else 60
+            note = textwrap.wrap(f"({', '.join(counts)}{band})", width=width)
+            ax.set_xlabel("\n".join([pre_label, *note]), fontsize=8)
             ax.set_ylabel(post_label)
         handles, names = axes[0].get_legend_handles_labels()
         names = [n.split(" (|")[0] for n in names]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -363,8 +363,13 @@ def write_report(
     previous_evaluate: Path | None,
     key: bytes,
     demo: bool = False,
+    only: Collection[str] | None = None,
 ) -> None:
-    """Compute every section of the report of ``study`` and write the folder ``out``."""
+    """Compute every section of the report of ``study`` and write the folder ``out``.
+
+    ``only`` names the anchors of the sections to compute and show (all by default): one
+    section built alone, with the tables, figures and notes it writes.
+    """
     cfg = study.config
     if options.pseudonymize:
         shown = study.pseudonymised(key)
@@ -393,7 +398,7 @@ def write_report(
     choose_states(ctx)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(exist_ok=True)
-    sections = report_sections()
+    sections = [s for s in report_sections() if only is None or s.anchor in only]
     for section in sections:
         section.run(ctx)
 

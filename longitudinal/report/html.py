@@ -119,9 +119,13 @@ def _page_png(png: bytes) -> bytes:
         dpi = image.info.get("dpi", (_PAGE_DPI, _PAGE_DPI))[0]
         if dpi <= _PAGE_DPI * 1.01:
             return png
-        scale = _PAGE_DPI / dpi
-        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
-        small = image.convert("RGBA").resize(size, Image.Resampling.LANCZOS)
+        factor = dpi / _PAGE_DPI
+        if abs(factor - round(factor)) < 0.01:
+            # a whole factor (600 dpi -> 150): the mean of each block of pixels, 4x faster
+            small = image.convert("RGBA").reduce(round(factor))
+        else:
+            size = (max(1, round(image.width / factor)), max(1, round(image.height / factor)))
+            small = image.convert("RGBA").resize(size, Image.Resampling.LANCZOS)
     buffer = io.BytesIO()
-    small.save(buffer, format="PNG", dpi=(_PAGE_DPI, _PAGE_DPI), optimize=True)
+    small.save(buffer, format="PNG", dpi=(_PAGE_DPI, _PAGE_DPI))
     return buffer.getvalue()

@@ -226,6 +226,22 @@ def test_reliable_change_counts_people_outside_the_band(pyplot):
         assert not box.overlaps(ax.get_window_extent())
 
 
+def test_reliable_change_labels_of_side_by_side_panels_do_not_overlap(pyplot):
+    rng = np.random.default_rng(5)
+    pre = rng.normal(4, 1, 41)
+    data = pd.concat(
+        pd.DataFrame(
+            {"scale": name, "pre": pre, "post": pre + rng.normal(0, 1, 41), "threshold": 0.955}
+        )
+        for name in ("cls", "ubc", "who5")
+    )
+    fig = plot_reliable_change(data)
+    fig.draw_without_rendering()
+    boxes = [ax.xaxis.label.get_window_extent() for ax in fig.axes[:3]]
+    for left, right in zip(boxes, boxes[1:]):
+        assert left.x1 < right.x0
+
+
 def test_reliable_change_rejects_varying_threshold(pyplot):
     data = pd.DataFrame(
         {"scale": ["a", "a"], "pre": [1.0, 2.0], "post": [1.0, 2.0], "threshold": [1.0, 2.0]}

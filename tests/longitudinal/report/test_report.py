@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import build_sections
 from numpy.testing import assert_allclose
 
 import longitudinal
@@ -154,7 +155,9 @@ def test_rci_uses_alpha_at_pre(report):
 
 
 def test_retest_option_changes_the_rci(study_dir, tmp_path):
-    out = build_report(study_dir, tmp_path / "r", retest={"who5": 0.5}, bayes=False)
+    out = build_sections(
+        study_dir, tmp_path / "r", ["sample", "methods", "change"], retest={"who5": 0.5}
+    )
     models = pd.read_csv(out / "tables" / "change_models.csv").set_index("scale")
     assert models.loc["who5_percentage", "rci_reliability"] == 0.5
     sd = models.loc["who5_percentage", "rci_sd_baseline"]
@@ -168,7 +171,7 @@ def test_a_growth_model_with_a_problem_says_so_beside_its_table(study_dir, tmp_p
     from longitudinal.change import growth
 
     monkeypatch.setattr(growth, "_is_singular", lambda fit: True)
-    out = build_report(study_dir, tmp_path / "r", bayes=False)
+    out = build_sections(study_dir, tmp_path / "r", ["change"])
     models = pd.read_csv(out / "tables" / "change_models.csv")
     assert (models["random_effects"] == "intercept").all()
     singular = "singular fit (a variance at zero or a correlation at +/-1)"
@@ -335,7 +338,7 @@ def test_no_raw_id_in_any_report_file(report, study_dir, key_file):
 
 
 def test_no_pseudonymize_keeps_raw_ids(study_dir, tmp_path):
-    out = build_report(study_dir, tmp_path / "raw", pseudonymize=False, bayes=False)
+    out = build_sections(study_dir, tmp_path / "raw", ["change"], pseudonymize=False)
     people = pd.read_csv(out / "tables" / "reliable_change_people.csv")
     raw = set(pd.read_csv(study_dir / "participants.csv", dtype=str)["participant_id"])
     assert set(people["id"]) <= raw and len(set(people["id"])) > 1
@@ -370,7 +373,7 @@ def test_evaluation_metrics_are_copied_and_linked(study_dir, tmp_path):
     study = Path(shutil.copytree(study_dir, tmp_path / "study"))
     (study / "evaluate").mkdir()
     (study / "evaluate" / "metrics.csv").write_text("model,pearson_r\nbaseline,0.232\n")
-    out = build_report(study, tmp_path / "out", bayes=False)
+    out = build_sections(study, tmp_path / "out", ["evaluation", "notes", "files"])
     assert (out / "evaluate" / "metrics.csv").read_text().startswith("model,pearson_r")
     page = (out / "report.html").read_text(encoding="utf-8")
     assert 'href="evaluate/metrics.csv"' in page and "0.232" in page
@@ -392,7 +395,7 @@ def test_evaluation_section_shows_the_models_with_their_intervals(study_dir, tmp
         bayes=False,
         n_boot=200,
     )
-    out = build_report(study, tmp_path / "out", bayes=False)
+    out = build_sections(study, tmp_path / "out", ["evaluation", "notes", "files"])
     page = (out / "report.html").read_text(encoding="utf-8")
     section = page[page.index('id="evaluation"') :]
     section = section[: section.index("</section>")]
@@ -418,7 +421,7 @@ def test_evaluation_files_of_another_layout_fall_back_to_the_metrics_table(study
     (folder / "metrics.csv").write_text("model,split,seed,r\nmine,test,0,0.3\n")
     (folder / "evaluation.json").write_text('{"k": 5, "bootstrap": {"ci_level": 0.95}}')
     (folder / "metrics_ci.csv").write_text("name,value\nmine,0.3\n")
-    out = build_report(study, tmp_path / "out", bayes=False)
+    out = build_sections(study, tmp_path / "out", ["evaluation", "notes", "files"])
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "could not be read as this version writes them" in page
     assert "Evaluation metrics" in page and "0.300" in page
@@ -428,7 +431,7 @@ def test_evaluation_naming_participants_is_not_copied(study_dir, tmp_path):
     study = Path(shutil.copytree(study_dir, tmp_path / "study"))
     (study / "evaluate").mkdir()
     (study / "evaluate" / "metrics.csv").write_text("participant,r\nP01,0.5\n")
-    out = build_report(study, tmp_path / "out", bayes=False)
+    out = build_sections(study, tmp_path / "out", ["evaluation", "notes", "files"])
     assert not (out / "evaluate").exists()
     assert "names participants" in (out / "report.html").read_text(encoding="utf-8")
 
