@@ -1,5 +1,6 @@
 """Tests of longitudinal/plotting/: figure functions and the intervals they draw."""
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -238,7 +239,7 @@ def test_reliable_change_labels_of_side_by_side_panels_do_not_overlap(pyplot):
     fig = plot_reliable_change(data)
     fig.draw_without_rendering()
     boxes = [ax.xaxis.label.get_window_extent() for ax in fig.axes[:3]]
-    for left, right in zip(boxes, boxes[1:]):
+    for left, right in itertools.pairwise(boxes):
         assert left.x1 < right.x0
 
 
