@@ -22,9 +22,10 @@ import pytest
 from models import InvalidParameterError
 from models.sem import InvarianceResult, invariance_tables, measurement_invariance
 from models.sem._fit import fit_level
+from models.sem._ladder_ml import _names, _score_tests
 from models.sem._ml import MLProblem
 from models.sem._spec import LEVELS, build_spec
-from models.sem.invariance import INVARIANCE_CSV_COLUMNS, _names, _score_tests
+from models.sem.invariance import INVARIANCE_CSV_COLUMNS
 
 HERE = Path(__file__).resolve().parents[1]  # tests/models: its reference/ and ../data
 DATA = HERE.parent / "data"
@@ -248,7 +249,7 @@ def test_protocol_and_tables(results):
     res = results["rim", "MLR"]
     assert repr(res).startswith("Measurement invariance (MLR): 4 items x 2 waves, n = 334")
     text = str(res.summary())
-    assert "WLSMV" in text and "not available" in text
+    assert "treated as continuous" in text and "estimator='WLSMV'" in text
     assert "Cheung & Rensvold, 2002" in text and "Chen, 2007" in text
     assert res.to_frame().equals(res.fits)
     assert set(res.to_dict()["tables"]) >= {"Invariance ladder", "Parameters"}
@@ -371,7 +372,8 @@ def test_bad_data_are_reported_together():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"estimator": "WLSMV"}, "estimator"),
+        ({"estimator": "WLS"}, "estimator"),
+        ({"estimator": "MLR", "nan_policy": "pairwise"}, "pairwise"),
         ({"nan_policy": "drop"}, "nan_policy"),
         ({"ci_level": 95}, "ci_level"),
         ({"delta_cfi": -0.01}, "delta_cfi"),
