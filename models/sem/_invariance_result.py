@@ -120,6 +120,24 @@ SCORE_COLUMNS = [
 ]
 """Columns of :attr:`InvarianceResult.score_tests`, in order."""
 
+PARAMETER_COLUMNS = [
+    "model",
+    "lhs",
+    "op",
+    "rhs",
+    "kind",
+    "item",
+    "wave",
+    "free",
+    ESTIMATE,
+    SE,
+    STATISTIC,
+    P_VALUE,
+    CI_LOW,
+    CI_HIGH,
+]
+"""Columns of :attr:`InvarianceResult.parameters`, in order."""
+
 LATENT_COLUMNS = ["quantity", "wave", ESTIMATE, SE, STATISTIC, P_VALUE, CI_LOW, CI_HIGH, "model"]
 """Columns of :attr:`InvarianceResult.latent`, in order."""
 
