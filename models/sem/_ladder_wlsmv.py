@@ -84,7 +84,7 @@ def ordinal_frame(y: np.ndarray, items: list[str], waves: list[Any]) -> pd.DataF
             frame[columns], categories=seen.astype(int).tolist()
         ):
             wave = waves[names.index(column) // p]
-            empty.append(f"item {item!r} at wave {wave!r}: nobody chose {category}")
+            empty.append(f"item {item!r} at wave {wave}: nobody chose {category}")
     if empty:
         raise InvalidParameterError(
             f"{FUNC} with estimator='WLSMV' needs every answer category of an item at every "

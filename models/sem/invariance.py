@@ -311,7 +311,12 @@ def measurement_invariance(
 
 
 def invariance_sample_note(
-    n: int, *, n_items: int, n_waves: int, per_parameter: float = 5.0
+    n: int,
+    *,
+    n_items: int,
+    n_waves: int,
+    per_parameter: float = 5.0,
+    n_categories: int | list[int] | None = None,
 ) -> str | None:
     """Return why a sample is too small for the configural model, or None when it is not.
 
@@ -324,6 +329,10 @@ def invariance_sample_note(
     per_parameter : float, default 5.0
         Participants needed per free parameter of the configural model (Bentler & Chou,
         1987: at least 5 under normal theory).
+    n_categories : int or list of int, optional
+        For the WLSMV ladder: the answer categories of every item (one number) or of each
+        item; the configural model then has thresholds in place of intercepts and residual
+        variances. None (default): the ML and MLR ladder.
 
     Returns
     -------
@@ -333,13 +342,15 @@ def invariance_sample_note(
     Raises
     ------
     InvalidParameterError
-        ``n``, ``n_items`` or ``n_waves`` is not a positive integer or too small.
+        ``n``, ``n_items`` or ``n_waves`` is not a positive integer or too small, or
+        ``n_categories`` does not give at least two categories per item.
 
     Notes
     -----
     The configural model of ``p`` items at ``T`` waves has ``3pT`` item parameters
     (loadings, intercepts, residual variances), ``pT(T-1)/2`` residual covariances of the same
-    item across waves and ``T(T-1)/2`` factor covariances.
+    item across waves and ``T(T-1)/2`` factor covariances. Under WLSMV the item parameters
+    are ``pT`` loadings and each item's thresholds (categories less one) at every wave.
 
     References
     ----------
@@ -354,6 +365,10 @@ def invariance_sample_note(
     free parameters and needs at least 255 (5 per parameter; Bentler & Chou, 1987)
     >>> invariance_sample_note(300, n_items=4, n_waves=3) is None
     True
+    >>> print(invariance_sample_note(167, n_items=4, n_waves=3, n_categories=4))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    167 participants with complete answers; the configural model of 4 items x 3 waves has 63
+    free parameters and needs at least 315 (5 per parameter; Bentler & Chou, 1987)
     """
     where = "invariance_sample_note"
     for name, value, low in (("n", n, 0), ("n_items", n_items, 2), ("n_waves", n_waves, 2)):
@@ -371,7 +386,10 @@ def invariance_sample_note(
             f"the `per_parameter` parameter of {where} must be a positive number; "
             f"got {per_parameter!r}"
         )
-    q = build_spec(int(n_items), int(n_waves), "configural").n_params
+    if n_categories is None:
+        q = build_spec(int(n_items), int(n_waves), "configural").n_params
+    else:
+        q = _ordinal_parameters(int(n_items), int(n_waves), n_categories, where)
     needed = int(np.ceil(per_parameter * q))
     if n >= needed:
         return None
@@ -380,3 +398,19 @@ def invariance_sample_note(
         f"{n_waves} waves has {q} free parameters and needs at least {needed} "
         f"({per_parameter:g} per parameter; Bentler & Chou, 1987)"
     )
+
+
+def _ordinal_parameters(n_items: int, n_waves: int, n_categories: Any, where: str) -> int:
+    """Count the free parameters of the WLSMV configural model."""
+    counts = [n_categories] * n_items if np.ndim(n_categories) == 0 else list(n_categories)
+    if len(counts) != n_items or any(
+        isinstance(c, bool) or not isinstance(c, int | np.integer) or c < 2 for c in counts
+    ):
+        raise InvalidParameterError(
+            f"the `n_categories` parameter of {where} must be an integer >= 2 or one per item "
+            f"({n_items}); got {n_categories!r}"
+        )
+    from models.sem._wlsmv_spec import build_ordinal_spec
+
+    thresholds = tuple(int(c) - 1 for c in counts)
+    return build_ordinal_spec(n_items, n_waves, thresholds, "configural").n_params
