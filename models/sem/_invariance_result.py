@@ -177,12 +177,16 @@ class InvarianceResult(Result):
         under ML, lavaan's scaled ones under MLR and WLSMV, where the ``*_scaled`` columns
         repeat them under their explicit name (NaN under ML). ``chisq_ml``/``p_value_ml``
         are the normal-theory statistic (ML and MLR), ``loglik``, ``aic``, ``bic`` the
-        likelihood's (NaN under WLSMV, which has none). ``*_robust`` are lavaan's robust
-        indices where lavaan reports them. ``delta_*`` compare each model with the one
-        before it (a partial model with the level below its own): the likelihood-ratio test
-        under ML, the Satorra-Bentler (2001) scaled difference under MLR, the Satorra (2000)
-        scaled and shifted difference under WLSMV; ``lrt_*`` repeat the first two (NaN under
-        WLSMV, whose test is not a likelihood ratio). A model that did not converge has
+        likelihood's (NaN under WLSMV, which has none). ``cfi_robust``, ``tli_robust`` and
+        ``rmsea_robust`` are lavaan's robust indices: under MLR with complete data those of
+        Brosseau-Liard, Savalei & Li (2012) and Brosseau-Liard & Savalei (2014) (NaN under
+        full-information ML, where lavaan corrects them another way); under WLSMV the catML
+        ones, which lavaan 0.6-14 gives for the configural model only (NaN elsewhere).
+        ``delta_*`` compare each model with the one before it (a partial model with the
+        level below its own): the likelihood-ratio test under ML, the Satorra-Bentler (2001)
+        scaled difference under MLR, the Satorra (2000) scaled and shifted difference under
+        WLSMV; ``lrt_*`` repeat the first two (NaN under WLSMV, whose test is not a
+        likelihood ratio). A model that did not converge has
         ``converged`` False and, under WLSMV, no numbers.
     parameters : pandas.DataFrame
         Every parameter of every model: ``model, lhs, op, rhs, kind, item, wave, free,

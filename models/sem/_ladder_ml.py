@@ -17,7 +17,7 @@ from scipy import stats
 
 from models._errors import ConvergenceWarning, SingularFitWarning
 from models.sem._fiml import FIMLProblem, saturated_fit
-from models.sem._fit import LevelFit, fit_level
+from models.sem._fit import LevelFit, cfi, fit_level
 from models.sem._invariance_result import (
     FIT_COLUMNS,
     SCORE_COLUMNS,
@@ -161,7 +161,29 @@ def _fit_row(fit: LevelFit, model: str, level: str, freed: str) -> dict[str, Any
         "cfi_scaled": idx["cfi"] if scaled else nan,
         "tli_scaled": idx["tli"] if scaled else nan,
         "rmsea_scaled": idx["rmsea"] if scaled else nan,
+        **(_robust(fit) if scaled else {}),
         "converged": fit.converged,
+    }
+
+
+def _robust(fit: LevelFit) -> dict[str, float]:
+    """Return lavaan's robust CFI, TLI and RMSEA of an MLR fit.
+
+    With ``T`` the normal-theory statistic, ``c`` its scaling factor and ``Tb``, ``cb`` the
+    baseline model's: ``CFI = 1 - max(T - c df, 0) / max(T - c df, Tb - cb dfb, 0)``
+    (Brosseau-Liard & Savalei, 2014), ``TLI = 1 - (T - c df) dfb / ((Tb - cb dfb) df)`` and
+    ``RMSEA = sqrt(max(T / (N df) - c / N, 0))`` (Brosseau-Liard, Savalei & Li, 2012).
+    NaN under full-information ML, where lavaan 0.6-14 corrects them another way (not
+    reproduced here).
+    """
+    t, df, c = fit.chisq, fit.df, fit.scaling
+    tb, dfb, cb = fit.baseline_chisq, fit.baseline_df, fit.baseline_scaling
+    if not df > 0 or isinstance(fit.problem, FIMLProblem):
+        return dict.fromkeys(("cfi_robust", "tli_robust", "rmsea_robust"), float("nan"))
+    return {
+        "cfi_robust": cfi(t, c * df, tb, cb * dfb),
+        "tli_robust": 1.0 - (t - c * df) * dfb / ((tb - cb * dfb) * df),
+        "rmsea_robust": float(np.sqrt(max(t / (fit.n * df) - c / fit.n, 0.0))),
     }
 
 

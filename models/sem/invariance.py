@@ -207,7 +207,8 @@ def measurement_invariance(
     ``measEq.syntax``, ``fitMeasures``, ``lavTestLRT``, ``lavTestScore``) on three real data
     sets (psychTools ``sai``: two, three and four waves), ML, MLR and full-information ML with
     either (``missing = "ml"``, the incomplete participants of the same studies): chi-square
-    to 1e-3, fit indices, estimates and standard errors to 1e-4
+    to 1e-3, fit indices (under MLR also the robust CFI, TLI and RMSEA with complete data),
+    estimates and standard errors to 1e-4
     (``tests/models/sem/test_invariance.py``).
 
     With ``nan_policy="fiml"`` the chi-square is twice the log-likelihood difference from the
