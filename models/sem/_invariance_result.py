@@ -204,9 +204,10 @@ class InvarianceResult(Result):
         no step is rejected.
     level_held : str
         The highest level whose step and every step before it hold (``"configural"`` when
-        the next step is rejected), or the partial model (e.g. ``"scalar (partial)"``)
-        when the first rejected step holds once constraints are freed (Byrne, Shavelson &
-        Muthen, 1989); the ladder stops there.
+        the next step is rejected), or the partial model when the first rejected step holds
+        once restrictions are freed (Byrne, Shavelson & Muthen, 1989): ML and MLR free the
+        worst constraint once (``"scalar (partial)"``), WLSMV one at a time until the step
+        holds (``"scalar (partial 2)"``: two freed); the ladder stops there.
     meta : dict
         Version, parameters, waves, items, ``n_used`` and ``n_excluded`` participants, the
         estimator note, the missing-data rule, notes.

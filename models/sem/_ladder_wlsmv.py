@@ -257,6 +257,24 @@ def _score_rows(
     return out
 
 
+def _release_worst(
+    stats: Any, p: int, n_waves: int, level: str, freed: list, scored: list
+) -> tuple[tuple | None, WLSMVFit | None]:
+    """Free the largest-scoring restriction whose release is identified; refit with it.
+
+    Returns the restriction and the refitted model, or ``(None, None)`` when every release
+    leaves the model unidentified.
+    """
+    for entry, _stat, identified, _record in scored:
+        if not identified:
+            continue
+        try:
+            return entry, _fit(stats, p, n_waves, level, (*freed, entry))
+        except InvalidParameterError:  # identified at the old estimates, not at the new
+            continue
+    return None, None
+
+
 def _partial_search(
     stats: Any,
     fits: dict[str, WLSMVFit | None],
@@ -286,7 +304,7 @@ def _partial_search(
         records.extend(r[3] for r in scored)
         if not scored:
             return out_rows, params, records, None, f"no {rejected} restriction is left to free"
-        chosen = next((r[0] for r in scored if r[2]), None)
+        chosen, fit = _release_worst(stats, p, n_waves, rejected, freed, scored)
         if chosen is None:
             reason = (
                 f"none of the {len(scored)} remaining {rejected} restrictions can be freed on its "
@@ -295,7 +313,6 @@ def _partial_search(
             return out_rows, params, records, None, reason
         freed.append(chosen)
         model = f"{rejected} (partial {len(freed)})"
-        fit = _fit(stats, p, n_waves, rejected, tuple(freed))
         text = "; ".join(" ".join(entry_label(e, names, factors, p)).strip() for e in freed)
         row = _fit_row(fit, model, rejected, text, stats.n)
         _set_difference(row, fit, below_fit)
