@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from longitudinal._errors import InvalidParameterError
 from longitudinal.cli._common import _Formatter
 from longitudinal.cli.score import (
     _fraction_or_count,
@@ -50,9 +51,16 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
             "reversed from the instrument's declared range. A scale measured at one wave "
             "gets a note instead of multilevel rows. With --invariance also invariance.csv "
             "(per scale of three or more items at two or more waves: the configural, metric, "
-            "scalar and strict models with chi-square, CFI, TLI, RMSEA, SRMR, the "
-            "likelihood-ratio test, delta CFI and the decision, as lavaan and semTools) and "
-            "invariance_params.csv (every estimate). A ladder is fitted whenever the model "
+            "scalar and strict models, with --estimator WLSMV the configural, thresholds, "
+            "metric, scalar and strict models of the answers as ordered categories, each with "
+            "chi-square, CFI, TLI, RMSEA, SRMR, under MLR and WLSMV their explicitly named "
+            "scaled versions (chisq_scaled, df_scaled, cfi_scaled, tli_scaled, rmsea_scaled) "
+            "and lavaan's robust indices where it gives them, the difference test against the "
+            "previous model (delta_chisq, delta_df, delta_p: likelihood ratio, Satorra-Bentler "
+            "2001 or, for WLSMV, Satorra 2000), delta CFI, delta RMSEA and the decision, as "
+            "lavaan and semTools; at a rejected step the partial models that free its worst "
+            "restrictions one at a time) and invariance_params.csv (every estimate). A ladder "
+            "is fitted whenever the model "
             "can be estimated and converges; one with fewer complete participants than the "
             "rule of thumb (5 per free parameter of the configural model; Bentler & Chou, "
             "1987) carries that line in the column sample_flag and in a note on the "
@@ -67,6 +75,8 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
             "--id-col participant_id --wave-col wave --out reliability\n"
             "  longitudinal reliability export.csv --instrument my_key.toml --id-col pid "
             "--wave-col day --missing-code -99 --method reml --out reliability\n"
+            "  longitudinal reliability export.csv --instrument my_key.toml --id-col pid "
+            "--wave-col wave --invariance --estimator WLSMV --missing pairwise --out reliability\n"
             "\n"
             "exit status: 0 on success, 2 when the input is not valid (every problem is "
             "listed; nothing is written)."
@@ -102,10 +112,20 @@ def _reliability_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--estimator",
-        choices=["ML", "MLR"],
+        choices=["ML", "MLR", "WLSMV"],
         default="MLR",
-        help="with --invariance: ML, or ML with robust (Yuan-Bentler) corrections for Likert "
-        "answers (default); ordinal (WLSMV) estimation is not available",
+        help="with --invariance: ML, ML with robust (Yuan-Bentler) corrections for Likert "
+        "answers (MLR, default; incomplete participants by full-information ML), or WLSMV, "
+        "the answers as ordered categories (thresholds and polychoric correlations; a "
+        "category nobody chose at some wave is refused: collapse it first)",
+    )
+    parser.add_argument(
+        "--missing",
+        choices=["listwise", "pairwise"],
+        default=None,
+        help="with --estimator WLSMV: leave out participants with a missing answer or wave "
+        "(listwise, default, as lavaan) or use every pair of answers (pairwise); "
+        "full-information ML does not exist for WLSMV",
     )
     parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder to write")
     parser.add_argument(
@@ -120,6 +140,11 @@ def _reliability(args: argparse.Namespace) -> int:
     from surveys.pipeline import score_export
 
     func = "longitudinal reliability"
+    if args.missing is not None and args.estimator != "WLSMV":
+        raise InvalidParameterError(
+            f"--missing {args.missing} applies to --estimator WLSMV only; with --estimator "
+            f"{args.estimator} incomplete participants enter by full-information ML"
+        )
     inputs = export_inputs(args)
     out = check_out_dir(
         args.out, overwrite=args.overwrite, func=func, command="reliability", inputs=inputs
@@ -148,6 +173,7 @@ def _reliability(args: argparse.Namespace) -> int:
                 id_col=export.id_col,
                 wave_col=args.wave_col,
                 estimator=args.estimator,
+                nan_policy={"listwise": "omit", "pairwise": "pairwise"}.get(args.missing),
             )
     warned = set()
     for message in caught:  # printed as warnings by the dispatcher; not repeated as notes

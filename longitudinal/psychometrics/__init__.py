@@ -1,8 +1,8 @@
 """Psychometrics of a study: how well its scales and ratings measure.
 
-``reliability`` multilevel reliability of the state scales over waves and the driver of the
-measurement-invariance ladder (the estimation lives in :mod:`models.reliability` and
-:mod:`models.sem`); ``generalizability`` the G and D study of the empathy ratings;
+``reliability`` multilevel reliability of the state scales over waves and ``invariance`` the
+driver of the measurement-invariance ladder (the estimation lives in :mod:`models.reliability`
+and :mod:`models.sem`); ``generalizability`` the G and D study of the empathy ratings;
 ``agreement`` agreement between raters from a CSV file (the coefficients in
 :mod:`models.agreement`).
 
@@ -14,12 +14,12 @@ from _empathic_base.lazy import lazy_exports
 _LAZY = {
     "agreement_from_file": "longitudinal.psychometrics.agreement",
     "ratings_g_study": "longitudinal.psychometrics.generalizability",
-    "InvarianceTables": "longitudinal.psychometrics.reliability",
+    "InvarianceTables": "longitudinal.psychometrics.invariance",
     "MultilevelTables": "longitudinal.psychometrics.reliability",
-    "invariance_ladders": "longitudinal.psychometrics.reliability",
+    "invariance_ladders": "longitudinal.psychometrics.invariance",
     "multilevel_tables": "longitudinal.psychometrics.reliability",
     "scale_multilevel_reliability": "longitudinal.psychometrics.reliability",
-    "study_invariance": "longitudinal.psychometrics.reliability",
+    "study_invariance": "longitudinal.psychometrics.invariance",
     "study_multilevel_reliability": "longitudinal.psychometrics.reliability",
 }
 

@@ -5,9 +5,10 @@ reverse keyed from its declared range (:func:`surveys.keyed_item_answers`) and t
 components and generalizability coefficients estimated (:func:`models.multilevel_reliability`).
 :func:`multilevel_tables` does it for every scale of a set of instruments (what ``longitudinal
 reliability`` writes), and :func:`study_multilevel_reliability` for the state scales of a loaded
-study measured at two or more waves. :func:`invariance_ladders` and :func:`study_invariance` do
+study measured at two or more waves. :func:`invariance_ladders` and :func:`study_invariance`,
 the same for longitudinal measurement invariance (:func:`models.measurement_invariance`:
-``longitudinal reliability --invariance`` and the report).
+``longitudinal reliability --invariance`` and the report), live in
+:mod:`longitudinal.psychometrics.invariance` and are imported here too.
 """
 
 from __future__ import annotations
@@ -17,15 +18,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
 import pandas as pd
 
 from _empathic_base.results import Result
 from longitudinal._errors import InvalidParameterError
-from models.sem import INVARIANCE_CSV_COLUMNS
+from longitudinal.psychometrics._answers import study_answers
+from longitudinal.psychometrics.invariance import (
+    INVARIANCE_COLUMNS,
+    INVARIANCE_MODELS,
+    INVARIANCE_PARAMS_COLUMNS,
+    InvarianceTables,
+    invariance_ladders,
+    study_invariance,
+)
 
 __all__ = [
     "COMPONENTS_COLUMNS",
+    "INVARIANCE_COLUMNS",
+    "INVARIANCE_MODELS",
+    "INVARIANCE_PARAMS_COLUMNS",
     "InvarianceTables",
     "invariance_ladders",
     "study_invariance",
@@ -55,38 +66,6 @@ MULTILEVEL_COLUMNS = [
 COMPONENTS_COLUMNS = ["instrument", "scale", "design", "component", "variance"]
 """Columns of :attr:`MultilevelTables.components` (``components.csv``)."""
 
-INVARIANCE_COLUMNS = [*INVARIANCE_CSV_COLUMNS, "sample_flag", "note"]
-"""Columns of :attr:`InvarianceTables.invariance` (``invariance.csv``).
-
-Those of :func:`models.invariance_tables`, then ``sample_flag`` (a fitted scale with fewer
-complete participants than the rule of thumb, :func:`models.invariance_sample_note`: the
-rule's line; empty otherwise) and ``note`` (a model that was not fitted: why, its numbers
-empty).
-"""
-
-INVARIANCE_MODELS = ("configural", "metric", "scalar", "strict")
-"""The models of the ladder, one row each in ``invariance.csv`` (a partial model may follow)."""
-
-INVARIANCE_PARAMS_COLUMNS = [
-    "instrument",
-    "scale",
-    "model",
-    "estimator",
-    "lhs",
-    "op",
-    "rhs",
-    "kind",
-    "item",
-    "wave",
-    "free",
-    "estimate",
-    "se",
-    "statistic",
-    "p_value",
-    "ci_low",
-    "ci_high",
-]
-"""Columns of :attr:`InvarianceTables.params` (``invariance_params.csv``)."""
 """Columns of :attr:`MultilevelTables.components` (``components.csv``)."""
 
 
@@ -413,7 +392,7 @@ def study_multilevel_reliability(study: Any) -> MultilevelTables:
         )
     blocks = []
     for instrument in states:
-        keyed_of = _study_answers(study, instrument)
+        keyed_of = study_answers(study, instrument)
 
         def answers(key: Any, keyed_of: Any = keyed_of) -> tuple[str, pd.DataFrame | None]:
             if len(key.items) < 2:
@@ -430,306 +409,4 @@ def study_multilevel_reliability(study: Any) -> MultilevelTables:
         pd.concat([b.components for b in blocks], ignore_index=True),
         tuple(n for b in blocks for n in b.notes),
         {"scales": {k: v for b in blocks for k, v in b.meta["scales"].items()}},
-    )
-
-
-def _study_answers(study: Any, instrument: Any) -> Any:
-    """Return ``keyed(key)``, the keyed answers of a scale of ``instrument`` in the study.
-
-    Long, as :func:`surveys.keyed_item_answers` gives them: ``__id, __wave, item, value``.
-    """
-    answers = study.item_answers
-    mine = answers.loc[answers["instrument"] == instrument.name]
-
-    def keyed(key: Any) -> pd.DataFrame:
-        rows = mine.loc[mine["scale"] == key.name]
-        return pd.DataFrame(
-            {
-                "__id": rows[study.config.id_col].to_numpy(dtype=object),
-                "__wave": rows["wave"].to_numpy(dtype=object),
-                "item": rows["item"].to_numpy(dtype=object),
-                "value": rows["answer"].to_numpy(dtype="float64"),
-            }
-        )
-
-    return keyed
-
-
-@dataclass(frozen=True, repr=False)
-class InvarianceTables(Result):
-    """The measurement-invariance ladder of several scales, and why others have none.
-
-    Attributes
-    ----------
-    invariance : pandas.DataFrame
-        One row per scale and model (``invariance.csv``; :data:`INVARIANCE_COLUMNS`: the
-        columns of :func:`models.invariance_tables`, ``sample_flag`` and ``note``). A scale
-        without a ladder has one row per model with the reason in ``note`` and no numbers.
-    params : pandas.DataFrame
-        The estimates of every fitted model (``invariance_params.csv``).
-    notes : tuple of str
-        One line per scale without a ladder (fewer than three items, one wave, answers
-        without variance, no more participants than observed variables, a configural model
-        that could not be estimated or did not converge, or, when such scales are skipped,
-        too few complete participants for the rule of thumb), and per finding of a ladder
-        (the level that holds, a sample below the rule of thumb, participants left out),
-        each starting with ``instrument.scale:``.
-    """
-
-    invariance: pd.DataFrame
-    params: pd.DataFrame
-    notes: tuple[str, ...] = ()
-
-    def _title(self) -> str:
-        n = 0
-        if not self.invariance.empty:
-            fitted = self.invariance[self.invariance["note"].isna()]
-            n = len(fitted[["instrument", "scale"]].drop_duplicates())
-        return f"InvarianceTables({n} scale(s) with a ladder, {len(self.notes)} note(s))"
-
-    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
-        return [("invariance", self.invariance), ("params", self.params)]
-
-
-def invariance_ladders(
-    data: pd.DataFrame,
-    instruments: Sequence[Any],
-    *,
-    id_col: str,
-    wave_col: str,
-    waves: Sequence[Any] | None = None,
-    estimator: Literal["ML", "MLR"] = "MLR",
-    small_sample: Literal["fit", "skip"] = "fit",
-) -> InvarianceTables:
-    """Test the invariance ladder (configural to strict) of every scale of some instruments.
-
-    Parameters
-    ----------
-    data : pandas.DataFrame
-        One row per person and wave, one column per item (raw, not reverse keyed). Not
-        modified.
-    instruments : sequence of surveys.Instrument
-        The instruments whose scales are tested.
-    id_col, wave_col : str
-        The participant and wave columns.
-    waves : sequence, optional
-        The waves in time order (default: in order of first appearance in `data`).
-    estimator : {"ML", "MLR"}, default "MLR"
-        As in :func:`models.measurement_invariance`; MLR (robust to non-normal Likert
-        answers) by default. Incomplete participants enter by full-information ML.
-    small_sample : {"fit", "skip"}, default "fit"
-        A scale with fewer complete participants than the rule of thumb
-        (:func:`models.invariance_sample_note`: 5 per free parameter of the configural
-        model, Bentler & Chou 1987): ``"fit"`` fits its ladder all the same, flags its rows
-        (``sample_flag``) and says so in a note (``longitudinal reliability --invariance``);
-        ``"skip"`` gives it a note and no ladder (the report, which narrates the ladder).
-
-    Returns
-    -------
-    InvarianceTables
-        A scale gets a ladder when it has three or more items, is measured at two or more
-        waves, its answers vary at every wave, it has more participants than observed
-        variables (items x waves; fewer make the sample covariance matrix singular, and the
-        model cannot be estimated) and its configural model converges. Otherwise it gets one
-        row per model of :data:`INVARIANCE_MODELS` with the reason in ``note`` and no numbers,
-        and a note saying which. A ladder below the rule of thumb carries the rule's line in
-        ``sample_flag`` (with ``small_sample="fit"``).
-    """
-    from surveys import keyed_item_answers
-
-    if small_sample not in ("fit", "skip"):
-        raise InvalidParameterError(
-            "the `small_sample` parameter of invariance_ladders must be 'fit' or 'skip'; "
-            f"got {small_sample!r}"
-        )
-    if waves is None and wave_col in data.columns:  # else keyed_item_answers names it
-        waves = list(pd.unique(data[wave_col]))
-
-    def answers(_instrument: Any, key: Any) -> pd.DataFrame:
-        return keyed_item_answers(data, key, id_col=id_col, wave_col=wave_col)
-
-    return _ladders(
-        instruments,
-        answers,
-        id_col=id_col,
-        wave_col=wave_col,
-        waves=waves,
-        estimator=estimator,
-        small_sample=small_sample,
-    )
-
-
-def _ladders(
-    instruments: Sequence[Any],
-    answers: Any,
-    *,
-    id_col: str,
-    wave_col: str,
-    waves: Sequence[Any] | None,
-    estimator: str,
-    small_sample: str,
-) -> InvarianceTables:
-    """Test the ladder of every scale; ``answers(instrument, key)`` gives its keyed answers."""
-    from models import ModelsError, invariance_tables, measurement_invariance
-    from models.sem import invariance_sample_note
-
-    fits: list[pd.DataFrame] = []
-    params: list[pd.DataFrame] = []
-    notes: list[str] = []
-
-    def unfitted(instrument: Any, scale: str, reason: str) -> None:
-        notes.append(f"{instrument.name}.{scale}: {reason}; no invariance ladder")
-        rows = pd.DataFrame(
-            {
-                "instrument": instrument.name,
-                "scale": scale,
-                "model": list(INVARIANCE_MODELS),
-                "estimator": estimator,
-                "decision": "not fitted",
-                "note": reason,
-            }
-        )
-        fits.append(rows.reindex(columns=INVARIANCE_COLUMNS))
-
-    for instrument in instruments:
-        for key in instrument.scales:
-            label = f"{instrument.name}.{key.name}"
-            if len(key.items) < 3:
-                unfitted(instrument, key.name, "fewer than three items")
-                continue
-            long = answers(instrument, key)
-            wide = long.pivot_table(
-                index=[id_col, wave_col], columns="item", values="value", dropna=False, sort=False
-            ).reset_index()
-            wide = wide.dropna(subset=list(key.items), how="all")
-            order = [w for w in waves or () if w in set(wide[wave_col])]
-            if len(order) < 2:
-                unfitted(instrument, key.name, "measured at one wave")
-                continue
-            by_person = wide.set_index([id_col, wave_col])[list(key.items)].notna().all(axis=1)
-            complete = by_person.groupby(level=0).sum() == len(order)
-            small = invariance_sample_note(
-                int(complete.sum()), n_items=len(key.items), n_waves=len(order)
-            )
-            if small and small_sample == "skip":
-                unfitted(instrument, key.name, small)
-                continue
-            spread = wide.groupby(wave_col)[list(key.items)].std().reindex(order)
-            flat = [
-                f"{item} at {wave}"
-                for wave, row in spread.iterrows()
-                for item, value in row.items()
-                if not value > 0
-            ]
-            if flat:
-                unfitted(
-                    instrument,
-                    key.name,
-                    f"answers without variance ({', '.join(map(str, flat[:3]))})",
-                )
-                continue
-            n_people = int(wide[id_col].nunique())
-            n_observed = len(key.items) * len(order)
-            if n_people <= n_observed:
-                unfitted(
-                    instrument,
-                    key.name,
-                    f"{n_people} participants for {n_observed} observed variables "
-                    f"({len(key.items)} items x {len(order)} waves): the sample covariance "
-                    "matrix is singular, so the model cannot be estimated",
-                )
-                continue
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    result = measurement_invariance(
-                        wide,
-                        items=list(key.items),
-                        id_col=id_col,
-                        wave_col=wave_col,
-                        waves=order,
-                        estimator=estimator,
-                        nan_policy="fiml",
-                    )
-                except (ModelsError, np.linalg.LinAlgError) as err:
-                    unfitted(instrument, key.name, f"could not be estimated ({err})")
-                    continue
-            configural = result.fits.iloc[0]
-            if not bool(configural["converged"]):
-                unfitted(instrument, key.name, "the configural model did not converge")
-                continue
-            for message in caught:
-                notes.append(f"{label}: {message.message}")
-            if small:
-                notes.append(
-                    f"{label}: fitted below the rule of thumb ({small}); the ladder's tests "
-                    "and fit indices are less trustworthy in so small a sample"
-                )
-            notes.append(f"{label}: invariance holds up to the {result.level_held} level")
-            table, estimates = invariance_tables(result, instrument=instrument.name, scale=key.name)
-            table = table.reindex(columns=INVARIANCE_COLUMNS)
-            if small:
-                table["sample_flag"] = f"below the rule of thumb: {small}"
-            fits.append(table)
-            params.append(estimates)
-    invariance = pd.concat(fits, ignore_index=True) if fits else pd.DataFrame()
-    estimates = pd.concat(params, ignore_index=True) if params else pd.DataFrame()
-    return InvarianceTables(
-        invariance.reindex(columns=INVARIANCE_COLUMNS),
-        estimates.reindex(columns=INVARIANCE_PARAMS_COLUMNS),
-        tuple(notes),
-    )
-
-
-def study_invariance(
-    study: Any,
-    *,
-    estimator: Literal["ML", "MLR"] = "MLR",
-    small_sample: Literal["fit", "skip"] = "skip",
-) -> InvarianceTables:
-    """Test the invariance of a loaded study's state scales measured at two or more waves.
-
-    The answers are the study's keyed item answers, as for
-    :func:`study_multilevel_reliability`; the waves
-    are the study's (``[study] waves``), in order. ``small_sample`` as in
-    :func:`invariance_ladders`; ``"skip"`` by default, as the report narrates only a ladder
-    whose sample meets the rule of thumb. A scale without a ladder has its rows with the
-    reason in ``note``, as there.
-    """
-    from longitudinal.study.loaded import Study
-
-    if not isinstance(study, Study):
-        raise InvalidParameterError(
-            "the `study` parameter of longitudinal.study_invariance must be a Study from "
-            f"longitudinal.load_study; got {type(study).__name__}"
-        )
-    if small_sample not in ("fit", "skip"):
-        raise InvalidParameterError(
-            "the `small_sample` parameter of study_invariance must be 'fit' or 'skip'; "
-            f"got {small_sample!r}"
-        )
-    blocks = []
-    notes: list[str] = []
-    for name in study.state_instruments:
-        instrument = study.instruments[name]
-        keyed = _study_answers(study, instrument)
-        block = _ladders(
-            [instrument],
-            lambda _instrument, key, keyed=keyed: keyed(key),
-            id_col="__id",
-            wave_col="__wave",
-            waves=[str(w) for w in study.config.waves],
-            estimator=estimator,
-            small_sample=small_sample,
-        )
-        blocks.append(block)
-        notes.extend(block.notes)
-    empty = InvarianceTables(
-        pd.DataFrame(columns=INVARIANCE_COLUMNS), pd.DataFrame(columns=INVARIANCE_PARAMS_COLUMNS)
-    )
-    blocks = [b for b in blocks if not b.invariance.empty] or [empty]
-    return InvarianceTables(
-        pd.concat([b.invariance for b in blocks], ignore_index=True),
-        pd.concat([b.params for b in blocks], ignore_index=True),
-        tuple(notes),
     )

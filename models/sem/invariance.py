@@ -1,35 +1,36 @@
-"""Longitudinal measurement invariance: configural, metric, scalar and strict, as lavaan fits them.
+"""Longitudinal measurement invariance: configural to strict, as lavaan fits them.
 
-:func:`measurement_invariance` fits the ladder of ``semTools::measEq.syntax(ID.fac = "std.lv",
-auto = "all", longFacNames = ...)`` to one scale measured at two or more waves, compares
-consecutive models, tests the equality constraints of a rejected step one by one (the partial
-model frees the worst), and reports the latent means and variances of the later waves under
-the highest level that holds. :func:`invariance_tables` writes the two tables of the
-``longitudinal reliability --invariance`` output.
+:func:`measurement_invariance` fits the ladder of ``semTools::measEq.syntax`` to one scale
+measured at two or more waves, for continuous items by ML or MLR (``ID.fac = "std.lv"``:
+configural, metric, scalar, strict; :mod:`models.sem._ladder_ml`) or for ordered items by
+WLSMV (``ID.cat = "Wu.Estabrook.2016"``: configural, thresholds, metric, scalar, strict;
+:mod:`models.sem._ladder_wlsmv`); compares consecutive models, tests the restrictions of a
+rejected step one by one (the partial model frees the worst), and reports the latent means and
+variances of the later waves under the highest level that holds. :func:`invariance_tables`
+writes the two tables of the ``longitudinal reliability --invariance`` output.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from _empathic_base.results import Result
-from models._checks import check_choice, check_unit
-from models._columns import CI_HIGH, CI_LOW, ESTIMATE, P_VALUE, SE, STATISTIC
-from models._errors import ConvergenceWarning, InvalidParameterError, SingularFitWarning
+from models._errors import InvalidParameterError
 from models._version import __version__
-from models.sem._fiml import FIMLProblem, saturated_fit
-from models.sem._fit import LevelFit, fit_level
-from models.sem._ml import MLProblem, h1_trace
-from models.sem._spec import LEVELS, STEP_KIND, build_spec
+from models.sem._invariance_input import check_parameters, wide
+from models.sem._invariance_result import (
+    INVARIANCE_CSV_COLUMNS,
+    InvarianceResult,
+    invariance_tables,
+)
+from models.sem._spec import build_spec
 
 __all__ = [
+    "INVARIANCE_CSV_COLUMNS",
     "InvarianceResult",
     "invariance_sample_note",
     "invariance_tables",
@@ -38,176 +39,18 @@ __all__ = [
 
 FUNC = "measurement_invariance"
 
-SCOPE_NOTE = (
-    "Ordinal (WLSMV) estimation is not available; missing answers are handled by "
-    "full-information ML (nan_policy='fiml')."
-)
-
-FIT_COLUMNS = [
-    "model",
-    "level",
-    "freed",
-    "estimator",
-    "n",
-    "npar",
-    "chisq",
-    "df",
-    "p_value",
-    "chisq_ml",
-    "p_value_ml",
-    "scaling_factor",
-    "cfi",
-    "tli",
-    "rmsea",
-    "rmsea_ci_low",
-    "rmsea_ci_high",
-    "srmr",
-    "loglik",
-    "aic",
-    "bic",
-    "lrt_chisq",
-    "lrt_df",
-    "lrt_p",
-    "delta_cfi",
-    "delta_rmsea",
-    "decision",
-    "converged",
-]
-
-INVARIANCE_CSV_COLUMNS = [
-    "instrument",
-    "scale",
-    "model",
-    "estimator",
-    "n",
-    "chisq",
-    "df",
-    "p_value",
-    "cfi",
-    "tli",
-    "rmsea",
-    "rmsea_ci_low",
-    "rmsea_ci_high",
-    "srmr",
-    "loglik",
-    "aic",
-    "bic",
-    "lrt_chisq",
-    "lrt_df",
-    "lrt_p",
-    "delta_cfi",
-    "decision",
-    "converged",
-]
-
-
-@dataclass(frozen=True, repr=False)
-class InvarianceResult(Result):
-    """The invariance ladder of one scale: fits, comparisons, parameters, latent change.
-
-    Attributes
-    ----------
-    fits : pandas.DataFrame
-        One row per model (the four levels, then the partial model when one was fitted):
-        ``model, level, freed, estimator, n, npar, chisq, df, p_value, chisq_ml,
-        p_value_ml, scaling_factor, cfi, tli, rmsea, rmsea_ci_low, rmsea_ci_high, srmr,
-        loglik, aic, bic, lrt_chisq, lrt_df, lrt_p, delta_cfi, delta_rmsea, decision,
-        converged``. Under MLR ``chisq``, ``p_value``, ``cfi``, ``tli`` and ``rmsea`` (with
-        its interval) are lavaan's scaled versions and ``chisq_ml``/``p_value_ml`` the
-        normal-theory ones; ``lrt_*`` compare each model with the one before it (the partial
-        model with the level below its own).
-    parameters : pandas.DataFrame
-        Every parameter of every model: ``model, lhs, op, rhs, kind, item, wave, free,
-        estimate, se, statistic, p_value, ci_low, ci_high`` in lavaan's notation (observed
-        ``{item}.{wave}``, latent ``{factor}.{wave}``; fixed parameters have NaN ``se``).
-    latent : pandas.DataFrame
-        The later waves' latent means and variances under ``level_held`` (the first wave's
-        are fixed at 0 and 1): ``quantity, wave, estimate, se, statistic, p_value, ci_low,
-        ci_high, model``. Empty when not even metric invariance holds.
-    score_tests : pandas.DataFrame
-        Univariate score tests (lavaan's ``lavTestScore``) of the equality constraints added
-        at the first rejected step, worst first: ``model, constraint, lhs, op, rhs, item,
-        wave, statistic, df, p_value``. Empty when no step is rejected.
-    level_held : str
-        The highest level whose step and every step before it hold (``"configural"`` when
-        metric is rejected), or the partial model (e.g. ``"scalar (partial)"``) when the first
-        rejected step holds once its worst constraint is freed (Byrne, Shavelson & Muthen,
-        1989); the ladder stops there.
-    meta : dict
-        Version, parameters, waves, items, ``n_used`` and ``n_excluded`` participants, the
-        estimator note.
-    """
-
-    fits: pd.DataFrame
-    parameters: pd.DataFrame
-    latent: pd.DataFrame
-    score_tests: pd.DataFrame
-    level_held: str
-    meta: dict = field(default_factory=dict)
-
-    def _title(self) -> str:
-        m = self.meta
-        return (
-            f"Measurement invariance ({m['estimator']}): {len(m['items'])} items x "
-            f"{len(m['waves'])} waves, n = {m['n_used']}; highest level held: {self.level_held}"
-        )
-
-    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
-        return [
-            ("Invariance ladder", self.fits),
-            ("Latent means and variances of the later waves", self.latent),
-            ("Score tests of the rejected step's constraints", self.score_tests),
-            ("Parameters", self.parameters),
-        ]
-
-    def _text(self, decimals: int) -> str:
-        m = self.meta
-        shown = self.fits[
-            [
-                "model",
-                "chisq",
-                "df",
-                "p_value",
-                "cfi",
-                "tli",
-                "rmsea",
-                "srmr",
-                "lrt_chisq",
-                "lrt_df",
-                "lrt_p",
-                "delta_cfi",
-                "delta_rmsea",
-                "decision",
-            ]
-        ]
-        blocks = [
-            self._title(),
-            f"Estimator: {m['estimator_note']}",
-            f"Decision rule: {m['decision_rule']}",
-            shown.round(decimals).to_string(index=False),
-        ]
-        if not self.fits["converged"].all():
-            bad = ", ".join(self.fits.loc[~self.fits["converged"], "model"])
-            blocks.append(f"Did not converge: {bad}; their numbers are not to be read.")
-        blocks.extend(m["notes"])
-        if len(self.latent):
-            blocks.append(
-                f"Latent change under the {self.level_held} model (first wave: mean 0, "
-                "variance 1)\n" + self.latent.round(decimals).to_string(index=False)
-            )
-        else:
-            blocks.append("Latent change: not comparable (metric invariance does not hold).")
-        if len(self.score_tests):
-            blocks.append(
-                "Score tests (1 df) of the rejected step's equality constraints\n"
-                + self.score_tests.head(10).round(decimals).to_string(index=False)
-            )
-        if m["n_excluded"]:
-            why = "with no answer at all" if m["nan_policy"] == "fiml" else "for missing answers"
-            blocks.append(
-                f"{m['n_excluded']} participant(s) left out {why} (nan_policy={m['nan_policy']!r})."
-            )
-        return "\n\n".join(blocks)
+SCOPE_NOTES = {
+    "ML": (
+        "The items are treated as continuous (estimator='WLSMV' treats them as ordered "
+        "categories); missing answers are handled by full-information ML (nan_policy='fiml')."
+    ),
+    "WLSMV": (
+        "The items are treated as ordered categories; missing answers are handled by "
+        "listwise deletion (nan_policy='omit', lavaan's default) or pairwise "
+        "(nan_policy='pairwise'); full-information ML does not exist for this estimator."
+    ),
+}
+"""The scope of each estimator, said after its note (``meta["estimator_note"]``)."""
 
 
 # -- BLAS threads -------------------------------------------------------------------------
@@ -236,223 +79,6 @@ def _one_blas_thread(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-# -- input --------------------------------------------------------------------------------
-def _wide(
-    data: Any,
-    items: list[str],
-    id_col: str,
-    wave_col: str,
-    waves: list[Any] | None,
-    nan_policy: str,
-) -> tuple[np.ndarray, list[Any], int, pd.Index]:
-    if not isinstance(data, pd.DataFrame):
-        raise InvalidParameterError(
-            f"the `data` parameter of {FUNC} must be a pandas DataFrame (long format: one row "
-            f"per participant and wave); got {type(data).__name__}"
-        )
-    problems: list[str] = []
-    missing_cols = [c for c in [id_col, wave_col, *items] if c not in data.columns]
-    if missing_cols:
-        raise InvalidParameterError(f"{FUNC}: the data lack the column(s) {missing_cols}")
-    non_numeric = [c for c in items if not pd.api.types.is_numeric_dtype(data[c])]
-    if non_numeric:
-        raise InvalidParameterError(
-            f"{FUNC}: the item column(s) {non_numeric} must be numeric; convert them "
-            "explicitly (codes are never converted here)"
-        )
-    if waves is None:
-        if not pd.api.types.is_numeric_dtype(data[wave_col]):
-            raise InvalidParameterError(
-                f"the `waves` parameter of {FUNC} is needed when `{wave_col}` is not numeric: "
-                "pass the wave labels in their order, e.g. waves=['pre', 'mid', 'post']"
-            )
-        waves = sorted(data[wave_col].dropna().unique().tolist())
-    waves = list(waves)
-    if len(waves) < 2:
-        raise InvalidParameterError(f"{FUNC} needs at least two waves; got {waves!r}")
-    if len(items) < 2:
-        raise InvalidParameterError(f"{FUNC} needs at least two items; got {items!r}")
-    frame = data[data[wave_col].isin(waves)]
-    unknown = sorted(set(data[wave_col].dropna()) - set(waves), key=str)
-    if unknown:
-        problems.append(
-            f"{int((~data[wave_col].isin(waves)).sum())} row(s) have a `{wave_col}` value not "
-            f"in waves={waves!r}: {unknown[:5]!r}"
-        )
-    absent = [w for w in waves if not (frame[wave_col] == w).any()]
-    if absent:
-        problems.append(f"no row has the wave(s) {absent!r} in `{wave_col}`")
-    no_id = frame[id_col].isna()
-    if no_id.any():
-        problems.append(f"{int(no_id.sum())} row(s) have no `{id_col}`")
-    dup = frame.duplicated([id_col, wave_col], keep=False)
-    if dup.any():
-        ids = frame.loc[dup, id_col].drop_duplicates().tolist()
-        problems.append(
-            f"{int(dup.sum())} rows repeat a participant x wave ({id_col} {ids[:10]!r}); "
-            "rows are never averaged"
-        )
-    if problems:
-        raise InvalidParameterError(f"{FUNC}: " + "; ".join(problems))
-    wide = frame.set_index([id_col, wave_col])[items].unstack(wave_col)
-    columns = [(item, wave) for wave in waves for item in items]
-    wide = wide.reindex(columns=pd.MultiIndex.from_tuples(columns))
-    if nan_policy == "fiml":
-        empty = wide.isna().all(axis=1)
-        return wide.loc[~empty].to_numpy(dtype=float), waves, int(empty.sum()), wide.index
-    incomplete = wide.isna().any(axis=1)
-    n_excluded = int(incomplete.sum())
-    if n_excluded and nan_policy == "raise":
-        raise InvalidParameterError(
-            f"{FUNC}: {n_excluded} of {len(wide)} participants lack an answer or a wave "
-            f"(first ids: {wide.index[incomplete].tolist()[:10]!r}). Pass "
-            "nan_policy='fiml' to use every answer (full-information ML) or nan_policy='omit' "
-            "to leave them out (they are counted in the result)."
-        )
-    wide = wide.loc[~incomplete]
-    return wide.to_numpy(dtype=float), waves, n_excluded, wide.index
-
-
-# -- tables -------------------------------------------------------------------------------
-def _names(entry: tuple, items: list[str], waves: list[Any], factor: str) -> tuple[str, str, str]:
-    kind = entry[0]
-
-    def ov(i: int, t: int) -> str:
-        return f"{items[i]}.{waves[t]}"
-
-    def lv(t: int) -> str:
-        return f"{factor}.{waves[t]}"
-
-    if kind == "lambda":
-        return lv(entry[2]), "=~", ov(entry[1], entry[2])
-    if kind == "nu":
-        return ov(entry[1], entry[2]), "~1", ""
-    if kind == "theta":
-        return ov(entry[1], entry[2]), "~~", ov(entry[1], entry[2])
-    if kind == "theta_cov":
-        return ov(entry[1], entry[2]), "~~", ov(entry[1], entry[3])
-    if kind == "psi":
-        return lv(entry[1]), "~~", lv(entry[1])
-    if kind == "psi_cov":
-        return lv(entry[1]), "~~", lv(entry[2])
-    return lv(entry[1]), "~1", ""
-
-
-def _z_table(est: np.ndarray, se: np.ndarray, ci_level: float) -> dict[str, np.ndarray]:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = est / se
-    crit = stats.norm.ppf(0.5 + ci_level / 2.0)
-    return {
-        ESTIMATE: est,
-        SE: se,
-        STATISTIC: z,
-        P_VALUE: 2.0 * stats.norm.sf(np.abs(z)),
-        CI_LOW: est - crit * se,
-        CI_HIGH: est + crit * se,
-    }
-
-
-def _parameters(
-    fit: LevelFit, model: str, items: list[str], waves: list[Any], factor: str, ci_level: float
-) -> pd.DataFrame:
-    spec = fit.spec
-    se_free = np.sqrt(np.clip(np.diag(fit.cov), 0.0, None))
-    rows = []
-    for entry, a in spec.entries.items():
-        rows.append((entry, float(fit.theta[a]), float(se_free[a]), True))
-    for entry, value in spec.fixed.items():
-        rows.append((entry, float(value), float("nan"), False))
-    table = pd.DataFrame(
-        {
-            "model": model,
-            "lhs": [_names(r[0], items, waves, factor)[0] for r in rows],
-            "op": [_names(r[0], items, waves, factor)[1] for r in rows],
-            "rhs": [_names(r[0], items, waves, factor)[2] for r in rows],
-            "kind": [r[0][0] for r in rows],
-            "item": [
-                items[r[0][1]] if r[0][0] in STEP_KIND.values() or r[0][0] == "theta_cov" else None
-                for r in rows
-            ],
-            "wave": [
-                waves[r[0][2]]
-                if r[0][0] in ("lambda", "nu", "theta", "theta_cov")
-                else waves[r[0][1]]
-                for r in rows
-            ],
-            "free": [r[3] for r in rows],
-        }
-    )
-    numbers = _z_table(np.array([r[1] for r in rows]), np.array([r[2] for r in rows]), ci_level)
-    for key, values in numbers.items():
-        table[key] = values
-    return table
-
-
-def _score_tests(fit: LevelFit, step: str) -> list[tuple[tuple, float]]:
-    """Return (constraint, statistic) for each equality constraint added at ``step``.
-
-    The statistic is lavaan's univariate ``lavTestScore``: with the constraint released
-    (its entry given its own parameter, started at the constrained estimate), ``N g' I^-1 g``
-    with ``g`` the gradient of the fit function and ``I`` the unit expected information
-    (summed over the missing-data patterns under full-information ML). Under MLR this is the
-    ordinary score test, as lavaan falls back to.
-    """
-    spec = fit.spec
-    assert fit.problem is not None
-    y = fit.problem.y
-    out = []
-    for constraint in spec.constraints:
-        if constraint[0] != STEP_KIND[step]:
-            continue
-        ext = build_spec(spec.n_items, spec.n_waves, spec.level, (*spec.freed, constraint))
-        theta = np.empty(ext.n_params)
-        for entry, a in ext.entries.items():
-            theta[a] = fit.theta[spec.entries[entry]]
-        missing = np.isnan(y).any()
-        problem = FIMLProblem(ext, y) if missing else MLProblem(ext, y)
-        mom = problem.moments(theta)
-        grad = problem.gradient(theta, mom)
-        info = problem.expected_information(mom)
-        stat = float(fit.n * grad @ np.linalg.solve(info, grad))
-        out.append((constraint, stat))
-    return out
-
-
-def _compare(fit: LevelFit, prev: LevelFit, scaled: bool) -> tuple[float, int, float]:
-    """Return the likelihood-ratio (ML) or Satorra-Bentler (2001) scaled difference test."""
-    ddf = fit.df - prev.df
-    diff = fit.chisq - prev.chisq
-    if scaled:
-        cd = (fit.df * fit.scaling - prev.df * prev.scaling) / ddf
-        diff = diff / cd
-    return diff, ddf, float(stats.chi2.sf(diff, ddf))
-
-
-def _fit_row(fit: LevelFit, model: str, level: str, freed: str) -> dict[str, Any]:
-    scaled = fit.estimator == "MLR"
-    idx = fit.indices(scaled=scaled)
-    return {
-        "model": model,
-        "level": level,
-        "freed": freed,
-        "estimator": fit.estimator,
-        "n": fit.n,
-        "npar": fit.npar,
-        "chisq": fit.chisq_scaled if scaled else fit.chisq,
-        "df": fit.df,
-        "p_value": fit.p_value_scaled if scaled else fit.p_value,
-        "chisq_ml": fit.chisq,
-        "p_value_ml": fit.p_value,
-        "scaling_factor": fit.scaling,
-        **idx,
-        "srmr": fit.srmr,
-        "loglik": fit.loglik,
-        "aic": fit.aic,
-        "bic": fit.bic,
-        "converged": fit.converged,
-    }
-
-
 @_one_blas_thread
 def measurement_invariance(
     data: pd.DataFrame,
@@ -470,6 +96,8 @@ def measurement_invariance(
 ) -> InvarianceResult:
     """Test longitudinal measurement invariance of one scale (configural to strict).
 
+    For continuous items by ML or MLR, for ordered items by WLSMV.
+
     Parameters
     ----------
     data : pandas.DataFrame
@@ -483,28 +111,36 @@ def measurement_invariance(
     waves : list, optional
         The waves in their order (default: the sorted values of a numeric ``wave_col``;
         needed for text labels).
-    estimator : {"ML", "MLR"}, default "ML"
+    estimator : {"ML", "MLR", "WLSMV"}, default "ML"
         Normal-theory ML, or ML with lavaan's MLR corrections (Yuan-Bentler scaled chi-square,
         Huber-White standard errors, Satorra-Bentler 2001 scaled differences) for Likert items
-        that are not normal. Ordinal (WLSMV) estimation is not available.
+        that are not normal, or lavaan's WLSMV for items whose answers are ordered categories
+        (integer codes; thresholds and polychoric correlations, diagonally weighted least
+        squares, robust standard errors, the scaled and shifted chi-square, Satorra 2000
+        scaled differences), with the thresholds step between configural and metric.
     delta_cfi : float, default 0.01
         A step holds when CFI drops by at most this much (Cheung & Rensvold, 2002) ...
     delta_rmsea : float, default 0.015
-        ... and RMSEA rises by at most this much (Chen, 2007).
+        ... and RMSEA rises by at most this much (Chen, 2007); under MLR and WLSMV both
+        read the scaled indices.
     ci_level : float, default 0.95
         Level of the Wald intervals of the parameters and latent change.
-    nan_policy : {"raise", "omit", "fiml"}, default "raise"
+    nan_policy : {"raise", "omit", "fiml", "pairwise"}, default "raise"
         A participant with a missing answer or wave is refused (``"raise"``), left out and
-        counted in ``meta["n_excluded"]`` (``"omit"``), or kept with every answer they gave
-        (``"fiml"``: full-information ML, lavaan's ``missing = "ml"``, with ML or MLR;
-        participants with no answer at all are left out and counted).
+        counted in ``meta["n_excluded"]`` (``"omit"``: listwise deletion, lavaan's default),
+        or kept with every answer they gave: ``"fiml"`` (full-information ML, lavaan's
+        ``missing = "ml"``, with ML or MLR) or ``"pairwise"`` (WLSMV only: each threshold
+        and polychoric correlation from the answers given, lavaan's ``missing =
+        "pairwise"``); participants with no answer at all are left out and counted.
+        Full-information ML does not exist for WLSMV, and ``meta["missing"]`` says which
+        rule a WLSMV ladder used.
     factor : str, default "F"
         The latent variable's name in the parameter table (``{factor}.{wave}``).
 
     Returns
     -------
     InvarianceResult
-        ``fits`` (the ladder and, when a step is rejected, the partial model), ``parameters``,
+        ``fits`` (the ladder and, when a step is rejected, the partial models), ``parameters``,
         ``latent`` (later waves' latent means and variances under the highest level held),
         ``score_tests``, ``level_held``, ``meta``.
 
@@ -520,7 +156,10 @@ def measurement_invariance(
     ------
     InvalidParameterError
         A bad parameter; missing columns; non-numeric items; an unknown wave; a repeated
-        participant x wave; incomplete participants under ``nan_policy="raise"``.
+        participant x wave; incomplete participants under ``nan_policy="raise"``; under
+        WLSMV an answer that is not an integer code, or a category of an item that nobody
+        chose at some wave while others did (named by item, wave and category: collapse
+        the categories first).
 
     See Also
     --------
@@ -544,11 +183,32 @@ def measurement_invariance(
     model frees the worst (the largest statistic); it is compared with the level below,
     and when it holds the latent change is read from it (partial invariance).
 
+    Under WLSMV (items as ordered categories; ``semTools::measEq.syntax(ID.cat =
+    "Wu.Estabrook.2016", parameterization = "theta")``) the ladder is configural (thresholds
+    free; intercepts 0, residual variances 1, latent means 0, variances 1), thresholds (each
+    item's thresholds equal across waves; the later waves' intercepts and residual variances
+    free), metric (+ loadings), scalar (+ intercepts, so 0 at every wave; later latent means
+    free) and strict (+ residual variances, so 1). The thresholds, polychoric correlations and
+    their asymptotic covariance are computed once and every model is fitted to them;
+    consecutive models are compared by lavaan's scaled and shifted difference test (Satorra,
+    2000) and by the scaled CFI and RMSEA. At the first rejected step its restrictions are
+    score-tested (an equality of thresholds or loadings as ``lavTestScore``; an intercept
+    fixed at 0 or a residual variance fixed at 1 by the same test of releasing it), the
+    worst is freed and the model refitted, one at a time, until the step holds against the
+    level below (``"scalar (partial 2)"``: two freed) or nothing is left that can be freed;
+    ``meta["partial_search"]`` and the notes say why the search stopped. A model that did
+    not converge has no numbers in ``fits`` and no decision is read from it. Validated
+    against lavaan on the same ``sai`` items (two and three waves, 4-point, binary and
+    3-point items): scaled chi-square to 1e-3, scaled CFI, TLI, RMSEA, estimates to 1e-4,
+    standard errors and difference and score tests to 1e-3, and the partial search itself
+    (``tests/models/sem/test_invariance_wlsmv.py``).
+
     Validated against lavaan 0.6-14 and semTools 0.5-6 (``cfa`` on the syntax of
     ``measEq.syntax``, ``fitMeasures``, ``lavTestLRT``, ``lavTestScore``) on three real data
     sets (psychTools ``sai``: two, three and four waves), ML, MLR and full-information ML with
     either (``missing = "ml"``, the incomplete participants of the same studies): chi-square
-    to 1e-3, fit indices, estimates and standard errors to 1e-4
+    to 1e-3, fit indices (under MLR also the robust CFI, TLI and RMSEA with complete data),
+    estimates and standard errors to 1e-4
     (``tests/models/sem/test_invariance.py``).
 
     With ``nan_policy="fiml"`` the chi-square is twice the log-likelihood difference from the
@@ -569,6 +229,14 @@ def measurement_invariance(
     Psychological Bulletin, 105(3), 456-466.
     Satorra, A., & Bentler, P. M. (2001). A scaled difference chi-square test statistic for
     moment structure analysis. Psychometrika, 66(4), 507-514.
+    Satorra, A. (2000). Scaled and adjusted restricted tests in multi-sample analysis of
+    moment structures. In R. D. H. Heijmans, D. S. G. Pollock, & A. Satorra (Eds.),
+    Innovations in multivariate statistical analysis (pp. 233-247). Kluwer.
+    Wu, H., & Estabrook, R. (2016). Identification of confirmatory factor analysis models of
+    different levels of invariance for ordered categorical outcomes. Psychometrika, 81(4),
+    1014-1045.
+    Asparouhov, T., & Muthen, B. (2010). Simple second order chi-square correction.
+    Technical appendix, Mplus.
     Yuan, K.-H., & Bentler, P. M. (2000). Three likelihood-based methods for mean and
     covariance structure analysis with nonnormal missing data. Sociological Methodology, 30,
     165-200.
@@ -592,295 +260,64 @@ def measurement_invariance(
     0      mean     2      0.39
     1  variance     2      0.93
     """
-    _check_parameters(estimator, nan_policy, ci_level, delta_cfi, delta_rmsea, items)
+    check_parameters(estimator, nan_policy, ci_level, delta_cfi, delta_rmsea, items)
     items = list(items)
-    y, waves, n_excluded, _ = _wide(data, items, id_col, wave_col, waves, nan_policy)
-    p = len(items)
+    y, waves, n_excluded, _ = wide(data, items, id_col, wave_col, waves, nan_policy, estimator)
     n, k = y.shape
-    if n <= k and nan_policy != "fiml":
+    if n <= k and nan_policy not in ("fiml", "pairwise"):
+        what = "polychoric correlation" if estimator == "WLSMV" else "sample covariance"
         raise InvalidParameterError(
             f"{FUNC}: {n} complete participants for {k} observed variables "
-            f"({p} items x {len(waves)} waves); the sample covariance matrix is singular"
+            f"({len(items)} items x {len(waves)} waves); the {what} matrix is singular"
         )
-    scaled = estimator == "MLR"
-    h1 = h1_trace(y) if scaled else None
-    n_incomplete = int(np.isnan(y).any(axis=1).sum())
-    saturated = saturated_fit(y) if n_incomplete else None
-    fits: dict[str, LevelFit] = {}
-    for level in LEVELS:
-        fits[level] = fit_level(y, p, level, estimator=estimator, h1=h1, saturated=saturated)
-
-    rows, rejected, level_held = _ladder(fits, scaled, delta_cfi, delta_rmsea)
-
-    param_tables = [
-        _parameters(fits[level], level, items, waves, factor, ci_level) for level in LEVELS
-    ]
-    score_table = pd.DataFrame(columns=_SCORE_COLUMNS)
-    if rejected is not None and rows[LEVELS.index(rejected)]["decision"] == "rejected":
-        tests = _score_tests(fits[rejected], rejected)
-        score_table = _score_table(tests, rejected, items, waves, factor)
-        worst = max(tests, key=lambda pair: pair[1])[0]
-        partial = fit_level(
-            y, p, rejected, estimator=estimator, freed=(worst,), h1=h1, saturated=saturated
-        )
-        name = f"{rejected} (partial)"
-        lhs, op, rhs = _names(worst, items, waves, factor)
-        row = _fit_row(partial, name, rejected, f"{lhs} {op} {rhs}".strip())
-        below = LEVELS[LEVELS.index(rejected) - 1]
-        lrt = _compare(partial, fits[below], scaled)
-        prev_row = rows[LEVELS.index(below)]
-        row.update(lrt_chisq=lrt[0], lrt_df=lrt[1], lrt_p=lrt[2])
-        row["delta_cfi"] = prev_row["cfi"] - row["cfi"]
-        row["delta_rmsea"] = row["rmsea"] - prev_row["rmsea"]
-        ok = row["delta_cfi"] <= delta_cfi and row["delta_rmsea"] <= delta_rmsea
-        row["decision"] = "holds" if ok and partial.converged else "rejected"
-        if row["decision"] == "holds":
-            level_held = name
-        rows.append(row)
-        param_tables.append(_parameters(partial, name, items, waves, factor, ci_level))
-
-    fit_table = pd.DataFrame(rows).reindex(columns=FIT_COLUMNS)
-    fit_table["lrt_df"] = fit_table["lrt_df"].astype("Int64")
-    parameters = pd.concat(param_tables, ignore_index=True)
-    negative = parameters[
-        parameters["free"]
-        & parameters["kind"].isin(["theta", "psi"])
-        & (parameters["estimate"] < 0)
-    ]
-    notes = [
-        f"{row.model}: negative variance estimate {row.lhs} ~~ {row.rhs} = {row.estimate:.4g} "
-        "(not admissible: the model does not fit these data as specified)"
-        for row in negative.itertuples()
-    ]
-    if notes:
-        import warnings
-
-        warnings.warn(f"{FUNC}: " + "; ".join(notes), SingularFitWarning, stacklevel=3)
-    latent = _latent(parameters, level_held)
-    if not fit_table["converged"].all():
-        import warnings
-
-        bad = ", ".join(fit_table.loc[~fit_table["converged"], "model"])
-        warnings.warn(
-            f"{FUNC}: the model(s) {bad} did not converge; their numbers are not to be read",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    note = _estimator_note(estimator, n_incomplete, n)
-    meta = {
-        "version": __version__,
-        "function": FUNC,
-        "estimator": estimator,
-        "estimator_note": f"{note}. {SCOPE_NOTE}",
-        "decision_rule": (
-            f"a step holds when CFI drops by at most {delta_cfi} (Cheung & Rensvold, 2002) "
-            f"and RMSEA rises by at most {delta_rmsea} (Chen, 2007)"
-            + ("; scaled indices under MLR" if scaled else "")
-        ),
+    rule = (
+        f"a step holds when CFI drops by at most {delta_cfi} (Cheung & Rensvold, 2002) "
+        f"and RMSEA rises by at most {delta_rmsea} (Chen, 2007)"
+    )
+    if estimator != "ML":
+        rule += f"; scaled indices under {estimator}"
+    options = {
         "items": items,
         "waves": waves,
-        "id_col": id_col,
-        "wave_col": wave_col,
-        "n_used": int(n),
-        "n_excluded": n_excluded,
-        "n_incomplete": n_incomplete,
+        "factor": factor,
+        "estimator": estimator,
         "nan_policy": nan_policy,
         "delta_cfi": delta_cfi,
         "delta_rmsea": delta_rmsea,
         "ci_level": ci_level,
-        "notes": notes,
+        "scope": SCOPE_NOTES["WLSMV" if estimator == "WLSMV" else "ML"],
+        "meta": {
+            "version": __version__,
+            "function": FUNC,
+            "estimator": estimator,
+            "decision_rule": rule,
+            "items": items,
+            "waves": waves,
+            "id_col": id_col,
+            "wave_col": wave_col,
+            "n_excluded": n_excluded,
+            "nan_policy": nan_policy,
+            "delta_cfi": delta_cfi,
+            "delta_rmsea": delta_rmsea,
+            "ci_level": ci_level,
+        },
     }
-    return InvarianceResult(
-        fits=fit_table,
-        parameters=parameters,
-        latent=latent,
-        score_tests=score_table,
-        level_held=level_held,
-        meta=meta,
-    )
+    if estimator == "WLSMV":
+        from models.sem._ladder_wlsmv import wlsmv_ladder
 
+        return wlsmv_ladder(y, options)
+    from models.sem._ladder_ml import ml_ladder
 
-_SCORE_COLUMNS = [
-    "model",
-    "constraint",
-    "lhs",
-    "op",
-    "rhs",
-    "item",
-    "wave",
-    "statistic",
-    "df",
-    "p_value",
-]
-"""Columns of :attr:`InvarianceResult.score_tests`, in order."""
-
-
-def _check_parameters(
-    estimator: str,
-    nan_policy: str,
-    ci_level: float,
-    delta_cfi: float,
-    delta_rmsea: float,
-    items: Any,
-) -> None:
-    """Refuse a bad parameter of :func:`measurement_invariance` (before the data are read)."""
-    check_choice(estimator, ("ML", "MLR"), name="estimator", where=FUNC)
-    check_choice(nan_policy, ("raise", "omit", "fiml"), name="nan_policy", where=FUNC)
-    check_unit(ci_level, name="ci_level", where=FUNC)
-    for name, value in (("delta_cfi", delta_cfi), ("delta_rmsea", delta_rmsea)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-            raise InvalidParameterError(
-                f"the `{name}` parameter of {FUNC} must be a non-negative number; got {value!r}"
-            )
-    if isinstance(items, str) or not isinstance(items, list | tuple):
-        raise InvalidParameterError(
-            f"the `items` parameter of {FUNC} must be a list of column names; got {items!r}"
-        )
-
-
-def _ladder(
-    fits: dict[str, LevelFit], scaled: bool, delta_cfi: float, delta_rmsea: float
-) -> tuple[list[dict[str, Any]], str | None, str]:
-    """Which steps of the ladder hold: the fit rows, the first step rejected, the level held."""
-    rows = [_fit_row(fits[level], level, level, "") for level in LEVELS]
-    rejected: str | None = None
-    for i, level in enumerate(LEVELS[1:], start=1):
-        prev_row, row = rows[i - 1], rows[i]
-        lrt = _compare(fits[level], fits[LEVELS[i - 1]], scaled)
-        row.update(lrt_chisq=lrt[0], lrt_df=lrt[1], lrt_p=lrt[2])
-        row["delta_cfi"] = prev_row["cfi"] - row["cfi"]
-        row["delta_rmsea"] = row["rmsea"] - prev_row["rmsea"]
-        if rejected is not None:
-            row["decision"] = f"not tested ({rejected} rejected)"
-        elif not (fits[level].converged and fits[LEVELS[i - 1]].converged):
-            row["decision"] = "not tested (a model did not converge)"
-            rejected = level
-        elif row["delta_cfi"] <= delta_cfi and row["delta_rmsea"] <= delta_rmsea:
-            row["decision"] = "holds"
-        else:
-            row["decision"] = "rejected"
-            rejected = level
-    rows[0]["decision"] = "baseline" if fits["configural"].converged else "did not converge"
-    level_held = "configural" if rejected is None or rejected == "metric" else None
-    if rejected is None:
-        level_held = "strict"
-    elif level_held is None:
-        level_held = LEVELS[LEVELS.index(rejected) - 1]
-    if not fits["configural"].converged:
-        level_held = "none"
-    return rows, rejected, level_held
-
-
-def _score_table(
-    tests: list, rejected: str, items: list[str], waves: list[Any], factor: str
-) -> pd.DataFrame:
-    """Return the score test of each equality constraint of the rejected step, largest first."""
-    records = []
-    for constraint, stat in tests:
-        lhs, op, rhs = _names(constraint, items, waves, factor)
-        records.append(
-            {
-                "model": rejected,
-                "constraint": f"{lhs} {op} {rhs}".strip() + f" = wave {waves[0]}",
-                "lhs": lhs,
-                "op": op,
-                "rhs": rhs,
-                "item": items[constraint[1]],
-                "wave": waves[constraint[2]],
-                "statistic": stat,
-                "df": 1,
-                "p_value": float(stats.chi2.sf(stat, 1)),
-            }
-        )
-    return (
-        pd.DataFrame(records)
-        .sort_values("statistic", ascending=False, kind="stable")
-        .reset_index(drop=True)
-    )
-
-
-def _estimator_note(estimator: str, n_incomplete: int, n: int) -> str:
-    """Say how the models were estimated (``meta["estimator_note"]``, before the scope)."""
-    if n_incomplete and estimator == "ML":
-        return (
-            f"ML with full-information ML for missing answers ({n_incomplete} of {n} "
-            "participants incomplete; observed-information standard errors)"
-        )
-    if n_incomplete:
-        return (
-            f"MLR with full-information ML for missing answers ({n_incomplete} of {n} "
-            "participants incomplete; Yuan-Bentler scaled chi-square, Mplus variant; "
-            "Huber-White standard errors; Satorra-Bentler 2001 scaled differences)"
-        )
-    if estimator == "ML":
-        return "ML (normal theory; expected information standard errors)"
-    return (
-        "MLR (Yuan-Bentler scaled chi-square, Mplus variant; Huber-White standard "
-        "errors; Satorra-Bentler 2001 scaled differences)"
-    )
-
-
-def _latent(parameters: pd.DataFrame, model: str) -> pd.DataFrame:
-    columns = ["quantity", "wave", ESTIMATE, SE, STATISTIC, P_VALUE, CI_LOW, CI_HIGH, "model"]
-    level = model.removesuffix(" (partial)")
-    if level not in ("metric", "scalar", "strict"):
-        return pd.DataFrame(columns=columns)
-    table = parameters[parameters["model"] == model]
-    wanted = []
-    if level in ("scalar", "strict"):
-        means = table[(table["kind"] == "alpha") & table["free"]].assign(quantity="mean")
-        wanted.append(means)
-    variances = table[(table["kind"] == "psi") & table["free"]].assign(quantity="variance")
-    wanted.append(variances)
-    out = pd.concat(wanted, ignore_index=True)
-    out["model"] = model
-    return out.reindex(columns=columns).reset_index(drop=True)
-
-
-def invariance_tables(
-    result: InvarianceResult, *, instrument: str, scale: str
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return the ``invariance.csv`` and ``invariance_params.csv`` tables of one scale.
-
-    Parameters
-    ----------
-    result : InvarianceResult
-        What :func:`measurement_invariance` returned.
-    instrument, scale : str
-        The names written in the first two columns.
-
-    Returns
-    -------
-    invariance : pandas.DataFrame
-        ``instrument, scale, model, estimator, n, chisq, df, p_value, cfi, tli, rmsea,
-        rmsea_ci_low, rmsea_ci_high, srmr, loglik, aic, bic, lrt_chisq, lrt_df, lrt_p,
-        delta_cfi, decision, converged`` (one row per model; MLR rows carry the scaled
-        statistics).
-    params : pandas.DataFrame
-        ``instrument, scale, model, estimator, lhs, op, rhs, kind, item, wave, free,
-        estimate, se, statistic, p_value, ci_low, ci_high``.
-
-    Raises
-    ------
-    InvalidParameterError
-        ``result`` is not an :class:`InvarianceResult`.
-    """
-    if not isinstance(result, InvarianceResult):
-        raise InvalidParameterError(
-            "the `result` parameter of invariance_tables must be an InvarianceResult; got "
-            f"{type(result).__name__}"
-        )
-    fits = result.fits.assign(instrument=instrument, scale=scale)
-    params = result.parameters.assign(
-        instrument=instrument, scale=scale, estimator=result.meta["estimator"]
-    )
-    first = ["instrument", "scale", "model", "estimator"]
-    params = params[first + [c for c in params.columns if c not in first]]
-    return fits.reindex(columns=INVARIANCE_CSV_COLUMNS), params.reset_index(drop=True)
+    return ml_ladder(y, options)
 
 
 def invariance_sample_note(
-    n: int, *, n_items: int, n_waves: int, per_parameter: float = 5.0
+    n: int,
+    *,
+    n_items: int,
+    n_waves: int,
+    per_parameter: float = 5.0,
+    n_categories: int | list[int] | None = None,
 ) -> str | None:
     """Return why a sample is too small for the configural model, or None when it is not.
 
@@ -893,6 +330,10 @@ def invariance_sample_note(
     per_parameter : float, default 5.0
         Participants needed per free parameter of the configural model (Bentler & Chou,
         1987: at least 5 under normal theory).
+    n_categories : int or list of int, optional
+        For the WLSMV ladder: the answer categories of every item (one number) or of each
+        item; the configural model then has thresholds in place of intercepts and residual
+        variances. None (default): the ML and MLR ladder.
 
     Returns
     -------
@@ -902,13 +343,15 @@ def invariance_sample_note(
     Raises
     ------
     InvalidParameterError
-        ``n``, ``n_items`` or ``n_waves`` is not a positive integer or too small.
+        ``n``, ``n_items`` or ``n_waves`` is not a positive integer or too small, or
+        ``n_categories`` does not give at least two categories per item.
 
     Notes
     -----
     The configural model of ``p`` items at ``T`` waves has ``3pT`` item parameters
     (loadings, intercepts, residual variances), ``pT(T-1)/2`` residual covariances of the same
-    item across waves and ``T(T-1)/2`` factor covariances.
+    item across waves and ``T(T-1)/2`` factor covariances. Under WLSMV the item parameters
+    are ``pT`` loadings and each item's thresholds (categories less one) at every wave.
 
     References
     ----------
@@ -923,6 +366,10 @@ def invariance_sample_note(
     free parameters and needs at least 255 (5 per parameter; Bentler & Chou, 1987)
     >>> invariance_sample_note(300, n_items=4, n_waves=3) is None
     True
+    >>> print(invariance_sample_note(167, n_items=4, n_waves=3, n_categories=4))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    167 participants with complete answers; the configural model of 4 items x 3 waves has 63
+    free parameters and needs at least 315 (5 per parameter; Bentler & Chou, 1987)
     """
     where = "invariance_sample_note"
     for name, value, low in (("n", n, 0), ("n_items", n_items, 2), ("n_waves", n_waves, 2)):
@@ -940,7 +387,10 @@ def invariance_sample_note(
             f"the `per_parameter` parameter of {where} must be a positive number; "
             f"got {per_parameter!r}"
         )
-    q = build_spec(int(n_items), int(n_waves), "configural").n_params
+    if n_categories is None:
+        q = build_spec(int(n_items), int(n_waves), "configural").n_params
+    else:
+        q = _ordinal_parameters(int(n_items), int(n_waves), n_categories, where)
     needed = int(np.ceil(per_parameter * q))
     if n >= needed:
         return None
@@ -949,3 +399,19 @@ def invariance_sample_note(
         f"{n_waves} waves has {q} free parameters and needs at least {needed} "
         f"({per_parameter:g} per parameter; Bentler & Chou, 1987)"
     )
+
+
+def _ordinal_parameters(n_items: int, n_waves: int, n_categories: Any, where: str) -> int:
+    """Count the free parameters of the WLSMV configural model."""
+    counts = [n_categories] * n_items if np.ndim(n_categories) == 0 else list(n_categories)
+    if len(counts) != n_items or any(
+        isinstance(c, bool) or not isinstance(c, int | np.integer) or c < 2 for c in counts
+    ):
+        raise InvalidParameterError(
+            f"the `n_categories` parameter of {where} must be an integer >= 2 or one per item "
+            f"({n_items}); got {n_categories!r}"
+        )
+    from models.sem._wlsmv_spec import build_ordinal_spec
+
+    thresholds = tuple(int(c) - 1 for c in counts)
+    return build_ordinal_spec(n_items, n_waves, thresholds, "configural").n_params

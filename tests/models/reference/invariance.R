@@ -6,7 +6,9 @@
 #   vale: study VALE, times 1 to 4, the same items as rim (four waves, 67 complete of 77)
 # Only participants with every item at every wave are kept (complete data).
 # The ladder is semTools::measEq.syntax(ID.fac = "std.lv", auto = "all", longFacNames = ...)
-# fitted with lavaan::cfa, estimator ML and MLR.
+# fitted with lavaan::cfa, estimator ML and MLR (under MLR also the scaled indices and the
+# robust CFI, TLI and RMSEA of Brosseau-Liard, Savalei & Li 2012 and Brosseau-Liard & Savalei
+# 2014, as fitMeasures gives them).
 #
 # Run from the repository root:  Rscript tests/models/reference/invariance.R
 # Writes tests/data/psychTools_sai_{flat,rim}.csv (complete participants),
@@ -33,7 +35,7 @@ measures <- c("npar", "chisq", "df", "pvalue", "cfi", "tli", "rmsea", "rmsea.ci.
               "rmsea.ci.upper", "srmr", "logl", "aic", "bic", "baseline.chisq", "baseline.df")
 robust <- c("chisq.scaled", "df.scaled", "pvalue.scaled", "chisq.scaling.factor",
             "cfi.scaled", "tli.scaled", "rmsea.scaled", "rmsea.ci.lower.scaled",
-            "rmsea.ci.upper.scaled")
+            "rmsea.ci.upper.scaled", "cfi.robust", "tli.robust", "rmsea.robust")
 step_op <- c(metric = "=~", scalar = "~1", strict = "~~")
 
 fits <- list(); params <- list(); lrts <- list(); scores <- list(); partial <- list()

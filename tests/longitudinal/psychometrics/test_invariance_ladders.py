@@ -1,0 +1,65 @@
+"""The invariance driver's estimator and missing-data rule (psychometrics/invariance.py).
+
+The numbers are lavaan's, checked in tests/models/sem/test_invariance_wlsmv.py and through the
+command in tests/longitudinal/cli/test_cli_reliability_wlsmv.py; here: each estimator's
+missing-data rules, its default, and the ordinal ladder's rows for a scale it cannot fit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from longitudinal import InvalidParameterError
+from longitudinal.psychometrics.invariance import ORDINAL_INVARIANCE_MODELS, invariance_ladders
+from models import InvalidParameterError as ModelsInvalidParameterError
+from models.sem import invariance_sample_note
+from surveys import load_instrument
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+OPTIONS = {"id_col": "id", "wave_col": "time", "waves": [1, 2, 3]}
+
+
+@pytest.fixture(scope="module")
+def sai4():
+    return load_instrument(DATA / "raw" / "sai4.toml")
+
+
+@pytest.mark.parametrize(
+    ("estimator", "nan_policy", "phrase"),
+    [
+        ("WLSMV", "fiml", "full-information ML does not exist for WLSMV"),
+        ("MLR", "pairwise", "['fiml', 'omit'] with estimator='MLR'"),
+        ("WLS", None, "'ML', 'MLR' or 'WLSMV'"),
+    ],
+)
+def test_each_estimator_has_its_missing_data_rules(sai4, estimator, nan_policy, phrase):
+    data = pd.read_csv(DATA / "psychTools_sai_flat_all.csv")
+    with pytest.raises(InvalidParameterError) as err:
+        invariance_ladders(data, [sai4], estimator=estimator, nan_policy=nan_policy, **OPTIONS)
+    assert phrase in str(err.value)
+
+
+def test_wlsmv_leaves_incomplete_participants_out_unless_pairwise(sai4):
+    data = pd.read_csv(DATA / "psychTools_sai_flat_all.csv")  # 170, three incomplete
+    listwise = invariance_ladders(data, [sai4], estimator="WLSMV", **OPTIONS)
+    pairwise = invariance_ladders(data, [sai4], estimator="WLSMV", nan_policy="pairwise", **OPTIONS)
+    assert listwise.invariance["model"].tolist() == list(ORDINAL_INVARIANCE_MODELS)
+    assert (listwise.invariance["n"] == 167).all() and (pairwise.invariance["n"] == 170).all()
+    assert any("3 incomplete participant(s) left out (listwise" in n for n in listwise.notes)
+    assert not any("left out" in n for n in pairwise.notes)
+
+
+def test_the_rule_of_thumb_counts_the_ordinal_model():
+    # 4 items x 3 waves of 4 categories: 36 thresholds, 12 loadings, 12 + 3 covariances
+    assert "has 63 free parameters" in invariance_sample_note(
+        167, n_items=4, n_waves=3, n_categories=4
+    )
+    # one binary item: two thresholds fewer at each of the three waves
+    assert "has 57 free parameters" in invariance_sample_note(
+        167, n_items=4, n_waves=3, n_categories=[4, 4, 2, 4]
+    )
+    with pytest.raises(ModelsInvalidParameterError, match="n_categories"):
+        invariance_sample_note(167, n_items=4, n_waves=3, n_categories=1)
