@@ -53,6 +53,21 @@ def test_a_public_name_is_still_importable_from_its_package():
     assert _loaded(body, DEFERRED) == []
 
 
+def test_the_invariance_ladders_need_no_scipy_stats():
+    """``longitudinal reliability --invariance`` (ML, MLR and WLSMV) starts without scipy.stats
+    (half a second of every run); the p-values and quantiles come from scipy.special."""
+    body = (
+        "import pandas as pd\n"
+        "from models.sem import measurement_invariance\n"
+        "data = pd.read_csv('tests/data/psychTools_sai_rim.csv')\n"
+        "items = ['calm', 'at.ease', 'relaxed', 'content']\n"
+        "for estimator in ('MLR', 'WLSMV'):\n"
+        "    measurement_invariance(data, items=items, id_col='id', wave_col='time',\n"
+        "                           estimator=estimator)\n"
+    )
+    assert _loaded(body, DEFERRED) == []
+
+
 def test_an_unknown_name_is_an_attribute_error():
     import models
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special
 
 from models.sem._ml import (
     MLProblem,
@@ -60,7 +60,7 @@ class LevelFit:
     # -- test statistics -------------------------------------------------------------
     @property
     def p_value(self) -> float:
-        return float(stats.chi2.sf(self.chisq, self.df)) if self.df > 0 else float("nan")
+        return float(special.chdtrc(self.df, self.chisq)) if self.df > 0 else float("nan")
 
     @property
     def chisq_scaled(self) -> float:
@@ -70,7 +70,7 @@ class LevelFit:
     def p_value_scaled(self) -> float:
         if self.df <= 0:
             return float("nan")
-        return float(stats.chi2.sf(self.chisq_scaled, self.df))
+        return float(special.chdtrc(self.df, self.chisq_scaled))
 
     @property
     def aic(self) -> float:
@@ -129,7 +129,7 @@ def rmsea_ci(t: float, df: float, n: int, level: float = 0.90) -> tuple[float, f
 
     def bound(q: float) -> float:
         def f(lam: float) -> float:
-            return float(stats.ncx2.cdf(t, df, lam)) - q if lam > 0 else stats.chi2.cdf(t, df) - q
+            return float(special.chndtr(t, df, lam)) - q if lam > 0 else special.chdtr(df, t) - q
 
         if f(0.0) < 0:
             return 0.0

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 from _empathic_base.results import Result
 from models._columns import CI_HIGH, CI_LOW, ESTIMATE, P_VALUE, SE, STATISTIC
@@ -274,12 +274,12 @@ def z_table(est: np.ndarray, se: np.ndarray, ci_level: float) -> dict[str, np.nd
     """Return the Wald statistic, p-value and interval columns of estimates and their SEs."""
     with np.errstate(divide="ignore", invalid="ignore"):
         z = est / se
-    crit = stats.norm.ppf(0.5 + ci_level / 2.0)
+    crit = special.ndtri(0.5 + ci_level / 2.0)
     return {
         ESTIMATE: est,
         SE: se,
         STATISTIC: z,
-        P_VALUE: 2.0 * stats.norm.sf(np.abs(z)),
+        P_VALUE: 2.0 * special.ndtr(-np.abs(z)),
         CI_LOW: est - crit * se,
         CI_HIGH: est + crit * se,
     }

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 from models._errors import ConvergenceWarning, SingularFitWarning
 from models.sem._fiml import FIMLProblem, saturated_fit
@@ -130,7 +130,7 @@ def _compare(fit: LevelFit, prev: LevelFit, scaled: bool) -> tuple[float, int, f
     if scaled:
         cd = (fit.df * fit.scaling - prev.df * prev.scaling) / ddf
         diff = diff / cd
-    return diff, ddf, float(stats.chi2.sf(diff, ddf))
+    return diff, ddf, float(special.chdtrc(ddf, diff))
 
 
 def _fit_row(fit: LevelFit, model: str, level: str, freed: str) -> dict[str, Any]:
@@ -210,7 +210,7 @@ def _score_table(
                 "wave": waves[constraint[2]],
                 "statistic": stat,
                 "df": 1,
-                "p_value": float(stats.chi2.sf(stat, 1)),
+                "p_value": float(special.chdtrc(1, stat)),
             }
         )
     return (

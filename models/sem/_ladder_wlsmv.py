@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+from scipy import special
 
 from models._errors import ConvergenceWarning, InvalidParameterError, SingularFitWarning
 from models.sem._invariance_result import (
@@ -250,7 +250,7 @@ def _score_rows(
             "wave": waves[entry[2]],
             "statistic": stat,
             "df": 1,
-            "p_value": float(sps.chi2.sf(stat, 1)),
+            "p_value": float(special.chdtrc(1, stat)),
         }
         out.append((entry, stat, identified, record))
     out.sort(key=lambda row: -row[1])

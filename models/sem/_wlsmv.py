@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+from scipy import special
 
 from models._errors import InvalidParameterError
 from models.sem._fit import cfi, rmsea, tli
@@ -383,10 +383,10 @@ def _assemble(
         npar=q,
         df=df,
         chisq=chisq,
-        p_value=float(sps.chi2.sf(chisq, df)) if df > 0 else np.nan,
+        p_value=float(special.chdtrc(df, chisq)) if df > 0 else np.nan,
         chisq_scaled=scaled,
         df_scaled=float(df),
-        p_value_scaled=float(sps.chi2.sf(scaled, df)) if df > 0 else np.nan,
+        p_value_scaled=float(special.chdtrc(df, scaled)) if df > 0 else np.nan,
         scaling_factor=factor,
         shift=shift,
         baseline_chisq=base_chisq,

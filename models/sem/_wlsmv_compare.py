@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+from scipy import special
 
 from models._errors import InvalidParameterError
 from models.sem._wlsmv import WLSMVFit, one_blas_thread
@@ -100,7 +100,7 @@ def wlsmv_difference(m0: WLSMVFit, m1: WLSMVFit) -> WLSMVDifference:
     a = float(np.sqrt(m / trace2))
     b = m - a * trace
     stat = (m0.chisq - m1.chisq) * a + b
-    return WLSMVDifference(stat, m, float(sps.chi2.sf(stat, m)), a, b)
+    return WLSMVDifference(stat, m, float(special.chdtrc(m, stat)), a, b)
 
 
 @dataclass(frozen=True)
@@ -177,8 +177,8 @@ def wlsmv_score_tests(fit: WLSMVFit, names: list) -> WLSMVScoreTests:
             )
         )
     table = pd.DataFrame(rows, columns=columns)
-    table["p_value"] = sps.chi2.sf(table["statistic"], 1)
+    table["p_value"] = special.chdtrc(1, table["statistic"])
     table = table.sort_values("statistic", ascending=False, kind="stable").reset_index(drop=True)
     total = factor * float(grad @ np.linalg.pinv(info) @ grad)
     n_con = len(spec.constraints)
-    return WLSMVScoreTests(table, total, n_con, float(sps.chi2.sf(total, n_con)))
+    return WLSMVScoreTests(table, total, n_con, float(special.chdtrc(n_con, total)))
