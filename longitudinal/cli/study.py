@@ -79,6 +79,31 @@ def _retest_value(text: str) -> tuple[str, float]:
     return name, r
 
 
+def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
+    """Add the Bayesian empathy model's sampling options of ``longitudinal report``."""
+    parser.add_argument(
+        "--draws",
+        type=int,
+        help=f"Bayesian model: draws per chain (10000), at most {BAYES_MAX_DRAWS:,}",
+    )
+    parser.add_argument(
+        "--tune",
+        type=int,
+        help=f"Bayesian model: tuning steps per chain (500), at most {BAYES_MAX_TUNE:,}",
+    )
+    parser.add_argument(
+        "--chains", type=int, help=f"Bayesian model: chains (2), at most {BAYES_MAX_CHAINS}"
+    )
+    parser.add_argument(
+        "--sampler",
+        choices=["nutpie", "pymc", "numpyro"],
+        help="Bayesian model: NUTS implementation (default nutpie when installed, else pymc)",
+    )
+    parser.add_argument(
+        "--target-accept", type=float, help="Bayesian model: NUTS target acceptance (0.9)"
+    )
+
+
 def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "report",
@@ -187,26 +212,18 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "--draws",
-        type=int,
-        help=f"Bayesian model: draws per chain (10000), at most {BAYES_MAX_DRAWS:,}",
+        "--estimator",
+        dest="invariance_estimator",
+        choices=("auto", "WLSMV", "MLR", "ML"),
+        default="auto",
+        help=(
+            "estimator of the measurement-invariance ladders of the state scales (default "
+            "auto: WLSMV, the ordinal ladder, for items answered on at most 5 categories, MLR "
+            "for more; Rhemtulla, Brosseau-Liard & Savalei 2012); a name fits every scale "
+            "with that estimator"
+        ),
     )
-    parser.add_argument(
-        "--tune",
-        type=int,
-        help=f"Bayesian model: tuning steps per chain (500), at most {BAYES_MAX_TUNE:,}",
-    )
-    parser.add_argument(
-        "--chains", type=int, help=f"Bayesian model: chains (2), at most {BAYES_MAX_CHAINS}"
-    )
-    parser.add_argument(
-        "--sampler",
-        choices=["nutpie", "pymc", "numpyro"],
-        help="Bayesian model: NUTS implementation (default nutpie when installed, else pymc)",
-    )
-    parser.add_argument(
-        "--target-accept", type=float, help="Bayesian model: NUTS target acceptance (0.9)"
-    )
+    _add_sampling_options(parser)
     parser.add_argument(
         "--predictors",
         nargs="+",
@@ -406,6 +423,7 @@ def _report(args: argparse.Namespace) -> int:
         predictors=args.predictors,
         formats=args.formats,
         ordinal_bins=args.ordinal_bins,
+        invariance_estimator=args.invariance_estimator,
     )
     print(f"wrote the change report to {path / 'report.html'}")
     provenance = json.loads((path / "provenance.json").read_text(encoding="utf-8"))

@@ -26,7 +26,10 @@ __all__ = [
     "INVARIANCE_MODELS",
     "INVARIANCE_PARAMS_COLUMNS",
     "ORDINAL_INVARIANCE_MODELS",
+    "ORDINAL_RULE_CATEGORIES",
     "InvarianceTables",
+    "estimator_for",
+    "estimator_rule",
     "invariance_ladders",
     "study_invariance",
 ]
@@ -47,6 +50,41 @@ follow)."""
 ORDINAL_INVARIANCE_MODELS = ("configural", "thresholds", "metric", "scalar", "strict")
 """The models of the WLSMV ladder, one row each in ``invariance.csv`` (partial models may
 follow)."""
+
+ORDINAL_RULE_CATEGORIES = 5
+"""The most answer categories for which the ladder of a scale is fitted as ordinal (WLSMV).
+
+Rhemtulla, Brosseau-Liard & Savalei (2012) found categorical least squares (WLSMV) better than
+robust ML on items with fewer than five categories and no worse with five; with six and more
+robust ML (MLR) treating the answers as continuous is as good, and it keeps full-information
+ML for participants who missed a wave, which WLSMV has not.
+"""
+
+
+def estimator_for(instrument: Any) -> str:
+    """Return the ladder's estimator for a scale of ``instrument`` by its answer categories.
+
+    ``"WLSMV"`` when the answers are whole numbers with at most
+    :data:`ORDINAL_RULE_CATEGORIES` categories (``response_min`` to ``response_max``), else
+    ``"MLR"`` (more categories, or a continuous scale such as a slider).
+    """
+    low, high = float(instrument.response_min), float(instrument.response_max)
+    whole = low.is_integer() and high.is_integer()
+    return "WLSMV" if whole and high - low + 1 <= ORDINAL_RULE_CATEGORIES else "MLR"
+
+
+def estimator_rule(chosen: str) -> str:
+    """Say, for a methods section, how the ladders' estimator was chosen.
+
+    ``chosen`` is the ``estimator`` given to :func:`study_invariance`.
+    """
+    if chosen == "auto":
+        return (
+            f"WLSMV for scales answered on at most {ORDINAL_RULE_CATEGORIES} categories and MLR "
+            "for more (Rhemtulla, Brosseau-Liard & Savalei 2012)"
+        )
+    return f"{chosen} for every scale, as asked (--estimator)"
+
 
 INVARIANCE_PARAMS_COLUMNS = [
     "instrument",
@@ -355,11 +393,15 @@ def _ordinal_notes(result: Any) -> list[str]:
 def study_invariance(
     study: Any,
     *,
-    estimator: Literal["ML", "MLR", "WLSMV"] = "MLR",
+    estimator: Literal["auto", "ML", "MLR", "WLSMV"] = "auto",
     nan_policy: Literal["fiml", "omit", "pairwise"] | None = None,
     small_sample: Literal["fit", "skip"] = "skip",
 ) -> InvarianceTables:
     """Test the invariance of a loaded study's state scales measured at two or more waves.
+
+    ``estimator="auto"`` (the report's default) picks each instrument's estimator by its
+    answer categories (:func:`estimator_for`: WLSMV for at most
+    :data:`ORDINAL_RULE_CATEGORIES`, MLR above); a name fits every scale with that one.
 
     The answers are the study's keyed item answers, as for
     :func:`study_multilevel_reliability`; the waves
@@ -380,19 +422,25 @@ def study_invariance(
             "the `small_sample` parameter of study_invariance must be 'fit' or 'skip'; "
             f"got {small_sample!r}"
         )
+    if estimator not in ("auto", "ML", "MLR", "WLSMV"):
+        raise InvalidParameterError(
+            "the `estimator` parameter of study_invariance must be 'auto', 'ML', 'MLR' or "
+            f"'WLSMV'; got {estimator!r}"
+        )
     blocks = []
     notes: list[str] = []
     for name in study.state_instruments:
         instrument = study.instruments[name]
         keyed = study_answers(study, instrument)
+        chosen = estimator_for(instrument) if estimator == "auto" else estimator
         block = _ladders(
             [instrument],
             lambda _instrument, key, keyed=keyed: keyed(key),
             id_col="__id",
             wave_col="__wave",
             waves=[str(w) for w in study.config.waves],
-            estimator=estimator,
-            nan_policy=_nan_policy(estimator, nan_policy, "study_invariance"),
+            estimator=chosen,
+            nan_policy=_nan_policy(chosen, nan_policy, "study_invariance"),
             small_sample=small_sample,
         )
         blocks.append(block)

@@ -54,6 +54,7 @@ def build_report(
     formats: str | Sequence[str] = ("html", "docx", "latex"),
     lean: bool = False,
     ordinal_bins: int | None = None,
+    invariance_estimator: str = "auto",
 ) -> Path:
     """Write the change report of a study directory.
 
@@ -138,6 +139,12 @@ def build_report(
         of equal width over ``[scale_min, scale_max]``; the section says so and lists the
         bins (``tables/empathy_ordinal_bins.csv``). Refused for an ordinal scale (1-5, 1-7),
         whose ratings are fitted as ordered categories already.
+    invariance_estimator : {"auto", "WLSMV", "MLR", "ML"}, default "auto"
+        Estimator of the measurement-invariance ladders of the state scales
+        (:func:`longitudinal.study_invariance`): ``"auto"`` fits the ordinal ladder (WLSMV)
+        for a scale answered on at most 5 categories and MLR for more (Rhemtulla,
+        Brosseau-Liard & Savalei 2012); a name fits every scale with it. The methods say
+        which.
 
     Returns
     -------
@@ -201,6 +208,7 @@ def build_report(
         formats=formats,
         lean=lean,
         ordinal_bins=ordinal_bins,
+        invariance_estimator=invariance_estimator,
     )
     study_path = Path(study_dir)
     config, inputs = _study_config(study_path)

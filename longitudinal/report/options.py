@@ -31,6 +31,7 @@ class ReportOptions:
     formats: tuple[str, ...] = ("html",)  # --formats: html (the report), docx, latex
     lean: bool = False  # --lean: a big study's reduced report (see LEAN_MODEL_PARTICIPANTS)
     ordinal_bins: int | None = None  # --ordinal-bins: ordinal models of a continuous scale
+    invariance_estimator: str = "auto"  # --estimator: the invariance ladders' estimator
 
     def as_dict(self) -> dict[str, Any]:
         """Return the options as provenance.json records them."""
@@ -47,8 +48,16 @@ class ReportOptions:
             **({"predictors": list(self.predictors)} if self.predictors else {}),
             **({"formats": list(self.formats)} if self.formats != ("html",) else {}),
             **({"ordinal_bins": self.ordinal_bins} if self.ordinal_bins is not None else {}),
+            **(
+                {"invariance_estimator": self.invariance_estimator}
+                if self.invariance_estimator != "auto"
+                else {}
+            ),
         }
 
+
+INVARIANCE_ESTIMATORS = ("auto", "WLSMV", "MLR", "ML")
+"""The estimators of the invariance ladders (``--estimator``); ``auto`` chooses per scale."""
 
 _SAMPLING = {"draws": int, "tune": int, "chains": int, "sampler": str, "target_accept": float}
 
@@ -69,6 +78,7 @@ def check_options(
     formats=("html",),
     lean=False,
     ordinal_bins=None,
+    invariance_estimator="auto",
 ) -> ReportOptions:
     """Check the report's options; ``func`` names the entry point in the messages.
 
@@ -90,6 +100,11 @@ def check_options(
     ):
         check_bool(value, name=name, where=func)
     check_unit(ci_level, name="ci_level", where=func)
+    if invariance_estimator not in INVARIANCE_ESTIMATORS:
+        raise InvalidParameterError(
+            f"{parameter('invariance_estimator', func)} must be one of "
+            f"{', '.join(INVARIANCE_ESTIMATORS)}; got {invariance_estimator!r}"
+        )
     if ordinal_bins is not None:  # the range here; the study's scale in build_report
         from longitudinal.study.rating_scale import check_ordinal_bins
 
@@ -142,6 +157,7 @@ def check_options(
         person_tables=person_tables,
         lean=lean,
         ordinal_bins=None if ordinal_bins is None else int(ordinal_bins),
+        invariance_estimator=invariance_estimator,
     )
 
 

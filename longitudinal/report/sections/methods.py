@@ -37,7 +37,7 @@ def methods_text(ctx: ReportContext) -> str:
     n_drop = int((excl["scope"] == "study").sum())
     n_nr = int((excl["scope"] == "story_frame").sum())
     sentences = [_scoring_sentence(ctx) + _alpha_sentence(ctx)]
-    for extra in (_multilevel_sentence(ctx), _g_sentence(ctx)):
+    for extra in (_multilevel_sentence(ctx), _invariance_sentence(ctx), _g_sentence(ctx)):
         if extra:
             sentences.append(extra)
     traits = list(study.trait_instruments)
@@ -280,6 +280,18 @@ def _multilevel_sentence(ctx: ReportContext) -> str:
     if low:
         text += f" Coefficients below .70: {join_words(low)}."
     return text
+
+
+def _invariance_sentence(ctx: ReportContext) -> str:
+    """Say how the invariance ladders were estimated, when one was fitted."""
+    rule = ctx.results.get("invariance_rule")
+    if not rule:
+        return ""
+    return (
+        "Longitudinal measurement invariance of the state scales (configural to strict, "
+        "identified as semTools' measEq.syntax with std.lv; ordinal items with thresholds "
+        f"first, as Wu & Estabrook 2016) was estimated with {rule}."
+    )
 
 
 def _g_sentence(ctx: ReportContext) -> str:

@@ -135,7 +135,7 @@ class ReliabilitySection(Section):
     @staticmethod
     def _invariance(ctx: ReportContext) -> None:
         """Test the invariance of every reported state scale, or say in one line why not."""
-        from longitudinal.psychometrics.reliability import study_invariance
+        from longitudinal.psychometrics.invariance import estimator_rule, study_invariance
         from models import ModelsError
         from surveys import SurveysError
 
@@ -145,7 +145,7 @@ class ReliabilitySection(Section):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the ladder's findings are its notes
             try:
-                result = study_invariance(ctx.loaded)
+                result = study_invariance(ctx.loaded, estimator=ctx.options.invariance_estimator)
             except (ModelsError, SurveysError, ValueError) as why:
                 ctx.note(ctx.scrub(f"Measurement invariance not tested: {why}"))
                 return
@@ -162,6 +162,8 @@ class ReliabilitySection(Section):
             keep = [f"{r.instrument}.{r.scale}" in shown for r in table.itertuples(index=False)]
             table = table.loc[keep].reset_index(drop=True)
         ctx.tables["invariance"] = table
+        if not table.empty:
+            ctx.results["invariance_rule"] = estimator_rule(ctx.options.invariance_estimator)
         lines = [n for n in result.notes if n.split(":", 1)[0] in shown]
         ctx.results["invariance_lines"] = [ctx.scrub(line) for line in lines]
 

@@ -63,3 +63,42 @@ def test_the_rule_of_thumb_counts_the_ordinal_model():
     )
     with pytest.raises(ModelsInvalidParameterError, match="n_categories"):
         invariance_sample_note(167, n_items=4, n_waves=3, n_categories=1)
+
+
+def test_the_estimator_follows_the_number_of_answer_categories(sai4):
+    from types import SimpleNamespace
+
+    from longitudinal.psychometrics.invariance import ORDINAL_RULE_CATEGORIES, estimator_for
+
+    assert ORDINAL_RULE_CATEGORIES == 5
+    assert estimator_for(sai4) == "WLSMV"  # 1-4
+    for low, high, expected in (
+        (1, 5, "WLSMV"),  # five categories: no worse than MLR (Rhemtulla et al. 2012)
+        (0, 5, "MLR"),  # WHO-5's six
+        (1, 7, "MLR"),
+        (0, 100, "MLR"),  # a slider
+        (0.5, 4.5, "MLR"),  # not whole numbers: not categories
+    ):
+        scale = SimpleNamespace(response_min=low, response_max=high)
+        assert estimator_for(scale) == expected, (low, high)
+
+
+def test_a_study_s_ladders_take_each_instrument_s_estimator():
+    import warnings
+
+    from longitudinal import load_study
+    from longitudinal.psychometrics.invariance import study_invariance
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study = load_study(DATA / "studies" / "declared" / "slider7")
+        table = study_invariance(study, small_sample="fit").invariance
+        forced = study_invariance(study, estimator="MLR", small_sample="fit").invariance
+    chosen = table.groupby("instrument")["estimator"].unique().map(list).to_dict()
+    assert chosen == {"closeness": ["WLSMV"], "who5": ["MLR"]}
+    assert set(table.loc[table["instrument"] == "closeness", "model"]) == set(
+        ORDINAL_INVARIANCE_MODELS
+    )
+    assert set(forced["estimator"]) == {"MLR"}
+    with pytest.raises(InvalidParameterError, match="'auto', 'ML', 'MLR' or 'WLSMV'"):
+        study_invariance(study, estimator="WLS")

@@ -5,6 +5,7 @@ change section's ``change_models`` table and the multilevel table put in the con
 the steps that compute them do.
 """
 
+import dataclasses
 import html
 import re
 import warnings
@@ -202,3 +203,62 @@ def test_a_study_whose_ratings_cannot_identify_g_gets_one_line(study, tmp_path, 
 def test_low_flags():
     frame = pd.DataFrame({"a": [0.5, 0.9, np.nan], "b": [0.69, 0.70, 0.1]})
     assert low_flags(frame, {"a": "A", "b": "B"}) == ["A and B below .70", "", "B below .70"]
+
+
+def test_the_ladder_s_estimator_follows_the_answer_categories_and_says_a_sparse_item(
+    study, tmp_path, monkeypatch
+):
+    """closeness (1-5) gets the ordinal ladder, WHO-5 (0-5, six categories) MLR; a category
+    nobody chose at a wave is one line naming item, wave and the remedy, and no numbers."""
+    import models.sem
+
+    # 18 participants are far below the rule of thumb, which the report otherwise applies first
+    monkeypatch.setattr(models.sem, "invariance_sample_note", lambda *a, **k: "")
+    ctx = _context(study, tmp_path)
+    section = ReliabilitySection()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        section.run(ctx)
+    lines = ctx.results["invariance_lines"]
+    (sparse,) = [line for line in lines if line.startswith("closeness.bond")]
+    assert "estimator='WLSMV' needs every answer category of an item at every wave" in sparse
+    assert "item 'close_1' at wave baseline: nobody chose 5" in sparse
+    assert "Collapse the categories" in sparse and sparse.endswith("no invariance ladder")
+    assert ctx.tables["invariance"].empty  # no numbers from a model that was not fitted
+    assert "invariance_rule" not in ctx.results
+    assert sparse in _text(section.render(ctx))
+    assert "measurement invariance" not in methods.methods_text(ctx).lower()
+
+
+def test_the_methods_name_the_invariance_estimator_and_its_rule(study, tmp_path, monkeypatch):
+    from longitudinal.psychometrics import invariance
+    from longitudinal.psychometrics.invariance import INVARIANCE_COLUMNS, InvarianceTables
+
+    asked = []
+
+    def fitted(loaded, *, estimator):
+        asked.append(estimator)
+        row = {c: np.nan for c in INVARIANCE_COLUMNS}
+        row.update(instrument="closeness", scale="bond", model="configural", estimator="WLSMV")
+        table = pd.DataFrame([row], columns=INVARIANCE_COLUMNS)
+        return InvarianceTables(table, pd.DataFrame(), ())
+
+    monkeypatch.setattr(invariance, "study_invariance", fitted)
+    for chosen, words in (
+        (
+            "auto",
+            "was estimated with WLSMV for scales answered on at most 5 categories and MLR for "
+            "more (Rhemtulla, Brosseau-Liard & Savalei 2012).",
+        ),
+        ("MLR", "was estimated with MLR for every scale, as asked (--estimator)."),
+    ):
+        ctx = _context(study, tmp_path)
+        ctx.options = dataclasses.replace(ctx.options, invariance_estimator=chosen)
+        section = ReliabilitySection()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            section.run(ctx)
+        assert asked[-1] == chosen
+        text = methods.methods_text(ctx)
+        assert "Longitudinal measurement invariance of the state scales" in text
+        assert words in text

@@ -86,3 +86,24 @@ def test_report_sampling_counts_past_their_ceiling_are_refused_with_the_options(
     ):
         check_options(**base, sampling={"chains": 65})
     assert check_options(**base, sampling={"draws": 1000}).sampling == {"draws": 1000}
+
+
+def test_the_invariance_estimator_is_checked_and_recorded():
+    from conftest import run_command
+
+    from longitudinal.report.options import check_options
+
+    base = dict(seed=None, pseudonymize=False, retest=None, random_slope=True, ci_level=0.95,
+                bayes=False, overwrite=False, func="build_report")  # fmt: skip
+    assert check_options(**base).invariance_estimator == "auto"
+    assert "invariance_estimator" not in check_options(**base).as_dict()
+    chosen = check_options(**base, invariance_estimator="WLSMV")
+    assert chosen.as_dict()["invariance_estimator"] == "WLSMV"  # provenance says so
+    with pytest.raises(
+        InvalidParameterError,
+        match="`invariance_estimator` parameter of build_report must be one of auto, WLSMV, "
+        "MLR, ML; got 'wlsmv'",
+    ):
+        check_options(**base, invariance_estimator="wlsmv")
+    run = run_command(["report", str(TINY), "--out", "never", "--estimator", "DWLS"])
+    assert run.code == 2 and "--estimator: invalid choice: 'DWLS'" in run.err
