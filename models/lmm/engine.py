@@ -106,6 +106,7 @@ class EngineInput:
     frame: pd.DataFrame
     block_sizes: tuple[int, ...]
     names: dict[str, str]
+    dense: np.ndarray | None = None
 
     def translate(self, text: str) -> str:
         """Put the user's names back into a text that speaks of the generated ones."""
@@ -115,13 +116,20 @@ class EngineInput:
 _GENERATED = re.compile(r"\b[xzg]\d+\b")
 
 
-def engine_input(design: Design) -> EngineInput:
+def engine_input(
+    design: Design, *, dense: np.ndarray | None = None, fixed: np.ndarray | None = None
+) -> EngineInput:
     """Rebuild the design as a mixedlm formula over generated column names.
 
     Parameters
     ----------
     design : Design
         Evaluated design of a formula with at least one random-effects block.
+    dense : numpy.ndarray, optional
+        ``n x r`` columns of one more block, last, whose ``r`` effects are independent with one
+        common variance (a penalized smooth as a random effect, as gamm4 fits it).
+    fixed : numpy.ndarray, optional
+        ``n x f`` fixed-effect columns appended after the design's.
 
     Returns
     -------
@@ -132,13 +140,18 @@ def engine_input(design: Design) -> EngineInput:
     import pandas as pd
 
     X = design.X.to_numpy(dtype=float)
+    extra = 0 if fixed is None else fixed.shape[1]
+    if fixed is not None:
+        X = np.column_stack([X, fixed])
     columns: dict[str, np.ndarray] = {"y": np.asarray(design.y, dtype=float)}
     legend: dict[str, str] = {}
-    fixed = []
+    fixed_names = []
     for j in range(X.shape[1]):
         columns[f"x{j}"] = X[:, j]
-        fixed.append(f"x{j}")
-        legend[f"x{j}"] = str(design.X.columns[j])
+        fixed_names.append(f"x{j}")
+        legend[f"x{j}"] = (
+            str(design.X.columns[j]) if j < X.shape[1] - extra else f"smooth fixed {j}"
+        )
     random = []
     k = 0
     for i, block in enumerate(design.random):
@@ -151,12 +164,19 @@ def engine_input(design: Design) -> EngineInput:
         columns[f"g{i}"] = np.asarray(block.codes, dtype=np.int64)
         legend[f"g{i}"] = block.group
         random.append(f"(0 + {' + '.join(names)} | g{i})")
-    rhs = " + ".join(["0", *fixed, *random])
+    sizes = tuple(b.Z.shape[1] for b in design.random)
+    if dense is not None:  # a placeholder factor whose indicator columns the dense ones replace
+        columns["s0"] = np.arange(len(design.y), dtype=np.int64) % dense.shape[1]
+        legend["s0"] = "smooth"
+        random.append("(1 | s0)")
+        sizes = (*sizes, 1)
+    rhs = " + ".join(["0", *fixed_names, *random])
     return EngineInput(
         formula=f"y ~ {rhs}",
         frame=pd.DataFrame(columns),
-        block_sizes=tuple(b.Z.shape[1] for b in design.random),
+        block_sizes=sizes,
         names=legend,
+        dense=None if dense is None else np.asarray(dense, dtype=float),
     )
 
 
@@ -310,6 +330,8 @@ def fit(inp: EngineInput, *, reml: bool, ctrl: Control) -> tuple[Any, list[str],
     from mixedlm.models.lmer_fit import lmer  # loads mixedlm's numerical stack first
 
     def run(settings: Any) -> tuple[Any, list[str]]:
+        if inp.dense is not None:
+            return _run(inp, lambda: _dense_model(inp, reml, settings).fit())
         return _run(inp, lambda: lmer(inp.formula, inp.frame, REML=bool(reml), control=settings))
 
     if not ctrl.gradient_first:
@@ -320,6 +342,35 @@ def fit(inp: EngineInput, *, reml: bool, ctrl: Control) -> tuple[Any, list[str],
         lambda: run(_gradient_settings(ctrl, len(inp.frame))),
         lambda: run(_boundary_settings(ctrl)),
     )
+
+
+def _dense_model(inp: EngineInput, reml: bool, settings: Any) -> Any:
+    """Build a mixedlm model whose last block's indicator columns are replaced by ``inp.dense``.
+
+    gamm4 does the same to lme4's ``Zt`` (a factor with one level per column, then the columns).
+    """
+    from dataclasses import replace
+
+    from mixedlm.models.lmer_fit import LmerMod
+    from scipy import sparse
+
+    model = LmerMod(inp.formula, inp.frame, REML=bool(reml), control=settings)
+    matrices = model.matrices
+    structures = list(matrices.random_structures)
+    last = structures[-1]
+    r = inp.dense.shape[1]
+    if last.grouping_factor != "s0" or last.n_levels != r or last.n_terms != 1:
+        raise RuntimeError("the smooth's placeholder block is not where it was put")
+    start = int(matrices.Z.shape[1]) - r
+    order = np.empty(r, dtype=np.intp)
+    for label, position in last.level_map.items():
+        order[position] = int(label)
+    Z = sparse.hstack(
+        [matrices.Z.tocsc()[:, :start], sparse.csc_matrix(inp.dense[:, order])], format="csc"
+    )
+    structures[-1] = replace(last, level_indices=None)
+    model.matrices = replace(matrices, Z=Z, random_structures=structures)
+    return model
 
 
 def refit(

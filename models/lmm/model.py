@@ -41,6 +41,7 @@ from models.lmm._kenward_roger import MAX_KR_OBS, kenward_roger
 from models.lmm._lrt import LikelihoodRatioTest, likelihood_ratio
 from models.lmm._predict import _Predictions
 from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
+from models.lmm._smooth import fit_smooth_model, split_smooth
 from models.lmm._summary import DICT_KEYS, MixedModelSummary, _Summaries
 
 __all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
@@ -298,6 +299,9 @@ class LinearMixedModel(_Predictions, _Summaries):
                 "the `data` parameter of LinearMixedModel.fit must be a pandas DataFrame; "
                 f"got {type(data).__name__}"
             )
+        rest, smooth = split_smooth(self.formula)
+        if smooth is not None:
+            return fit_smooth_model(self, data, rest, smooth, start)
         spec = parse_formula(self.formula)
         design = build_design(spec, data)
         return self._fit_design(design, start=start, stacklevel=4)

@@ -1,0 +1,104 @@
+"""s(x, bs="cr") smooths of LinearMixedModel against gamm4 (tests/models/reference/gamm4_smooth.R).
+
+The smooth's basis, constraint and penalty are mgcv 1.8-41's; the fit is gamm4 0.2-6's (lme4
+1.1-31, REML). Tolerances: the basis to 1e-12 (exact arithmetic); the REML criterion to 1e-6
+relative; variance components to 1e-4 relative (the two optimizers stop at different points of
+a flat optimum); the curve to 1e-4 and its SE to 1e-3 relative; edf to 1e-3.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from models._errors import FormulaError, InvalidParameterError
+from models.lmm import LinearMixedModel
+from models.lmm._smooth import construct_cr, split_smooth
+
+ROOT = Path(__file__).resolve().parents[3]
+REF = json.loads((ROOT / "tests/models/reference/gamm4_smooth.json").read_text())
+CASES = {c["name"]: c for c in REF["cases"]}
+SPEC = {
+    "sleepstudy": ("Reaction", "Days", 6, "Subject"),
+    "orthodont": ("distance", "age", 4, "Subject"),
+    "chickweight": ("weight", "Time", 6, "Chick"),
+}
+
+
+def _data(name: str) -> pd.DataFrame:
+    return pd.read_csv(ROOT / "tests/data" / CASES[name]["data"])
+
+
+@pytest.fixture(scope="module")
+def fits():
+    out = {}
+    for name, (y, x, k, g) in SPEC.items():
+        formula = f'{y} ~ s({x}, bs="cr", k={k}) + (1 | {g})'
+        out[name] = LinearMixedModel(formula).fit(_data(name))
+    return out
+
+
+@pytest.mark.parametrize("name", list(SPEC))
+def test_basis_and_knots_are_mgcvs(name):
+    ref = CASES[name]
+    _, x, k, _ = SPEC[name]
+    sm = construct_cr(_data(name)[x].to_numpy(dtype=float), k, x)
+    np.testing.assert_allclose(sm.knots, ref["knots"], rtol=1e-14, atol=1e-12)
+    np.testing.assert_allclose(sm.basis(np.array(ref["grid"])), ref["basis_grid"], atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(SPEC))
+def test_reml_criterion_and_variances(fits, name):
+    ref, m = CASES[name], fits[name]
+    _, _, _, g = SPEC[name]
+    assert m.reml_criterion_ == pytest.approx(ref["reml_criterion"], rel=1e-6)
+    table = m.random_.set_index("group")["variance"]
+    assert table[g] == pytest.approx(ref["var_group"], rel=1e-4)
+    assert table["Residual"] == pytest.approx(ref["sigma2"], rel=1e-4)
+    assert table["smooth"] == pytest.approx(ref["var_smooth"], rel=1e-4, abs=1e-8)
+    assert m.smooth_.variance == pytest.approx(ref["var_smooth"], rel=1e-4, abs=1e-8)
+    if ref["var_smooth"] > 0:
+        assert m.smooth_.sp == pytest.approx(ref["sp"], rel=1e-4)
+    else:
+        assert m.smooth_.sp == ref["sp"]
+
+
+@pytest.mark.parametrize("name", list(SPEC))
+def test_fixed_effects_edf_and_curve(fits, name):
+    ref, m = CASES[name], fits[name]
+    s = m.smooth_
+    assert m.beta_["Intercept"] == pytest.approx(ref["intercept"], rel=1e-6)
+    assert s.coef[0] == pytest.approx(ref["intercept"], rel=1e-6)
+    assert np.sqrt(s.Vp[0, 0]) == pytest.approx(ref["intercept_se"], rel=1e-4)
+    assert s.edf == pytest.approx(ref["edf"], abs=1e-3)
+    np.testing.assert_allclose(s.edf_coef, ref["edf_coef"], atol=1e-3)
+    curve = s.curve(np.array(ref["grid"]))
+    np.testing.assert_allclose(curve["fit"], ref["fit"], rtol=1e-4)
+    np.testing.assert_allclose(curve["se"], ref["se"], rtol=1e-3)
+    np.testing.assert_allclose(curve["upper"] - curve["lower"], 2 * 1.959963984540054 * curve["se"])
+
+
+def test_refusals():
+    d = _data("sleepstudy")
+    with pytest.raises(FormulaError, match="only one smooth term per model is supported yet"):
+        split_smooth('Reaction ~ s(Days, bs="cr", k=4) + s(Days, k=5) + (1 | Subject)')
+    with pytest.raises(FormulaError, match='only the cubic regression spline bs="cr"'):
+        split_smooth('Reaction ~ s(Days, bs="tp") + (1 | Subject)')
+    with pytest.raises(FormulaError, match="k must be a whole number from 3 to 20"):
+        split_smooth("Reaction ~ s(Days, k=2) + (1 | Subject)")
+    with pytest.raises(FormulaError, match="unknown argument"):
+        split_smooth("Reaction ~ s(Days, m=2) + (1 | Subject)")
+    with pytest.raises(
+        InvalidParameterError, match="'Days' has 10 unique values, fewer than k = 12"
+    ):
+        LinearMixedModel('Reaction ~ s(Days, bs="cr", k=12) + (1 | Subject)').fit(d)
+    with pytest.raises(InvalidParameterError, match="needs a numeric column; 'Subject'"):
+        LinearMixedModel("Reaction ~ s(Subject, k=4) + (1 | Days)").fit(
+            d.assign(Subject=d["Subject"].astype(str))
+        )
+    assert split_smooth("y ~ x + (1 | g)") == ("y ~ x + (1 | g)", None)
+    assert split_smooth("y ~ s(x) + (1 | g)")[1].k == 10
