@@ -178,6 +178,12 @@ class LinearMixedModel(_Predictions, _Summaries):
         Wall-clock time of ``fit`` (the fixed-effect table is built later, on first access).
     meta_ : dict
         Provenance: package version, options, rows used and dropped.
+    smooth_ : models.lmm._smooth.SmoothFit
+        Only for a formula with one ``s(x, bs="cr", k=K)`` term (k 3 to 20, default 10), fitted
+        as gamm4 fits it: its variance, smoothing parameter, edf, coefficients, ``Vp`` and
+        ``curve(x)``. Such a fit sets ``design_`` (the non-smooth part), ``beta_`` (its fixed
+        effects), ``random_`` (with a ``smooth`` row), ``theta_``, ``sigma_``, ``loglik_``,
+        ``reml_criterion_``, ``converged_``; the other tables and methods are not available yet.
 
     Notes
     -----
