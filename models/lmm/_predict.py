@@ -9,6 +9,7 @@ from models._errors import (
     InvalidParameterError,
 )
 from models.formula import RE_FORM_NONE
+from models.lmm._smooth_summary import smooth_predict
 
 
 class _Predictions:
@@ -50,9 +51,19 @@ class _Predictions:
 
         Notes
         -----
-        Matches ``predict.merMod(newdata, re.form, allow.new.levels = TRUE)`` of lme4.
+        Matches ``predict.merMod(newdata, re.form, allow.new.levels = TRUE)`` of lme4. For a
+        model with a smooth term the prediction is the population-level one whatever
+        ``re_form``: the parametric part plus the smooth at the new values, as
+        ``predict(fit$gam, newdata)`` of gamm4 (the other random effects are not added yet).
         """
         self._check_fitted("predict")
+        if getattr(self, "smooth_", None) is not None:
+            if re_form is not None and re_form not in RE_FORM_NONE:
+                raise InvalidParameterError(
+                    "the `re_form` parameter of LinearMixedModel.predict must be None or one of "
+                    f"{list(RE_FORM_NONE)}; got {re_form!r}"
+                )
+            return smooth_predict(self, data)
         if re_form is not None and re_form not in RE_FORM_NONE:
             raise InvalidParameterError(
                 "the `re_form` parameter of LinearMixedModel.predict must be None (all random "
@@ -110,7 +121,7 @@ class _Predictions:
         For one grouping factor this is the usual ``tau^2 / (tau^2 + sigma^2)``, the
         correlation of two observations in the same group.
         """
-        self._check_fitted("icc")
+        self._check_no_smooth("icc")
         slopes = [b.group for b in self.design_.random if b.terms != ("Intercept",)]
         if slopes:
             raise InvalidParameterError(

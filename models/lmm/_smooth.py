@@ -27,6 +27,8 @@ import pandas as pd
 
 from models._errors import FormulaError, InvalidParameterError
 from models._spec import _QUOTED, _mask, _scan_depth, _split_top, _unquote
+from models._version import __version__
+from models.lmm._analytic import SINGULAR_TOL
 
 DEFAULT_K = 10
 """mgcv's default basis dimension."""
@@ -308,6 +310,9 @@ class SmoothFit:
         Their Bayesian posterior covariance (``fit$gam$Vp``).
     fixed_names : tuple of str
         Names of the fixed effects (the non-smooth part) that lead ``coef``.
+    XVX : numpy.ndarray
+        ``X' V^-1 X`` of the columns of ``coef`` (``V`` the marginal covariance of the
+        response), from which the edf and the smooth's test are computed.
     """
 
     term: SmoothTerm
@@ -319,6 +324,7 @@ class SmoothFit:
     coef: np.ndarray
     Vp: np.ndarray
     fixed_names: tuple[str, ...]
+    XVX: np.ndarray
 
     def curve(self, x: np.ndarray, *, level: float = 0.95) -> pd.DataFrame:
         """Population-level curve at ``x`` with pointwise intervals (``predict(gam, se.fit=TRUE)``).
@@ -404,6 +410,7 @@ def smooth_fit(
         coef=coef,
         Vp=Vp,
         fixed_names=tuple(str(c) for c in design.X.columns),
+        XVX=XVX,
     )
 
 
@@ -466,24 +473,64 @@ def fit_smooth_model(model, data: pd.DataFrame, rest: str, term: SmoothTerm, sta
         }
     )
     table = pd.concat([table.iloc[:-1], row, table.iloc[-1:]], ignore_index=True)
+    _set_smooth_attributes(model, design, result, messages, evals, fit, x, Ts)
+    model.n_dropped_ = int(design.n_dropped + len(data) - len(used))
+    model._lazy = {"random_": (table, corr)}
+    _set_smooth_tables(model, fit)
+    model.seconds_ = float(time.perf_counter() - start)
+    model.meta_ = {
+        "package_version": __version__,
+        "engine": "lmm",
+        "backend": "mixedlm",
+        "params": model.get_params(),
+        "n_used": model.n_obs_,
+        "n_excluded": model.n_dropped_,
+        "nfev": model.nfev_,
+        "optimizer": str(result.optimizer),
+        "smooth": term.text,
+    }
+    return model
+
+
+def _set_smooth_attributes(model, design, result, messages, evals, fit: SmoothFit, x, Ts) -> None:
+    """Set the fit statistics of a smooth model, as ``fit$mer`` of gamm4 reports them."""
     p = design.X.shape[1]
+    theta = np.asarray(result.theta, dtype=float)
     model.design_ = design
     model.engine_result_ = result
     model.n_obs_ = int(len(x))
-    model.n_dropped_ = int(design.n_dropped + len(data) - len(used))
     model.groups_ = {b.group: int(b.n_levels) for b in design.random}
     model.theta_ = theta
-    model.sigma_ = sigma
+    model.sigma_ = float(result.sigma)
     model.beta_ = pd.Series(
         np.asarray(result.beta, dtype=float)[:p], index=list(design.X.columns), name="estimate"
     )
     model.loglik_ = float(result.logLik().value)
     model.deviance_ = -2.0 * model.loglik_
     model.reml_criterion_ = model.deviance_ if model.reml else float("nan")
+    # the smooth's null space is a fixed column and its variance a covariance parameter
+    model.npar_ = int(p + 1 + len(theta) + 1)
+    model.aic_ = float(model.deviance_ + 2 * model.npar_)
+    model.bic_ = float(model.deviance_ + model.npar_ * np.log(model.n_obs_))
     model.converged_ = bool(result.converged)
     model.convergence_message_ = " | ".join([str(result.message), *messages])
+    model.singular_ = bool(
+        any(np.any(np.diag(T) < SINGULAR_TOL) for T in Ts) or abs(theta[-1]) < SINGULAR_TOL
+    )
     model.nfev_ = int(evals)
     model.smooth_ = fit
-    model._lazy = {"random_": (table, corr)}
-    model.seconds_ = float(time.perf_counter() - start)
-    return model
+    model._smooth_x = x
+    model._fitted_values = np.asarray(result.fitted(), dtype=float)
+
+
+def _set_smooth_tables(model, fit: SmoothFit) -> None:
+    """Set ``fixed_`` and ``vcov_`` as ``summary(fit$gam)`` gives them, and ``smooth_table_``."""
+    from models.lmm._smooth_summary import smooth_table
+
+    p = len(fit.fixed_names)
+    names = list(fit.fixed_names)
+    res_df = model.n_obs_ - float(np.sum(fit.edf_coef))
+    cov = fit.Vp[:p, :p]
+    model._lazy["fixed_"] = model._fixed_table(fit.coef[:p], cov, np.full(p, res_df), names)
+    model._lazy["vcov_"] = pd.DataFrame(cov, index=names, columns=names)
+    model.smooth_table_ = smooth_table(fit, fit.XVX, model.n_obs_)

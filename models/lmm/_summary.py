@@ -48,6 +48,9 @@ class MixedModelSummary(Shows):
     fit : pandas.DataFrame
         One row: ``n_obs, n_dropped, reml, loglik, reml_criterion, aic, bic, npar, sigma,
         converged, singular, nfev, seconds``.
+    smooth : pandas.DataFrame or None
+        For a model with a smooth term, ``smooth_table_`` (``term, edf, ref_df, F, p_value``);
+        None otherwise.
     """
 
     fixed: pd.DataFrame
@@ -55,6 +58,7 @@ class MixedModelSummary(Shows):
     random_corr: pd.DataFrame
     fit: pd.DataFrame
     text: str = field(default="", repr=False)
+    smooth: pd.DataFrame | None = None
 
 
 class _Summaries(FittedModel):
@@ -101,6 +105,7 @@ class _Summaries(FittedModel):
             random_corr=self.random_corr_.copy(),
             fit=fit,
             text=self._summary_text(DECIMALS),
+            smooth=None if getattr(self, "smooth_", None) is None else self.smooth_table_.copy(),
         )
 
     def print_summary(self, decimals: int = DECIMALS) -> None:
@@ -147,11 +152,29 @@ class _Summaries(FittedModel):
         formats = {c: number for c in ("Estimate", "Std. Error", "df", "t value", "CI low")}
         formats["CI high"] = number
         formats["Pr(>|t|)"] = lambda v: f"{v:.3g}"
+        label = (
+            _DDF_LABEL[self.ddf] if getattr(self, "smooth_", None) is None else "residual (n - edf)"
+        )
         lines += [
             "",
-            f"Fixed effects ({_DDF_LABEL[self.ddf]} df, {self.ci_level:.0%} intervals):",
+            f"Fixed effects ({label} df, {self.ci_level:.0%} intervals):",
             fixed.to_string(index=False, formatters=formats),
         ]
+        if getattr(self, "smooth_", None) is not None:
+            table = self.smooth_table_.rename(columns={"ref_df": "Ref.df", "p_value": "p-value"})
+            lines += [
+                "",
+                "Approximate significance of smooth terms (Wood 2013):",
+                table.to_string(
+                    index=False,
+                    formatters={
+                        "edf": number,
+                        "Ref.df": number,
+                        "F": number,
+                        "p-value": lambda v: f"{v:.3g}",
+                    },
+                ),
+            ]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:

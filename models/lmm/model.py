@@ -42,6 +42,7 @@ from models.lmm._lrt import LikelihoodRatioTest, likelihood_ratio
 from models.lmm._predict import _Predictions
 from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
 from models.lmm._smooth import fit_smooth_model, split_smooth
+from models.lmm._smooth_summary import unavailable
 from models.lmm._summary import DICT_KEYS, MixedModelSummary, _Summaries
 
 __all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
@@ -178,12 +179,20 @@ class LinearMixedModel(_Predictions, _Summaries):
         Wall-clock time of ``fit`` (the fixed-effect table is built later, on first access).
     meta_ : dict
         Provenance: package version, options, rows used and dropped.
-    smooth_ : models.lmm._smooth.SmoothFit
-        Only for a formula with one ``s(x, bs="cr", k=K)`` term (k 3 to 20, default 10), fitted
+    smooth_ : models.lmm._smooth.SmoothFit or None
+        For a formula with one ``s(x, bs="cr", k=K)`` term (k 3 to 20, default 10), fitted
         as gamm4 fits it: its variance, smoothing parameter, edf, coefficients, ``Vp`` and
-        ``curve(x)``. Such a fit sets ``design_`` (the non-smooth part), ``beta_`` (its fixed
-        effects), ``random_`` (with a ``smooth`` row), ``theta_``, ``sigma_``, ``loglik_``,
-        ``reml_criterion_``, ``converged_``; the other tables and methods are not available yet.
+        ``curve(x)``; None for a model without a smooth. For such a fit ``fixed_`` is
+        ``summary(fit$gam)$p.table`` (the parametric coefficients, the smooth's linear part
+        not among them; ``t`` tests on ``n - sum(edf)`` df), ``vcov_`` their block of ``Vp``,
+        ``random_`` has a ``smooth`` row, ``fitted_``/``residuals_`` are conditional on all
+        random effects (the smooth's included), ``npar_``/``aic_``/``bic_`` are ``fit$mer``'s
+        and ``predict`` is population-level (``predict(fit$gam, newdata)``). ``ranef_``,
+        ``icc``, ``refit``, ``simulate`` and ``lrt`` raise InvalidParameterError naming what
+        the model offers.
+    smooth_table_ : pandas.DataFrame
+        Only for a model with a smooth term: ``term, edf, ref_df, F, p_value`` as
+        ``summary(fit$gam)$s.table`` (Wood's 2013 test; :mod:`models.lmm._smooth_summary`).
 
     Notes
     -----
@@ -378,7 +387,7 @@ class LinearMixedModel(_Predictions, _Summaries):
             As :meth:`fit`.
         """
         start = time.perf_counter()
-        self._check_fitted("refit")
+        self._check_no_smooth("refit")
         if isinstance(response, pd.Series):
             if not response.index.equals(self.design_.rows):
                 raise InvalidParameterError(
@@ -451,7 +460,7 @@ class LinearMixedModel(_Predictions, _Summaries):
         ``y* = X beta + Z b* + e*`` with ``b* ~ N(0, G)`` and ``e* ~ N(0, sigma^2)`` at the
         estimates, as ``simulate.merMod`` of lme4 (mixedlm's ``simulate``).
         """
-        self._check_fitted("simulate")
+        self._check_no_smooth("simulate")
         if isinstance(n_sim, bool) or not isinstance(n_sim, int | np.integer) or n_sim < 1:
             raise InvalidParameterError(
                 "the `n_sim` parameter of LinearMixedModel.simulate must be a positive int; "
@@ -486,6 +495,8 @@ class LinearMixedModel(_Predictions, _Summaries):
         n, p = X.shape
         self._result = result
         self.engine_result_ = result
+        self.smooth_ = None
+        self.__dict__.pop("smooth_table_", None)
         self._input = inp
         self._ranef_cache: pd.DataFrame | None = None
         orders = [engine.level_order(result, i, b.n_levels) for i, b in enumerate(design.random)]
@@ -560,6 +571,13 @@ class LinearMixedModel(_Predictions, _Summaries):
             raise NotFittedError(
                 f"LinearMixedModel.{method} needs a fitted model; call .fit(data) first"
             )
+
+    def _check_no_smooth(self, name: str) -> None:
+        """Refuse what a fit with a smooth term does not offer yet, naming what it does."""
+        self._check_fitted(name)
+        fit = getattr(self, "smooth_", None)
+        if fit is not None:
+            raise unavailable(name, fit.term.text)
 
     def _fixed_table(
         self, beta: np.ndarray, cov_beta: np.ndarray, df: np.ndarray, names: list[str]
@@ -684,7 +702,7 @@ class LinearMixedModel(_Predictions, _Summaries):
     @property
     def ranef_(self) -> pd.DataFrame:
         """Conditional modes and conditional variances (computed on first access)."""
-        self._check_fitted("ranef_")
+        self._check_no_smooth("ranef_")
         if self._ranef_cache is None:
             covs = engine.conditional_variances(self._result, self._input.block_sizes, self._orders)
             frames = []
@@ -743,6 +761,7 @@ def lrt(m0: LinearMixedModel, m1: LinearMixedModel) -> LikelihoodRatioTest:
                 f"the `{name}` parameter of lrt must be a fitted LinearMixedModel; "
                 f"got {type(m).__name__}"
             )
+        m._check_no_smooth("lrt")
     return likelihood_ratio(m0, m1)
 
 

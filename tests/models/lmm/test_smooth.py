@@ -102,3 +102,119 @@ def test_refusals():
         )
     assert split_smooth("y ~ x + (1 | g)") == ("y ~ x + (1 | g)", None)
     assert split_smooth("y ~ s(x) + (1 | g)")[1].k == 10
+
+
+# ---------------------------------------------------------------------------------------------
+# summary(fit$gam): the parametric table, the smooth's test, predictions; fit$mer's statistics
+
+
+@pytest.mark.parametrize("name", list(SPEC))
+def test_fixed_table_is_gams_p_table(fits, name):
+    ref, m = CASES[name]["p_table"], fits[name]
+    row = m.fixed_.iloc[0]
+    assert list(m.fixed_["term"]) == ["Intercept"]
+    assert row["estimate"] == pytest.approx(ref["estimate"], rel=1e-6)
+    assert row["se"] == pytest.approx(ref["se"], rel=1e-4)
+    assert row["statistic"] == pytest.approx(ref["t"], rel=1e-4)
+    assert row["df"] == pytest.approx(ref["df"], rel=1e-4)
+    assert row["p_value"] == pytest.approx(ref["p_value"], rel=1e-2)
+    assert m.vcov_.loc["Intercept", "Intercept"] == pytest.approx(ref["se"] ** 2, rel=1e-4)
+
+
+@pytest.mark.parametrize("name", list(SPEC))
+def test_smooth_table_is_gams_s_table(fits, name):
+    ref, table = CASES[name]["s_table"], fits[name].smooth_table_
+    assert list(table.columns) == ["term", "edf", "ref_df", "F", "p_value"]
+    row = table.iloc[0]
+    assert row["edf"] == pytest.approx(ref["edf"], abs=1e-3)
+    assert row["ref_df"] == pytest.approx(ref["ref_df"], abs=1e-3)
+    assert row["F"] == pytest.approx(ref["F"], rel=1e-3)
+    assert row["p_value"] == pytest.approx(ref["p_value"], abs=2e-5)  # Davies' accuracy in R
+
+
+@pytest.mark.parametrize("name", list(SPEC))
+def test_fit_statistics_are_mers(fits, name):
+    ref, m = CASES[name], fits[name]
+    assert m.npar_ == ref["npar"]
+    assert m.aic_ == pytest.approx(ref["aic"], rel=1e-6)
+    assert m.bic_ == pytest.approx(ref["bic"], rel=1e-6)
+    assert m.singular_ is ref["singular"]
+    np.testing.assert_allclose(m.fitted_.to_numpy()[:5], ref["fitted_head"], rtol=1e-4)
+    residuals = m.design_.y[:5] - np.array(ref["fitted_head"])
+    np.testing.assert_allclose(m.residuals_.to_numpy()[:5], residuals, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", list(SPEC))
+def test_predict_is_gams(fits, name):
+    ref, m = CASES[name], fits[name]
+    _, x, _, g = SPEC[name]
+    new = pd.DataFrame({x: ref["new_x"], g: "no such level"}, index=[10, 11, 12, 13])
+    out = m.predict(new)
+    assert list(out.index) == [10, 11, 12, 13]
+    np.testing.assert_allclose(out.to_numpy(), ref["predict_new"], rtol=1e-4)
+    own = m.predict()
+    np.testing.assert_allclose(own.to_numpy(), m.smooth_.curve(m._smooth_x)["fit"], rtol=1e-12)
+
+
+def test_predict_missing_smooth_column_and_value(fits):
+    m = fits["sleepstudy"]
+    with pytest.raises(FormulaError, match="Days"):
+        m.predict(pd.DataFrame({"Subject": [308]}))
+    out = m.predict(pd.DataFrame({"Days": [np.nan, 1.17]}))
+    assert np.isnan(out.iloc[0])
+    assert out.iloc[1] == pytest.approx(CASES["sleepstudy"]["predict_new"][0], rel=1e-4)
+
+
+def test_summary_prints_both_tables(fits, capsys):
+    m = fits["chickweight"]
+    s = m.summary()
+    assert s.smooth is not None and s.smooth["F"].iloc[0] == m.smooth_table_["F"].iloc[0]
+    assert "Approximate significance of smooth terms" in s.text
+    assert "Ref.df" in s.text and "Intercept" in s.text
+    m.print_summary()
+    assert "s(Time" in capsys.readouterr().out
+
+
+def _public_names() -> list[str]:
+    import re
+
+    doc = LinearMixedModel.__doc__
+    section = doc[doc.index("Attributes\n") : doc.index("Notes\n")]
+    documented = set()
+    for line in section.splitlines():
+        m = re.match(r"    ([a-z_, ]+_) :", line)
+        if m:
+            documented |= {n.strip() for n in m.group(1).split(",")}
+    members = {n for n in dir(LinearMixedModel) if not n.startswith("_")}
+    return sorted(documented | members)
+
+
+CALLS = {
+    "fit": lambda m: None,  # refitting is the fixture's job
+    "set_params": lambda m: None,
+    "refit": lambda m: m.refit(m.design_.y),
+    "simulate": lambda m: m.simulate(1, seed=1),
+    "lrt": lambda m: m.lrt(m),
+    "predict": lambda m: m.predict(),
+}
+
+
+def test_every_public_member_works_or_says_what_a_smooth_model_offers(fits):
+    from models._errors import ModelsError
+
+    m = fits["sleepstudy"]
+    names = _public_names()
+    assert {"fixed_", "ranef_", "summary", "predict", "smooth_table_", "aic_"} <= set(names)
+    refused = []
+    for name in names:
+        try:
+            value = getattr(m, name)
+            if name in CALLS:
+                CALLS[name](m)
+            elif callable(value) and not isinstance(value, type):
+                value()
+        except ModelsError as err:
+            assert isinstance(err, InvalidParameterError), name
+            assert "smooth term" in str(err) and "fixed_" in str(err) and name in str(err)
+            refused.append(name)
+    assert sorted(refused) == ["icc", "lrt", "ranef_", "refit", "simulate"]

@@ -39,6 +39,10 @@ one_case <- function(name, file, response, x, k, group) {
   names(nd) <- x
   pr <- predict(gam, newdata = nd, se.fit = TRUE)
   st <- summary(gam)$s.table
+  pt <- summary(gam)$p.table
+  new_x <- min(d[[x]]) + c(0.13, 0.41, 0.77, 0.95) * diff(range(d[[x]]))
+  nd_new <- data.frame(new_x)
+  names(nd_new) <- x
   smooth_cols <- sm$first.para:sm$last.para
   list(
     name = name,
@@ -58,6 +62,16 @@ one_case <- function(name, file, response, x, k, group) {
     knots = num(sm$xp),
     s_table = list(edf = num(st[1, "edf"]), ref_df = num(st[1, "Ref.df"]),
                    F = num(st[1, "F"]), p_value = num(st[1, "p-value"])),
+    p_table = list(term = rownames(pt), estimate = num(pt[, 1]), se = num(pt[, 2]),
+                   t = num(pt[, 3]), p_value = num(pt[, 4]),
+                   df = num(length(gam$y) - sum(gam$edf))),
+    aic = num(AIC(mer)),
+    bic = num(BIC(mer)),
+    npar = num(attr(logLik(mer), "df")),
+    singular = isSingular(mer),
+    fitted_head = num(fitted(mer)[1:5]),
+    new_x = num(new_x),
+    predict_new = num(predict(gam, newdata = nd_new)),
     grid = num(grid),
     basis_grid = unname(PredictMat(sm, nd)),
     fit = num(pr$fit),

@@ -1,0 +1,182 @@
+"""Tables, tests and predictions of a :class:`models.lmm.LinearMixedModel` with a smooth term.
+
+As ``summary(fit$gam)`` of gamm4 reports them: the parametric coefficients with ``t`` tests on
+``n - sum(edf)`` residual degrees of freedom, and for the smooth its edf, reference df, ``F``
+and p-value from Wood's (2013) Wald-type test of ``f = 0`` with the rank of the test matrix
+set to the smooth's edf (mgcv's ``testStat`` with ``type = 0``, ``summary.gam``'s default).
+
+Reference
+---------
+Wood SN (2013). On p-values for smooth components of an extended generalized additive model.
+Biometrika 100(1), 221-228.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import integrate
+
+from models._errors import FormulaError, InvalidParameterError
+
+OFFERED = (
+    "smooth_, smooth_table_, fixed_, vcov_, beta_, random_, random_corr_, fitted_, "
+    "residuals_, the fit statistics, summary(), print_summary(), to_dict(), to_frame() and "
+    "predict()"
+)
+"""What a fitted model with a smooth term offers, named in the error of what it does not."""
+
+_RANK_TOL = np.finfo(float).eps ** 0.9
+"""Eigenvalues of the test matrix below this fraction of the largest are taken as zero."""
+
+
+def unavailable(name: str, term_text: str) -> InvalidParameterError:
+    """Return the one error for what a model with a smooth term does not offer yet."""
+    return InvalidParameterError(
+        f"LinearMixedModel.{name} is not available for a model with a smooth term "
+        f"{term_text} yet; such a model offers {OFFERED}"
+    )
+
+
+def imhof_upper(weights: np.ndarray, dfs: np.ndarray) -> float:
+    """``P(sum_j w_j chi2(df_j) > 0)`` by Imhof's (1961) inversion of the characteristic function.
+
+    What mgcv's ``psum.chisq`` computes by Davies' algorithm (to its 2e-5 accuracy).
+    """
+    w = np.asarray(weights, dtype=float)
+    h = np.asarray(dfs, dtype=float)
+
+    def integrand(u: float) -> float:
+        if u == 0.0:
+            return 0.5 * float(np.sum(h * w))
+        theta = 0.5 * np.sum(h * np.arctan(w * u))
+        log_rho = np.sum(h / 4.0 * np.log1p((w * u) ** 2))
+        return float(np.sin(theta) / u * np.exp(-log_rho))
+
+    value, _ = integrate.quad(integrand, 0.0, np.inf, limit=1000, epsabs=1e-12, epsrel=1e-10)
+    return float(min(1.0, max(0.0, 0.5 + value / np.pi)))
+
+
+def _test_vectors(V: np.ndarray, rank: float) -> tuple[np.ndarray, np.ndarray, float, int, float]:
+    """Return the projections of Wood's test for a fractional rank (testStat, type 0)."""
+    values, vectors = np.linalg.eigh((V + V.T) / 2.0)
+    values, vectors = values[::-1], vectors[:, ::-1]
+    signs = np.where(vectors[0] < 0, -1.0, 1.0)
+    vectors = vectors * signs
+    k = max(0, int(np.floor(rank)))
+    nu = abs(rank - k)
+    k1 = k + 1 if nu > 0 else k
+    r_est = int(np.sum(values > values.max() * _RANK_TOL))
+    if r_est < k1:
+        k1 = k = r_est
+        nu = 0.0
+        rank = float(r_est)
+    vec = vectors[:, :k1].copy()
+    if nu > 0 and k > 0:
+        vec[:, : k - 1] = vec[:, : k - 1] / np.sqrt(values[: k - 1])
+        b12 = np.sqrt(max(0.0, 0.5 * nu * (1.0 - nu)))
+        ev = np.diag(values[k - 1 : k1] ** -0.5)
+        B = ev @ np.array([[1.0, b12], [b12, nu]]) @ ev
+        bval, bvec = np.linalg.eigh(B)
+        rB = bvec @ np.diag(np.sqrt(bval)) @ bvec.T
+        vec1 = vec.copy()
+        vec1[:, k - 1 : k1] = (rB @ np.diag([-1.0, 1.0]) @ vec[:, k - 1 : k1].T).T
+        vec[:, k - 1 : k1] = (rB @ vec[:, k - 1 : k1].T).T
+    else:
+        vec = vec / np.sqrt(values[0] if k == 0 else values[:k])
+        vec1 = vec
+        if k == 1:
+            rank = 1.0
+    return vec, vec1, nu, k, rank
+
+
+def wood_test(
+    coef: np.ndarray, Vp: np.ndarray, XVX: np.ndarray, rank: float, res_df: float
+) -> tuple[float, float, float]:
+    """Wood's (2013) test of a smooth: ``(statistic d, p-value, reference df)``.
+
+    ``coef`` and ``Vp`` are the smooth's coefficients and their Bayesian covariance, ``XVX``
+    ``X' V^-1 X`` of its columns (``R'R`` for the triangular factor the test uses; the result
+    does not depend on which factor), ``rank`` the smooth's edf (at most its dimension) and
+    ``res_df`` the residual df of the fit (the scale is estimated).
+    """
+    R = np.linalg.cholesky((XVX + XVX.T) / 2.0).T
+    vec, vec1, nu, k, rank = _test_vectors(R @ Vp @ R.T, rank)
+    Rp = R @ coef
+    d = float(np.sum((vec.T @ Rp) ** 2))
+    d1 = float(np.sum((vec1.T @ Rp) ** 2))
+    k1 = vec.shape[1]
+    pval = 2.0
+    if nu > 0:
+        if k1 == 1:
+            val = np.ones(1)
+        else:
+            val = np.ones(k1)
+            rp = nu + 1.0
+            val[k - 1] = (rp + np.sqrt(rp * (2.0 - rp))) / 2.0
+            val[k1 - 1] = rp - val[k - 1]
+        k0 = max(1, int(np.round(res_df)))
+        dfs = np.concatenate([np.ones(len(val)), [k0]])
+        pval = 0.5 * (
+            imhof_upper(np.concatenate([val, [-d / k0]]), dfs)
+            + imhof_upper(np.concatenate([val, [-d1 / k0]]), dfs)
+        )
+    if pval > 1.0:
+        from scipy import stats
+
+        pval = 0.5 * (stats.f.sf(d / rank, rank, res_df) + stats.f.sf(d1 / rank, rank, res_df))
+    return d, float(min(1.0, pval)), float(rank)
+
+
+def smooth_table(fit, XVX: np.ndarray, n_obs: int) -> pd.DataFrame:
+    """``summary(gam)$s.table``: ``term, edf, ref_df, F, p_value`` for the model's smooth."""
+    p = len(fit.fixed_names)
+    res_df = n_obs - float(np.sum(fit.edf_coef))
+    coef = fit.coef[p:]
+    d, pval, ref_df = wood_test(
+        coef, fit.Vp[p:, p:], XVX[p:, p:], min(float(len(coef)), fit.edf), res_df
+    )
+    return pd.DataFrame(
+        {
+            "term": [fit.term.text],
+            "edf": [fit.edf],
+            "ref_df": [ref_df],
+            "F": [d / ref_df],
+            "p_value": [pval],
+        }
+    )
+
+
+def smooth_predict(model, data: pd.DataFrame | None) -> pd.Series:
+    """Population-level prediction: the parametric part plus the smooth (``predict(fit$gam)``)."""
+    fit = model.smooth_
+    p = len(fit.fixed_names)
+    column = fit.term.column
+    if data is None:
+        X = model.design_.X.to_numpy(dtype=float)
+        eta = X @ fit.coef[:p] + fit.smooth.basis(model._smooth_x) @ fit.coef[p:]
+        return pd.Series(eta, index=model.design_.rows, name="predicted")
+    if not isinstance(data, pd.DataFrame):
+        raise InvalidParameterError(
+            "the `data` parameter of LinearMixedModel.predict must be a pandas DataFrame or "
+            f"None; got {type(data).__name__}"
+        )
+    if column not in data.columns:
+        raise FormulaError(
+            f"LinearMixedModel.predict: the smooth {fit.term.text} needs the column "
+            f"{column!r}, which `data` lacks"
+        )
+    col = data[column]
+    if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        raise InvalidParameterError(
+            f"LinearMixedModel.predict: the smooth {fit.term.text} needs a numeric column; "
+            f"{column!r} is {col.dtype}"
+        )
+    new = model.design_.transform(data, random=False)
+    x = data.loc[new.rows, column].to_numpy(dtype=float)
+    ok = np.isfinite(x)
+    eta = new.X.to_numpy(dtype=float)[ok] @ fit.coef[:p]
+    eta = eta + fit.smooth.basis(x[ok]) @ fit.coef[p:]
+    out = pd.Series(np.nan, index=data.index, name="predicted")
+    out.loc[new.rows[ok]] = eta
+    return out
