@@ -198,6 +198,25 @@ def build_sections(study_dir, out, anchors: Sequence[str], **settings) -> Path:
     return out
 
 
+@pytest.fixture
+def sections_only(monkeypatch):
+    """Call with anchors: ``build_report`` and ``longitudinal report`` then compute only those
+    sections (in page order), for a test of what happens around the sections (the key, the
+    output folder, the options recorded) that reads none of the others."""
+
+    def restrict(*anchors: str) -> None:
+        from longitudinal.report import build
+        from longitudinal.report.sections import report_sections
+
+        def chosen():
+            return [s for s in report_sections() if s.anchor in anchors]
+
+        assert {s.anchor for s in chosen()} == set(anchors), anchors
+        monkeypatch.setattr(build, "report_sections", chosen)
+
+    return restrict
+
+
 @pytest.fixture(scope="session")
 def slider7_report(tmp_path_factory):
     """``longitudinal report`` of the declared 1-7 study, without the Bayesian model:
