@@ -198,6 +198,32 @@ def build_sections(study_dir, out, anchors: Sequence[str], **settings) -> Path:
     return out
 
 
+def restrict_sections(monkeypatch, anchors: Sequence[str]) -> None:
+    """Make ``build_report`` and ``longitudinal report`` compute only the sections ``anchors``
+    (in page order) while ``monkeypatch`` holds: the same loading, options, key and files
+    around them as a whole report, for a test that reads none of the other sections."""
+    from longitudinal.report import build
+    from longitudinal.report.sections import report_sections
+
+    def chosen():
+        return [s for s in report_sections() if s.anchor in anchors]
+
+    assert {s.anchor for s in chosen()} == set(anchors), anchors
+    monkeypatch.setattr(build, "report_sections", chosen)
+
+
+@pytest.fixture
+def sections_only(monkeypatch):
+    """Call with anchors: the reports of this test compute only those sections
+    (:func:`restrict_sections`), for a test of what happens around the sections (the key, the
+    output folder, the options recorded) or of one section."""
+
+    def restrict(*anchors: str) -> None:
+        restrict_sections(monkeypatch, anchors)
+
+    return restrict
+
+
 @pytest.fixture(scope="session")
 def slider7_report(tmp_path_factory):
     """``longitudinal report`` of the declared 1-7 study, without the Bayesian model:

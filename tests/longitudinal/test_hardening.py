@@ -250,7 +250,8 @@ def test_a_key_that_is_an_input_of_the_study_is_refused(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_no_person_tables_and_the_relinking_line(tmp_path, capsys):
+def test_no_person_tables_and_the_relinking_line(tmp_path, capsys, sections_only):
+    sections_only("change")  # the section that writes the two per-person tables checked here
     key = tmp_path / "k"
     key.write_text("b84e1f07c3a95d26e0f4b7a1c9d3528e\n", encoding="utf-8")
     both = []
@@ -594,8 +595,12 @@ def _lines(count_lines):
     return checked
 
 
-def test_large_runs_the_report_after_printing_the_estimate(tmp_path, capsys, monkeypatch):
+def test_large_runs_the_report_after_printing_the_estimate(
+    tmp_path, capsys, monkeypatch, sections_only
+):
     from longitudinal.cli import study as study_cli
+
+    sections_only("sample")  # the estimate, then a report: its lead says it is not reduced
 
     _fake_costs(monkeypatch, study_cli)
     out = tmp_path / "rep"
@@ -608,8 +613,11 @@ def test_large_runs_the_report_after_printing_the_estimate(tmp_path, capsys, mon
     assert "Reduced report" not in (out / "report.html").read_text(encoding="utf-8")
 
 
-def test_lean_under_the_limit_runs_the_reduced_report(tmp_path, capsys, monkeypatch):
+def test_lean_under_the_limit_runs_the_reduced_report(tmp_path, capsys, monkeypatch, sections_only):
     from longitudinal.cli import study as study_cli
+
+    # the lead of the page and provenance say --lean (test_report_lean.py: its sections)
+    sections_only("sample")
 
     _fake_costs(monkeypatch, study_cli)
     out = tmp_path / "rep"

@@ -55,7 +55,8 @@ def test_evaluate_kfold_option(study, tmp_path, capsys):
     assert json.loads((out / "evaluation.json").read_text())["raw_csv"] is True
 
 
-def test_report_without_bayes_has_the_likelihood_models(study, tmp_path):
+def test_report_without_bayes_has_the_likelihood_models(study, tmp_path, sections_only):
+    sections_only("predictors")  # the section --no-bayes reaches, built alone
     out = tmp_path / "report"
     assert main(["report", str(study), "--out", str(out), "--no-bayes"]) == 0
     effects = pd.read_csv(out / "tables" / "empathy_effects.csv")

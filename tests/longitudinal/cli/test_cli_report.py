@@ -12,7 +12,8 @@ def study_dir(small_study_dir):
     return small_study_dir  # tests/conftest.py: 16 simulated people, seed 7
 
 
-def test_report_creates_the_key_once_and_says_where(study_dir, tmp_path, capsys):
+def test_report_creates_the_key_once_and_says_where(study_dir, tmp_path, capsys, sections_only):
+    sections_only("sample")  # the key and its fingerprint: the same whatever sections are built
     out = tmp_path / "rep"
     assert main(["report", str(study_dir), "--out", str(out), "--no-bayes"]) == 0
     first = capsys.readouterr().out
@@ -25,7 +26,10 @@ def test_report_creates_the_key_once_and_says_where(study_dir, tmp_path, capsys)
     assert again == fingerprint
 
 
-def test_report_with_a_given_key_and_one_inside_the_output(study_dir, tmp_path, capsys):
+def test_report_with_a_given_key_and_one_inside_the_output(
+    study_dir, tmp_path, capsys, sections_only
+):
+    sections_only("sample")  # where the key is read from: the same whatever sections are built
     key = tmp_path / "secret.key"
     key.write_text("my own secret, 128 bits or more\n")
     out = tmp_path / "rep"

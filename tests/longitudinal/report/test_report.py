@@ -242,7 +242,7 @@ def test_rejected_study_writes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_refuses_non_empty_out_dir_unless_overwrite(study_dir, tmp_path):
+def test_refuses_non_empty_out_dir_unless_overwrite(study_dir, tmp_path, sections_only):
     out = tmp_path / "out"
     (out / "evaluate").mkdir(parents=True)
     (out / "keep.txt").write_text("mine")
@@ -254,6 +254,7 @@ def test_refuses_non_empty_out_dir_unless_overwrite(study_dir, tmp_path):
         build_report(study_dir, out, overwrite=True, bayes=False)
     assert (out / "keep.txt").read_text() == "mine"
     (out / ".empathic-longitudinal").write_text("report\n")  # as a previous report leaves
+    sections_only("evaluation", "notes", "files")  # the folder's fate, and the evaluation link
     build_report(study_dir, out, overwrite=True, bayes=False)
     assert not (out / "keep.txt").exists() and (out / "report.html").is_file()
     # beside the report: its pseudonym key, and no staging folder
@@ -304,7 +305,7 @@ def test_pseudonyms_are_a_keyed_permutation():
         pseudonyms(ids, key=b"")
 
 
-def test_key_is_made_beside_the_report_and_reused(study_dir, tmp_path):
+def test_key_is_made_beside_the_report_and_reused(study_dir, tmp_path, sections_only):
     out = build_report(study_dir, tmp_path / "rep", bayes=False)
     key = tmp_path / "rep.pseudonym-key"
     assert key.is_file() and not any(p.name.endswith("pseudonym-key") for p in out.rglob("*"))
@@ -315,6 +316,8 @@ def test_key_is_made_beside_the_report_and_reused(study_dir, tmp_path):
     for path in out.rglob("*"):
         if path.is_file():
             assert secret not in path.read_bytes()
+    # the rerun reads the key back: one section that names people is enough to show it
+    sections_only("change")
     again = build_report(study_dir, tmp_path / "rep", bayes=False, overwrite=True)
     assert key.read_bytes().strip() == secret
     table = "tables/reliable_change_people.csv"

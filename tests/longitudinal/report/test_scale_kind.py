@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import load_newcomer, package_warnings
+from conftest import load_newcomer, package_warnings, restrict_sections
 from numpy.testing import assert_allclose
 from scipy import special
 
@@ -64,12 +64,17 @@ def _report(study_dir: Path, out: Path, *extra: str) -> Path:
 
 @pytest.fixture(scope="module")
 def report(slider_dir, tmp_path_factory):
-    return _report(slider_dir, tmp_path_factory.mktemp("scale") / "report")
+    with pytest.MonkeyPatch.context() as patch:
+        restrict_sections(patch, ["ratings", "predictors"])  # the two sections read below
+        return _report(slider_dir, tmp_path_factory.mktemp("scale") / "report")
 
 
 @pytest.fixture(scope="module")
 def binned_report(slider_dir, tmp_path_factory):
-    return _report(slider_dir, tmp_path_factory.mktemp("scale") / "binned", "--ordinal-bins", "5")
+    out = tmp_path_factory.mktemp("scale") / "binned"
+    with pytest.MonkeyPatch.context() as patch:
+        restrict_sections(patch, ["predictors"])  # the section that reads --ordinal-bins
+        return _report(slider_dir, out, "--ordinal-bins", "5")
 
 
 # -- the rule ---------------------------------------------------------------------------------

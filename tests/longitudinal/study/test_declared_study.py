@@ -89,7 +89,8 @@ def test_chosen_predictors_are_tested(tmp_path, capsys):
     assert "sub-00" not in (out / "report.html").read_text(encoding="utf-8")
 
 
-def test_report_predictors_option_wins_over_study_toml(tmp_path):
+def test_report_predictors_option_wins_over_study_toml(tmp_path, sections_only):
+    sections_only("predictors")  # the section that reads --predictors, built alone
     out = tmp_path / "report"
     args = ["report", str(SLIDER7), "--out", str(out), "--no-bayes", "--predictors", "turns"]
     assert main(args) == 0
