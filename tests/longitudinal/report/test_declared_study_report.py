@@ -214,7 +214,9 @@ def test_too_few_people_for_the_invariance_ladder_get_one_line_and_no_numbers(re
     assert pd.read_csv(out / "tables" / "invariance.csv").empty
     text = _text(out)
     assert "Are the waves comparable? (measurement invariance)" in text
+    # closeness is answered on 1-5, so its ladder is the ordinal one: 4 thresholds per item
+    # and wave in place of an intercept and a variance (75 free parameters, not 51)
     assert (
         "closeness.bond: 18 participants with complete answers; the configural model of 4 items "
-        "x 3 waves has 51 free parameters and needs at least 255" in text
+        "x 3 waves has 75 free parameters and needs at least 375" in text
     )
