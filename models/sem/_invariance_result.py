@@ -9,6 +9,7 @@ variances from the parameter table of the model held.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ from scipy import special
 
 from _empathic_base.results import Result
 from models._columns import CI_HIGH, CI_LOW, ESTIMATE, P_VALUE, SE, STATISTIC
-from models._errors import InvalidParameterError
+from models._errors import InvalidParameterError, SingularFitWarning
 
 FIT_COLUMNS = [
     "model",
@@ -387,3 +388,22 @@ def invariance_tables(
     first = ["instrument", "scale", "model", "estimator"]
     params = params[first + [c for c in params.columns if c not in first]]
     return fits.reindex(columns=INVARIANCE_CSV_COLUMNS), params.reset_index(drop=True)
+
+
+def negative_variances(parameters: pd.DataFrame, *, stacklevel: int = 5) -> list[str]:
+    """Name every free variance estimated below zero, and warn once about them (both ladders)."""
+    negative = parameters[
+        parameters["free"]
+        & parameters["kind"].isin(["theta", "psi"])
+        & (parameters["estimate"] < 0)
+    ]
+    notes = [
+        f"{row.model}: negative variance estimate {row.lhs} ~~ {row.rhs} = {row.estimate:.4g} "
+        "(not admissible: the model does not fit these data as specified)"
+        for row in negative.itertuples()
+    ]
+    if notes:
+        warnings.warn(
+            "measurement_invariance: " + "; ".join(notes), SingularFitWarning, stacklevel=stacklevel
+        )
+    return notes

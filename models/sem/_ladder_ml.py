@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from models._errors import ConvergenceWarning, SingularFitWarning
+from models._errors import ConvergenceWarning
 from models.sem._fiml import FIMLProblem, saturated_fit
 from models.sem._fit import LevelFit, cfi, fit_level
 from models.sem._invariance_result import (
@@ -24,6 +24,7 @@ from models.sem._invariance_result import (
     InvarianceResult,
     judge_steps,
     latent_table,
+    negative_variances,
     step_holds,
     z_table,
 )
@@ -318,7 +319,7 @@ def ml_ladder(y: np.ndarray, options: dict[str, Any]) -> InvarianceResult:
     for column in ("lrt_df", "delta_df"):
         fit_table[column] = fit_table[column].astype("Int64")
     parameters = pd.concat(param_tables, ignore_index=True)
-    notes = _negative_variances(parameters)
+    notes = negative_variances(parameters)
     if not fit_table["converged"].all():
         bad = ", ".join(fit_table.loc[~fit_table["converged"], "model"])
         warnings.warn(
@@ -343,20 +344,3 @@ def ml_ladder(y: np.ndarray, options: dict[str, Any]) -> InvarianceResult:
         level_held=level_held,
         meta=meta,
     )
-
-
-def _negative_variances(parameters: pd.DataFrame) -> list[str]:
-    """Name every free variance estimated below zero, and warn once about them."""
-    negative = parameters[
-        parameters["free"]
-        & parameters["kind"].isin(["theta", "psi"])
-        & (parameters["estimate"] < 0)
-    ]
-    notes = [
-        f"{row.model}: negative variance estimate {row.lhs} ~~ {row.rhs} = {row.estimate:.4g} "
-        "(not admissible: the model does not fit these data as specified)"
-        for row in negative.itertuples()
-    ]
-    if notes:
-        warnings.warn(f"{FUNC}: " + "; ".join(notes), SingularFitWarning, stacklevel=5)
-    return notes

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from models._errors import ConvergenceWarning, InvalidParameterError, SingularFitWarning
+from models._errors import ConvergenceWarning, InvalidParameterError
 from models.sem._invariance_result import (
     FIT_COLUMNS,
     PARAMETER_COLUMNS,
@@ -29,6 +29,7 @@ from models.sem._invariance_result import (
     InvarianceResult,
     judge_steps,
     latent_table,
+    negative_variances,
     step_holds,
     z_table,
 )
@@ -424,18 +425,4 @@ def _warn_about(fit_table: pd.DataFrame, parameters: pd.DataFrame) -> list[str]:
             ConvergenceWarning,
             stacklevel=5,
         )
-    if parameters.empty:
-        return []
-    negative = parameters[
-        parameters["free"]
-        & parameters["kind"].isin(["theta", "psi"])
-        & (parameters["estimate"] < 0)
-    ]
-    notes = [
-        f"{row.model}: negative variance estimate {row.lhs} ~~ {row.rhs} = {row.estimate:.4g} "
-        "(not admissible: the model does not fit these data as specified)"
-        for row in negative.itertuples()
-    ]
-    if notes:
-        warnings.warn(f"{FUNC}: " + "; ".join(notes), SingularFitWarning, stacklevel=5)
-    return notes
+    return [] if parameters.empty else negative_variances(parameters, stacklevel=6)
