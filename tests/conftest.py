@@ -226,6 +226,37 @@ def sections_only(monkeypatch):
     return restrict
 
 
+@contextmanager
+def draft_figures() -> Iterator[None]:
+    """While held, every figure is drawn and laid out as in a report, its SVG (the figure's
+    text) written as in a report, but its PNG at 40 dpi and no PDF.
+
+    For tests that read a report's text, tables, notes and figure labels, never its pixels
+    (studies of random shape, renumbered ids): the sections still build every figure, so a
+    figure that fails on odd data still fails the test, but the 600-dpi PNG and the PDF with
+    its embedded fonts, which tests/longitudinal/plotting/ and the byte-identity tests of
+    tests/longitudinal/report/test_report.py check, are not paid for again.
+    """
+    from longitudinal.plotting import _style
+
+    write = _style._write_formats
+
+    def draft(fig, path, *, dpi, vector, pdf):
+        write(fig, path, dpi=min(dpi, 40), vector=vector, pdf=False)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_style, "_write_formats", draft)
+        yield
+
+
+@pytest.fixture(scope="module")
+def figures_as_drafts():
+    """:func:`draft_figures` for every report a test module builds: a module that reads no
+    figure's pixels says ``pytestmark = pytest.mark.usefixtures("figures_as_drafts")``."""
+    with draft_figures():
+        yield
+
+
 @pytest.fixture(scope="session")
 def slider7_report(tmp_path_factory):
     """``longitudinal report`` of the declared 1-7 study, without the Bayesian model:

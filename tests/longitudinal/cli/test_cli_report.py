@@ -6,6 +6,9 @@ import pytest
 
 from longitudinal.cli import main
 
+# the tests read the reports' text, tables and figure labels, not figure pixels
+pytestmark = pytest.mark.usefixtures("figures_as_drafts")
+
 
 @pytest.fixture(scope="module")
 def study_dir(small_study_dir):

@@ -27,6 +27,9 @@ from longitudinal._wording import article
 from longitudinal.narrate.numbers import apa_p, num
 from longitudinal.report import build_report
 
+# the tests read the reports' text, tables and figure labels, not figure pixels
+pytestmark = pytest.mark.usefixtures("figures_as_drafts")
+
 NEWCOMER = Path(__file__).parents[2] / "data" / "studies" / "newcomer.py"
 
 

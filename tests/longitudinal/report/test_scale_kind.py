@@ -29,6 +29,9 @@ from longitudinal.study.loaded import load_study
 from longitudinal.study.rating_scale import bin_ratings, check_ordinal_bins, scale_kind
 from surveys import UndefinedStatisticWarning
 
+# the tests read the reports' text, tables and figure labels, not figure pixels
+pytestmark = pytest.mark.usefixtures("figures_as_drafts")
+
 newcomer = load_newcomer()
 
 

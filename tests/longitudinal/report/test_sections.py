@@ -11,6 +11,9 @@ from longitudinal.report.html import apa_p, num, table
 from longitudinal.report.sections import SectionUnavailable, report_sections
 from longitudinal.report.sections.reliability import ReliabilitySection
 
+# the tests read the reports' text, tables and figure labels, not figure pixels
+pytestmark = pytest.mark.usefixtures("figures_as_drafts")
+
 
 @pytest.fixture(scope="module")
 def study_dir(tmp_path_factory):

@@ -16,6 +16,9 @@ import pytest
 
 from longitudinal.cli import main
 
+# the tests read the reports' text, tables and figure labels, not figure pixels
+pytestmark = pytest.mark.usefixtures("figures_as_drafts")
+
 SLIDER7 = Path(__file__).parents[2] / "data" / "studies" / "declared" / "slider7"
 
 
