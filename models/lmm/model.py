@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -44,6 +44,9 @@ from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
 from models.lmm._smooth import fit_smooth_model, split_smooth
 from models.lmm._smooth_summary import unavailable
 from models.lmm._summary import DICT_KEYS, MixedModelSummary, _Summaries
+
+if TYPE_CHECKING:
+    from models.lmm._r2 import MixedR2
 
 __all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
 
@@ -721,6 +724,28 @@ class LinearMixedModel(_Predictions, _Summaries):
                     )
             self._ranef_cache = pd.concat(frames, ignore_index=True)
         return self._ranef_cache
+
+    def r2(self) -> MixedR2:
+        """R-squared: Rights & Sterba's (2019) decomposition and Nakagawa's marginal/conditional.
+
+        Returns
+        -------
+        MixedR2
+            ``to_dict()["rights_sterba"]`` (``total``, ``within``, ``between``, keyed by
+            r2mlm's names ``f1, f2, v, m, f, fv, fvm``), ``to_dict()["nakagawa"]``
+            (``marginal``, ``conditional``); ``to_frame()`` is ``decomposition, measure,
+            value``. Formulas and conventions in :mod:`models.lmm._r2`.
+
+        Warns
+        -----
+        CentringWarning
+            When a predictor varies both within and between clusters: the within/between
+            split is then left out and the result's ``note`` says how to centre.
+        """
+        from models.lmm._r2 import mixed_r2
+
+        self._check_no_smooth("r2")
+        return mixed_r2(self)
 
     def lrt(self, other: LinearMixedModel) -> LikelihoodRatioTest:
         """Likelihood-ratio test against another fit of nested form; see :func:`lrt`."""
