@@ -10,7 +10,9 @@ Fixed-effect degrees of freedom are Satterthwaite's, as in lmerTest (Kuznetsova,
 Christensen 2017), or Kenward & Roger's (1997), as in pbkrtest.
 
 The class is fitting and its result tables; its predictions and ICC (``_predict``), its
-summaries and JSON (``_summary``) and the likelihood-ratio test (``_lrt``) live beside it.
+summaries and JSON (``_summary``), the likelihood-ratio test (``_lrt``), R-squared (``_r2``:
+Rights & Sterba, Nakagawa) and estimated marginal means with contrasts (``_emmeans``, on
+emmeans' reference grid from the predictor columns kept at ``fit``) live beside it.
 """
 
 from __future__ import annotations
