@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from _empathic_base.lazy import lazy_exports
 from models._errors import (
+    CentringWarning,
     ConvergenceError,
     ConvergenceWarning,
     DataQualityWarning,
@@ -157,6 +158,7 @@ _LAZY = {
 __all__ = [
     "AgreementResult",
     "BayesianMixedModel",
+    "CentringWarning",
     "ConvergenceError",
     "ConvergenceWarning",
     "DataQualityWarning",

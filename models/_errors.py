@@ -17,6 +17,7 @@ from _empathic_base.errors import (
 )
 
 __all__ = [
+    "CentringWarning",
     "ConvergenceError",
     "ConvergenceWarning",
     "DataQualityWarning",
@@ -46,6 +47,10 @@ class ConvergenceError(ModelsError, RuntimeError):
 
 class ConvergenceWarning(ModelsWarning):
     """The optimizer stopped without meeting its convergence criteria."""
+
+
+class CentringWarning(ModelsWarning):
+    """A predictor varies both within and between clusters where a within/between split is asked."""
 
 
 class SingularFitWarning(ModelsWarning):

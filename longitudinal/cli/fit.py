@@ -39,7 +39,10 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
             "formula, n_obs, groups, converged, fixed (term, estimate, se, df, statistic, "
             "p_value, ci_low, ci_high; bayes adds r_hat, ess_bulk), random (group, term, sd "
             "and correlations), thresholds, loglik, divergences, r_hat_max, ess_bulk_min, "
-            "seconds (null where a key does not apply), then its own; a summary is printed.\n\n"
+            "seconds (null where a key does not apply), then its own; a summary is printed. "
+            "With --engine lmm, --r2 adds the key r2 (Rights & Sterba, Nakagawa) and "
+            "--emmeans SPEC the key emmeans (marginal means and their contrasts), whose tables "
+            "go to emmeans.csv and contrasts.csv beside --out.\n\n"
             f"Limits, checked before any fit: --n-agq at most {ORDINAL_MAX_N_AGQ}; --draws and "
             f"--tune at most {BAYES_MAX_DRAWS:,} and {BAYES_MAX_TUNE:,} per chain, --chains at "
             f"most {BAYES_MAX_CHAINS}; draws whose storage is estimated over {BAYES_MAX_GB:g} "
@@ -54,7 +57,9 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
             "  longitudinal fit ratings.csv --engine clmm "
             "--formula 'empathy ~ trait + week + (1 + week | pid) + (1 | story)' --out fit.json\n"
             "  longitudinal fit ratings.csv --engine bayes --family ordinal "
-            "--seed 1 --formula 'empathy ~ trait + (1 | pid)' --out fit.json"
+            "--seed 1 --formula 'empathy ~ trait + (1 | pid)' --out fit.json\n"
+            "  longitudinal fit chicks.csv --formula 'weight ~ Time * Diet + (Time | Chick)' "
+            "--r2 --emmeans 'Diet' --contrasts trt.vs.ctrl --out fit.json"
         ),
         formatter_class=_Formatter,
     )
@@ -96,6 +101,35 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="bayes: NUTS implementation (default nutpie when installed, else pymc)",
     )
     parser.add_argument("--seed", type=int, help="bayes: random seed")
+    parser.add_argument(
+        "--r2",
+        action="store_true",
+        help=(
+            "lmm: add 'r2' to the record: Rights & Sterba's R-squared (r2mlm's names) and "
+            "Nakagawa's marginal and conditional R-squared"
+        ),
+    )
+    parser.add_argument(
+        "--emmeans",
+        metavar="SPEC",
+        help=(
+            "lmm: estimated marginal means of SPEC ('Diet', 'Diet | Time', 'A + B | C'), added "
+            "as 'emmeans' to the record and written to emmeans.csv and contrasts.csv beside it"
+        ),
+    )
+    parser.add_argument(
+        "--contrasts",
+        choices=["pairwise", "trt.vs.ctrl", "consec", "poly"],
+        help="lmm with --emmeans: contrasts of the means (pairwise)",
+    )
+    parser.add_argument(
+        "--adjust",
+        choices=["tukey", "dunnettx", "holm", "bonferroni", "none"],
+        help=(
+            "lmm with --emmeans: multiplicity adjustment (pairwise: tukey, trt.vs.ctrl: "
+            "dunnettx, consec: holm, poly: none)"
+        ),
+    )
     parser.add_argument("--ci-level", type=float, default=0.95, help="interval level (0.95)")
     parser.add_argument("--out", required=True, type=Path, help="JSON file to write")
     return parser
@@ -105,7 +139,7 @@ if TYPE_CHECKING:  # loaded when the command runs, after its arguments are parse
     import pandas as pd
 
 _ENGINE_OPTIONS = {
-    "lmm": {"ml"},
+    "lmm": {"ml", "r2", "emmeans", "contrasts", "adjust"},
     "clmm": {"link", "threshold", "n_agq"},
     "bayes": {"link", "draws", "tune", "chains", "sampler", "seed"},
 }
@@ -236,17 +270,47 @@ def _read_model_data(path: Path) -> pd.DataFrame:
 
 def _fit(args: argparse.Namespace) -> int:
     from longitudinal._output import atomic_write_files, refuse_overlap, write_json
-    from longitudinal.cli.fit_record import fit_record, summary_text
+    from longitudinal.cli.fit_record import fit_record, post_hoc, summary_text
 
-    _check_outputs({"--out": args.out})
-    refuse_overlap(Path(args.out), [Path(args.data)], option="--out")
+    tables = _table_paths(args)
+    _check_outputs({"--out": args.out, **{f"the {p.name} beside --out": p for p in tables}})
+    for path in [args.out, *tables]:
+        refuse_overlap(Path(path), [Path(args.data)], option="--out")
+    if (args.contrasts or args.adjust) and not args.emmeans:
+        raise InvalidParameterError("--contrasts and --adjust apply with --emmeans SPEC only")
     data = _read_model_data(args.data)
     model = _fit_model(args, data)
     result = fit_record(model)
+    extra, frames = post_hoc(
+        model,
+        r2=args.r2,
+        emmeans=args.emmeans,
+        method=args.contrasts or "pairwise",
+        adjust=args.adjust,
+        ci_level=args.ci_level,
+    )
+    result.update(extra)
 
     write = functools.partial(write_json, result, sort_keys=False, allow_nan=False)
-    atomic_write_files({args.out: write})
+    outputs = {args.out: write}
+    for path, frame in zip(tables, frames, strict=True):
+        outputs[path] = functools.partial(_write_table, frame)
+    atomic_write_files(outputs)
     print(summary_text(model, result))
     print()
     print(f"wrote {args.out} ({result['n_obs']} observations, converged: {result['converged']})")
     return 0
+
+
+def _table_paths(args: argparse.Namespace) -> list[Path]:
+    """Return the emmeans.csv and contrasts.csv written beside --out with --emmeans."""
+    if not args.emmeans:
+        return []
+    folder = Path(args.out).parent
+    return [folder / "emmeans.csv", folder / "contrasts.csv"]
+
+
+def _write_table(frame: pd.DataFrame, path: Path) -> None:
+    from longitudinal._output import write_csv
+
+    write_csv(frame, path)

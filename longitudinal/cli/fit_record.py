@@ -7,13 +7,22 @@ key does not apply (``loglik`` for the sampler, ``divergences`` for the likeliho
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
 
+from longitudinal._errors import InvalidParameterError
 from longitudinal._output import json_safe
 
-__all__ = ["COMMON_KEYS", "FIXED_KEYS", "fit_record", "summary_text"]
+__all__ = [
+    "COMMON_KEYS",
+    "FIXED_KEYS",
+    "fit_record",
+    "parse_emmeans_spec",
+    "post_hoc",
+    "summary_text",
+]
 
 COMMON_KEYS = (
     "engine",
@@ -126,6 +135,65 @@ def fit_record(model: Any) -> dict[str, Any]:
         extra = ("reml", "reml_criterion", "residual_sd", "aic", "bic", "singular")
     record.update({k: own[k] for k in extra})
     return record
+
+
+def parse_emmeans_spec(spec: str) -> tuple[list[str], list[str]]:
+    """Split ``"A + B | C"`` (or ``"~ A | C"``) into the predictors of the means and of ``by``.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an empty part or more than one ``|``.
+    """
+    parts = spec.strip().removeprefix("~").split("|")
+    names = [[n.strip() for n in re.split(r"[+*,]", part)] for part in parts]
+    if len(parts) > 2 or any(not n for group in names for n in group):
+        raise InvalidParameterError(
+            "--emmeans takes predictor names joined by '+', optionally '| by-predictors', "
+            f"e.g. 'Diet' or 'Diet | Time'; got {spec!r}"
+        )
+    return names[0], (names[1] if len(names) == 2 else [])
+
+
+def post_hoc(
+    model: Any,
+    *,
+    r2: bool,
+    emmeans: str | None,
+    method: str,
+    adjust: str | None,
+    ci_level: float,
+) -> tuple[dict[str, Any], list[pd.DataFrame]]:
+    """Return the record's ``r2`` and ``emmeans`` entries of a linear mixed model and tables.
+
+    Returns
+    -------
+    tuple
+        The keys to add (``r2``: ``MixedR2.to_dict()``; ``emmeans``: ``specs, by, ddf,
+        means, contrasts`` with ``contrasts`` holding ``method, adjust, rows``) and the frames
+        of emmeans.csv and contrasts.csv (none without ``emmeans``).
+    """
+    extra: dict[str, Any] = {}
+    frames: list[pd.DataFrame] = []
+    if r2:
+        extra["r2"] = json_safe(model.r2().to_dict())
+    if emmeans:
+        specs, by = parse_emmeans_spec(emmeans)
+        means = model.emmeans(specs, by=by or None, ci_level=ci_level)
+        con = means.contrasts(method=method, adjust=adjust)
+        frames = [means.to_frame(), con.to_frame()]
+        extra["emmeans"] = {
+            "specs": specs,
+            "by": by,
+            "ddf": means.ddf,
+            "means": json_safe(frames[0].to_dict(orient="records")),
+            "contrasts": {
+                "method": con.method,
+                "adjust": con.adjust,
+                "rows": json_safe(frames[1].to_dict(orient="records")),
+            },
+        }
+    return extra, frames
 
 
 def _num(value: Any, decimals: int) -> str:

@@ -1,7 +1,8 @@
 """Linear mixed models in lme4 syntax, fitted by mixedlm, with Satterthwaite or Kenward-Roger df.
 
 :class:`LinearMixedModel` (``model``) is the estimator; beside it are its predictions and ICC
-(``_predict``), summaries and JSON (``_summary``), the likelihood-ratio test (``_lrt``), the
+(``_predict``), summaries and JSON (``_summary``), the likelihood-ratio test (``_lrt``),
+R-squared (``_r2``), marginal means and contrasts (``_emmeans``), the
 lmerTest and pbkrtest degrees of freedom (``_satterthwaite``, ``_kenward_roger``), the profiled
 deviance with its exact derivatives (``_analytic``) and the Newton refit on it (``_newton``).
 ``engine`` is the fitting and refit engine that the rest of the package uses: mixedlm's
@@ -15,11 +16,23 @@ from _empathic_base.lazy import lazy_exports
 _LAZY = {
     "DICT_KEYS": "models.lmm._summary",
     "LikelihoodRatioTest": "models.lmm._lrt",
+    "Contrasts": "models.lmm._emmeans",
     "LinearMixedModel": "models.lmm.model",
+    "MarginalMeans": "models.lmm._emmeans",
+    "MixedR2": "models.lmm._r2",
     "MixedModelSummary": "models.lmm._summary",
     "lrt": "models.lmm.model",
 }
 
-__all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
+__all__ = [
+    "DICT_KEYS",
+    "Contrasts",
+    "LikelihoodRatioTest",
+    "LinearMixedModel",
+    "MarginalMeans",
+    "MixedModelSummary",
+    "MixedR2",
+    "lrt",
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

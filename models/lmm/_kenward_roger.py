@@ -26,10 +26,22 @@ MAX_KR_OBS = 5000
 
 @dataclass(frozen=True)
 class KenwardRoger:
-    """Adjusted covariance of the fixed effects and the per-coefficient df."""
+    """Adjusted covariance of the fixed effects and the per-coefficient df.
+
+    ``unadjusted`` (``Phi``), ``P`` and ``W`` are kept for the df of other contrasts
+    (:meth:`ddf`, pbkrtest's ``Lb_ddf``).
+    """
 
     vcov: np.ndarray
     df: np.ndarray
+    unadjusted: np.ndarray
+    P: tuple[np.ndarray, ...]
+    W: np.ndarray
+
+    def ddf(self, contrasts: np.ndarray) -> np.ndarray:
+        """Kenward-Roger df of each row of ``contrasts`` (shape ``(c, p)``)."""
+        L = np.atleast_2d(contrasts)
+        return np.array([_ddf(row, self.unadjusted, list(self.P), self.W) for row in L])
 
 
 def _indicator(codes: np.ndarray, z: np.ndarray, n_levels: int) -> sparse.csr_matrix:
@@ -99,7 +111,7 @@ def kenward_roger(
             U += W[r, s] * (Q[r, s] - P[r] @ Phi @ P[s])
     Phi_A = Phi + 2.0 * Phi @ U @ Phi
     df = np.array([_ddf(np.eye(p)[j], Phi, P, W) for j in range(p)])
-    return KenwardRoger(vcov=(Phi_A + Phi_A.T) / 2.0, df=df)
+    return KenwardRoger(vcov=(Phi_A + Phi_A.T) / 2.0, df=df, unadjusted=Phi, P=tuple(P), W=W)
 
 
 def _ddf(L: np.ndarray, Phi: np.ndarray, P: list[np.ndarray], W: np.ndarray) -> float:

@@ -10,7 +10,9 @@ Fixed-effect degrees of freedom are Satterthwaite's, as in lmerTest (Kuznetsova,
 Christensen 2017), or Kenward & Roger's (1997), as in pbkrtest.
 
 The class is fitting and its result tables; its predictions and ICC (``_predict``), its
-summaries and JSON (``_summary``) and the likelihood-ratio test (``_lrt``) live beside it.
+summaries and JSON (``_summary``), the likelihood-ratio test (``_lrt``), R-squared (``_r2``:
+Rights & Sterba, Nakagawa) and estimated marginal means with contrasts (``_emmeans``, on
+emmeans' reference grid from the predictor columns kept at ``fit``) live beside it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -37,6 +39,7 @@ from models._varcorr import random_tables, singular_description
 from models._version import __version__
 from models.formula import Design, build_design, parse_formula
 from models.lmm._analytic import SINGULAR_TOL, lower_entries
+from models.lmm._emmeans import MarginalMeans, marginal_means, predictor_frame
 from models.lmm._kenward_roger import MAX_KR_OBS, kenward_roger
 from models.lmm._lrt import LikelihoodRatioTest, likelihood_ratio
 from models.lmm._predict import _Predictions
@@ -44,6 +47,9 @@ from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
 from models.lmm._smooth import fit_smooth_model, split_smooth
 from models.lmm._smooth_summary import unavailable
 from models.lmm._summary import DICT_KEYS, MixedModelSummary, _Summaries
+
+if TYPE_CHECKING:
+    from models.lmm._r2 import MixedR2
 
 __all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
 
@@ -319,7 +325,9 @@ class LinearMixedModel(_Predictions, _Summaries):
             return fit_smooth_model(self, data, rest, smooth, start)
         spec = parse_formula(self.formula)
         design = build_design(spec, data)
-        return self._fit_design(design, start=start, stacklevel=4)
+        self._fit_design(design, start=start, stacklevel=4)
+        self._predictors = predictor_frame(design, data)  # the reference grid of emmeans()
+        return self
 
     def _fit_design(
         self, design: Design, *, start: float | None = None, stacklevel: int = 3
@@ -424,6 +432,7 @@ class LinearMixedModel(_Predictions, _Summaries):
             self.formula, **{k: v for k, v in self.get_params().items() if k != "formula"}
         )
         new._set_fit(design, self._input, result, messages, evals, start)
+        new._predictors = getattr(self, "_predictors", None)
         return new
 
     def simulate(
@@ -529,11 +538,7 @@ class LinearMixedModel(_Predictions, _Summaries):
         self.beta_ = pd.Series(beta, index=names, name="estimate")
         self._lazy: dict[str, Any] = {}  # tables built on first access (random_, vcov_, ...)
         if self.ddf == "kenward-roger":
-            blocks = [
-                (b.codes, b.Z, b.n_levels, sigma**2 * (T @ T.T))
-                for b, T in zip(design.random, self._Ts, strict=True)
-            ]
-            kr = kenward_roger(X, blocks, sigma**2)
+            kr = self._kenward_roger()
             self._lazy["cov_beta"] = kr.vcov
             self._lazy["fixed_"] = self._fixed_table(beta, kr.vcov, kr.df, names)
         self._fitted_values = np.asarray(result.fitted(), dtype=float)
@@ -630,16 +635,8 @@ class LinearMixedModel(_Predictions, _Summaries):
         table is never read (an ML refit for a likelihood-ratio test, a simulation refit) does
         not pay for it.
         """
-        n, p = self.design_.X.shape
-        with engine.one_blas_thread():
-            info = varpar_covariance(
-                engine.deviance_components(self._result),
-                self.theta_,
-                self.sigma_,
-                n=n,
-                p=p,
-                reml=bool(self.reml),
-            )
+        p = self.design_.X.shape[1]
+        info = self._varpar()
         self._lazy.setdefault("cov_beta", info.cov_beta)
         df = satterthwaite_df(info, np.eye(p)) if p else np.zeros(0)
         negative = info.negative_eigenvalues
@@ -653,6 +650,32 @@ class LinearMixedModel(_Predictions, _Summaries):
             )
         names = list(self.design_.X.columns)
         return self._fixed_table(self.beta_.to_numpy(), self._lazy["cov_beta"], df, names)
+
+    def _varpar(self) -> Any:
+        """Return lmerTest's derivatives in the variance parameters (computed once)."""
+        if "varpar" not in self._lazy:
+            n, p = self.design_.X.shape
+            with engine.one_blas_thread():
+                self._lazy["varpar"] = varpar_covariance(
+                    engine.deviance_components(self._result),
+                    self.theta_,
+                    self.sigma_,
+                    n=n,
+                    p=p,
+                    reml=bool(self.reml),
+                )
+        return self._lazy["varpar"]
+
+    def _kenward_roger(self) -> Any:
+        """Return pbkrtest's adjusted covariance and its pieces for df (computed once)."""
+        if "kr" not in self._lazy:
+            s2 = self.sigma_**2
+            blocks = [
+                (b.codes, b.Z, b.n_levels, s2 * (T @ T.T))
+                for b, T in zip(self.design_.random, self._Ts, strict=True)
+            ]
+            self._lazy["kr"] = kenward_roger(self.design_.X.to_numpy(), blocks, s2)
+        return self._lazy["kr"]
 
     def _cov_beta(self) -> np.ndarray:
         """``Cov(beta_hat)``: from the fixed-effect table when built, else one evaluation."""
@@ -721,6 +744,65 @@ class LinearMixedModel(_Predictions, _Summaries):
                     )
             self._ranef_cache = pd.concat(frames, ignore_index=True)
         return self._ranef_cache
+
+    def r2(self) -> MixedR2:
+        """R-squared: Rights & Sterba's (2019) decomposition and Nakagawa's marginal/conditional.
+
+        Returns
+        -------
+        MixedR2
+            ``to_dict()["rights_sterba"]`` (``total``, ``within``, ``between``, keyed by
+            r2mlm's names ``f1, f2, v, m, f, fv, fvm``), ``to_dict()["nakagawa"]``
+            (``marginal``, ``conditional``); ``to_frame()`` is ``decomposition, measure,
+            value``. Formulas and conventions in :mod:`models.lmm._r2`.
+
+        Warns
+        -----
+        CentringWarning
+            When a predictor varies both within and between clusters: the within/between
+            split is then left out and the result's ``note`` says how to centre.
+        """
+        from models.lmm._r2 import mixed_r2
+
+        self._check_no_smooth("r2")
+        return mixed_r2(self)
+
+    def emmeans(
+        self,
+        specs: str | list[str],
+        *,
+        by: str | list[str] | None = None,
+        ddf: Literal["satterthwaite", "kenward-roger"] | None = None,
+        at: dict[str, Any] | None = None,
+        ci_level: float = 0.95,
+    ) -> MarginalMeans:
+        """Estimated marginal means on emmeans' reference grid, with df and intervals.
+
+        Parameters
+        ----------
+        specs : str or list of str
+            Predictors whose means are estimated (factors, or covariates given in ``at``).
+        by : str or list of str, optional
+            Predictors whose levels (or ``at`` values) split the means into groups.
+        ddf : {"satterthwaite", "kenward-roger"}, optional
+            Degrees of freedom (and, for Kenward-Roger, the adjusted covariance); default the
+            model's ``ddf``.
+        at : dict, optional
+            ``{predictor: values}`` replacing a covariate's mean or a factor's levels.
+        ci_level : float, default 0.95
+            Level of the intervals.
+
+        Returns
+        -------
+        MarginalMeans
+            ``to_frame()``: one column per predictor of ``specs`` and ``by``, then ``emmean,
+            se, df, ci_low, ci_high``; ``.pairs()`` and ``.contrasts()`` compare the means.
+            Conventions in :mod:`models.lmm._emmeans`.
+        """
+        self._check_no_smooth("emmeans")
+        return marginal_means(
+            self, specs, by=by, ddf=self.ddf if ddf is None else ddf, at=at, ci_level=ci_level
+        )
 
     def lrt(self, other: LinearMixedModel) -> LikelihoodRatioTest:
         """Likelihood-ratio test against another fit of nested form; see :func:`lrt`."""

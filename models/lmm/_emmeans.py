@@ -1,0 +1,538 @@
+"""Estimated marginal means and their contrasts for a fitted linear mixed model.
+
+The reference grid is emmeans' (Lenth; Searle, Speed & Milliken 1980): every level of each
+factor of the fixed part and each covariate at its mean over the rows used (``at`` replaces
+either). A marginal mean of the ``specs`` (within a ``by`` group) is ``l' beta`` with ``l`` the
+equally weighted average of the grid's model-matrix rows for that combination, its standard
+error ``sqrt(l' V l)``. Degrees of freedom: Satterthwaite's for ``l`` as lmerTest's
+``calcSatterth`` (``V`` the unadjusted covariance), or Kenward-Roger's as pbkrtest's ``Lb_ddf``
+(``V`` the adjusted covariance of ``vcovAdj``), which are what emmeans uses with
+``lmer.df = "satterthwaite"`` and ``"kenward-roger"``.
+
+Contrasts ``C m`` of the means follow emmeans' coefficient functions (``pairwise.emmc``,
+``trt.vs.ctrl.emmc``, ``consec.emmc``, ``poly.emmc``) and labels (levels that read as numbers
+get the factor's name in front, ``Diet1 - Diet2``), within each ``by`` group. P-value and
+interval adjustments, per ``by`` group: ``tukey`` (studentized range over the ``k`` means),
+``dunnettx`` (emmeans' approximation to Dunnett's distribution: ``w ptukey(sqrt(2) t, k',
+df) + (1 - w) F(t^2; 1, df)^c`` with ``c`` contrasts, ``w = (c - 1)/c`` and
+``k' = (1 + sqrt(1 + 8c))/2``), ``bonferroni``, ``holm`` (intervals by Bonferroni, as emmeans)
+and ``none``; one contrast is never adjusted. emmeans' ``mvt`` (the multivariate t by
+randomized quasi-Monte Carlo integration) is not offered: its numbers cannot be reproduced.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from _empathic_base.results import Result
+from models._checks import check_unit
+from models._design import _required_variables, _sorted_levels
+from models._errors import InvalidParameterError
+
+EMMEANS_COLUMNS = ["emmean", "se", "df", "ci_low", "ci_high"]
+"""Columns of :class:`MarginalMeans` after the predictors."""
+
+CONTRAST_COLUMNS = ["estimate", "se", "df", "statistic", "p_value", "ci_low", "ci_high"]
+"""Columns of :class:`Contrasts` after ``contrast`` and the ``by`` predictors."""
+
+DEFAULT_ADJUST = {"pairwise": "tukey", "trt.vs.ctrl": "dunnettx", "consec": "holm", "poly": "none"}
+"""Contrast methods and their default adjustment (emmeans' defaults, ``holm`` for
+``consec`` where emmeans uses ``mvt``)."""
+
+ADJUSTMENTS = ("tukey", "dunnettx", "holm", "bonferroni", "none")
+"""Multiplicity adjustments offered."""
+
+_POLY_NAMES = ("linear", "quadratic", "cubic", "quartic")
+
+
+def predictor_frame(design: Any, data: pd.DataFrame) -> pd.DataFrame | None:
+    """Return the fixed part's predictor columns on the rows used (None for a repeated index)."""
+    names = [c for c in fixed_variables(design) if c in data.columns]
+    if not data.index.is_unique:
+        return None
+    return data.loc[design.rows, names].copy()
+
+
+def fixed_variables(design: Any) -> list[str]:
+    """Return the data columns of the fixed part, in the order the formula names them."""
+    text = design.spec.fixed
+    names = _required_variables(text)
+    return sorted(names, key=lambda n: (text.find(n) if n in text else len(text), n))
+
+
+def _factor_levels(design: Any, name: str, values: pd.Series) -> list[Any] | None:
+    """Levels of a factor of the fixed part in its coding order; None for a covariate."""
+    state = getattr(design._fixed_spec, "encoder_state", None) or {}
+    pattern = re.compile(rf"C\(\s*{re.escape(name)}\s*(,.*)?\)")
+    for key, (kind, detail) in state.items():
+        if getattr(kind, "value", kind) == "categorical" and (
+            key == name or pattern.fullmatch(key)
+        ):
+            return list(detail.get("categories", _sorted_levels(values)))
+    if values.dtype.kind in "iuf":
+        return None
+    return list(_sorted_levels(values))
+
+
+@dataclass(frozen=True)
+class _Inference:
+    """Estimates, covariance and the df of a linear function of the fixed effects."""
+
+    beta: np.ndarray
+    vcov: np.ndarray
+    ddf: Callable[[np.ndarray], np.ndarray]
+    method: str
+
+    def estimate(self, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        est = L @ self.beta
+        se = np.sqrt(np.einsum("ij,jk,ik->i", L, self.vcov, L))
+        return est, se, np.asarray(self.ddf(L), dtype=float)
+
+
+def _inference(model: Any, ddf: str) -> _Inference:
+    beta = model.beta_.to_numpy()
+    if ddf == "satterthwaite":
+        info = model._varpar()
+        from models.lmm._satterthwaite import satterthwaite_df
+
+        return _Inference(beta, info.cov_beta, lambda L: satterthwaite_df(info, L), ddf)
+    if ddf == "kenward-roger":
+        if not model.reml:
+            raise InvalidParameterError(
+                "the `ddf` parameter of LinearMixedModel.emmeans: Kenward-Roger df are defined "
+                "for REML fits only; use ddf='satterthwaite' or refit with reml=True"
+            )
+        from models.lmm._kenward_roger import MAX_KR_OBS
+
+        if model.n_obs_ > MAX_KR_OBS:
+            raise InvalidParameterError(
+                f"LinearMixedModel.emmeans: Kenward-Roger df need dense {model.n_obs_} x "
+                f"{model.n_obs_} matrices (at most {MAX_KR_OBS}); use ddf='satterthwaite'"
+            )
+        kr = model._kenward_roger()
+        return _Inference(beta, kr.vcov, kr.ddf, ddf)
+    raise InvalidParameterError(
+        "the `ddf` parameter of LinearMixedModel.emmeans must be 'satterthwaite' or "
+        f"'kenward-roger'; got {ddf!r}"
+    )
+
+
+def _names(value: Any, what: str, allowed: list[str]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    names = [value] if isinstance(value, str) else list(value)
+    if not names or not all(isinstance(n, str) for n in names):
+        raise InvalidParameterError(
+            f"the `{what}` parameter of LinearMixedModel.emmeans must be a predictor name or a "
+            f"list of them; got {value!r}"
+        )
+    unknown = [n for n in names if n not in allowed]
+    if unknown:
+        raise InvalidParameterError(
+            f"the `{what}` parameter of LinearMixedModel.emmeans names {unknown}, which are not "
+            f"predictors of the fixed part; choose from {allowed}"
+        )
+    return tuple(names)
+
+
+def _grid_values(
+    design: Any, frame: pd.DataFrame, names: list[str], at: dict[str, Any]
+) -> dict[str, list[Any]]:
+    """Return the reference grid's values of each predictor (factor levels, covariate means)."""
+    values: dict[str, list[Any]] = {}
+    for name in names:
+        levels = _factor_levels(design, name, frame[name])
+        if name in at:
+            given = list(np.atleast_1d(np.asarray(at[name], dtype=object)))
+            if levels is not None and any(v not in levels for v in given):
+                raise InvalidParameterError(
+                    f"the `at` parameter of LinearMixedModel.emmeans: {name!r} has the levels "
+                    f"{levels}; got {given}"
+                )
+            values[name] = given if levels is not None else [float(v) for v in given]
+        elif levels is None:
+            values[name] = [float(frame[name].to_numpy(dtype=float).mean())]
+        else:
+            values[name] = levels
+        if not values[name]:
+            raise InvalidParameterError(
+                f"the `at` parameter of LinearMixedModel.emmeans gives no value for {name!r}"
+            )
+    return values
+
+
+def _product(values: dict[str, list[Any]], names: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    """Return the combinations of ``names``' values, the first varying fastest (expand.grid)."""
+    combos = itertools.product(*[values[n] for n in reversed(names)])
+    return [tuple(reversed(c)) for c in combos]
+
+
+def _grid_frame(frame: pd.DataFrame, values: dict[str, list[Any]]) -> pd.DataFrame:
+    names = list(values)
+    rows = _product(values, tuple(names))
+    columns = {}
+    for j, name in enumerate(names):
+        col = [r[j] for r in rows]
+        original = frame[name]
+        if isinstance(original.dtype, pd.CategoricalDtype):
+            columns[name] = pd.Categorical(col, categories=original.cat.categories)
+        elif original.dtype.kind in "iuf":
+            columns[name] = np.asarray(col, dtype=float)
+        else:
+            columns[name] = pd.Series(col, dtype=original.dtype)
+    return pd.DataFrame(columns)
+
+
+def marginal_means(
+    model: Any,
+    specs: Any,
+    *,
+    by: Any = None,
+    ddf: str = "satterthwaite",
+    at: dict[str, Any] | None = None,
+    ci_level: float = 0.95,
+) -> MarginalMeans:
+    """Marginal means of a fitted LinearMixedModel (:meth:`LinearMixedModel.emmeans`)."""
+    frame = getattr(model, "_predictors", None)
+    if frame is None:
+        raise InvalidParameterError(
+            "LinearMixedModel.emmeans needs the model fitted by .fit(data) on a data frame "
+            "with a unique index (the reference grid is built from its predictors)"
+        )
+    check_unit(ci_level, name="ci_level", where="LinearMixedModel.emmeans")
+    design = model.design_
+    names = list(frame.columns)
+    spec_names = _names(specs, "specs", names)
+    by_names = _names(by, "by", names)
+    if not spec_names or set(spec_names) & set(by_names):
+        raise InvalidParameterError(
+            "the `specs` and `by` parameters of LinearMixedModel.emmeans must name at least "
+            f"one predictor and none twice; got specs={specs!r}, by={by!r}"
+        )
+    at = {} if at is None else at
+    if not isinstance(at, dict) or any(k not in names for k in at):
+        raise InvalidParameterError(
+            "the `at` parameter of LinearMixedModel.emmeans must be a dict of predictor names "
+            f"({names}) to values; got {at!r}"
+        )
+    inference = _inference(model, ddf)
+    values = _grid_values(design, frame, names, at)
+    grid = _grid_frame(frame, values)
+    X = design.transform(grid, random=False).X.to_numpy()
+    keys = list(zip(*[grid[n].tolist() for n in spec_names + by_names], strict=True))
+    index: dict[tuple[Any, ...], list[int]] = {}
+    for i, key in enumerate(keys):
+        index.setdefault(key, []).append(i)
+    combos = [s + b for b in _product(values, by_names) for s in _product(values, spec_names)]
+    L = np.vstack([X[index[c]].mean(axis=0) for c in combos])
+    est, se, df = inference.estimate(L)
+    q = special.stdtrit(df, 0.5 + float(ci_level) / 2.0)
+    columns: dict[str, Any] = {
+        name: [c[j] for c in combos] for j, name in enumerate(spec_names + by_names)
+    }
+    columns.update(
+        {"emmean": est, "se": se, "df": df, "ci_low": est - q * se, "ci_high": est + q * se}
+    )
+    return MarginalMeans(
+        table=pd.DataFrame(columns),
+        specs=spec_names,
+        by=by_names,
+        ddf=ddf,
+        ci_level=float(ci_level),
+        _linfct=L,
+        _inference=inference,
+    )
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, float | np.floating):
+        return format(float(value), ".15g")
+    return str(value)
+
+
+def _reads_as_number(labels: list[str]) -> bool:
+    try:
+        [float(v) for v in labels]
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True, repr=False)
+class MarginalMeans(Result):
+    """Estimated marginal means of a fitted linear mixed model.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One column per predictor of ``specs`` and ``by``, then ``emmean, se, df, ci_low,
+        ci_high``; ``by`` groups outermost, the first predictor varying fastest (as emmeans).
+    specs, by : tuple of str
+        The predictors of the means and of the groups.
+    ddf : str
+        ``"satterthwaite"`` or ``"kenward-roger"``.
+    ci_level : float
+        Level of the intervals.
+    """
+
+    table: pd.DataFrame
+    specs: tuple[str, ...]
+    by: tuple[str, ...]
+    ddf: str
+    ci_level: float
+    _linfct: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
+    _inference: Any = field(repr=False, default=None)
+
+    def _title(self) -> str:
+        by = f" | {', '.join(self.by)}" if self.by else ""
+        return f"MarginalMeans(~ {' + '.join(self.specs)}{by}, {self.ddf} df)"
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Estimated marginal means", self.table)]
+
+    def pairs(self, *, adjust: str = "tukey") -> Contrasts:
+        """All pairwise differences within each ``by`` group (``contrasts("pairwise")``)."""
+        return self.contrasts(method="pairwise", adjust=adjust)
+
+    def contrasts(self, *, method: str = "pairwise", adjust: str | None = None) -> Contrasts:
+        """Contrasts of the means within each ``by`` group.
+
+        Parameters
+        ----------
+        method : {"pairwise", "trt.vs.ctrl", "consec", "poly"}, default "pairwise"
+            emmeans' contrast families: every pair (first minus later), each level minus the
+            first, each level minus the one before, orthogonal polynomials (integer
+            coefficients, equally spaced levels).
+        adjust : {"tukey", "dunnettx", "holm", "bonferroni", "none"}, optional
+            Multiplicity adjustment of p-values and intervals; default emmeans' for the method
+            (``tukey``, ``dunnettx``, ``holm`` for ``consec`` where emmeans uses ``mvt``,
+            ``none``). ``tukey`` is for ``pairwise`` only.
+
+        Returns
+        -------
+        Contrasts
+            ``to_frame()``: ``contrast``, the ``by`` predictors, ``estimate, se, df,
+            statistic, p_value, ci_low, ci_high``.
+        """
+        if method not in DEFAULT_ADJUST:
+            raise InvalidParameterError(
+                "the `method` parameter of MarginalMeans.contrasts must be one of "
+                f"{list(DEFAULT_ADJUST)}; got {method!r}"
+            )
+        adjust = DEFAULT_ADJUST[method] if adjust is None else adjust
+        if adjust == "mvt":
+            raise InvalidParameterError(
+                "the `adjust` parameter of MarginalMeans.contrasts: 'mvt' (emmeans' multivariate "
+                "t, integrated by randomized quasi-Monte Carlo) is not offered because its "
+                "numbers cannot be reproduced; use 'holm', 'bonferroni' or 'none'"
+            )
+        if adjust not in ADJUSTMENTS:
+            raise InvalidParameterError(
+                "the `adjust` parameter of MarginalMeans.contrasts must be one of "
+                f"{list(ADJUSTMENTS)}; got {adjust!r}"
+            )
+        if adjust == "tukey" and method != "pairwise":
+            raise InvalidParameterError(
+                "the `adjust` parameter of MarginalMeans.contrasts: 'tukey' is for one set of "
+                f"pairwise comparisons; with method={method!r} use 'holm', 'bonferroni' or "
+                "'none'"
+            )
+        return _contrasts(self, method, adjust)
+
+
+@dataclass(frozen=True, repr=False)
+class Contrasts(Result):
+    """Contrasts of estimated marginal means.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        ``contrast``, the ``by`` predictors, ``estimate, se, df, statistic, p_value, ci_low,
+        ci_high`` (``statistic`` is ``t``; p-values two-sided and adjusted per ``by`` group).
+    method, adjust, ddf : str
+        Contrast family, multiplicity adjustment and degrees of freedom.
+    ci_level : float
+        Level of the (adjusted) intervals.
+    """
+
+    table: pd.DataFrame
+    method: str
+    adjust: str
+    ddf: str
+    ci_level: float
+
+    def _title(self) -> str:
+        return f"Contrasts({self.method}, adjust={self.adjust}, {self.ddf} df)"
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Contrasts", self.table)]
+
+
+def _level_labels(means: MarginalMeans, rows: list[int]) -> list[str]:
+    parts = []
+    for name in means.specs:
+        labels = [_label(v) for v in means.table[name].iloc[rows]]
+        if _reads_as_number(labels):
+            labels = [f"{name}{v}" for v in labels]
+        parts.append(labels)
+    return [" ".join(p) for p in zip(*parts, strict=True)]
+
+
+def _poly_coefficients(k: int) -> tuple[np.ndarray, list[str]]:
+    """Return the coefficients of ``poly.emmc``: orthogonal polynomials as small integers."""
+    degree = min(6, k - 1)
+    x = np.arange(1.0, k + 1.0)
+    Q, R = np.linalg.qr(np.vander(x - x.mean(), degree + 1, increasing=True))
+    Q = Q * np.sign(np.diag(R))
+    rows = []
+    for j in range(1, degree + 1):
+        con = Q[:, j]
+        con = con / np.min(con[con > 0.01])
+        z = np.max(np.abs(con - np.round(con)))
+        while z > 0.05:
+            con = con / z
+            z = np.max(np.abs(con - np.round(con)))
+        rows.append(np.round(con))
+    names = [_POLY_NAMES[j] if j < 4 else f"degree {j + 1}" for j in range(degree)]
+    return np.vstack(rows), names
+
+
+def contrast_matrix(method: str, labels: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Coefficients (one row per contrast) and names of emmeans' contrast families."""
+    k = len(labels)
+    eye = np.eye(k)
+    if method == "pairwise":
+        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        return (
+            np.array([eye[i] - eye[j] for i, j in pairs]).reshape(-1, k),
+            [f"{labels[i]} - {labels[j]}" for i, j in pairs],
+        )
+    if method == "trt.vs.ctrl":
+        rows = range(1, k)
+        return (
+            np.array([eye[i] - eye[0] for i in rows]).reshape(-1, k),
+            [f"{labels[i]} - {labels[0]}" for i in rows],
+        )
+    if method == "consec":
+        rows = range(1, k)
+        return (
+            np.array([eye[i] - eye[i - 1] for i in rows]).reshape(-1, k),
+            [f"{labels[i]} - {labels[i - 1]}" for i in rows],
+        )
+    if k < 2:
+        return np.zeros((0, k)), []
+    return _poly_coefficients(k)
+
+
+def _pdunnx(x: Any, c: int, df: Any) -> Any:
+    """Return the approximate Dunnett distribution function (``dunnettx``) at ``|t|``."""
+    from scipy import stats
+
+    w = (c - 1) / c
+    k = (1 + math.sqrt(1 + 8 * c)) / 2
+    tukey = stats.studentized_range.cdf(math.sqrt(2) * x, k, df)
+    sidak = stats.f.cdf(np.square(x), 1, df) ** c
+    return w * tukey + (1 - w) * sidak
+
+
+def _qdunnx(p: float, c: int, df: float) -> float:
+    """Return the quantile of :func:`_pdunnx`: Brent's root between Tukey and Sidak bounds.
+
+    As emmeans: the Tukey bound when the bounds are within 5e-4 or do not bracket a root,
+    and the root to 5e-4 (its ``uniroot`` tolerance) otherwise.
+    """
+    from scipy import optimize, stats
+
+    k = (1 + math.sqrt(1 + 8 * c)) / 2
+    xtuk = float(stats.studentized_range.ppf(p, k, df)) / math.sqrt(2)
+    xsid = math.sqrt(float(stats.f.ppf(p ** (1 / c), 1, df)))
+    if abs(xtuk - xsid) < 5e-4 or xtuk >= xsid:
+        return xtuk
+    f = lambda x: float(_pdunnx(x, c, df)) - p  # noqa: E731
+    if f(xtuk) * f(xsid) > 0:
+        return xtuk
+    return float(optimize.brentq(f, xtuk, xsid, xtol=5e-4))
+
+
+def _holm(p: np.ndarray) -> np.ndarray:
+    order = np.argsort(p)
+    m = len(p)
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def _adjusted(
+    t: np.ndarray, df: np.ndarray, adjust: str, n_means: int, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return adjusted two-sided p-values and interval multipliers of one family."""
+    c = len(t)
+    adjust = "none" if c == 1 else adjust
+    p = 2.0 * special.stdtr(df, -np.abs(t))
+    if adjust == "none":
+        return p, special.stdtrit(df, 0.5 + level / 2.0)
+    if adjust in ("bonferroni", "holm"):
+        q = special.stdtrit(df, 1.0 - (1.0 - level) / c / 2.0)
+        return (np.minimum(c * p, 1.0) if adjust == "bonferroni" else _holm(p)), q
+    if adjust == "tukey":
+        from scipy import stats
+
+        p = stats.studentized_range.sf(math.sqrt(2) * np.abs(t), n_means, df)
+        unique, where = np.unique(df, return_inverse=True)  # the quantile is slow: once per df
+        q = stats.studentized_range.ppf(level, n_means, unique)[where] / math.sqrt(2)
+        return np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    p = 1.0 - np.array([_pdunnx(abs(ti), c, di) for ti, di in zip(t, df, strict=True)])
+    unique, where = np.unique(df, return_inverse=True)
+    q = np.array([_qdunnx(level, c, di) for di in unique])[where]
+    return p, q
+
+
+def _contrasts(means: MarginalMeans, method: str, adjust: str) -> Contrasts:
+    table = means.table
+    if means.by:
+        keys = list(zip(*[table[b].tolist() for b in means.by], strict=True))
+        groups: dict[Any, list[int]] = {}
+        for i, key in enumerate(keys):
+            groups.setdefault(key, []).append(i)
+    else:
+        groups = {(): list(range(len(table)))}
+    frames = []
+    for key, rows in groups.items():
+        C, names = contrast_matrix(method, _level_labels(means, rows))
+        L = C @ means._linfct[rows]
+        est, se, df = means._inference.estimate(L)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = est / se
+        p, q = _adjusted(t, df, adjust, len(rows), means.ci_level)
+        columns: dict[str, Any] = {"contrast": names}
+        for name, value in zip(means.by, key, strict=True):
+            columns[name] = [value] * len(names)
+        columns.update(
+            {
+                "estimate": est,
+                "se": se,
+                "df": df,
+                "statistic": t,
+                "p_value": p,
+                "ci_low": est - q * se,
+                "ci_high": est + q * se,
+            }
+        )
+        frames.append(pd.DataFrame(columns))
+    return Contrasts(
+        table=pd.concat(frames, ignore_index=True),
+        method=method,
+        adjust=adjust,
+        ddf=means.ddf,
+        ci_level=means.ci_level,
+    )

@@ -1,0 +1,82 @@
+"""`longitudinal fit --engine lmm --r2 --emmeans SPEC`: the record's r2 and emmeans, the CSVs.
+
+Reference values: tests/models/reference/lmm_r2_emmeans.R (r2mlm, performance::r2_nakagawa,
+emmeans with lmerTest) on nlme::Orthodont, ``distance ~ age * Sex + (age | Subject)``.
+"""
+
+import json
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from longitudinal.cli import main
+from models import CentringWarning
+
+TESTS = Path(__file__).resolve().parents[2]
+DATA = TESTS / "data"
+REF = json.loads((TESTS / "models" / "reference" / "lmm_r2_emmeans.json").read_text())
+FORMULA = "distance ~ age * Sex + (age | Subject)"
+
+
+def _run(tmp_path, *extra):
+    out = tmp_path / "fit.json"
+    args = ["fit", str(DATA / "nlme_Orthodont.csv"), "--formula", FORMULA, "--out", str(out)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CentringWarning)
+        code = main([*args, *extra])
+    return code, out
+
+
+def test_r2_and_emmeans_in_the_record_and_beside_it(tmp_path, capsys):
+    code, out = _run(tmp_path, "--r2", "--emmeans", "Sex")
+    assert code == 0, capsys.readouterr().err
+    fit = json.loads(out.read_text())
+    r2 = REF["r2"]["orthodont_raw"]
+    assert fit["r2"]["rights_sterba"]["total"] == pytest.approx(
+        r2["rights_sterba"]["total"], abs=1e-4
+    )
+    assert fit["r2"]["nakagawa"] == pytest.approx(r2["nakagawa"], abs=1e-4)
+    assert fit["r2"]["predictors"]["both"] == ["age", "age:Sex[T.Male]"]
+    ref = REF["emmeans"]["orthodont_sex/satterthwaite"]
+    em = fit["emmeans"]
+    assert em["specs"] == ["Sex"] and em["by"] == [] and em["ddf"] == "satterthwaite"
+    assert [row["Sex"] for row in em["means"]] == ref["emmeans"]["Sex"]
+    assert [row["emmean"] for row in em["means"]] == pytest.approx(
+        ref["emmeans"]["emmean"], rel=1e-5
+    )
+    pairs = ref["contrasts"]["pairwise/tukey"]
+    assert em["contrasts"]["method"] == "pairwise" and em["contrasts"]["adjust"] == "tukey"
+    assert [row["contrast"] for row in em["contrasts"]["rows"]] == pairs["contrast"]
+    assert [row["p_value"] for row in em["contrasts"]["rows"]] == pytest.approx(
+        pairs["p_value"], abs=1e-4
+    )
+    means = pd.read_csv(tmp_path / "emmeans.csv")
+    assert list(means.columns) == ["Sex", "emmean", "se", "df", "ci_low", "ci_high"]
+    assert list(means["se"]) == pytest.approx(ref["emmeans"]["se"], rel=1e-5)
+    contrasts = pd.read_csv(tmp_path / "contrasts.csv")
+    assert list(contrasts["contrast"]) == pairs["contrast"]
+    assert list(contrasts["df"]) == pytest.approx(pairs["df"], rel=1e-3)
+
+
+def test_without_the_flags_the_record_has_neither(tmp_path):
+    code, out = _run(tmp_path)
+    assert code == 0
+    fit = json.loads(out.read_text())
+    assert "r2" not in fit and "emmeans" not in fit
+    assert not (tmp_path / "emmeans.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--emmeans", "Sex | | age"], "--emmeans takes"),
+        (["--contrasts", "poly"], "--emmeans SPEC only"),
+        (["--emmeans", "Subject"], "Subject"),
+    ],
+)
+def test_bad_post_hoc_options_are_named(tmp_path, capsys, extra, message):
+    code, _ = _run(tmp_path, *extra)
+    assert code != 0
+    assert message in capsys.readouterr().err
