@@ -41,7 +41,8 @@ from models.lmm._kenward_roger import MAX_KR_OBS, kenward_roger
 from models.lmm._lrt import LikelihoodRatioTest, likelihood_ratio
 from models.lmm._predict import _Predictions
 from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
-from models.lmm._smooth import fit_smooth_model, split_smooth
+from models.lmm._smooth_fit import fit_smooth_model
+from models.lmm._smooth_spec import split_smooth
 from models.lmm._smooth_summary import unavailable
 from models.lmm._summary import DICT_KEYS, MixedModelSummary, _Summaries
 
@@ -314,9 +315,9 @@ class LinearMixedModel(_Predictions, _Summaries):
                 "the `data` parameter of LinearMixedModel.fit must be a pandas DataFrame; "
                 f"got {type(data).__name__}"
             )
-        rest, smooth = split_smooth(self.formula)
-        if smooth is not None:
-            return fit_smooth_model(self, data, rest, smooth, start)
+        rest, smooths = split_smooth(self.formula)
+        if smooths:
+            return fit_smooth_model(self, data, rest, smooths, start)
         spec = parse_formula(self.formula)
         design = build_design(spec, data)
         return self._fit_design(design, start=start, stacklevel=4)
@@ -577,7 +578,7 @@ class LinearMixedModel(_Predictions, _Summaries):
         self._check_fitted(name)
         fit = getattr(self, "smooth_", None)
         if fit is not None:
-            raise unavailable(name, fit.term.text)
+            raise unavailable(name, fit.labels)
 
     def _fixed_table(
         self, beta: np.ndarray, cov_beta: np.ndarray, df: np.ndarray, names: list[str]

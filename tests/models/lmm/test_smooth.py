@@ -17,7 +17,8 @@ import pytest
 
 from models._errors import FormulaError, InvalidParameterError
 from models.lmm import LinearMixedModel
-from models.lmm._smooth import construct_cr, split_smooth
+from models.lmm._smooth import construct_smooth
+from models.lmm._smooth_spec import SmoothTerm, split_smooth
 
 ROOT = Path(__file__).resolve().parents[3]
 REF = json.loads((ROOT / "tests/models/reference/gamm4_smooth.json").read_text())
@@ -46,7 +47,8 @@ def fits():
 def test_basis_and_knots_are_mgcvs(name):
     ref = CASES[name]
     _, x, k, _ = SPEC[name]
-    sm = construct_cr(_data(name)[x].to_numpy(dtype=float), k, x)
+    term = SmoothTerm(column=x, k=k, text=f"s({x})", bs="cr")
+    sm, _ = construct_smooth(_data(name)[x].to_numpy(dtype=float), term)
     np.testing.assert_allclose(sm.knots, ref["knots"], rtol=1e-14, atol=1e-12)
     np.testing.assert_allclose(sm.basis(np.array(ref["grid"])), ref["basis_grid"], atol=1e-12)
 
@@ -60,11 +62,12 @@ def test_reml_criterion_and_variances(fits, name):
     assert table[g] == pytest.approx(ref["var_group"], rel=1e-4)
     assert table["Residual"] == pytest.approx(ref["sigma2"], rel=1e-4)
     assert table["smooth"] == pytest.approx(ref["var_smooth"], rel=1e-4, abs=1e-8)
-    assert m.smooth_.variance == pytest.approx(ref["var_smooth"], rel=1e-4, abs=1e-8)
+    s = m.smooth_.smooths[0]
+    assert s.variance == pytest.approx(ref["var_smooth"], rel=1e-4, abs=1e-8)
     if ref["var_smooth"] > 0:
-        assert m.smooth_.sp == pytest.approx(ref["sp"], rel=1e-4)
+        assert s.sp == pytest.approx(ref["sp"], rel=1e-4)
     else:
-        assert m.smooth_.sp == ref["sp"]
+        assert s.sp == ref["sp"]
 
 
 @pytest.mark.parametrize("name", list(SPEC))
@@ -74,7 +77,7 @@ def test_fixed_effects_edf_and_curve(fits, name):
     assert m.beta_["Intercept"] == pytest.approx(ref["intercept"], rel=1e-6)
     assert s.coef[0] == pytest.approx(ref["intercept"], rel=1e-6)
     assert np.sqrt(s.Vp[0, 0]) == pytest.approx(ref["intercept_se"], rel=1e-4)
-    assert s.edf == pytest.approx(ref["edf"], abs=1e-3)
+    assert s.smooths[0].edf == pytest.approx(ref["edf"], abs=1e-3)
     np.testing.assert_allclose(s.edf_coef, ref["edf_coef"], atol=1e-3)
     curve = s.curve(np.array(ref["grid"]))
     np.testing.assert_allclose(curve["fit"], ref["fit"], rtol=1e-4)
@@ -84,10 +87,10 @@ def test_fixed_effects_edf_and_curve(fits, name):
 
 def test_refusals():
     d = _data("sleepstudy")
-    with pytest.raises(FormulaError, match="only one smooth term per model is supported yet"):
+    with pytest.raises(FormulaError, match="two smooths of 'Days'"):
         split_smooth('Reaction ~ s(Days, bs="cr", k=4) + s(Days, k=5) + (1 | Subject)')
-    with pytest.raises(FormulaError, match='only the cubic regression spline bs="cr"'):
-        split_smooth('Reaction ~ s(Days, bs="tp") + (1 | Subject)')
+    with pytest.raises(FormulaError, match='must be bs="tp" .* or bs="cr"'):
+        split_smooth('Reaction ~ s(Days, bs="ps") + (1 | Subject)')
     with pytest.raises(FormulaError, match="k must be a whole number from 3 to 20"):
         split_smooth("Reaction ~ s(Days, k=2) + (1 | Subject)")
     with pytest.raises(FormulaError, match="unknown argument"):
@@ -100,8 +103,9 @@ def test_refusals():
         LinearMixedModel("Reaction ~ s(Subject, k=4) + (1 | Days)").fit(
             d.assign(Subject=d["Subject"].astype(str))
         )
-    assert split_smooth("y ~ x + (1 | g)") == ("y ~ x + (1 | g)", None)
-    assert split_smooth("y ~ s(x) + (1 | g)")[1].k == 10
+    assert split_smooth("y ~ x + (1 | g)") == ("y ~ x + (1 | g)", ())
+    (term,) = split_smooth("y ~ s(x) + (1 | g)")[1]
+    assert (term.k, term.bs, term.by) == (10, "tp", None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,7 +157,8 @@ def test_predict_is_gams(fits, name):
     assert list(out.index) == [10, 11, 12, 13]
     np.testing.assert_allclose(out.to_numpy(), ref["predict_new"], rtol=1e-4)
     own = m.predict()
-    np.testing.assert_allclose(own.to_numpy(), m.smooth_.curve(m._smooth_x)["fit"], rtol=1e-12)
+    curve = m.smooth_.curve(m._smooth_data[x].to_numpy())
+    np.testing.assert_allclose(own.to_numpy(), curve["fit"], rtol=1e-12)
 
 
 def test_predict_missing_smooth_column_and_value(fits):
