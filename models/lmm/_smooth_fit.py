@@ -9,6 +9,8 @@ report them (:func:`models.lmm._smooth.smooth_fit`, :mod:`models.lmm._smooth_sum
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -18,10 +20,13 @@ from models.lmm._analytic import SINGULAR_TOL
 from models.lmm._smooth import SmoothFit, SmoothPart, construct_smooth, smooth_fit
 from models.lmm._smooth_spec import (
     SmoothTerm,
+    by_column,
     by_levels,
     check_by_main_effect,
     smooth_column,
 )
+
+_PLACEHOLDER = re.compile(r"Grouping factor '(s\d+|smooth)'")
 
 
 def _by_row(design, by: str, level) -> np.ndarray | None:
@@ -74,6 +79,8 @@ def fit_smooth_model(
 
     for term in terms:
         smooth_column(data, term)
+        if term.by is not None:
+            by_column(data, term)
     spec = parse_formula(rest)
     for term in terms:
         if term.by is not None:
@@ -99,6 +106,8 @@ def fit_smooth_model(
         raise ConvergenceError(
             f"LinearMixedModel.fit could not fit {model.formula!r}: {err}"
         ) from err
+    # the placeholder factors of the smooths' blocks are not groups: no advice on their levels
+    messages = [m for m in messages if not _PLACEHOLDER.search(m)]
     theta = np.asarray(result.theta, dtype=float)
     sigma = float(result.sigma)
     Ts, offset = [], 0

@@ -182,8 +182,6 @@ def smooth_column(data: pd.DataFrame, term: SmoothTerm) -> None:
             f"the smooth {term.text!r}: column {term.column!r} has {unique} unique values, fewer "
             f"than k = {term.k}; reduce k"
         )
-    if term.by is not None:
-        by_column(data, term)
 
 
 def by_column(data: pd.DataFrame, term: SmoothTerm) -> None:

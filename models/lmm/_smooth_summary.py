@@ -92,13 +92,16 @@ def _test_vectors(V: np.ndarray, rank: float) -> tuple[np.ndarray, np.ndarray, f
 
 def wood_test(
     coef: np.ndarray, Vp: np.ndarray, XVX: np.ndarray, rank: float, res_df: float
-) -> tuple[float, float, float]:
-    """Wood's (2013) test of a smooth: ``(statistic d, p-value, reference df)``.
+) -> tuple[float, float, float, float]:
+    """Wood's (2013) test of a smooth: ``(statistic d, its twin d1, p-value, reference df)``.
 
     ``coef`` and ``Vp`` are the smooth's coefficients and their Bayesian covariance, ``XVX``
     ``X' V^-1 X`` of its columns (``R'R`` for the triangular factor the test uses; the result
     does not depend on which factor), ``rank`` the smooth's edf (at most its dimension) and
-    ``res_df`` the residual df of the fit (the scale is estimated).
+    ``res_df`` the residual df of the fit (the scale is estimated). For a fractional rank the
+    p-value averages two statistics, ``d`` (reported, as ``summary.gam`` does) and ``d1``; which
+    is which follows the sign of the first element of the test matrix's eigenvectors, so where
+    that element is zero but for rounding, mgcv may report ``d1`` for what is ``d`` here.
     """
     R = np.linalg.cholesky((XVX + XVX.T) / 2.0).T
     vec, vec1, nu, k, rank = _test_vectors(R @ Vp @ R.T, rank)
@@ -125,7 +128,7 @@ def wood_test(
         from scipy import stats
 
         pval = 0.5 * (stats.f.sf(d / rank, rank, res_df) + stats.f.sf(d1 / rank, rank, res_df))
-    return d, float(min(1.0, pval)), float(rank)
+    return d, d1, float(min(1.0, pval)), float(rank)
 
 
 def smooth_table(fit, n_obs: int) -> pd.DataFrame:
@@ -135,7 +138,7 @@ def smooth_table(fit, n_obs: int) -> pd.DataFrame:
     for part in fit.smooths:
         cols = part.columns
         coef = fit.coef[cols]
-        d, pval, ref_df = wood_test(
+        d, _, pval, ref_df = wood_test(
             coef, fit.Vp[cols, cols], fit.XVX[cols, cols], min(float(len(coef)), part.edf), res_df
         )
         rows.append((part.label, part.edf, ref_df, d / ref_df, pval))
