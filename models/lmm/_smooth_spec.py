@@ -69,6 +69,13 @@ def _smooth_arguments(text: str, formula: str) -> SmoothTerm:
     if not args or not args[0] or "=" in _mask(args[0]):
         raise FormulaError(f"{text!r} in {formula!r} names no column: write {_USAGE}")
     column = _column_name(args[0], text, formula, "the smooth's covariate")
+    if any(re.fullmatch(r"bs\s*=\s*([\"'])fs\1", a) for a in args[1:]):
+        raise FormulaError(
+            f'{text!r} in {formula!r}: factor-smooth interactions (bs="fs") are not '
+            "offered: gamm4 penalises each direction of their null space apart, along "
+            "directions that rounding picks, so its fit is not reproducible; write "
+            "s(x, by=f) + f, or s(x) + (1 + x | f)"
+        )
     k, bs, by = DEFAULT_K, "tp", None
     for arg in args[1:]:
         name, _, value = (p.strip() for p in arg.partition("="))
