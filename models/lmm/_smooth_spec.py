@@ -7,7 +7,7 @@ to the others by ``+``::
 
 ``s(x, bs=..., k=..., by=...)`` takes one numeric column; ``bs`` is mgcv's thin plate
 regression spline ``"tp"`` (the default) or the cubic regression spline ``"cr"``; ``k`` the
-basis dimension (default 10, from 3 to 20); ``by`` a factor column (one smooth per level, each
+basis dimension (default 10, from 4 to 20); ``by`` a factor column (one smooth per level, each
 with its own smoothing parameter, as mgcv builds them; the factor's main effect must be in the
 formula as mgcv requires). :func:`split_smooth` takes the smooth terms out of a formula and
 leaves the rest for :func:`models.formula.parse_formula`.
@@ -27,8 +27,9 @@ from models._spec import _QUOTED, _mask, _scan_depth, _split_top, _unquote
 DEFAULT_K = 10
 """mgcv's default basis dimension for one covariate."""
 
-MIN_K, MAX_K = 3, 20
-"""Basis dimensions accepted (mgcv's minimum for ``cr`` and for ``tp`` with ``m = 2`` is 3)."""
+MIN_K, MAX_K = 4, 20
+"""Basis dimensions accepted (at 3, mgcv's minimum, one penalised coefficient is left: lme4 refuses
+a random-effect block of one level, and gamm4 with it)."""
 
 BASES = ("tp", "cr")
 """The bases offered: mgcv's thin plate regression spline (default) and cubic regression spline."""

@@ -183,7 +183,7 @@ class LinearMixedModel(_Predictions, _Summaries):
     smooth_ : models.lmm._smooth.SmoothFit or None
         For a formula with smooth terms, fitted as gamm4 fits them: ``s(x)`` (mgcv's thin
         plate regression spline, the default), ``s(x, bs="cr")`` (cubic regression spline),
-        ``k`` from 3 to 20 (default 10), any number of them, and ``s(x, by=f)`` for a text or
+        ``k`` from 4 to 20 (default 10), any number of them, and ``s(x, by=f)`` for a text or
         categorical ``f`` whose main effect is in the formula (one smooth per level). Each
         smooth (each level) is its own random-effect block with its own variance and a fixed
         null-space column. ``smooth_.smooths`` holds one

@@ -220,10 +220,11 @@ CALLS = {
 }
 
 
-def test_every_public_member_works_or_says_what_a_smooth_model_offers(fits):
+@pytest.mark.parametrize("name", ["sleepstudy", "two_airquality", "by_chickweight"])
+def test_every_public_member_works_or_says_what_a_smooth_model_offers(fits, name):
     from models._errors import ModelsError
 
-    m = fits["sleepstudy"]
+    m = fits[name]
     names = _public_names()
     assert {"fixed_", "ranef_", "summary", "predict", "smooth_table_", "aic_"} <= set(names)
     refused = []

@@ -44,8 +44,8 @@ def test_malformed_terms_are_refused():
         split_smooth('Reaction ~ s(Days, bs="ps") + (1 | Subject)')
     with pytest.raises(FormulaError, match='bs="fs"\\) are not offered: .* s\\(x, by=f\\) \\+ f'):
         split_smooth('Reaction ~ s(Days, Subject, bs="fs") + (1 | Subject)')
-    with pytest.raises(FormulaError, match="k must be a whole number from 3 to 20"):
-        split_smooth("Reaction ~ s(Days, k=2) + (1 | Subject)")
+    with pytest.raises(FormulaError, match="k must be a whole number from 4 to 20"):
+        split_smooth("Reaction ~ s(Days, k=3) + (1 | Subject)")
     with pytest.raises(FormulaError, match="unknown argument"):
         split_smooth("Reaction ~ s(Days, m=2) + (1 | Subject)")
     with pytest.raises(FormulaError, match="a term of its own"):
