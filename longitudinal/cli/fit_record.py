@@ -18,6 +18,7 @@ from longitudinal._output import json_safe
 __all__ = [
     "COMMON_KEYS",
     "FIXED_KEYS",
+    "SMOOTH_KEYS",
     "fit_record",
     "parse_emmeans_spec",
     "post_hoc",
@@ -45,6 +46,9 @@ COMMON_KEYS = (
 FIXED_KEYS = ("term", "estimate", "se", "df", "statistic", "p_value", "ci_low", "ci_high")
 """Keys of each row of ``fixed`` (the sampler adds ``r_hat`` and ``ess_bulk``)."""
 
+SMOOTH_KEYS = ("term", "edf", "ref_df", "F", "p_value")
+"""Keys of each row of ``smooths`` (a linear model with smooth terms: ``summary(gam)$s.table``)."""
+
 
 def _rows(frame: pd.DataFrame, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     out = []
@@ -65,9 +69,10 @@ def fit_record(model: Any) -> dict[str, Any]:
     -------
     dict
         :data:`COMMON_KEYS` first, then the engine's own keys (``reml, residual_sd, aic,
-        bic, singular`` for the linear model; ``link, threshold, n_agq, aic, bic, singular``
-        for the ordinal one; ``link, sampler, draws, chains, ess_tail_min, bfmi_min,
-        failures`` for the sampler).
+        bic, singular`` for the linear model, and ``smooths``, one row of
+        :data:`SMOOTH_KEYS` per smooth, when its formula has smooth terms; ``link,
+        threshold, n_agq, aic, bic, singular`` for the ordinal one; ``link, sampler, draws,
+        chains, ess_tail_min, bfmi_min, failures`` for the sampler).
     """
     own = model.to_dict()
     engine = own["engine"]
@@ -134,6 +139,8 @@ def fit_record(model: Any) -> dict[str, Any]:
         }
         extra = ("reml", "reml_criterion", "residual_sd", "aic", "bic", "singular")
     record.update({k: own[k] for k in extra})
+    if engine == "lmm" and getattr(model, "smooth_", None) is not None:
+        record["smooths"] = _rows(model.smooth_table_, SMOOTH_KEYS)
     return record
 
 

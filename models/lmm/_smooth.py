@@ -1,200 +1,37 @@
-"""Smooth terms ``s(x, bs = "cr", k = K)`` in a linear mixed model, built as gamm4 builds them.
+"""Smooth terms of a linear mixed model, built as gamm4 builds them, and their fitted form.
 
-A smooth is mgcv's cubic regression spline (Wood 2017, section 5.3.1): ``k`` knots at the
-quantiles of the unique values of ``x`` (``quantile(unique(x), seq(0, 1, length = k))``, R's
-type 7), the basis parametrised by the function's values at the knots, and the penalty
-``integral f''(x)^2 dx`` as the matrix ``D' B^-1 D``. As ``mgcv::smoothCon`` does with
-``absorb.cons = TRUE``, the penalty is first scaled by ``||X||_inf^2 / ||S||_1``, then the
+A smooth ``s(x, bs=..., k=K)`` (:mod:`models.lmm._smooth_spec`) starts from its unconstrained
+basis and penalty: mgcv's thin plate regression spline (:mod:`models.lmm._smooth_tp`, the
+default) or cubic regression spline (:mod:`models.lmm._smooth_cr`). As ``mgcv::smoothCon``
+does with ``absorb.cons = TRUE``, the penalty is scaled by ``||X||_inf^2 / ||S||_1``, then the
 sum-to-zero constraint ``1'X beta = 0`` is absorbed by the Householder reflection of the column
-means of ``X`` (LINPACK's ``qr``, so the constrained basis is mgcv's to the sign). As
-``mgcv::smooth2random`` does, the constrained penalty's eigenvectors ``U`` and values ``d`` turn
-the basis into ``X U diag(d^-1/2 on the penalised range, 1 on the null space)``: the penalised
-columns are one block of independent random effects with one variance (``sigma^2 / lambda``),
-the null-space column (the linear trend) a fixed effect. The model is then fitted by REML
-alongside its other random effects (:mod:`models.lmm.engine`), and the smooth's coefficients,
-their Bayesian covariance, effective degrees of freedom and curve follow ``gamm4``'s ``$gam``.
-
-One smooth per model for now.
+means of ``X`` (LINPACK's ``qr``, applied, as mgcv does, to the columns whose mean is not
+exactly zero). As ``mgcv::smooth2random`` does, the constrained penalty's eigenvectors ``U`` and
+values ``d`` turn the basis into ``X U diag(d^-1/2 on the penalised range, 1 on the null
+space)``: the penalised columns are one block of independent random effects with one variance
+(``sigma^2 / lambda``), the null-space column (the linear trend) a fixed effect. Each smooth
+has its own block and variance; a smooth ``by`` a factor is one such smooth per level, its
+columns the smooth's times the level's indicator (the constraint is the one of the whole
+smooth, as mgcv keeps it). The model is then fitted by REML alongside its other random effects
+(:mod:`models.lmm._smooth_fit`), and the coefficients, their Bayesian covariance, effective
+degrees of freedom and curves follow ``gamm4``'s ``$gam`` (:class:`SmoothFit`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from models._errors import FormulaError, InvalidParameterError
-from models._spec import _QUOTED, _mask, _scan_depth, _split_top, _unquote
-from models._version import __version__
-from models.lmm._analytic import SINGULAR_TOL
-
-DEFAULT_K = 10
-"""mgcv's default basis dimension."""
-
-MIN_K, MAX_K = 3, 20
-"""Basis dimensions accepted (mgcv's minimum for ``cr`` is 3)."""
+from models._errors import InvalidParameterError
+from models.lmm._smooth_cr import cr_setup
+from models.lmm._smooth_spec import SmoothTerm
+from models.lmm._smooth_tp import tp_setup
 
 BOUNDARY_SP = 1e10
 """The smoothing parameter gamm4 reports when the smooth's variance is estimated at zero."""
-
-_SMOOTH_CALL = re.compile(r"s\s*\(")
-
-
-@dataclass(frozen=True)
-class SmoothTerm:
-    """One ``s(...)`` term as written: the column, the basis dimension and the text."""
-
-    column: str
-    k: int
-    text: str
-
-
-def _smooth_arguments(text: str, formula: str) -> SmoothTerm:
-    inner = text[text.index("(") + 1 : -1]
-    args = [a.strip() for a in _split_top(inner, ",")]
-    if not args or not args[0] or "=" in _mask(args[0]):
-        raise FormulaError(f"{text!r} in {formula!r} names no column: write s(x, bs='cr', k=6)")
-    quoted = _QUOTED.fullmatch(args[0])
-    if quoted and quoted.group(1):
-        column = _unquote(quoted.group(1))
-    elif re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", args[0]):
-        column = args[0]
-    else:
-        raise FormulaError(f"{text!r} in {formula!r}: {args[0]!r} is not a column name")
-    k, bs = DEFAULT_K, "cr"
-    for arg in args[1:]:
-        name, _, value = (p.strip() for p in arg.partition("="))
-        if name == "k" and re.fullmatch(r"[0-9]+", value) and MIN_K <= int(value) <= MAX_K:
-            k = int(value)
-        elif name == "k":
-            raise FormulaError(
-                f"{text!r} in {formula!r}: k must be a whole number from {MIN_K} to {MAX_K}; "
-                f"got {value!r}"
-            )
-        elif name == "bs":
-            bs = value.strip("\"'")
-            if bs != "cr" or value[:1] not in "\"'" or value[:1] != value[-1:]:
-                raise FormulaError(
-                    f'{text!r} in {formula!r}: only the cubic regression spline bs="cr" is '
-                    f"supported; got bs={value}"
-                )
-        else:
-            raise FormulaError(
-                f"{text!r} in {formula!r}: unknown argument {arg!r}; s() takes the column, "
-                'bs="cr" and k'
-            )
-    return SmoothTerm(column=column, k=k, text=text)
-
-
-def split_smooth(formula: str) -> tuple[str, SmoothTerm | None]:
-    """Take the ``s(...)`` term out of a formula; return the rest and the term (or None).
-
-    Raises
-    ------
-    FormulaError
-        For a malformed ``s(...)``, a basis other than ``"cr"``, a ``k`` outside 3 to 20, or
-        more than one smooth (one is supported yet).
-    """
-    if not _SMOOTH_CALL.search(_mask(formula)):
-        return formula, None
-    depth = _scan_depth(formula)
-    tildes = [i for i, ch in enumerate(_mask(formula)) if ch == "~" and depth[i] == 0]
-    if len(tildes) != 1:
-        return formula, None  # parse_formula reports it
-    lhs, rhs = formula[: tildes[0]], formula[tildes[0] + 1 :]
-    kept, smooths = [], []
-    for piece in _split_top(rhs, "+"):
-        text = piece.strip()
-        if re.fullmatch(r"s\s*\(.*\)", text, flags=re.DOTALL) and _closes_at_end(text):
-            smooths.append(_smooth_arguments(text, formula))
-        elif _SMOOTH_CALL.search(_mask(text)) and re.search(r"(?<![A-Za-z0-9_.])s\s*\(", text):
-            raise FormulaError(
-                f"{text!r} in {formula!r}: a smooth must be a term of its own, "
-                "joined to the others by '+'"
-            )
-        else:
-            kept.append(text)
-    if len(smooths) > 1:
-        raise FormulaError(
-            f"{formula!r} has {len(smooths)} smooth terms ({', '.join(s.text for s in smooths)}); "
-            "only one smooth term per model is supported yet"
-        )
-    if not smooths:
-        return formula, None
-    if not any(not (t.startswith("(") and "|" in t) for t in kept):
-        kept.insert(0, "1")
-    return f"{lhs.strip()} ~ {' + '.join(kept)}", smooths[0]
-
-
-def _closes_at_end(text: str) -> bool:
-    depth = _scan_depth(text)
-    start = text.index("(")
-    return all(d > 0 for d in depth[start + 1 : -1])
-
-
-# ---------------------------------------------------------------------------------------------
-# the cubic regression spline
-
-
-def cr_knots(x: np.ndarray, k: int) -> np.ndarray:
-    """Return mgcv's knots: quantiles (type 7) of the unique values at ``0, 1/(k-1), ..., 1``."""
-    return np.quantile(np.unique(x), np.linspace(0.0, 1.0, k))
-
-
-def cr_matrices(knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``F`` (knot values to second derivatives, zero at the ends) and the penalty ``S``."""
-    h = np.diff(knots)
-    k = len(knots)
-    D = np.zeros((k - 2, k))
-    B = np.zeros((k - 2, k - 2))
-    for i in range(k - 2):
-        D[i, i] = 1.0 / h[i]
-        D[i, i + 1] = -1.0 / h[i] - 1.0 / h[i + 1]
-        D[i, i + 2] = 1.0 / h[i + 1]
-        B[i, i] = (h[i] + h[i + 1]) / 3.0
-        if i + 1 < k - 2:
-            B[i, i + 1] = B[i + 1, i] = h[i + 1] / 6.0
-    BinvD = np.linalg.solve(B, D)
-    F = np.vstack([np.zeros(k), BinvD, np.zeros(k)])
-    S = D.T @ BinvD
-    return F, (S + S.T) / 2.0
-
-
-def cr_basis(x: np.ndarray, knots: np.ndarray, F: np.ndarray) -> np.ndarray:
-    """Return the unconstrained basis at ``x``: cubic between knots, linear beyond the end knots."""
-    x = np.asarray(x, dtype=float)
-    k = len(knots)
-    h = np.diff(knots)
-    j = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, k - 2)
-    X = np.zeros((len(x), k))
-    rows = np.arange(len(x))
-    hj = h[j]
-    inside = (x >= knots[0]) & (x <= knots[-1])
-    am = (knots[j + 1] - x) / hj
-    ap = (x - knots[j]) / hj
-    cm = ((knots[j + 1] - x) ** 3 / hj - hj * (knots[j + 1] - x)) / 6.0
-    cp = ((x - knots[j]) ** 3 / hj - hj * (x - knots[j])) / 6.0
-    X[rows, j] += np.where(inside, am, 0.0)
-    X[rows, j + 1] += np.where(inside, ap, 0.0)
-    X += np.where(inside, cm, 0.0)[:, None] * F[j] + np.where(inside, cp, 0.0)[:, None] * F[j + 1]
-    below, above = x < knots[0], x > knots[-1]
-    if below.any():  # f(x1) + (x - x1) f'(x1)
-        d = x[below] - knots[0]
-        slope = -F[0] * h[0] / 3.0 - F[1] * h[0] / 6.0
-        slope[0] -= 1.0 / h[0]
-        slope[1] += 1.0 / h[0]
-        X[below] = d[:, None] * slope
-        X[below, 0] += 1.0
-    if above.any():
-        d = x[above] - knots[-1]
-        slope = F[-2] * h[-1] / 6.0 + F[-1] * h[-1] / 3.0
-        slope[-2] -= 1.0 / h[-1]
-        slope[-1] += 1.0 / h[-1]
-        X[above] = d[:, None] * slope
-        X[above, -1] += 1.0
-    return X
 
 
 def _householder(c: np.ndarray) -> np.ndarray:
@@ -207,145 +44,203 @@ def _householder(c: np.ndarray) -> np.ndarray:
     return np.eye(len(c)) - np.outer(v, v) / v[0]
 
 
-@dataclass(frozen=True)
-class CrSmooth:
-    """A constructed ``cr`` smooth: knots, constraint, scaled penalty and its eigen-split.
+def constraint_map(means: np.ndarray) -> np.ndarray:
+    """``Z`` (``k x (k-1)``) with ``beta = Z beta_c`` meeting ``means' beta = 0``, as smoothCon.
 
-    ``Z`` (``k x (k-1)``) maps constrained to raw coefficients; ``S`` is the constrained,
-    scaled penalty; ``UD`` maps the random/fixed parametrisation (penalised columns first)
-    to the constrained coefficients; ``rank`` is the number of penalised columns.
+    Columns whose mean is exactly zero are left alone; the reflection of the other means
+    replaces their columns but the last, which is dropped.
+    """
+    k = len(means)
+    indi = np.flatnonzero(means != 0.0)
+    H = _householder(means[indi])
+    Z = np.eye(k)
+    for j in range(len(indi) - 1):
+        Z[:, indi[j]] = 0.0
+        Z[indi, indi[j]] = H[:, j + 1]
+    return np.delete(Z, indi[-1], axis=1)
+
+
+@dataclass(frozen=True)
+class Smooth:
+    """A constructed smooth: its basis, constraint, scaled penalty and eigen-split.
+
+    ``raw`` evaluates the unconstrained basis; ``Z`` (``k x (k-1)``) maps constrained to raw
+    coefficients; ``S`` is the constrained, scaled penalty and ``S_scale`` the scaling
+    (``fit$gam$smooth[[i]]$S.scale``); ``UD`` maps the random/fixed parametrisation
+    (penalised columns first) to the constrained coefficients; ``rank`` is the number of
+    penalised columns.
     """
 
-    column: str
-    knots: np.ndarray
-    F: np.ndarray
+    term: SmoothTerm
+    raw: Any
     Z: np.ndarray
     S: np.ndarray
     S_scale: float
     UD: np.ndarray
     rank: int
 
+    @property
+    def knots(self) -> np.ndarray:
+        """The knots (``cr``), or the unique centred values (``tp``)."""
+        return self.raw.knots
+
     def basis(self, x: np.ndarray) -> np.ndarray:
         """Return the constrained basis at ``x`` (mgcv's ``PredictMat``)."""
-        return cr_basis(x, self.knots, self.F) @ self.Z
+        return self.raw(np.asarray(x, dtype=float)) @ self.Z
 
 
-def construct_cr(x: np.ndarray, k: int, column: str) -> CrSmooth:
-    """Build the smooth of ``x`` of dimension ``k`` as ``smoothCon`` and ``smooth2random`` do."""
-    knots = cr_knots(x, k)
-    F, S = cr_matrices(knots)
-    X = cr_basis(x, knots, F)
+def construct_smooth(x: np.ndarray, term: SmoothTerm) -> tuple[Smooth, np.ndarray]:
+    """Build the smooth of ``x`` as ``smoothCon`` and ``smooth2random`` do.
+
+    Returns the smooth and its constrained model matrix at ``x`` (``smoothCon``'s ``X``).
+    """
+    x = np.asarray(x, dtype=float)
+    setup = tp_setup if term.bs == "tp" else cr_setup
+    raw, X, S = setup(x, term.k)
     scale = np.linalg.norm(S, 1) / np.max(np.abs(X).sum(axis=1)) ** 2
     S = S / scale
-    H = _householder(X.mean(axis=0))
-    Z = H[:, 1:]
+    Z = constraint_map(X.mean(axis=0))
     Sc = Z.T @ S @ Z
     Sc = (Sc + Sc.T) / 2.0
     values, vectors = np.linalg.eigh(Sc)
     values, vectors = values[::-1], vectors[:, ::-1]  # R's eigen: decreasing
-    rank = k - 2
-    d = np.concatenate([values[:rank], np.ones(k - 1 - rank)])
-    return CrSmooth(
-        column=column,
-        knots=knots,
-        F=F,
-        Z=Z,
-        S=Sc,
-        S_scale=float(scale),
-        UD=vectors / np.sqrt(d),
-        rank=rank,
+    rank = term.k - 2
+    d = np.concatenate([values[:rank], np.ones(term.k - 1 - rank)])
+    smooth = Smooth(
+        term=term, raw=raw, Z=Z, S=Sc, S_scale=float(scale), UD=vectors / np.sqrt(d), rank=rank
     )
-
-
-def smooth_column(data: pd.DataFrame, term: SmoothTerm) -> None:
-    """Refuse a smooth's column that is missing, not numeric, or has fewer than k unique values."""
-    if term.column not in data.columns:
-        raise FormulaError(
-            f"the smooth {term.text!r} names a column {term.column!r} not in the data"
-        )
-    col = data[term.column]
-    if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
-        raise InvalidParameterError(
-            f"the smooth {term.text!r} needs a numeric column; {term.column!r} is {col.dtype}"
-        )
-    values = col.to_numpy(dtype=float)
-    if not np.all(np.isfinite(values[~np.isnan(values)])):
-        raise InvalidParameterError(
-            f"the smooth {term.text!r}: column {term.column!r} holds infinite values"
-        )
-    unique = np.unique(values[~np.isnan(values)]).size
-    if unique < term.k:
-        raise InvalidParameterError(
-            f"the smooth {term.text!r}: column {term.column!r} has {unique} unique values, fewer "
-            f"than k = {term.k}; reduce k"
-        )
+    return smooth, X @ Z
 
 
 # ---------------------------------------------------------------------------------------------
-# the fit
+# the fitted smooths
+
+
+@dataclass(frozen=True)
+class FittedSmooth:
+    """One fitted smooth (one row of ``summary(fit$gam)$s.table``).
+
+    Attributes
+    ----------
+    label : str
+        mgcv's label: ``s(x)``, or ``s(x):fLEVEL`` for the level of a ``by`` factor ``f``.
+    smooth : Smooth
+        Basis, constraint and penalty.
+    level : object or None
+        The ``by`` factor's level this smooth belongs to (None without ``by``).
+    variance : float
+        Variance of its random effects in the mixed model (``VarCorr(fit$mer)``): ``sigma^2 /
+        sp``.
+    sp : float
+        Smoothing parameter ``sigma^2 / variance`` (``fit$gam$sp``; 1e10 at a zero variance).
+    edf : float
+        Effective degrees of freedom (the sum of its coefficients' ``edf``).
+    first : int
+        Position of its first coefficient in :attr:`SmoothFit.coef` (it has ``k - 1``).
+    fixed_row : numpy.ndarray or None
+        The parametric design row its curve adds (the intercept, and the ``by`` level's main
+        effect); None when the fixed part holds more than that.
+    """
+
+    label: str
+    smooth: Smooth
+    level: Any
+    variance: float
+    sp: float
+    edf: float
+    first: int
+    fixed_row: np.ndarray | None
+
+    @property
+    def columns(self) -> slice:
+        """The positions of its coefficients in :attr:`SmoothFit.coef`."""
+        return slice(self.first, self.first + self.smooth.Z.shape[1])
+
+    def design(self, x: np.ndarray, by: pd.Series | np.ndarray | None) -> np.ndarray:
+        """Its model-matrix columns at ``x`` (zero outside its ``by`` level)."""
+        X = self.smooth.basis(x)
+        if self.smooth.term.by is None:
+            return X
+        return X * (np.asarray(by, dtype=object) == self.level)[:, None]
 
 
 @dataclass(frozen=True)
 class SmoothFit:
-    """The fitted smooth, as gamm4's ``$gam`` reports it.
+    """The fitted smooths, as gamm4's ``$gam`` reports them.
 
     Attributes
     ----------
-    term : SmoothTerm
-        The term as written.
-    smooth : CrSmooth
-        Knots, constraint and penalty.
-    variance : float
-        Variance of the smooth's random effects in the mixed model (``VarCorr(fit$mer)``'s
-        ``Xr`` row): ``sigma^2 / sp``.
-    sp : float
-        Smoothing parameter ``sigma^2 / variance`` (``fit$gam$sp``; 1e10 at a zero variance).
-    edf : float
-        Effective degrees of freedom of the smooth (the sum of its coefficients' ``edf``).
-    edf_coef : numpy.ndarray
-        ``fit$gam$edf``: per coefficient, fixed part first.
+    smooths : tuple of FittedSmooth
+        One per smooth (per level of a ``by`` factor), in formula order.
     coef : numpy.ndarray
-        ``coef(fit$gam)``: the fixed effects, then the smooth's constrained coefficients.
+        ``coef(fit$gam)``: the fixed effects, then each smooth's constrained coefficients.
     Vp : numpy.ndarray
         Their Bayesian posterior covariance (``fit$gam$Vp``).
+    edf_coef : numpy.ndarray
+        ``fit$gam$edf``: per coefficient.
     fixed_names : tuple of str
         Names of the fixed effects (the non-smooth part) that lead ``coef``.
     XVX : numpy.ndarray
         ``X' V^-1 X`` of the columns of ``coef`` (``V`` the marginal covariance of the
-        response), from which the edf and the smooth's test are computed.
+        response), from which the edf and the smooths' tests are computed.
     """
 
-    term: SmoothTerm
-    smooth: CrSmooth
-    variance: float
-    sp: float
-    edf: float
-    edf_coef: np.ndarray
+    smooths: tuple[FittedSmooth, ...]
     coef: np.ndarray
     Vp: np.ndarray
+    edf_coef: np.ndarray
     fixed_names: tuple[str, ...]
     XVX: np.ndarray
 
-    def curve(self, x: np.ndarray, *, level: float = 0.95) -> pd.DataFrame:
-        """Population-level curve at ``x`` with pointwise intervals (``predict(gam, se.fit=TRUE)``).
+    @property
+    def labels(self) -> list[str]:
+        """The smooths' labels, in order."""
+        return [s.label for s in self.smooths]
 
-        Defined when the fixed part is the intercept alone: ``fit`` is the intercept plus the
-        smooth, ``se`` its standard error from ``Vp``, and ``lower``/``upper`` are
-        ``fit -+ z se`` with ``z`` the normal quantile of ``level``.
+    def component(self, term: str | int | None = None) -> FittedSmooth:
+        """Return the smooth named by its label (``"s(x)"``) or position (None: the only one)."""
+        if term is None and len(self.smooths) == 1:
+            return self.smooths[0]
+        if isinstance(term, (int, np.integer)) and not isinstance(term, bool):
+            if 0 <= term < len(self.smooths):
+                return self.smooths[int(term)]
+        for s in self.smooths:
+            if s.label == term:
+                return s
+        raise InvalidParameterError(
+            f"name one smooth by its label or position: one of {self.labels} or 0 to "
+            f"{len(self.smooths) - 1}; got {term!r}"
+        )
+
+    def curve(
+        self, x: np.ndarray, *, term: str | int | None = None, level: float = 0.95
+    ) -> pd.DataFrame:
+        """Population-level curve of one smooth at ``x`` with pointwise intervals.
+
+        ``fit`` is the smooth plus its parametric row (the intercept, and for a ``by`` level
+        that level's main effect: ``predict(gam, se.fit=TRUE)`` at that level, the other
+        smooths at zero), ``se`` its standard error from ``Vp``, and ``lower``/``upper`` are
+        ``fit -+ z se`` with ``z`` the normal quantile of ``level``. ``term`` names the smooth
+        (its label or position; may be left out when there is one).
         """
         from scipy import special
 
-        if self.fixed_names != ("Intercept",):
+        part = self.component(term)
+        if part.fixed_row is None:
             raise InvalidParameterError(
-                "SmoothFit.curve is defined for a fixed part that is the intercept alone; "
-                f"this model's fixed part is {list(self.fixed_names)}"
+                f"SmoothFit.curve of {part.label} is defined for a fixed part that is the "
+                "intercept (and a by factor's main effect) alone; this model's fixed part is "
+                f"{list(self.fixed_names)}"
             )
         x = np.asarray(x, dtype=float)
         if x.ndim != 1 or not np.all(np.isfinite(x)):
             raise InvalidParameterError("the `x` of SmoothFit.curve must be finite numbers")
-        Xg = np.column_stack([np.ones(len(x)), self.smooth.basis(x)])
-        fit = Xg @ self.coef
-        se = np.sqrt(np.einsum("ij,ij->i", Xg @ self.Vp, Xg))
+        p = len(self.fixed_names)
+        index = np.r_[np.arange(p), np.arange(self.coef.size)[part.columns]]
+        Xg = np.column_stack([np.tile(part.fixed_row, (len(x), 1)), part.smooth.basis(x)])
+        fit = Xg @ self.coef[index]
+        V = self.Vp[np.ix_(index, index)]
+        se = np.sqrt(np.einsum("ij,ij->i", Xg @ V, Xg))
         z = float(special.ndtri(0.5 + level / 2.0))
         return pd.DataFrame(
             {"x": x, "fit": fit, "se": se, "lower": fit - z * se, "upper": fit + z * se}
@@ -366,33 +261,42 @@ def random_loadings(design, Ts: list[np.ndarray]) -> np.ndarray:
     return np.hstack(parts)
 
 
+@dataclass(frozen=True)
+class SmoothPart:
+    """A smooth (or a by level) before the fit: its constructed smooth, columns and row."""
+
+    label: str
+    smooth: Smooth
+    level: Any
+    X: np.ndarray
+    fixed_row: np.ndarray | None
+
+
 def smooth_fit(
-    design,
-    term: SmoothTerm,
-    sm: CrSmooth,
-    Xc: np.ndarray,
-    Ts: list[np.ndarray],
-    theta_s: float,
-    sigma: float,
+    design, parts: list[SmoothPart], Ts: list[np.ndarray], thetas: np.ndarray, sigma: float
 ) -> SmoothFit:
     """gamm4's ``$gam`` from the mixed-model estimates: coefficients, ``Vp`` and edf."""
+    from scipy import linalg
+
     X = design.X.to_numpy(dtype=float)
     y = np.asarray(design.y, dtype=float)
-    p, m = X.shape[1], Xc.shape[1]
+    p = X.shape[1]
     ZL = random_loadings(design, Ts)
     inner = np.eye(ZL.shape[1]) + ZL.T @ ZL
 
     def vinv(M: np.ndarray) -> np.ndarray:  # (I + ZL ZL')^-1 M by Woodbury
         return M - ZL @ np.linalg.solve(inner, ZL.T @ M)
 
-    B = np.eye(p + m)
-    B[p:, p:] = sm.UD
-    Xo = np.column_stack([X, Xc])
+    B = linalg.block_diag(np.eye(p), *[part.smooth.UD for part in parts])
+    Xo = np.column_stack([X, *[part.X for part in parts]])
     Xr = Xo @ B
-    variance = sigma**2 * theta_s**2
-    sp = sigma**2 / variance if variance > 0 else BOUNDARY_SP
-    pen = np.zeros(p + m)
-    pen[p : p + sm.rank] = sp
+    variances = sigma**2 * np.asarray(thetas, dtype=float) ** 2
+    sps = [sigma**2 / v if v > 0 else BOUNDARY_SP for v in variances]
+    pen, firsts, first = np.zeros(Xo.shape[1]), [], p
+    for part, sp in zip(parts, sps, strict=True):
+        pen[first : first + part.smooth.rank] = sp
+        firsts.append(first)
+        first += part.X.shape[1]
     A = Xr.T @ vinv(Xr) + np.diag(pen)
     Ainv = np.linalg.inv(A)
     coef = B @ Ainv @ (Xr.T @ vinv(y))
@@ -400,137 +304,24 @@ def smooth_fit(
     Vp = (Vp + Vp.T) / 2.0
     XVX = Xo.T @ vinv(Xo) / sigma**2
     edf_coef = np.einsum("ij,ji->i", Vp, XVX)
+    smooths = tuple(
+        FittedSmooth(
+            label=part.label,
+            smooth=part.smooth,
+            level=part.level,
+            variance=float(v),
+            sp=float(sp),
+            edf=float(edf_coef[f : f + part.X.shape[1]].sum()),
+            first=f,
+            fixed_row=part.fixed_row,
+        )
+        for part, v, sp, f in zip(parts, variances, sps, firsts, strict=True)
+    )
     return SmoothFit(
-        term=term,
-        smooth=sm,
-        variance=float(variance),
-        sp=float(sp),
-        edf=float(edf_coef[p:].sum()),
-        edf_coef=edf_coef,
+        smooths=smooths,
         coef=coef,
         Vp=Vp,
+        edf_coef=edf_coef,
         fixed_names=tuple(str(c) for c in design.X.columns),
         XVX=XVX,
     )
-
-
-def fit_smooth_model(model, data: pd.DataFrame, rest: str, term: SmoothTerm, start: float):
-    """Fit ``model`` (a LinearMixedModel whose formula holds ``term``) by REML or ML.
-
-    The non-smooth part is the formula ``rest``; the smooth adds one fixed column (its null
-    space) and one block of ``k - 2`` independent random effects. Sets the attributes listed
-    in :class:`models.lmm.LinearMixedModel` for a smooth model and returns ``model``.
-    """
-    import time
-
-    import models.lmm.engine as engine
-    from models._varcorr import random_tables
-    from models.formula import build_design, parse_formula
-
-    smooth_column(data, term)
-    spec = parse_formula(rest)
-    used = data[data[term.column].notna()]
-    design = build_design(spec, used)
-    if not design.random:
-        raise FormulaError(
-            f"{model.formula!r} has no random-effects term besides the smooth; add one, "
-            "e.g. + (1 | group)"
-        )
-    x = used.loc[design.rows, term.column].to_numpy(dtype=float)
-    smooth_column(pd.DataFrame({term.column: x}), term)
-    sm = construct_cr(x, term.k, term.column)
-    Xc = sm.basis(x)
-    XUD = Xc @ sm.UD
-    inp = engine.engine_input(design, dense=XUD[:, : sm.rank], fixed=XUD[:, sm.rank :])
-    ctrl = engine.control(optimizer=model.optimizer, max_evals=model.max_evals, tol=model.tol)
-    try:
-        result, messages, evals = engine.fit(inp, reml=bool(model.reml), ctrl=ctrl)
-    except engine.EngineFailure as err:
-        from models._errors import ConvergenceError
-
-        raise ConvergenceError(
-            f"LinearMixedModel.fit could not fit {model.formula!r}: {err}"
-        ) from err
-    theta = np.asarray(result.theta, dtype=float)
-    sigma = float(result.sigma)
-    sizes = inp.block_sizes[:-1]
-    Ts, offset = [], 0
-    for k in sizes:
-        rows, cols = np.tril_indices(k)
-        order = np.lexsort((rows, cols))
-        T = np.zeros((k, k))
-        T[rows[order], cols[order]] = theta[offset : offset + len(rows)]
-        Ts.append(T)
-        offset += len(rows)
-    fit = smooth_fit(design, term, sm, Xc, Ts, abs(float(theta[-1])), sigma)
-    table, corr = random_tables(design.random, Ts, sigma, residual=True)
-    row = pd.DataFrame(
-        {
-            "group": ["smooth"],
-            "term": [term.text],
-            "variance": [fit.variance],
-            "sd": [np.sqrt(fit.variance)],
-        }
-    )
-    table = pd.concat([table.iloc[:-1], row, table.iloc[-1:]], ignore_index=True)
-    _set_smooth_attributes(model, design, result, messages, evals, fit, x, Ts)
-    model.n_dropped_ = int(design.n_dropped + len(data) - len(used))
-    model._lazy = {"random_": (table, corr)}
-    _set_smooth_tables(model, fit)
-    model.seconds_ = float(time.perf_counter() - start)
-    model.meta_ = {
-        "package_version": __version__,
-        "engine": "lmm",
-        "backend": "mixedlm",
-        "params": model.get_params(),
-        "n_used": model.n_obs_,
-        "n_excluded": model.n_dropped_,
-        "nfev": model.nfev_,
-        "optimizer": str(result.optimizer),
-        "smooth": term.text,
-    }
-    return model
-
-
-def _set_smooth_attributes(model, design, result, messages, evals, fit: SmoothFit, x, Ts) -> None:
-    """Set the fit statistics of a smooth model, as ``fit$mer`` of gamm4 reports them."""
-    p = design.X.shape[1]
-    theta = np.asarray(result.theta, dtype=float)
-    model.design_ = design
-    model.engine_result_ = result
-    model.n_obs_ = int(len(x))
-    model.groups_ = {b.group: int(b.n_levels) for b in design.random}
-    model.theta_ = theta
-    model.sigma_ = float(result.sigma)
-    model.beta_ = pd.Series(
-        np.asarray(result.beta, dtype=float)[:p], index=list(design.X.columns), name="estimate"
-    )
-    model.loglik_ = float(result.logLik().value)
-    model.deviance_ = -2.0 * model.loglik_
-    model.reml_criterion_ = model.deviance_ if model.reml else float("nan")
-    # the smooth's null space is a fixed column and its variance a covariance parameter
-    model.npar_ = int(p + 1 + len(theta) + 1)
-    model.aic_ = float(model.deviance_ + 2 * model.npar_)
-    model.bic_ = float(model.deviance_ + model.npar_ * np.log(model.n_obs_))
-    model.converged_ = bool(result.converged)
-    model.convergence_message_ = " | ".join([str(result.message), *messages])
-    model.singular_ = bool(
-        any(np.any(np.diag(T) < SINGULAR_TOL) for T in Ts) or abs(theta[-1]) < SINGULAR_TOL
-    )
-    model.nfev_ = int(evals)
-    model.smooth_ = fit
-    model._smooth_x = x
-    model._fitted_values = np.asarray(result.fitted(), dtype=float)
-
-
-def _set_smooth_tables(model, fit: SmoothFit) -> None:
-    """Set ``fixed_`` and ``vcov_`` as ``summary(fit$gam)`` gives them, and ``smooth_table_``."""
-    from models.lmm._smooth_summary import smooth_table
-
-    p = len(fit.fixed_names)
-    names = list(fit.fixed_names)
-    res_df = model.n_obs_ - float(np.sum(fit.edf_coef))
-    cov = fit.Vp[:p, :p]
-    model._lazy["fixed_"] = model._fixed_table(fit.coef[:p], cov, np.full(p, res_df), names)
-    model._lazy["vcov_"] = pd.DataFrame(cov, index=names, columns=names)
-    model.smooth_table_ = smooth_table(fit, fit.XVX, model.n_obs_)

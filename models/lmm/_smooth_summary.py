@@ -30,11 +30,11 @@ _RANK_TOL = np.finfo(float).eps ** 0.9
 """Eigenvalues of the test matrix below this fraction of the largest are taken as zero."""
 
 
-def unavailable(name: str, term_text: str) -> InvalidParameterError:
-    """Return the one error for what a model with a smooth term does not offer yet."""
+def unavailable(name: str, labels: list[str]) -> InvalidParameterError:
+    """Return the one error for what a model with smooth terms does not offer yet."""
     return InvalidParameterError(
         f"LinearMixedModel.{name} is not available for a model with a smooth term "
-        f"{term_text} yet; such a model offers {OFFERED}"
+        f"({', '.join(labels)}) yet; such a model offers {OFFERED}"
     )
 
 
@@ -92,13 +92,16 @@ def _test_vectors(V: np.ndarray, rank: float) -> tuple[np.ndarray, np.ndarray, f
 
 def wood_test(
     coef: np.ndarray, Vp: np.ndarray, XVX: np.ndarray, rank: float, res_df: float
-) -> tuple[float, float, float]:
-    """Wood's (2013) test of a smooth: ``(statistic d, p-value, reference df)``.
+) -> tuple[float, float, float, float]:
+    """Wood's (2013) test of a smooth: ``(statistic d, its twin d1, p-value, reference df)``.
 
     ``coef`` and ``Vp`` are the smooth's coefficients and their Bayesian covariance, ``XVX``
     ``X' V^-1 X`` of its columns (``R'R`` for the triangular factor the test uses; the result
     does not depend on which factor), ``rank`` the smooth's edf (at most its dimension) and
-    ``res_df`` the residual df of the fit (the scale is estimated).
+    ``res_df`` the residual df of the fit (the scale is estimated). For a fractional rank the
+    p-value averages two statistics, ``d`` (reported, as ``summary.gam`` does) and ``d1``; which
+    is which follows the sign of the first element of the test matrix's eigenvectors, so where
+    that element is zero but for rounding, mgcv may report ``d1`` for what is ``d`` here.
     """
     R = np.linalg.cholesky((XVX + XVX.T) / 2.0).T
     vec, vec1, nu, k, rank = _test_vectors(R @ Vp @ R.T, rank)
@@ -125,58 +128,67 @@ def wood_test(
         from scipy import stats
 
         pval = 0.5 * (stats.f.sf(d / rank, rank, res_df) + stats.f.sf(d1 / rank, rank, res_df))
-    return d, float(min(1.0, pval)), float(rank)
+    return d, d1, float(min(1.0, pval)), float(rank)
 
 
-def smooth_table(fit, XVX: np.ndarray, n_obs: int) -> pd.DataFrame:
-    """``summary(gam)$s.table``: ``term, edf, ref_df, F, p_value`` for the model's smooth."""
-    p = len(fit.fixed_names)
+def smooth_table(fit, n_obs: int) -> pd.DataFrame:
+    """``summary(gam)$s.table``: ``term, edf, ref_df, F, p_value``, one row per smooth."""
     res_df = n_obs - float(np.sum(fit.edf_coef))
-    coef = fit.coef[p:]
-    d, pval, ref_df = wood_test(
-        coef, fit.Vp[p:, p:], XVX[p:, p:], min(float(len(coef)), fit.edf), res_df
-    )
-    return pd.DataFrame(
-        {
-            "term": [fit.term.text],
-            "edf": [fit.edf],
-            "ref_df": [ref_df],
-            "F": [d / ref_df],
-            "p_value": [pval],
-        }
-    )
+    rows = []
+    for part in fit.smooths:
+        cols = part.columns
+        coef = fit.coef[cols]
+        d, _, pval, ref_df = wood_test(
+            coef, fit.Vp[cols, cols], fit.XVX[cols, cols], min(float(len(coef)), part.edf), res_df
+        )
+        rows.append((part.label, part.edf, ref_df, d / ref_df, pval))
+    return pd.DataFrame(rows, columns=["term", "edf", "ref_df", "F", "p_value"])
 
 
 def smooth_predict(model, data: pd.DataFrame | None) -> pd.Series:
-    """Population-level prediction: the parametric part plus the smooth (``predict(fit$gam)``)."""
+    """Population-level prediction: the parametric part plus the smooths (``predict(fit$gam)``)."""
     fit = model.smooth_
     p = len(fit.fixed_names)
-    column = fit.term.column
     if data is None:
         X = model.design_.X.to_numpy(dtype=float)
-        eta = X @ fit.coef[:p] + fit.smooth.basis(model._smooth_x) @ fit.coef[p:]
+        eta = X @ fit.coef[:p] + _smooth_part(fit, model._smooth_data)
         return pd.Series(eta, index=model.design_.rows, name="predicted")
     if not isinstance(data, pd.DataFrame):
         raise InvalidParameterError(
             "the `data` parameter of LinearMixedModel.predict must be a pandas DataFrame or "
             f"None; got {type(data).__name__}"
         )
-    if column not in data.columns:
-        raise FormulaError(
-            f"LinearMixedModel.predict: the smooth {fit.term.text} needs the column "
-            f"{column!r}, which `data` lacks"
-        )
-    col = data[column]
-    if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
-        raise InvalidParameterError(
-            f"LinearMixedModel.predict: the smooth {fit.term.text} needs a numeric column; "
-            f"{column!r} is {col.dtype}"
-        )
+    for part in fit.smooths:
+        term = part.smooth.term
+        for column in (term.column, term.by):
+            if column is not None and column not in data.columns:
+                raise FormulaError(
+                    f"LinearMixedModel.predict: the smooth {term.text} needs the column "
+                    f"{column!r}, which `data` lacks"
+                )
+        col = data[term.column]
+        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            raise InvalidParameterError(
+                f"LinearMixedModel.predict: the smooth {term.text} needs a numeric column; "
+                f"{term.column!r} is {col.dtype}"
+            )
     new = model.design_.transform(data, random=False)
-    x = data.loc[new.rows, column].to_numpy(dtype=float)
-    ok = np.isfinite(x)
-    eta = new.X.to_numpy(dtype=float)[ok] @ fit.coef[:p]
-    eta = eta + fit.smooth.basis(x[ok]) @ fit.coef[p:]
+    frame = data.loc[new.rows]
+    ok = np.ones(len(frame), dtype=bool)
+    for part in fit.smooths:
+        ok &= np.isfinite(frame[part.smooth.term.column].to_numpy(dtype=float))
+    eta = new.X.to_numpy(dtype=float)[ok] @ fit.coef[:p] + _smooth_part(fit, frame[ok])
     out = pd.Series(np.nan, index=data.index, name="predicted")
     out.loc[new.rows[ok]] = eta
     return out
+
+
+def _smooth_part(fit, frame: pd.DataFrame) -> np.ndarray:
+    """Return the smooths' sum at the rows of ``frame`` (each at its by level, zero elsewhere)."""
+    total = np.zeros(len(frame))
+    for part in fit.smooths:
+        term = part.smooth.term
+        x = frame[term.column].to_numpy(dtype=float)
+        by = None if term.by is None else frame[term.by].to_numpy(dtype=object)
+        total += part.design(x, by) @ fit.coef[part.columns]
+    return total

@@ -161,17 +161,20 @@ class _Summaries(FittedModel):
             fixed.to_string(index=False, formatters=formats),
         ]
         if getattr(self, "smooth_", None) is not None:
-            table = self.smooth_table_.rename(columns={"ref_df": "Ref.df", "p_value": "p-value"})
+            # as summary.gam prints it: the smooths' labels as row names
+            table = self.smooth_table_.set_index("term").rename(
+                columns={"ref_df": "Ref.df", "p_value": "p-value"}
+            )
+            table.index.name = None
             lines += [
                 "",
-                "Approximate significance of smooth terms (Wood 2013):",
+                "Approximate significance of smooth terms:",
                 table.to_string(
-                    index=False,
                     formatters={
                         "edf": number,
                         "Ref.df": number,
                         "F": number,
-                        "p-value": lambda v: f"{v:.3g}",
+                        "p-value": lambda v: "<2e-16" if v < 2e-16 else f"{v:.3g}",
                     },
                 ),
             ]

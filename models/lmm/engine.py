@@ -40,7 +40,7 @@ import contextlib
 import functools
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -106,7 +106,7 @@ class EngineInput:
     frame: pd.DataFrame
     block_sizes: tuple[int, ...]
     names: dict[str, str]
-    dense: np.ndarray | None = None
+    dense: tuple[np.ndarray, ...] | None = None
 
     def translate(self, text: str) -> str:
         """Put the user's names back into a text that speaks of the generated ones."""
@@ -117,7 +117,10 @@ _GENERATED = re.compile(r"\b[xzg]\d+\b")
 
 
 def engine_input(
-    design: Design, *, dense: np.ndarray | None = None, fixed: np.ndarray | None = None
+    design: Design,
+    *,
+    dense: Sequence[np.ndarray] | None = None,
+    fixed: np.ndarray | None = None,
 ) -> EngineInput:
     """Rebuild the design as a mixedlm formula over generated column names.
 
@@ -125,9 +128,10 @@ def engine_input(
     ----------
     design : Design
         Evaluated design of a formula with at least one random-effects block.
-    dense : numpy.ndarray, optional
-        ``n x r`` columns of one more block, last, whose ``r`` effects are independent with one
-        common variance (a penalized smooth as a random effect, as gamm4 fits it).
+    dense : sequence of numpy.ndarray, optional
+        ``n x r_i`` columns of more blocks, last, each of whose ``r_i`` effects are
+        independent with one common variance (penalized smooths as random effects, as gamm4
+        fits them).
     fixed : numpy.ndarray, optional
         ``n x f`` fixed-effect columns appended after the design's.
 
@@ -165,10 +169,10 @@ def engine_input(
         legend[f"g{i}"] = block.group
         random.append(f"(0 + {' + '.join(names)} | g{i})")
     sizes = tuple(b.Z.shape[1] for b in design.random)
-    if dense is not None:  # a placeholder factor whose indicator columns the dense ones replace
-        columns["s0"] = np.arange(len(design.y), dtype=np.int64) % dense.shape[1]
-        legend["s0"] = "smooth"
-        random.append("(1 | s0)")
+    for i, block in enumerate(dense or ()):  # placeholder factors whose indicators they replace
+        columns[f"s{i}"] = np.arange(len(design.y), dtype=np.int64) % block.shape[1]
+        legend[f"s{i}"] = "smooth"
+        random.append(f"(1 | s{i})")
         sizes = (*sizes, 1)
     rhs = " + ".join(["0", *fixed_names, *random])
     return EngineInput(
@@ -176,7 +180,7 @@ def engine_input(
         frame=pd.DataFrame(columns),
         block_sizes=sizes,
         names=legend,
-        dense=None if dense is None else np.asarray(dense, dtype=float),
+        dense=None if not dense else tuple(np.asarray(b, dtype=float) for b in dense),
     )
 
 
@@ -345,7 +349,7 @@ def fit(inp: EngineInput, *, reml: bool, ctrl: Control) -> tuple[Any, list[str],
 
 
 def _dense_model(inp: EngineInput, reml: bool, settings: Any) -> Any:
-    """Build a mixedlm model whose last block's indicator columns are replaced by ``inp.dense``.
+    """Build a mixedlm model whose last blocks' indicator columns are replaced by ``inp.dense``.
 
     gamm4 does the same to lme4's ``Zt`` (a factor with one level per column, then the columns).
     """
@@ -357,18 +361,21 @@ def _dense_model(inp: EngineInput, reml: bool, settings: Any) -> Any:
     model = LmerMod(inp.formula, inp.frame, REML=bool(reml), control=settings)
     matrices = model.matrices
     structures = list(matrices.random_structures)
-    last = structures[-1]
-    r = inp.dense.shape[1]
-    if last.grouping_factor != "s0" or last.n_levels != r or last.n_terms != 1:
-        raise RuntimeError("the smooth's placeholder block is not where it was put")
-    start = int(matrices.Z.shape[1]) - r
-    order = np.empty(r, dtype=np.intp)
-    for label, position in last.level_map.items():
-        order[position] = int(label)
-    Z = sparse.hstack(
-        [matrices.Z.tocsc()[:, :start], sparse.csc_matrix(inp.dense[:, order])], format="csc"
-    )
-    structures[-1] = replace(last, level_indices=None)
+    n_dense = len(inp.dense)
+    start = int(matrices.Z.shape[1]) - sum(b.shape[1] for b in inp.dense)
+    blocks = [matrices.Z.tocsc()[:, :start]]
+    for i, block in enumerate(inp.dense):
+        position = len(structures) - n_dense + i
+        holder = structures[position]
+        r = block.shape[1]
+        if holder.grouping_factor != f"s{i}" or holder.n_levels != r or holder.n_terms != 1:
+            raise RuntimeError("a smooth's placeholder block is not where it was put")
+        order = np.empty(r, dtype=np.intp)
+        for label, at in holder.level_map.items():
+            order[at] = int(label)
+        blocks.append(sparse.csc_matrix(block[:, order]))
+        structures[position] = replace(holder, level_indices=None)
+    Z = sparse.hstack(blocks, format="csc")
     model.matrices = replace(matrices, Z=Z, random_structures=structures)
     return model
 

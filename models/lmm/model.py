@@ -44,7 +44,8 @@ from models.lmm._kenward_roger import MAX_KR_OBS, kenward_roger
 from models.lmm._lrt import LikelihoodRatioTest, likelihood_ratio
 from models.lmm._predict import _Predictions
 from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
-from models.lmm._smooth import fit_smooth_model, split_smooth
+from models.lmm._smooth_fit import fit_smooth_model
+from models.lmm._smooth_spec import split_smooth
 from models.lmm._smooth_summary import unavailable
 from models.lmm._summary import DICT_KEYS, MixedModelSummary, _Summaries
 
@@ -186,19 +187,27 @@ class LinearMixedModel(_Predictions, _Summaries):
     meta_ : dict
         Provenance: package version, options, rows used and dropped.
     smooth_ : models.lmm._smooth.SmoothFit or None
-        For a formula with one ``s(x, bs="cr", k=K)`` term (k 3 to 20, default 10), fitted
-        as gamm4 fits it: its variance, smoothing parameter, edf, coefficients, ``Vp`` and
-        ``curve(x)``; None for a model without a smooth. For such a fit ``fixed_`` is
-        ``summary(fit$gam)$p.table`` (the parametric coefficients, the smooth's linear part
+        For a formula with smooth terms, fitted as gamm4 fits them: ``s(x)`` (mgcv's thin
+        plate regression spline, the default), ``s(x, bs="cr")`` (cubic regression spline),
+        ``k`` from 4 to 20 (default 10), any number of them, and ``s(x, by=f)`` for a text or
+        categorical ``f`` whose main effect is in the formula (one smooth per level). Each
+        smooth (each level) is its own random-effect block with its own variance and a fixed
+        null-space column. ``smooth_.smooths`` holds one
+        :class:`~models.lmm._smooth.FittedSmooth` per smooth (label as mgcv writes it, e.g.
+        ``s(x)`` or ``s(x):fa``; variance, smoothing parameter, edf), ``coef``, ``Vp`` and
+        ``edf_coef`` are ``fit$gam``'s, and ``curve(x, term=...)`` is one smooth's curve with
+        pointwise intervals. None for a model without smooths. For such a fit ``fixed_`` is
+        ``summary(fit$gam)$p.table`` (the parametric coefficients, the smooths' linear parts
         not among them; ``t`` tests on ``n - sum(edf)`` df), ``vcov_`` their block of ``Vp``,
-        ``random_`` has a ``smooth`` row, ``fitted_``/``residuals_`` are conditional on all
-        random effects (the smooth's included), ``npar_``/``aic_``/``bic_`` are ``fit$mer``'s
-        and ``predict`` is population-level (``predict(fit$gam, newdata)``). ``ranef_``,
-        ``icc``, ``refit``, ``simulate`` and ``lrt`` raise InvalidParameterError naming what
-        the model offers.
+        ``random_`` has one ``smooth`` row per smooth, ``fitted_``/``residuals_`` are
+        conditional on all random effects (the smooths' included), ``npar_``/``aic_``/``bic_``
+        are ``fit$mer``'s and ``predict`` is population-level (``predict(fit$gam, newdata)``).
+        ``ranef_``, ``icc``, ``refit``, ``simulate`` and ``lrt`` raise InvalidParameterError
+        naming what the model offers.
     smooth_table_ : pandas.DataFrame
-        Only for a model with a smooth term: ``term, edf, ref_df, F, p_value`` as
-        ``summary(fit$gam)$s.table`` (Wood's 2013 test; :mod:`models.lmm._smooth_summary`).
+        Only for a model with smooth terms: ``term, edf, ref_df, F, p_value``, one row per
+        smooth, as ``summary(fit$gam)$s.table`` (Wood's 2013 test;
+        :mod:`models.lmm._smooth_summary`).
 
     Notes
     -----
@@ -320,9 +329,9 @@ class LinearMixedModel(_Predictions, _Summaries):
                 "the `data` parameter of LinearMixedModel.fit must be a pandas DataFrame; "
                 f"got {type(data).__name__}"
             )
-        rest, smooth = split_smooth(self.formula)
-        if smooth is not None:
-            return fit_smooth_model(self, data, rest, smooth, start)
+        rest, smooths = split_smooth(self.formula)
+        if smooths:
+            return fit_smooth_model(self, data, rest, smooths, start)
         spec = parse_formula(self.formula)
         design = build_design(spec, data)
         self._fit_design(design, start=start, stacklevel=4)
@@ -582,7 +591,7 @@ class LinearMixedModel(_Predictions, _Summaries):
         self._check_fitted(name)
         fit = getattr(self, "smooth_", None)
         if fit is not None:
-            raise unavailable(name, fit.term.text)
+            raise unavailable(name, fit.labels)
 
     def _fixed_table(
         self, beta: np.ndarray, cov_beta: np.ndarray, df: np.ndarray, names: list[str]
