@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import integrate
 
 from models._errors import FormulaError, InvalidParameterError
 
@@ -52,6 +51,8 @@ def imhof_upper(weights: np.ndarray, dfs: np.ndarray) -> float:
         theta = 0.5 * np.sum(h * np.arctan(w * u))
         log_rho = np.sum(h / 4.0 * np.log1p((w * u) ** 2))
         return float(np.sin(theta) / u * np.exp(-log_rho))
+
+    from scipy import integrate  # here: a fit without a smooth never needs it
 
     value, _ = integrate.quad(integrand, 0.0, np.inf, limit=1000, epsabs=1e-12, epsrel=1e-10)
     return float(min(1.0, max(0.0, 0.5 + value / np.pi)))
