@@ -257,6 +257,13 @@ def figures_as_drafts():
         yield
 
 
+@pytest.fixture
+def figures_drafted():
+    """:func:`draft_figures` for the reports of one test (``@pytest.mark.usefixtures``)."""
+    with draft_figures():
+        yield
+
+
 @pytest.fixture(scope="session")
 def slider7_report(tmp_path_factory):
     """``longitudinal report`` of the declared 1-7 study, without the Bayesian model:

@@ -22,6 +22,9 @@ from _manuscript_readers import readers
 from longitudinal.cli import main
 from longitudinal.narrate.sentences import choose_correction
 
+# the tests read the reports' text, tables and figure labels, not figure pixels
+pytestmark = pytest.mark.usefixtures("figures_as_drafts")
+
 
 @pytest.fixture(scope="module")
 def reader():

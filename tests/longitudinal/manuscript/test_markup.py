@@ -34,6 +34,9 @@ from longitudinal.narrate.markup import (
 )
 from longitudinal.narrate.sentences import pairwise_apa, reliable_change_apa
 
+# the tests read the reports' text, tables and figure labels, not figure pixels
+pytestmark = pytest.mark.usefixtures("figures_as_drafts")
+
 CORPUS = Path(__file__).parents[2] / "data" / "corpus"
 IMG = "<img src=x onerror=alert(1)>"
 LINK = "[x](javascript:alert(1))"

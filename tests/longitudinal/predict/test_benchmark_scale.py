@@ -23,6 +23,9 @@ from longitudinal.predict import benchmark_threshold, evaluate_predictions
 from longitudinal.study.config import RatingsSpec
 from longitudinal.study.loaded import load_study
 
+# the tests read the reports' text, tables and figure labels, not figure pixels
+pytestmark = pytest.mark.usefixtures("figures_as_drafts")
+
 SLIDER7 = Path(__file__).parents[2] / "data" / "studies" / "declared" / "slider7"
 UNSCORED = ["sub-001", "sub-002", "sub-003"]  # one of two TIPI agreeableness items answered
 

@@ -154,6 +154,7 @@ def test_rci_uses_alpha_at_pre(report):
     )
 
 
+@pytest.mark.usefixtures("figures_drafted")  # reads no figure
 def test_retest_option_changes_the_rci(study_dir, tmp_path):
     out = build_sections(
         study_dir, tmp_path / "r", ["sample", "methods", "change"], retest={"who5": 0.5}
@@ -166,6 +167,7 @@ def test_retest_option_changes_the_rci(study_dir, tmp_path):
     assert "test-retest reliability given (.50 for WHO-5" in page
 
 
+@pytest.mark.usefixtures("figures_drafted")  # reads no figure
 def test_a_growth_model_with_a_problem_says_so_beside_its_table(study_dir, tmp_path, monkeypatch):
     """When the random-intercept model kept is singular too, the report says so in place."""
     from longitudinal.change import growth
@@ -224,6 +226,7 @@ def test_demo_same_seed_identical_tables_and_truth(tmp_path):
 # -- atomicity and the output folder -----------------------------------------------------------
 
 
+@pytest.mark.usefixtures("figures_drafted")  # reads no figure
 def test_failure_mid_report_leaves_nothing(study_dir, tmp_path, monkeypatch):
     import longitudinal.plotting as plotting
 
@@ -305,6 +308,7 @@ def test_pseudonyms_are_a_keyed_permutation():
         pseudonyms(ids, key=b"")
 
 
+@pytest.mark.usefixtures("figures_drafted")  # reads no figure
 def test_key_is_made_beside_the_report_and_reused(study_dir, tmp_path, sections_only):
     out = build_report(study_dir, tmp_path / "rep", bayes=False)
     key = tmp_path / "rep.pseudonym-key"
@@ -347,6 +351,7 @@ def test_no_pseudonymize_keeps_raw_ids(study_dir, tmp_path):
     assert set(people["id"]) <= raw and len(set(people["id"])) > 1
 
 
+@pytest.mark.usefixtures("figures_drafted")  # reads no figure
 def test_free_text_never_copied(tmp_path):
     with warnings.catch_warnings():  # four respondents: omega is a Heywood case
         warnings.simplefilter("ignore", DataQualityWarning)
