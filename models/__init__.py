@@ -96,6 +96,12 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         hausman_test,
         within_between,
     )
+    from models.pooling import (
+        PooledEstimates,
+        PooledWaldTest,
+        pool_imputations,
+        pool_wald,
+    )
     from models.reliability import MultilevelReliability, multilevel_reliability
     from models.sem import InvarianceResult, invariance_tables, measurement_invariance
 
@@ -137,6 +143,10 @@ _LAZY = {
     "lrt": "models.lmm",
     "OrdinalMixedModel": "models.ordinal",
     "OrdinalModelSummary": "models.ordinal",
+    "PooledEstimates": "models.pooling",
+    "PooledWaldTest": "models.pooling",
+    "pool_imputations": "models.pooling",
+    "pool_wald": "models.pooling",
     "HausmanTest": "models.panel",
     "PanelFit": "models.panel",
     "fit_between": "models.panel",
@@ -185,6 +195,8 @@ __all__ = [
     "OrdinalMixedModel",
     "OrdinalModelSummary",
     "PanelFit",
+    "PooledEstimates",
+    "PooledWaldTest",
     "PredictionMetrics",
     "Prior",
     "RandomBlock",
@@ -214,6 +226,8 @@ __all__ = [
     "overlapping_groups",
     "parse_formula",
     "pearson_r",
+    "pool_imputations",
+    "pool_wald",
     "prediction_metrics",
     "sampling_diagnostics",
     "spearman_rho",
