@@ -88,6 +88,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.report import build_report, pseudonyms, run_demo
     from longitudinal.report.sections.effects import empathy_effects_section
     from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
+    from longitudinal.study.attrition import Attrition, attrition
     from longitudinal.study.frames import within_between
     from longitudinal.study.loaded import Study, StudyConfig, load_study, read_study_config
     from surveys import __version__
@@ -136,6 +137,8 @@ _LAZY = {
     "BenchmarkSplit": "longitudinal.predict.splits",
     "draw_splits": "longitudinal.predict.splits",
     "participant_splits": "longitudinal.predict.selection",
+    "Attrition": "longitudinal.study.attrition",
+    "attrition": "longitudinal.study.attrition",
     "Study": "longitudinal.study.loaded",
     "StudyConfig": "longitudinal.study.loaded",
     "load_study": "longitudinal.study.loaded",
@@ -145,6 +148,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "Attrition",
     "BenchmarkSplit",
     "ChangeResult",
     "DataQualityWarning",
@@ -165,6 +169,7 @@ __all__ = [
     "Study",
     "StudyConfig",
     "agreement_from_file",
+    "attrition",
     "build_report",
     "change_analysis",
     "describe_effects",
