@@ -219,6 +219,13 @@ class PooledEstimates(Result):
             As ``mitml::testModels(..., method = "D1")`` against the model without ``terms``:
             Reiter's (2007) ``df2`` with ``dfcom`` when the estimates were pooled with Barnard
             & Rubin's df, Li, Raghunathan & Rubin's (1991) otherwise.
+
+        Notes
+        -----
+        Reiter's df need ``k (m - 1) > 4`` for ``k`` terms and ``m`` imputations; at
+        ``k (m - 1) = 4`` (one term, five imputations) they are 4, the limit of his formula and
+        mitml's value, and below it 4 as well: a conservative floor. For one term the pooled
+        ``t`` test of :attr:`table` is the sharper test.
         """
         names = list(self.estimates.columns)
         if isinstance(terms, str) or not isinstance(terms, Sequence) or not len(terms):
