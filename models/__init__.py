@@ -77,6 +77,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         parse_formula,
     )
     from models.generalizability import GStudy, g_study
+    from models.imputation import ImputedTables, impute_chained, imputations_needed
     from models.lmm import (
         LikelihoodRatioTest,
         LinearMixedModel,
@@ -156,6 +157,9 @@ _LAZY = {
     "within_between": "models.panel",
     "AgreementResult": "models.agreement",
     "agreement": "models.agreement",
+    "ImputedTables": "models.imputation",
+    "impute_chained": "models.imputation",
+    "imputations_needed": "models.imputation",
     "GStudy": "models.generalizability",
     "g_study": "models.generalizability",
     "MultilevelReliability": "models.reliability",
@@ -182,6 +186,7 @@ __all__ = [
     "GroupedFold",
     "GroupedSplit",
     "HausmanTest",
+    "ImputedTables",
     "InvalidParameterError",
     "InvarianceResult",
     "KFoldBootstrap",
@@ -216,6 +221,8 @@ __all__ = [
     "grouped_kfold",
     "grouped_split",
     "hausman_test",
+    "imputations_needed",
+    "impute_chained",
     "invariance_tables",
     "kfold_bootstrap",
     "leave_one_group_out",
