@@ -77,7 +77,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         parse_formula,
     )
     from models.generalizability import GStudy, g_study
-    from models.imputation import ImputedTables, impute_chained, imputations_needed
+    from models.imputation import ImputedTables, imputations_needed, impute_chained
     from models.lmm import (
         LikelihoodRatioTest,
         LinearMixedModel,
