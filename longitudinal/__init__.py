@@ -90,6 +90,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
     from longitudinal.study.attrition import Attrition, attrition
     from longitudinal.study.frames import within_between
+    from longitudinal.study.score_imputation import ImputedScores, impute_scores
     from longitudinal.study.loaded import Study, StudyConfig, load_study, read_study_config
     from surveys import __version__
 
@@ -139,6 +140,8 @@ _LAZY = {
     "participant_splits": "longitudinal.predict.selection",
     "Attrition": "longitudinal.study.attrition",
     "attrition": "longitudinal.study.attrition",
+    "ImputedScores": "longitudinal.study.score_imputation",
+    "impute_scores": "longitudinal.study.score_imputation",
     "Study": "longitudinal.study.loaded",
     "StudyConfig": "longitudinal.study.loaded",
     "load_study": "longitudinal.study.loaded",
@@ -152,6 +155,7 @@ __all__ = [
     "BenchmarkSplit",
     "ChangeResult",
     "DataQualityWarning",
+    "ImputedScores",
     "EmpathicError",
     "EmpathicWarning",
     "EmpathyData",
@@ -182,6 +186,7 @@ __all__ = [
     "fit_empathy_models",
     "friedman_test",
     "growth_model",
+    "impute_scores",
     "holm_adjust",
     "load_study",
     "multilevel_tables",

@@ -190,7 +190,8 @@ def impute_chained(
     else:
         tables = chains(m)
         reason = "given"
-    datasets = [t.set_axis(frame.columns, axis=1) for t in tables]
+    # MICEData numbers the rows from 0: the input's index and columns are put back
+    datasets = [t.set_axis(frame.columns, axis=1).set_axis(frame.index, axis=0) for t in tables]
     n_missing = frame.isna().sum()
     missing = pd.DataFrame(
         {
@@ -233,6 +234,15 @@ def _check_table(data: Any, donors: Any) -> pd.DataFrame:
         raise InvalidParameterError(
             f"columns {thin} of {parameter('data', _WHERE)} have fewer than {max(need, 2)} "
             "observed values: nothing to match an imputation to"
+        )
+    incomplete = [c for c in frame.columns if frame[c].isna().any()]
+    short = [str(c) for c in incomplete if few[c] < frame.shape[1] + 2]
+    if short:
+        raise InvalidParameterError(
+            f"columns {short} of {parameter('data', _WHERE)} have fewer observed values than "
+            f"the {frame.shape[1] + 1} their regression on the other {frame.shape[1] - 1} "
+            "columns needs (an intercept, the predictors and two residual df): impute fewer "
+            "columns together"
         )
     return frame
 

@@ -62,6 +62,7 @@ def panel():
 
 
 def test_observed_cells_stay_and_imputed_ones_are_observed_values(panel):
+    panel = panel.set_axis([f"P{i:02d}" for i in range(len(panel))], axis=0)
     result = impute_chained(panel, m=3, seed=1, burn_in=3)
     assert result.m == 3 and result.m_reason == "given" and len(result.datasets) == 3
     for table in result.datasets:
