@@ -90,8 +90,8 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
     from longitudinal.study.attrition import Attrition, attrition
     from longitudinal.study.frames import within_between
-    from longitudinal.study.score_imputation import ImputedScores, impute_scores
     from longitudinal.study.loaded import Study, StudyConfig, load_study, read_study_config
+    from longitudinal.study.score_imputation import ImputedScores, impute_scores
     from surveys import __version__
 
 #: Public name -> the module that defines it, imported on first use
