@@ -88,8 +88,10 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.report import build_report, pseudonyms, run_demo
     from longitudinal.report.sections.effects import empathy_effects_section
     from longitudinal.simulate import SimulatedStudy, simulate_frames, simulate_study
+    from longitudinal.study.attrition import Attrition, attrition
     from longitudinal.study.frames import within_between
     from longitudinal.study.loaded import Study, StudyConfig, load_study, read_study_config
+    from longitudinal.study.score_imputation import ImputedScores, impute_scores
     from surveys import __version__
 
 #: Public name -> the module that defines it, imported on first use
@@ -136,6 +138,10 @@ _LAZY = {
     "BenchmarkSplit": "longitudinal.predict.splits",
     "draw_splits": "longitudinal.predict.splits",
     "participant_splits": "longitudinal.predict.selection",
+    "Attrition": "longitudinal.study.attrition",
+    "attrition": "longitudinal.study.attrition",
+    "ImputedScores": "longitudinal.study.score_imputation",
+    "impute_scores": "longitudinal.study.score_imputation",
     "Study": "longitudinal.study.loaded",
     "StudyConfig": "longitudinal.study.loaded",
     "load_study": "longitudinal.study.loaded",
@@ -145,9 +151,11 @@ _LAZY = {
 }
 
 __all__ = [
+    "Attrition",
     "BenchmarkSplit",
     "ChangeResult",
     "DataQualityWarning",
+    "ImputedScores",
     "EmpathicError",
     "EmpathicWarning",
     "EmpathyData",
@@ -165,6 +173,7 @@ __all__ = [
     "Study",
     "StudyConfig",
     "agreement_from_file",
+    "attrition",
     "build_report",
     "change_analysis",
     "describe_effects",
@@ -177,6 +186,7 @@ __all__ = [
     "fit_empathy_models",
     "friedman_test",
     "growth_model",
+    "impute_scores",
     "holm_adjust",
     "load_study",
     "multilevel_tables",

@@ -77,6 +77,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         parse_formula,
     )
     from models.generalizability import GStudy, g_study
+    from models.imputation import ImputedTables, imputations_needed, impute_chained
     from models.lmm import (
         LikelihoodRatioTest,
         LinearMixedModel,
@@ -95,6 +96,12 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
         fit_within,
         hausman_test,
         within_between,
+    )
+    from models.pooling import (
+        PooledEstimates,
+        PooledWaldTest,
+        pool_imputations,
+        pool_wald,
     )
     from models.reliability import MultilevelReliability, multilevel_reliability
     from models.sem import InvarianceResult, invariance_tables, measurement_invariance
@@ -137,6 +144,10 @@ _LAZY = {
     "lrt": "models.lmm",
     "OrdinalMixedModel": "models.ordinal",
     "OrdinalModelSummary": "models.ordinal",
+    "PooledEstimates": "models.pooling",
+    "PooledWaldTest": "models.pooling",
+    "pool_imputations": "models.pooling",
+    "pool_wald": "models.pooling",
     "HausmanTest": "models.panel",
     "PanelFit": "models.panel",
     "fit_between": "models.panel",
@@ -146,6 +157,9 @@ _LAZY = {
     "within_between": "models.panel",
     "AgreementResult": "models.agreement",
     "agreement": "models.agreement",
+    "ImputedTables": "models.imputation",
+    "impute_chained": "models.imputation",
+    "imputations_needed": "models.imputation",
     "GStudy": "models.generalizability",
     "g_study": "models.generalizability",
     "MultilevelReliability": "models.reliability",
@@ -172,6 +186,7 @@ __all__ = [
     "GroupedFold",
     "GroupedSplit",
     "HausmanTest",
+    "ImputedTables",
     "InvalidParameterError",
     "InvarianceResult",
     "KFoldBootstrap",
@@ -185,6 +200,8 @@ __all__ = [
     "OrdinalMixedModel",
     "OrdinalModelSummary",
     "PanelFit",
+    "PooledEstimates",
+    "PooledWaldTest",
     "PredictionMetrics",
     "Prior",
     "RandomBlock",
@@ -204,6 +221,8 @@ __all__ = [
     "grouped_kfold",
     "grouped_split",
     "hausman_test",
+    "imputations_needed",
+    "impute_chained",
     "invariance_tables",
     "kfold_bootstrap",
     "leave_one_group_out",
@@ -214,6 +233,8 @@ __all__ = [
     "overlapping_groups",
     "parse_formula",
     "pearson_r",
+    "pool_imputations",
+    "pool_wald",
     "prediction_metrics",
     "sampling_diagnostics",
     "spearman_rho",

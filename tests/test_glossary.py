@@ -83,6 +83,11 @@ RESULTS = {
     "InvarianceTables",
     "MultilevelReliability",
     "MultilevelTables",
+    "PooledEstimates",
+    "PooledWaldTest",
+    "ImputedTables",
+    "ImputedScores",
+    "Attrition",
 }
 FITTED = ("fixed_", "thresholds_", "random_", "ranef_", "converged_", "meta_")
 DEMO_FUNCTIONS = {"longitudinal.report.build.run_demo"}

@@ -1,0 +1,185 @@
+"""Multiple imputation of a study's survey scores: the wide participant x wave table.
+
+One row per participant listed in ``participants.csv`` (those who left included), one column
+per state scale and wave (``{scale}@{wave}``) and one per trait scale of the first wave; the
+missing cells are imputed by :func:`models.imputation.impute_chained` (chained equations,
+predictive mean matching). Each completed table is also given back in the long form of the
+person-wave frame, for the analyses that run on it (one fit per imputation, pooled with
+:func:`models.pool_imputations`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from _empathic_base.results import Result, json_ready
+from longitudinal._checks import check_bool
+from longitudinal.study.frames import scale_column
+from models.imputation import ImputedTables, impute_chained
+
+if TYPE_CHECKING:
+    from longitudinal.study.loaded import Study
+
+__all__ = ["COLUMN_TABLE_COLUMNS", "ImputedScores", "impute_scores"]
+
+COLUMN_TABLE_COLUMNS = ["column", "scale", "wave", "role"]
+"""Columns of :attr:`ImputedScores.columns`."""
+
+
+@dataclass(frozen=True, repr=False)
+class ImputedScores(Result):
+    """m completed copies of a study's wide score table.
+
+    Attributes
+    ----------
+    wide : pandas.DataFrame
+        The table as observed, indexed by participant (missing cells NaN).
+    columns : pandas.DataFrame
+        ``column, scale, wave, role``: each column's scale, its wave and ``state`` or
+        ``trait``.
+    imputations : models.ImputedTables
+        The completed tables (``imputations.datasets``), how many and why.
+    id_col : str
+        The participant column of the long tables.
+    """
+
+    wide: pd.DataFrame
+    columns: pd.DataFrame
+    imputations: ImputedTables
+    id_col: str
+
+    @property
+    def datasets(self) -> list[pd.DataFrame]:
+        """The m completed wide tables."""
+        return self.imputations.datasets
+
+    def long(self, i: int) -> pd.DataFrame:
+        """Return completed table ``i`` (from 0) as a person-wave frame.
+
+        One row per participant and wave: the id column, ``wave`` (ordered as the study), one
+        column per state scale and the trait columns repeated on every wave.
+        """
+        table = self.datasets[i]
+        states = self.columns[self.columns["role"] == "state"]
+        traits = self.columns.loc[self.columns["role"] == "trait", "column"].tolist()
+        traits = [c for c in traits if c in table.columns]
+        waves = list(dict.fromkeys(states["wave"]))
+        rows = []
+        for wave in waves:
+            part = states[states["wave"] == wave]
+            block = table[part["column"].tolist()].set_axis(part["scale"].tolist(), axis=1)
+            block = pd.concat([block, table[traits]], axis=1)
+            rows.append(block.assign(wave=wave).rename_axis(self.id_col).reset_index())
+        long = pd.concat(rows, ignore_index=True)
+        long["wave"] = pd.Categorical(long["wave"], categories=waves, ordered=True)
+        order = [self.id_col, "wave", *dict.fromkeys(states["scale"]), *traits]
+        return (
+            long[order].sort_values([self.id_col, "wave"], kind="mergesort").reset_index(drop=True)
+        )
+
+    def _title(self) -> str:
+        return f"ImputedScores({len(self.wide)} participants, m = {self.imputations.m})"
+
+    def _parts(self) -> list[tuple[str, pd.DataFrame]]:
+        missing = self.imputations.missing
+        return [("Missing cells per column", self.columns.merge(missing, on="column"))]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return how the scores were imputed (not the tables) as JSON-ready data."""
+        return json_ready(
+            {**self.imputations.to_dict(), "columns": self.columns.to_dict("records")}
+        )
+
+
+def impute_scores(
+    study: Study,
+    *,
+    traits: bool = True,
+    m: int | None = None,
+    seed: int | None = None,
+    burn_in: int = 10,
+) -> ImputedScores:
+    """Impute the missing survey scores of a study m times.
+
+    Parameters
+    ----------
+    study : longitudinal.Study
+        A loaded study.
+    traits : bool, default True
+        Use the first wave's trait scores as predictors too (each incomplete column needs
+        more observed values than the table has columns: a small study may need False).
+    m : int, optional
+        Imputations; None: von Hippel's (2020) rule (:func:`models.impute_chained`).
+    seed : int, optional
+        Seed of the imputation chains.
+    burn_in : int, default 10
+        Cycles per chain.
+
+    Returns
+    -------
+    ImputedScores
+        The wide table, its columns, and the m completed tables (also as person-wave frames
+        by :meth:`ImputedScores.long`).
+    """
+    check_bool(traits, name="traits", where="impute_scores")
+    wide, columns = score_table(study)
+    if not traits:
+        wide = wide[columns.loc[columns["role"] == "state", "column"].tolist()]
+    usable = wide.columns[wide.notna().sum() >= 5]
+    imputed = impute_chained(wide[usable], m=m, seed=seed, burn_in=burn_in)
+    return ImputedScores(
+        wide=wide[usable],
+        columns=columns[columns["column"].isin(usable)].reset_index(drop=True),
+        imputations=imputed,
+        id_col=study.config.id_col,
+    )
+
+
+def score_table(study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the wide participant x (scale, wave) table of a study and its column table."""
+    cfg = study.config
+    id_col, waves = cfg.id_col, [str(w) for w in cfg.waves]
+    ids = pd.Index(study.participants[id_col].astype(str).unique(), name=id_col)
+    scores = study.scores.assign(
+        wave=study.scores["wave"].astype(str), **{id_col: study.scores[id_col].astype(str)}
+    )
+    pieces, rows = [], []
+    for role, instruments in (
+        ("trait", study.trait_instruments),
+        ("state", study.state_instruments),
+    ):
+        for inst in instruments:
+            mine = scores[scores["instrument"] == inst]
+            for scale in _distinct_scales(study.instruments[inst], mine["scale"]):
+                col = scale_column(inst, scale)
+                for wave in waves if role == "state" else waves[:1]:
+                    one = mine[(mine["scale"] == scale) & (mine["wave"] == wave)]
+                    if one.empty:
+                        continue
+                    name = f"{col}@{wave}" if role == "state" else col
+                    pieces.append(one.set_index(id_col)["score"].astype(float).rename(name))
+                    rows.append((name, col, wave, role))
+    wide = pd.concat(pieces, axis=1).reindex(ids) if pieces else pd.DataFrame(index=ids)
+    return wide, pd.DataFrame(rows, columns=COLUMN_TABLE_COLUMNS)
+
+
+def _distinct_scales(instrument: Any, scored: pd.Series) -> list[str]:
+    """Scales of ``instrument`` that were scored, without one that a later scale rescales.
+
+    Two scales with the same items, reverse keys and scoring differ by a factor (WHO-5's raw
+    sum and its percentage): the later one is kept, as the report does, since a column that is
+    a multiple of another leaves nothing to impute it from.
+    """
+    keys = list(instrument.scales)
+    keep = []
+    for k, key in enumerate(keys):
+        signature = (tuple(key.items), tuple(key.reverse), key.scoring)
+        later = any(
+            (tuple(o.items), tuple(o.reverse), o.scoring) == signature for o in keys[k + 1 :]
+        )
+        if not later and key.name in set(scored):
+            keep.append(key.name)
+    return keep
