@@ -6,7 +6,7 @@ Odds ratios, the result tables, the clmm-style text and the JSON of ``longitudin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -17,6 +17,9 @@ from models._errors import (
 )
 from models._varcorr import json_number
 from models.ordinal._fit import _WHERE
+
+if TYPE_CHECKING:
+    from models.lmm import MixedR2
 
 DICT_KEYS = (
     "engine",
@@ -63,6 +66,21 @@ class OrdinalModelSummary(Shows):
 
 class _Summaries(FittedModel):
     """odds_ratios(), summary(), print_summary() and to_dict() of a fitted ordinal mixed model."""
+
+    def r2(self) -> MixedR2:
+        """Latent-scale R-squared: Nakagawa's marginal and conditional.
+
+        Returns
+        -------
+        MixedR2
+            ``nakagawa`` (``marginal``, ``conditional``) with the residual variance of the
+            link's latent distribution (``pi^2/3`` logit, 1 probit); ``rights_sterba`` is
+            empty and ``note`` says why. Formulas in :mod:`models.ordinal._r2`.
+        """
+        from models.ordinal._r2 import latent_r2
+
+        self._check_fitted("r2")
+        return latent_r2(self)
 
     def odds_ratios(self) -> pd.DataFrame:
         """Return the fixed effects as cumulative odds ratios (logit link only).
