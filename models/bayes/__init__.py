@@ -15,6 +15,7 @@ need them.
 """
 
 from models._backends.samplers import default_sampler
+from models.bayes._r2 import BayesianR2
 from models.bayes._summary import BayesianModelSummary
 from models.bayes.compare import GroupCVResult, compare, leave_one_group_out
 from models.bayes.diagnostics import (
@@ -42,6 +43,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "BayesianMixedModel",
     "BayesianModelSummary",
+    "BayesianR2",
     "GroupCVResult",
     "Prior",
     "compare",
