@@ -76,3 +76,68 @@ def test_r2_needs_a_fit():
 
     with pytest.raises(NotFittedError, match="r2"):
         OrdinalMixedModel("rating ~ temp + (1 | judge)").r2()
+
+
+# ---------------------------------------------------------------------------------------------
+# marginal means (models/ordinal/_emmeans.py) against emmeans 1.8.4-1 on clmm fits
+
+EMM = REF["emmeans"]
+
+
+def _means(fits, case):
+    e = EMM[case]
+    return fits[e["fit"]].emmeans(e["specs"], by=e["by"], mode=e["mode"])
+
+
+def _check_bounds(got, ref, estimate):
+    """Interval bounds to 1e-4 of ``|estimate| + 2 se``: a bound near 0 is a difference."""
+    allowed = 1e-4 * (np.abs(np.asarray(ref[estimate])) + 2.0 * np.asarray(ref["se"]))
+    for column in ("ci_low", "ci_high"):
+        assert np.all(np.abs(got[column].to_numpy() - ref[column]) <= allowed), column
+
+
+@pytest.mark.parametrize("case", sorted(EMM))
+def test_marginal_means_against_emmeans(fits, case):
+    """Means and SEs to 1e-4 relative: the fits agree with clmm's to about 1e-5."""
+    e = EMM[case]
+    table = _means(fits, case).to_frame()
+    ref = e["means"]
+    response = REF["r2"][e["fit"]]["formula"].split(" ~")[0]
+    labels = (
+        [e["specs"]] + ([response] if e["mode"] == "prob" else []) + ([e["by"]] * bool(e["by"]))
+    )
+    assert list(table.columns) == [*labels, "emmean", "se", "df", "ci_low", "ci_high"]
+    for name in labels:
+        assert [str(v) for v in table[name]] == ref[name], name
+    for column in ("emmean", "se"):
+        np.testing.assert_allclose(table[column], ref[column], rtol=1e-4, err_msg=column)
+    _check_bounds(table, ref, "emmean")
+    assert np.isinf(table["df"]).all()
+
+
+@pytest.mark.parametrize("case", sorted(c for c in EMM if "contrasts" in EMM[c]))
+def test_contrasts_against_emmeans(fits, case):
+    e = EMM[case]
+    got = _means(fits, case).contrasts(method=e["method"], adjust=e["adjust"]).to_frame()
+    ref = e["contrasts"]
+    # emmeans puts levels holding a minus sign in parentheses: "(Dry-mix) - Canned"
+    names = [
+        " - ".join(part.strip("()") for part in label.split(" - "))
+        for label in np.atleast_1d(ref["contrast"])
+    ]
+    assert list(got["contrast"]) == names
+    for column in ("estimate", "se", "statistic"):
+        np.testing.assert_allclose(got[column], ref[column], rtol=1e-4, err_msg=column)
+    _check_bounds(got, ref, "estimate")
+    np.testing.assert_allclose(got["p_value"], ref["p_value"], rtol=1e-3, atol=1e-8)
+
+
+def test_probabilities_sum_to_one_and_bad_mode(fits):
+    from models._errors import InvalidParameterError
+
+    table = fits["soup_type"].emmeans("SOUPTYPE", mode="prob").to_frame()
+    np.testing.assert_allclose(table.groupby("SOUPTYPE")["emmean"].sum(), 1.0, rtol=1e-12)
+    with pytest.raises(InvalidParameterError, match="mode"):
+        fits["soup_type"].emmeans("SOUPTYPE", mode="mean.class")
+    with pytest.raises(InvalidParameterError, match="specs"):
+        fits["soup_type"].emmeans("AGE")
