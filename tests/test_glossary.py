@@ -76,6 +76,7 @@ RESULTS = {
     "PanelFit",
     "HausmanTest",
     "LikelihoodRatioTest",
+    "BayesianR2",
     "GStudy",
     "InvarianceResult",
     "PredictionMetrics",
