@@ -2,7 +2,9 @@
 
 emmeans' grid (Lenth; Searle, Speed & Milliken 1980): every level of each factor of the fixed
 part and each covariate at its mean over the rows used; ``at`` replaces either. The combinations
-are laid out as ``expand.grid`` does (the first predictor varying fastest).
+are laid out as ``expand.grid`` does (the first predictor varying fastest). Beside it, the
+coefficients of emmeans' contrast families (``pairwise.emmc``, ``trt.vs.ctrl.emmc``,
+``consec.emmc``, ``poly.emmc``) with their labels.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from models._design import _required_variables, _sorted_levels
 from models._errors import InvalidParameterError
 
 __all__ = [
+    "check_request",
+    "contrast_matrix",
+    "level_labels",
     "fixed_variables",
     "grid_frame",
     "grid_values",
@@ -147,3 +152,77 @@ def check_request(
             f"values; got {at!r}"
         )
     return spec_names, by_names, at
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, float | np.floating):
+        return format(float(value), ".15g")
+    return str(value)
+
+
+def _reads_as_number(labels: list[str]) -> bool:
+    try:
+        [float(v) for v in labels]
+    except ValueError:
+        return False
+    return True
+
+
+def level_labels(table: pd.DataFrame, specs: tuple[str, ...], rows: list[int]) -> list[str]:
+    """Labels of the means ``rows`` for contrasts: numbers get the predictor's name first."""
+    parts = []
+    for name in specs:
+        labels = [_label(v) for v in table[name].iloc[rows]]
+        if _reads_as_number(labels):
+            labels = [f"{name}{v}" for v in labels]
+        parts.append(labels)
+    return [" ".join(p) for p in zip(*parts, strict=True)]
+
+
+_POLY_NAMES = ("linear", "quadratic", "cubic", "quartic")
+
+
+def _poly_coefficients(k: int) -> tuple[np.ndarray, list[str]]:
+    """Return the coefficients of ``poly.emmc``: orthogonal polynomials as small integers."""
+    degree = min(6, k - 1)
+    x = np.arange(1.0, k + 1.0)
+    Q, R = np.linalg.qr(np.vander(x - x.mean(), degree + 1, increasing=True))
+    Q = Q * np.sign(np.diag(R))
+    rows = []
+    for j in range(1, degree + 1):
+        con = Q[:, j]
+        con = con / np.min(con[con > 0.01])
+        z = np.max(np.abs(con - np.round(con)))
+        while z > 0.05:
+            con = con / z
+            z = np.max(np.abs(con - np.round(con)))
+        rows.append(np.round(con))
+    names = [_POLY_NAMES[j] if j < 4 else f"degree {j + 1}" for j in range(degree)]
+    return np.vstack(rows), names
+
+
+def contrast_matrix(method: str, labels: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Coefficients (one row per contrast) and names of emmeans' contrast families."""
+    k = len(labels)
+    eye = np.eye(k)
+    if method == "pairwise":
+        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        return (
+            np.array([eye[i] - eye[j] for i, j in pairs]).reshape(-1, k),
+            [f"{labels[i]} - {labels[j]}" for i, j in pairs],
+        )
+    if method == "trt.vs.ctrl":
+        rows = range(1, k)
+        return (
+            np.array([eye[i] - eye[0] for i in rows]).reshape(-1, k),
+            [f"{labels[i]} - {labels[0]}" for i in rows],
+        )
+    if method == "consec":
+        rows = range(1, k)
+        return (
+            np.array([eye[i] - eye[i - 1] for i in rows]).reshape(-1, k),
+            [f"{labels[i]} - {labels[i - 1]}" for i in rows],
+        )
+    if k < 2:
+        return np.zeros((0, k)), []
+    return _poly_coefficients(k)

@@ -36,8 +36,10 @@ from models._checks import check_unit
 from models._errors import InvalidParameterError
 from models._refgrid import (
     check_request,
+    contrast_matrix,
     grid_frame,
     grid_values,
+    level_labels,
     predictor_frame,
     product,
 )
@@ -66,8 +68,6 @@ DEFAULT_ADJUST = {"pairwise": "tukey", "trt.vs.ctrl": "dunnettx", "consec": "hol
 
 ADJUSTMENTS = ("tukey", "dunnettx", "holm", "bonferroni", "none")
 """Multiplicity adjustments offered."""
-
-_POLY_NAMES = ("linear", "quadratic", "cubic", "quartic")
 
 
 @dataclass(frozen=True)
@@ -156,20 +156,6 @@ def marginal_means(
         _linfct=L,
         _inference=inference,
     )
-
-
-def _label(value: Any) -> str:
-    if isinstance(value, float | np.floating):
-        return format(float(value), ".15g")
-    return str(value)
-
-
-def _reads_as_number(labels: list[str]) -> bool:
-    try:
-        [float(v) for v in labels]
-    except ValueError:
-        return False
-    return True
 
 
 @dataclass(frozen=True, repr=False)
@@ -283,62 +269,6 @@ class Contrasts(Result):
         return [("Contrasts", self.table)]
 
 
-def _level_labels(means: MarginalMeans, rows: list[int]) -> list[str]:
-    parts = []
-    for name in means.specs:
-        labels = [_label(v) for v in means.table[name].iloc[rows]]
-        if _reads_as_number(labels):
-            labels = [f"{name}{v}" for v in labels]
-        parts.append(labels)
-    return [" ".join(p) for p in zip(*parts, strict=True)]
-
-
-def _poly_coefficients(k: int) -> tuple[np.ndarray, list[str]]:
-    """Return the coefficients of ``poly.emmc``: orthogonal polynomials as small integers."""
-    degree = min(6, k - 1)
-    x = np.arange(1.0, k + 1.0)
-    Q, R = np.linalg.qr(np.vander(x - x.mean(), degree + 1, increasing=True))
-    Q = Q * np.sign(np.diag(R))
-    rows = []
-    for j in range(1, degree + 1):
-        con = Q[:, j]
-        con = con / np.min(con[con > 0.01])
-        z = np.max(np.abs(con - np.round(con)))
-        while z > 0.05:
-            con = con / z
-            z = np.max(np.abs(con - np.round(con)))
-        rows.append(np.round(con))
-    names = [_POLY_NAMES[j] if j < 4 else f"degree {j + 1}" for j in range(degree)]
-    return np.vstack(rows), names
-
-
-def contrast_matrix(method: str, labels: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Coefficients (one row per contrast) and names of emmeans' contrast families."""
-    k = len(labels)
-    eye = np.eye(k)
-    if method == "pairwise":
-        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        return (
-            np.array([eye[i] - eye[j] for i, j in pairs]).reshape(-1, k),
-            [f"{labels[i]} - {labels[j]}" for i, j in pairs],
-        )
-    if method == "trt.vs.ctrl":
-        rows = range(1, k)
-        return (
-            np.array([eye[i] - eye[0] for i in rows]).reshape(-1, k),
-            [f"{labels[i]} - {labels[0]}" for i in rows],
-        )
-    if method == "consec":
-        rows = range(1, k)
-        return (
-            np.array([eye[i] - eye[i - 1] for i in rows]).reshape(-1, k),
-            [f"{labels[i]} - {labels[i - 1]}" for i in rows],
-        )
-    if k < 2:
-        return np.zeros((0, k)), []
-    return _poly_coefficients(k)
-
-
 def _f1(df: float) -> Any:
     """Return F(1, df), which is chi-squared(1) for asymptotic (infinite) df."""
     from scipy import stats
@@ -421,7 +351,7 @@ def _contrasts(means: MarginalMeans, method: str, adjust: str) -> Contrasts:
         groups = {(): list(range(len(table)))}
     frames = []
     for key, rows in groups.items():
-        C, names = contrast_matrix(method, _level_labels(means, rows))
+        C, names = contrast_matrix(method, level_labels(means.table, means.specs, rows))
         L = C @ means._linfct[rows]
         est, se, df = means._inference.estimate(L)
         with np.errstate(divide="ignore", invalid="ignore"):
