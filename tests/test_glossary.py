@@ -77,6 +77,8 @@ RESULTS = {
     "HausmanTest",
     "LikelihoodRatioTest",
     "BayesianR2",
+    "PosteriorMeans",
+    "PosteriorContrasts",
     "GStudy",
     "InvarianceResult",
     "PredictionMetrics",
