@@ -76,6 +76,12 @@ RESULTS = {
     "PanelFit",
     "HausmanTest",
     "LikelihoodRatioTest",
+    "BayesianR2",
+    "MixedR2",
+    "MarginalMeans",
+    "Contrasts",
+    "PosteriorMeans",
+    "PosteriorContrasts",
     "GStudy",
     "InvarianceResult",
     "PredictionMetrics",
@@ -99,7 +105,9 @@ def _public() -> dict[str, object]:
     for name in PUBLIC_MODULES:
         module = importlib.import_module(name)
         exported = set(getattr(module, "__all__", []))
-        for attr, obj in vars(module).items():
+        # a lazily exported name is public before its first access too
+        members = {**vars(module), **{n: getattr(module, n) for n in sorted(exported)}}
+        for attr, obj in members.items():
             if not (inspect.isclass(obj) or inspect.isfunction(obj)):
                 continue
             own = getattr(obj, "__module__", None) == name and not attr.startswith("_")

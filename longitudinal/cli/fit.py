@@ -42,7 +42,9 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
             "seconds (null where a key does not apply), then its own; a summary is printed. "
             "With --engine lmm, --r2 adds the key r2 (Rights & Sterba, Nakagawa) and "
             "--emmeans SPEC the key emmeans (marginal means and their contrasts), whose tables "
-            "go to emmeans.csv and contrasts.csv beside --out. "
+            "go to emmeans.csv and contrasts.csv beside --out; with --engine clmm the same "
+            "on the latent scale (Nakagawa's latent R-squared; emmeans' latent means, z "
+            "intervals). "
             "The lmm formula may hold smooth terms as gamm4 fits them (s(x) thin plate, "
             "s(x, bs='cr', k=6), s(x, by=f) with f a text column and + f in the formula); "
             "their record adds smooths (term, edf, ref_df, F, p_value as summary(gam)).\n\n"
@@ -111,27 +113,28 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help=(
             "lmm: add 'r2' to the record: Rights & Sterba's R-squared (r2mlm's names) and "
-            "Nakagawa's marginal and conditional R-squared"
+            "Nakagawa's marginal and conditional R-squared; clmm: Nakagawa's, latent scale"
         ),
     )
     parser.add_argument(
         "--emmeans",
         metavar="SPEC",
         help=(
-            "lmm: estimated marginal means of SPEC ('Diet', 'Diet | Time', 'A + B | C'), added "
-            "as 'emmeans' to the record and written to emmeans.csv and contrasts.csv beside it"
+            "lmm, clmm: estimated marginal means of SPEC ('Diet', 'Diet | Time', 'A + B | C'), "
+            "added as 'emmeans' to the record and written to emmeans.csv and contrasts.csv "
+            "beside it"
         ),
     )
     parser.add_argument(
         "--contrasts",
         choices=["pairwise", "trt.vs.ctrl", "consec", "poly"],
-        help="lmm with --emmeans: contrasts of the means (pairwise)",
+        help="lmm, clmm with --emmeans: contrasts of the means (pairwise)",
     )
     parser.add_argument(
         "--adjust",
         choices=["tukey", "dunnettx", "holm", "bonferroni", "none"],
         help=(
-            "lmm with --emmeans: multiplicity adjustment (pairwise: tukey, trt.vs.ctrl: "
+            "lmm, clmm with --emmeans: multiplicity adjustment (pairwise: tukey, trt.vs.ctrl: "
             "dunnettx, consec: holm, poly: none)"
         ),
     )
@@ -145,7 +148,7 @@ if TYPE_CHECKING:  # loaded when the command runs, after its arguments are parse
 
 _ENGINE_OPTIONS = {
     "lmm": {"ml", "r2", "emmeans", "contrasts", "adjust"},
-    "clmm": {"link", "threshold", "n_agq"},
+    "clmm": {"link", "threshold", "n_agq", "r2", "emmeans", "contrasts", "adjust"},
     "bayes": {"link", "draws", "tune", "chains", "sampler", "seed"},
 }
 _ALL_ENGINE_OPTIONS = set().union(*_ENGINE_OPTIONS.values())

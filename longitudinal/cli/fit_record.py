@@ -171,7 +171,7 @@ def post_hoc(
     adjust: str | None,
     ci_level: float,
 ) -> tuple[dict[str, Any], list[pd.DataFrame]]:
-    """Return the record's ``r2`` and ``emmeans`` entries of a linear mixed model and tables.
+    """Return the record's ``r2`` and ``emmeans`` entries of a linear or ordinal mixed model.
 
     Returns
     -------

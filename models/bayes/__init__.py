@@ -15,6 +15,8 @@ need them.
 """
 
 from models._backends.samplers import default_sampler
+from models.bayes._emmeans import PosteriorContrasts, PosteriorMeans
+from models.bayes._r2 import BayesianR2
 from models.bayes._summary import BayesianModelSummary
 from models.bayes.compare import GroupCVResult, compare, leave_one_group_out
 from models.bayes.diagnostics import (
@@ -42,7 +44,10 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "BayesianMixedModel",
     "BayesianModelSummary",
+    "BayesianR2",
     "GroupCVResult",
+    "PosteriorContrasts",
+    "PosteriorMeans",
     "Prior",
     "compare",
     "default_priors",

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 import models._columns as col
 from _empathic_base.results import DECIMALS, FittedModel, Shows
+from models._checks import check_unit
+
+if TYPE_CHECKING:
+    from models.bayes._emmeans import PosteriorMeans
+    from models.bayes._r2 import BayesianR2
 
 
 @dataclass(frozen=True, repr=False)
@@ -47,6 +52,68 @@ def _json_value(value: Any) -> Any:
 
 class _Summaries(FittedModel):
     """summary(), print_summary() and to_dict() of a fitted Bayesian mixed model."""
+
+    def r2(self, *, ci_level: float | None = None) -> BayesianR2:
+        """Bayesian R-squared (Gelman et al. 2019): its posterior mean, sd and HDI.
+
+        Parameters
+        ----------
+        ci_level : float, optional
+            Probability of the highest-density interval; default the model's ``ci_level``.
+
+        Returns
+        -------
+        BayesianR2
+            ``estimate, se, ci_low, ci_high`` and the per-draw values ``draws``; on the
+            latent scale (residual variance ``pi^2/3`` logit, 1 probit) for the ordinal
+            family. Formulas in :mod:`models.bayes._r2`.
+        """
+        from models.bayes._r2 import bayes_r2
+
+        self._check_fitted("r2")
+        level = self._opts["ci_level"] if ci_level is None else ci_level
+        check_unit(level, name="ci_level", where="BayesianMixedModel.r2")
+        return bayes_r2(self, ci_level=level)
+
+    def emmeans(
+        self,
+        specs: str | list[str],
+        *,
+        by: str | list[str] | None = None,
+        at: dict[str, Any] | None = None,
+        mode: str | None = None,
+        ci_level: float | None = None,
+    ) -> PosteriorMeans:
+        """Posterior marginal means on emmeans' reference grid, draw by draw.
+
+        Parameters
+        ----------
+        specs : str or list of str
+            Predictors whose means are estimated (factors, or covariates given in ``at``).
+        by : str or list of str, optional
+            Predictors whose levels (or ``at`` values) split the means into groups.
+        at : dict, optional
+            ``{predictor: values}`` replacing a covariate's mean or a factor's levels.
+        mode : {"latent", "prob"}, optional
+            Ordinal family: the linear predictor minus the mean cutpoint (default), or each
+            category's probability averaged over the grid. The gaussian family has one mode,
+            ``"mean"`` (the data scale).
+        ci_level : float, optional
+            Probability of the highest-density intervals; default the model's ``ci_level``.
+
+        Returns
+        -------
+        PosteriorMeans
+            ``to_frame()``: the predictors, ``estimate, se, ci_low, ci_high,
+            prob_positive``; ``draws`` per posterior draw; ``.pairs()`` and ``.contrasts()``
+            compare the means draw by draw. Conventions in :mod:`models.bayes._emmeans`.
+        """
+        from models.bayes._emmeans import posterior_means
+
+        self._check_fitted("emmeans")
+        level = self._opts["ci_level"] if ci_level is None else ci_level
+        check_unit(level, name="ci_level", where="BayesianMixedModel.emmeans")
+        return posterior_means(self, specs, by=by, at=at, mode=mode, ci_level=level)
 
     def summary(self) -> BayesianModelSummary:
         """Posterior tables and a compact text (see :class:`BayesianModelSummary`).

@@ -33,6 +33,7 @@ from models._errors import (
     NotFittedError,
     SamplingWarning,
 )
+from models._refgrid import predictor_frame
 from models._version import __version__
 from models.bayes._predict import _Predictions
 from models.bayes._summary import _Summaries
@@ -445,6 +446,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         )
         self._spec = spec
         self._design = design
+        self._predictors = predictor_frame(design, data)  # the grid of emmeans()
         self._inputs = inputs
         self._opts = opts
         self.n_obs_ = inputs.n_obs

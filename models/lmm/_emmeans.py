@@ -22,9 +22,7 @@ randomized quasi-Monte Carlo integration) is not offered: its numbers cannot be 
 
 from __future__ import annotations
 
-import itertools
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,8 +33,28 @@ from scipy import special
 
 from _empathic_base.results import Result
 from models._checks import check_unit
-from models._design import _required_variables, _sorted_levels
 from models._errors import InvalidParameterError
+from models._refgrid import (
+    check_request,
+    contrast_matrix,
+    grid_frame,
+    grid_values,
+    level_labels,
+    predictor_frame,
+    product,
+)
+
+__all__ = [
+    "ADJUSTMENTS",
+    "CONTRAST_COLUMNS",
+    "DEFAULT_ADJUST",
+    "EMMEANS_COLUMNS",
+    "Contrasts",
+    "MarginalMeans",
+    "contrast_matrix",
+    "marginal_means",
+    "predictor_frame",
+]
 
 EMMEANS_COLUMNS = ["emmean", "se", "df", "ci_low", "ci_high"]
 """Columns of :class:`MarginalMeans` after the predictors."""
@@ -50,37 +68,6 @@ DEFAULT_ADJUST = {"pairwise": "tukey", "trt.vs.ctrl": "dunnettx", "consec": "hol
 
 ADJUSTMENTS = ("tukey", "dunnettx", "holm", "bonferroni", "none")
 """Multiplicity adjustments offered."""
-
-_POLY_NAMES = ("linear", "quadratic", "cubic", "quartic")
-
-
-def predictor_frame(design: Any, data: pd.DataFrame) -> pd.DataFrame | None:
-    """Return the fixed part's predictor columns on the rows used (None for a repeated index)."""
-    names = [c for c in fixed_variables(design) if c in data.columns]
-    if not data.index.is_unique:
-        return None
-    return data.loc[design.rows, names].copy()
-
-
-def fixed_variables(design: Any) -> list[str]:
-    """Return the data columns of the fixed part, in the order the formula names them."""
-    text = design.spec.fixed
-    names = _required_variables(text)
-    return sorted(names, key=lambda n: (text.find(n) if n in text else len(text), n))
-
-
-def _factor_levels(design: Any, name: str, values: pd.Series) -> list[Any] | None:
-    """Levels of a factor of the fixed part in its coding order; None for a covariate."""
-    state = getattr(design._fixed_spec, "encoder_state", None) or {}
-    pattern = re.compile(rf"C\(\s*{re.escape(name)}\s*(,.*)?\)")
-    for key, (kind, detail) in state.items():
-        if getattr(kind, "value", kind) == "categorical" and (
-            key == name or pattern.fullmatch(key)
-        ):
-            return list(detail.get("categories", _sorted_levels(values)))
-    if values.dtype.kind in "iuf":
-        return None
-    return list(_sorted_levels(values))
 
 
 @dataclass(frozen=True)
@@ -126,72 +113,6 @@ def _inference(model: Any, ddf: str) -> _Inference:
     )
 
 
-def _names(value: Any, what: str, allowed: list[str]) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    names = [value] if isinstance(value, str) else list(value)
-    if not names or not all(isinstance(n, str) for n in names):
-        raise InvalidParameterError(
-            f"the `{what}` parameter of LinearMixedModel.emmeans must be a predictor name or a "
-            f"list of them; got {value!r}"
-        )
-    unknown = [n for n in names if n not in allowed]
-    if unknown:
-        raise InvalidParameterError(
-            f"the `{what}` parameter of LinearMixedModel.emmeans names {unknown}, which are not "
-            f"predictors of the fixed part; choose from {allowed}"
-        )
-    return tuple(names)
-
-
-def _grid_values(
-    design: Any, frame: pd.DataFrame, names: list[str], at: dict[str, Any]
-) -> dict[str, list[Any]]:
-    """Return the reference grid's values of each predictor (factor levels, covariate means)."""
-    values: dict[str, list[Any]] = {}
-    for name in names:
-        levels = _factor_levels(design, name, frame[name])
-        if name in at:
-            given = list(np.atleast_1d(np.asarray(at[name], dtype=object)))
-            if levels is not None and any(v not in levels for v in given):
-                raise InvalidParameterError(
-                    f"the `at` parameter of LinearMixedModel.emmeans: {name!r} has the levels "
-                    f"{levels}; got {given}"
-                )
-            values[name] = given if levels is not None else [float(v) for v in given]
-        elif levels is None:
-            values[name] = [float(frame[name].to_numpy(dtype=float).mean())]
-        else:
-            values[name] = levels
-        if not values[name]:
-            raise InvalidParameterError(
-                f"the `at` parameter of LinearMixedModel.emmeans gives no value for {name!r}"
-            )
-    return values
-
-
-def _product(values: dict[str, list[Any]], names: tuple[str, ...]) -> list[tuple[Any, ...]]:
-    """Return the combinations of ``names``' values, the first varying fastest (expand.grid)."""
-    combos = itertools.product(*[values[n] for n in reversed(names)])
-    return [tuple(reversed(c)) for c in combos]
-
-
-def _grid_frame(frame: pd.DataFrame, values: dict[str, list[Any]]) -> pd.DataFrame:
-    names = list(values)
-    rows = _product(values, tuple(names))
-    columns = {}
-    for j, name in enumerate(names):
-        col = [r[j] for r in rows]
-        original = frame[name]
-        if isinstance(original.dtype, pd.CategoricalDtype):
-            columns[name] = pd.Categorical(col, categories=original.cat.categories)
-        elif original.dtype.kind in "iuf":
-            columns[name] = np.asarray(col, dtype=float)
-        else:
-            columns[name] = pd.Series(col, dtype=original.dtype)
-    return pd.DataFrame(columns)
-
-
 def marginal_means(
     model: Any,
     specs: Any,
@@ -202,37 +123,21 @@ def marginal_means(
     ci_level: float = 0.95,
 ) -> MarginalMeans:
     """Marginal means of a fitted LinearMixedModel (:meth:`LinearMixedModel.emmeans`)."""
+    where = "LinearMixedModel.emmeans"
     frame = getattr(model, "_predictors", None)
-    if frame is None:
-        raise InvalidParameterError(
-            "LinearMixedModel.emmeans needs the model fitted by .fit(data) on a data frame "
-            "with a unique index (the reference grid is built from its predictors)"
-        )
-    check_unit(ci_level, name="ci_level", where="LinearMixedModel.emmeans")
+    spec_names, by_names, at = check_request(frame, specs, by, at, where=where)
+    check_unit(ci_level, name="ci_level", where=where)
     design = model.design_
     names = list(frame.columns)
-    spec_names = _names(specs, "specs", names)
-    by_names = _names(by, "by", names)
-    if not spec_names or set(spec_names) & set(by_names):
-        raise InvalidParameterError(
-            "the `specs` and `by` parameters of LinearMixedModel.emmeans must name at least "
-            f"one predictor and none twice; got specs={specs!r}, by={by!r}"
-        )
-    at = {} if at is None else at
-    if not isinstance(at, dict) or any(k not in names for k in at):
-        raise InvalidParameterError(
-            "the `at` parameter of LinearMixedModel.emmeans must be a dict of predictor names "
-            f"({names}) to values; got {at!r}"
-        )
     inference = _inference(model, ddf)
-    values = _grid_values(design, frame, names, at)
-    grid = _grid_frame(frame, values)
+    values = grid_values(design, frame, names, at, where=where)
+    grid = grid_frame(frame, values)
     X = design.transform(grid, random=False).X.to_numpy()
     keys = list(zip(*[grid[n].tolist() for n in spec_names + by_names], strict=True))
     index: dict[tuple[Any, ...], list[int]] = {}
     for i, key in enumerate(keys):
         index.setdefault(key, []).append(i)
-    combos = [s + b for b in _product(values, by_names) for s in _product(values, spec_names)]
+    combos = [s + b for b in product(values, by_names) for s in product(values, spec_names)]
     L = np.vstack([X[index[c]].mean(axis=0) for c in combos])
     est, se, df = inference.estimate(L)
     q = special.stdtrit(df, 0.5 + float(ci_level) / 2.0)
@@ -253,23 +158,9 @@ def marginal_means(
     )
 
 
-def _label(value: Any) -> str:
-    if isinstance(value, float | np.floating):
-        return format(float(value), ".15g")
-    return str(value)
-
-
-def _reads_as_number(labels: list[str]) -> bool:
-    try:
-        [float(v) for v in labels]
-    except ValueError:
-        return False
-    return True
-
-
 @dataclass(frozen=True, repr=False)
 class MarginalMeans(Result):
-    """Estimated marginal means of a fitted linear mixed model.
+    """Estimated marginal means of a fitted linear or ordinal mixed model.
 
     Attributes
     ----------
@@ -279,7 +170,8 @@ class MarginalMeans(Result):
     specs, by : tuple of str
         The predictors of the means and of the groups.
     ddf : str
-        ``"satterthwaite"`` or ``"kenward-roger"``.
+        ``"satterthwaite"`` or ``"kenward-roger"``; ``"asymptotic"`` (infinite df, ``z``) for
+        the ordinal model.
     ci_level : float
         Level of the intervals.
     """
@@ -377,60 +269,11 @@ class Contrasts(Result):
         return [("Contrasts", self.table)]
 
 
-def _level_labels(means: MarginalMeans, rows: list[int]) -> list[str]:
-    parts = []
-    for name in means.specs:
-        labels = [_label(v) for v in means.table[name].iloc[rows]]
-        if _reads_as_number(labels):
-            labels = [f"{name}{v}" for v in labels]
-        parts.append(labels)
-    return [" ".join(p) for p in zip(*parts, strict=True)]
+def _f1(df: float) -> Any:
+    """Return F(1, df), which is chi-squared(1) for asymptotic (infinite) df."""
+    from scipy import stats
 
-
-def _poly_coefficients(k: int) -> tuple[np.ndarray, list[str]]:
-    """Return the coefficients of ``poly.emmc``: orthogonal polynomials as small integers."""
-    degree = min(6, k - 1)
-    x = np.arange(1.0, k + 1.0)
-    Q, R = np.linalg.qr(np.vander(x - x.mean(), degree + 1, increasing=True))
-    Q = Q * np.sign(np.diag(R))
-    rows = []
-    for j in range(1, degree + 1):
-        con = Q[:, j]
-        con = con / np.min(con[con > 0.01])
-        z = np.max(np.abs(con - np.round(con)))
-        while z > 0.05:
-            con = con / z
-            z = np.max(np.abs(con - np.round(con)))
-        rows.append(np.round(con))
-    names = [_POLY_NAMES[j] if j < 4 else f"degree {j + 1}" for j in range(degree)]
-    return np.vstack(rows), names
-
-
-def contrast_matrix(method: str, labels: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Coefficients (one row per contrast) and names of emmeans' contrast families."""
-    k = len(labels)
-    eye = np.eye(k)
-    if method == "pairwise":
-        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        return (
-            np.array([eye[i] - eye[j] for i, j in pairs]).reshape(-1, k),
-            [f"{labels[i]} - {labels[j]}" for i, j in pairs],
-        )
-    if method == "trt.vs.ctrl":
-        rows = range(1, k)
-        return (
-            np.array([eye[i] - eye[0] for i in rows]).reshape(-1, k),
-            [f"{labels[i]} - {labels[0]}" for i in rows],
-        )
-    if method == "consec":
-        rows = range(1, k)
-        return (
-            np.array([eye[i] - eye[i - 1] for i in rows]).reshape(-1, k),
-            [f"{labels[i]} - {labels[i - 1]}" for i in rows],
-        )
-    if k < 2:
-        return np.zeros((0, k)), []
-    return _poly_coefficients(k)
+    return stats.chi2(1) if np.isinf(df) else stats.f(1, df)
 
 
 def _pdunnx(x: Any, c: int, df: Any) -> Any:
@@ -440,7 +283,7 @@ def _pdunnx(x: Any, c: int, df: Any) -> Any:
     w = (c - 1) / c
     k = (1 + math.sqrt(1 + 8 * c)) / 2
     tukey = stats.studentized_range.cdf(math.sqrt(2) * x, k, df)
-    sidak = stats.f.cdf(np.square(x), 1, df) ** c
+    sidak = _f1(df).cdf(np.square(x)) ** c
     return w * tukey + (1 - w) * sidak
 
 
@@ -454,7 +297,7 @@ def _qdunnx(p: float, c: int, df: float) -> float:
 
     k = (1 + math.sqrt(1 + 8 * c)) / 2
     xtuk = float(stats.studentized_range.ppf(p, k, df)) / math.sqrt(2)
-    xsid = math.sqrt(float(stats.f.ppf(p ** (1 / c), 1, df)))
+    xsid = math.sqrt(float(_f1(df).ppf(p ** (1 / c))))
     if abs(xtuk - xsid) < 5e-4 or xtuk >= xsid:
         return xtuk
     f = lambda x: float(_pdunnx(x, c, df)) - p  # noqa: E731
@@ -508,7 +351,7 @@ def _contrasts(means: MarginalMeans, method: str, adjust: str) -> Contrasts:
         groups = {(): list(range(len(table)))}
     frames = []
     for key, rows in groups.items():
-        C, names = contrast_matrix(method, _level_labels(means, rows))
+        C, names = contrast_matrix(method, level_labels(means.table, means.specs, rows))
         L = C @ means._linfct[rows]
         est, se, df = means._inference.estimate(L)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -6,7 +6,7 @@ Odds ratios, the result tables, the clmm-style text and the JSON of ``longitudin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -17,6 +17,9 @@ from models._errors import (
 )
 from models._varcorr import json_number
 from models.ordinal._fit import _WHERE
+
+if TYPE_CHECKING:
+    from models.lmm import MarginalMeans, MixedR2
 
 DICT_KEYS = (
     "engine",
@@ -63,6 +66,60 @@ class OrdinalModelSummary(Shows):
 
 class _Summaries(FittedModel):
     """odds_ratios(), summary(), print_summary() and to_dict() of a fitted ordinal mixed model."""
+
+    def r2(self) -> MixedR2:
+        """Latent-scale R-squared: Nakagawa's marginal and conditional.
+
+        Returns
+        -------
+        MixedR2
+            ``nakagawa`` (``marginal``, ``conditional``) with the residual variance of the
+            link's latent distribution (``pi^2/3`` logit, 1 probit); ``rights_sterba`` is
+            empty and ``note`` says why. Formulas in :mod:`models.ordinal._r2`.
+        """
+        from models.ordinal._r2 import latent_r2
+
+        self._check_fitted("r2")
+        return latent_r2(self)
+
+    def emmeans(
+        self,
+        specs: str | list[str],
+        *,
+        by: str | list[str] | None = None,
+        at: dict[str, Any] | None = None,
+        mode: Literal["latent", "prob"] = "latent",
+        ci_level: float = 0.95,
+    ) -> MarginalMeans:
+        """Estimated marginal means on emmeans' reference grid, as emmeans gives for clmm.
+
+        Parameters
+        ----------
+        specs : str or list of str
+            Predictors whose means are estimated (factors, or covariates given in ``at``).
+        by : str or list of str, optional
+            Predictors whose levels (or ``at`` values) split the means into groups.
+        at : dict, optional
+            ``{predictor: values}`` replacing a covariate's mean or a factor's levels.
+        mode : {"latent", "prob"}, default "latent"
+            The linear predictor minus the mean threshold (larger: higher categories), or
+            the probability of each category averaged over the grid (delta-method SEs).
+        ci_level : float, default 0.95
+            Level of the (Wald, normal) intervals.
+
+        Returns
+        -------
+        MarginalMeans
+            ``to_frame()``: the ``specs`` predictors (with ``mode="prob"`` then the response,
+            holding each category), the ``by`` predictors, ``emmean, se, df`` (infinite),
+            ``ci_low, ci_high``; ``ddf`` is ``"asymptotic"``. With ``mode="prob"`` the
+            response is a ``by`` group, so ``.pairs()`` compares the ``specs`` levels within
+            each category. Conventions in :mod:`models.ordinal._emmeans`.
+        """
+        from models.ordinal._emmeans import marginal_means
+
+        self._check_fitted("emmeans")
+        return marginal_means(self, specs, by=by, at=at, mode=mode, ci_level=ci_level)
 
     def odds_ratios(self) -> pd.DataFrame:
         """Return the fixed effects as cumulative odds ratios (logit link only).

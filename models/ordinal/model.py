@@ -28,6 +28,7 @@ from models._errors import (
     InvalidParameterError,
     NotFittedError,
 )
+from models._refgrid import predictor_frame
 from models._varcorr import random_tables, singular_description
 from models.formula import RE_FORM_NONE, Design, build_design, parse_formula
 from models.limits import ORDINAL_MAX_N_AGQ, check_count
@@ -244,6 +245,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
             fixed_only="use statsmodels' OrderedModel",
         )
         self._fit_design(design, labels, t0)
+        self._predictors = predictor_frame(design, data)  # the reference grid of emmeans()
         return self
 
     def _fit_design(
@@ -368,6 +370,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         new._fit_design(
             replace(self.design_, y=y), self._labels, t0, start=self, stacklevel=stacklevel
         )
+        new._predictors = getattr(self, "_predictors", None)
         return new
 
     def _check_params(self) -> None:

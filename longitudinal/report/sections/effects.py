@@ -32,6 +32,7 @@ from longitudinal.predict.effects import EmpathyEffects, fit_empathy_models
 from longitudinal.predict.plots import plot_effects
 from longitudinal.predict.predictors import EmpathyData, empathy_data
 from longitudinal.predict.reading import describe_effects, term_label
+from longitudinal.predict.variance_explained import describe_r2, empathy_r2
 from longitudinal.report.html import figure, render, table
 from longitudinal.study.rating_scale import check_ordinal_bins, scale_kind
 
@@ -56,11 +57,14 @@ class EffectsSection:
         ``"What predicts empathy"``, the report section's heading (kept for callers).
     html : str
         Section body: the reading of each effect, the effects table, the forest plot (PNG
-        embedded as a data URI, with links to the PNG and SVG files), the variance table and
+        embedded as a data URI, with links to the PNG and SVG files), one sentence on the
+        variance the linear mixed model explains, the variance table and
         a note on the scales. Every text is escaped.
     tables : dict of str to pandas.DataFrame
         ``empathy_effects``, ``empathy_variance``, ``empathy_predictors``,
-        ``empathy_reading`` at full precision, for ``tables/*.csv``; with ``ordinal_bins``
+        ``empathy_reading``, ``empathy_r2`` (the LMM's R-squared,
+        :func:`longitudinal.predict.variance_explained.empathy_r2`) at full precision, for
+        ``tables/*.csv``; with ``ordinal_bins``
         also ``empathy_ordinal_bins`` (the bins the ordinal models fitted, with their counts).
         ``empathy_effects`` and ``empathy_variance`` have a ``status`` column: ``ok``, or
         ``failed: <why>`` for the rows of a model that failed its checks (singular or
@@ -205,7 +209,7 @@ def empathy_effects_section(
     >>> from longitudinal.report.sections.effects import empathy_effects_section
     >>> section = empathy_effects_section(study, "report")  # doctest: +SKIP
     >>> sorted(section.tables)  # doctest: +SKIP
-    ['empathy_effects', 'empathy_predictors', 'empathy_reading', 'empathy_variance']
+    ['empathy_effects', 'empathy_predictors', 'empathy_r2', 'empathy_reading', 'empathy_variance']
     """
     func = "empathy_effects_section"
     check_study(study, func=func)
@@ -284,6 +288,7 @@ def empathy_effects_section(
             _caption(fitted) + _left_out_of_figure(fitted, failures),
         )
     }
+    r2_table = empathy_r2(fitted.lmm)
     effects_table = with_status(fitted.effects, failures)
     variance_table = with_status(fitted.variance, failures)
     body = render(
@@ -293,6 +298,7 @@ def empathy_effects_section(
         reading=list(reading["text"]),
         effects=_effects_table(effects_table, ci_level),
         figure=figure(figures, Path(out_dir), "empathy_effects"),
+        r2=own_names(describe_r2(r2_table), names),
         variance=_variance_table(variance_table),
         bins=None if fitted.ordinal_bins is None else _bins_table(fitted),
         notes=notes,
@@ -306,6 +312,7 @@ def empathy_effects_section(
             "empathy_variance": variance_table,
             "empathy_predictors": fitted.predictors,
             "empathy_reading": reading,
+            "empathy_r2": r2_table,
             **(
                 {} if fitted.ordinal_bins is None else {"empathy_ordinal_bins": fitted.ordinal_bins}
             ),

@@ -80,3 +80,30 @@ def test_bad_post_hoc_options_are_named(tmp_path, capsys, extra, message):
     code, _ = _run(tmp_path, *extra)
     assert code != 0
     assert message in capsys.readouterr().err
+
+
+def test_clmm_r2_and_latent_means(tmp_path, capsys):
+    """--engine clmm: Nakagawa's latent R-squared and emmeans' latent means (ordinal's wine).
+
+    Reference: tests/models/reference/ordinal_r2_emmeans.R (performance 0.10.2, emmeans
+    1.8.4-1 on ordinal::clmm); the fits agree to about 1e-5, the values to 1e-4.
+    """
+    ordinal = json.loads((TESTS / "models" / "reference" / "ordinal_r2_emmeans.json").read_text())
+    out = tmp_path / "fit.json"
+    args = ["fit", str(DATA / "ordinal_wine.csv"), "--engine", "clmm", "--out", str(out)]
+    args += ["--formula", "rating ~ temp + contact + (1 | judge)", "--r2", "--emmeans", "temp"]
+    assert main(args) == 0, capsys.readouterr().err
+    fit = json.loads(out.read_text())
+    r2 = ordinal["r2"]["wine_logit"]
+    assert fit["r2"]["nakagawa"]["marginal"] == pytest.approx(r2["marginal"], abs=1e-4)
+    assert fit["r2"]["nakagawa"]["conditional"] == pytest.approx(r2["conditional"], abs=1e-4)
+    ref = ordinal["emmeans"]["wine_latent_temp"]
+    em = fit["emmeans"]
+    assert em["ddf"] == "asymptotic"
+    assert [row["emmean"] for row in em["means"]] == pytest.approx(ref["means"]["emmean"], rel=1e-4)
+    assert [row["estimate"] for row in em["contrasts"]["rows"]] == pytest.approx(
+        [ref["contrasts"]["estimate"]], rel=1e-4
+    )
+    means = pd.read_csv(tmp_path / "emmeans.csv")
+    assert list(means["se"]) == pytest.approx(ref["means"]["se"], rel=1e-4)
+    assert means["df"].isna().all() or (means["df"] == float("inf")).all()

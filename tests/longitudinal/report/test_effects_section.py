@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
+from conftest import build_sections, draft_figures
 from numpy.testing import assert_allclose
 
 from longitudinal.narrate.numbers import apa_p, num
@@ -17,6 +19,7 @@ def test_effects_section_without_bayes(demo_study, tmp_path):
         "empathy_variance",
         "empathy_predictors",
         "empathy_reading",
+        "empathy_r2",
     }
     file, caption = section.figures["empathy_effects"]
     assert (tmp_path / file).is_file() and caption
@@ -81,3 +84,24 @@ def test_section_names_live_in_the_report_only():
             getattr(predict, name)
     section = PredictorsSection()
     assert (section.anchor, section.heading) == ("predictors", "What predicts empathy")
+
+
+def test_r2_table_and_sentence(demo_study, tmp_path):
+    """tables/empathy_r2.csv holds the LMM's r2() and the page says it in one sentence."""
+    with draft_figures():
+        out = build_sections(demo_study.root, tmp_path / "out", ["predictors"])
+    table = pd.read_csv(out / "tables" / "empathy_r2.csv", keep_default_na=False)
+    assert list(table.columns) == ["engine", "decomposition", "measure", "value", "status", "note"]
+    assert (table["status"] == "ok").all()
+    # the demo model has a story intercept beside the person's: Nakagawa's measures only,
+    # and the reason the within/between split is missing
+    assert list(table["measure"]) == ["marginal", "conditional"]
+    marginal, conditional = table["value"]
+    assert 0 < marginal < conditional < 1
+    assert "grouping factors" in table["note"].iloc[0]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert (
+        f"its fixed effects account for {100 * marginal:.0f}% of the variance of the ratings, "
+        f"fixed and random effects together for {100 * conditional:.0f}%"
+    ) in page
+    assert "no within/between split (Rights &amp; Sterba) is given because the model has" in page
