@@ -7,6 +7,7 @@ survey of two people removed: ten complete cases of WHO-5 from pre to post, two 
 
 from __future__ import annotations
 
+import json
 import shutil
 import warnings
 from pathlib import Path
@@ -84,6 +85,8 @@ def test_the_sentences_say_the_change_and_its_tipping_point(report):
     assert "Tipping point: with the imputed post scores of the 2 participants without one" in page
     assert "With 12 participants these estimates are imprecise" in page
     assert "von Hippel" in page and "Barnard and Rubin" in page and f"seed {SEED}" in page
+    record = json.loads((out / "provenance.json").read_text(encoding="utf-8"))["imputation"]
+    assert record["seed"] == SEED and record["m"] >= 20 and record["traits"] is True
 
 
 def test_nothing_is_imputed_when_no_first_or_last_score_is_missing(tmp_path):
