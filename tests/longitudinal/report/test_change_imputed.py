@@ -96,3 +96,40 @@ def test_nothing_is_imputed_when_no_first_or_last_score_is_missing(tmp_path):
     assert not (out / "tables" / "change_imputed.csv").exists()
     assert not (out / "tables" / "tipping_point.csv").exists()
     assert "multiple imputation" not in (out / "report.html").read_text(encoding="utf-8")
+
+
+def _hand_made(posts):
+    """Six people pre and post, rows 5 and 6 without post; their imputed posts as given."""
+    observed = pd.DataFrame(
+        {"x@pre": [1.0, 2, 3, 4, 5, 6], "x@post": [2.0, 3.5, 4, 5.5, np.nan, np.nan]}
+    )
+    datasets = []
+    for a, b in posts:
+        table = observed.copy()
+        table.loc[4:5, "x@post"] = [a, b]
+        datasets.append(table)
+    return {"observed": observed, "first": "x@pre", "last": "x@post"}, datasets
+
+
+def test_the_sentences_read_a_direction_only_from_a_clear_interval():
+    from longitudinal.report.sections.change_imputed import change_sentence, tipping_sentence
+
+    args, datasets = _hand_made([(7.0, 7.0), (7.0, 7.0)])
+    change = imputed_change(datasets, **args)
+    text = change_sentence(change, label="the scale")
+    assert text.startswith("From pre to post, the scale changed by 1.25 points in the 4 complete")
+    assert "multiply imputed (n = 6, m = 2;" in text
+    assert "Both intervals exclude zero: the scale rose either way." in text
+    assert text.endswith("With 6 participants these estimates are imprecise and may not replicate.")
+    # the tipping point of tests/longitudinal/change/test_imputed_change.py: delta 0.8, a shift
+    # of 0.8 x sqrt(3.5) = 1.50 points down
+    tipping = tipping_point(datasets, **args)
+    said = tipping_sentence(tipping, change=change)
+    assert "the 2 participants without one shifted down by δ SD of the pre scores" in said
+    assert "which excludes zero at δ = 0, first includes it at δ = 0.8 (a shift of 1.50" in said
+    # missing first scores only: no dropout to shift
+    early = args["observed"].assign(**{"x@pre": [np.nan, 2, 3, 4, 5, 6], "x@post": 7.0})
+    filled = [early.fillna({"x@pre": v}) for v in (1.0, 1.5)]
+    first_only = imputed_change(filled, observed=early, first="x@pre", last="x@post")
+    assert first_only.n_dropouts == 0
+    assert "no tipping point" in tipping_sentence(None, change=first_only)
