@@ -217,6 +217,11 @@ def change_sentence(change: Any, *, label: str) -> str:
         text += f" Both intervals exclude zero: the scale {way} either way."
     elif status == ["includes zero", "includes zero"]:
         text += " Both intervals include zero, so neither shows a direction."
+    elif status == ["clear", "clear"]:
+        text += (
+            " Both intervals exclude zero, on opposite sides: the direction depends on how the "
+            "missing scores are treated."
+        )
     else:
         clear = "complete-case" if status[0] == "clear" else "imputed"
         text += (
