@@ -31,7 +31,7 @@ PARTICIPANT_COLUMN = "participant_id"
 
 DEMO_SEED = 2024
 """The seed of the demo (``longitudinal demo``, ``longitudinal simulate`` and
-:func:`longitudinal.report.run_demo`), and of the report's one random step when no seed is
+:func:`longitudinal.report.run_demo`), and of the report's random steps when no seed is
 given: the same seed gives the same files."""
 
 REQUIRED = object()

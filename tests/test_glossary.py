@@ -94,6 +94,8 @@ RESULTS = {
     "ImputedTables",
     "ImputedScores",
     "Attrition",
+    "ImputedChange",
+    "TippingPoint",
 }
 FITTED = ("fixed_", "thresholds_", "random_", "ranef_", "converged_", "meta_")
 DEMO_FUNCTIONS = {"longitudinal.report.build.run_demo"}

@@ -13,6 +13,9 @@ means a missing wave. Duplicated subject x wave rows are rejected, never average
 - :func:`growth_model`: linear growth mixed model that keeps people with missing waves.
 - :func:`reliable_change`: Jacobson-Truax reliable change index per person.
 - :func:`change_analysis`: all of the above for one scale, as a :class:`ChangeResult`.
+- :func:`imputed_change`, :func:`tipping_point`: the first-to-last change on the complete cases
+  beside the one pooled over multiple imputations, and how far the dropouts' imputed values
+  must be shifted for its conclusion to change (:mod:`longitudinal.change.imputed`).
 
 The repeated-measures ANOVA, Mauchly's test, the Greenhouse-Geisser epsilon, Friedman's test,
 the paired t-tests and Holm's adjustment are computed by pingouin; this module adds the study's
@@ -25,6 +28,7 @@ from longitudinal.change.analysis import change_analysis
 from longitudinal.change.anova import friedman_test, rm_anova
 from longitudinal.change.describe import describe_waves
 from longitudinal.change.growth import growth_model
+from longitudinal.change.imputed import ImputedChange, TippingPoint, imputed_change, tipping_point
 from longitudinal.change.pairwise import holm_adjust, pairwise_changes
 from longitudinal.change.reliable import reliable_change
 from longitudinal.change.results import (
@@ -38,15 +42,19 @@ from longitudinal.change.results import (
 __all__ = [
     "ChangeResult",
     "GrowthModelResult",
+    "ImputedChange",
     "PairwiseChanges",
     "RMAnovaResult",
     "ReliableChangeResult",
+    "TippingPoint",
     "change_analysis",
     "describe_waves",
     "friedman_test",
     "growth_model",
     "holm_adjust",
+    "imputed_change",
     "pairwise_changes",
     "reliable_change",
     "rm_anova",
+    "tipping_point",
 ]

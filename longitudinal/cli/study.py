@@ -235,7 +235,13 @@ def _report_parser(subparsers: Any) -> argparse.ArgumentParser:
             "one person-level predictor per 10 participants either way"
         ),
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed recorded in provenance")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the Bayesian sampler and of the imputations of missing scores (default "
+        f"{DEMO_SEED}), recorded in provenance",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing report")
     parser.add_argument(
         "--formats",

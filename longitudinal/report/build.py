@@ -66,8 +66,10 @@ def build_report(
         Report folder to create. It must not exist or be empty, unless ``overwrite=True``.
     seed : int, optional
         Recorded in ``provenance.json`` (the seed of the simulation, for a simulated study)
-        and the seed of the report's one random step, the Bayesian sampler of "What predicts
-        empathy" (2024 when not given); the other sections draw nothing at random.
+        and the seed of the report's random steps (2024 when not given): the Bayesian sampler
+        of "What predicts empathy", and the multiple imputation of the survey scores in
+        "Change in the states" (run only when a participant lacks a state scale's first or
+        last score); the other sections draw nothing at random.
     pseudonymize : bool, default True
         Replace participant ids by ``S01``, ``S02``, ... in every table, figure and note, in an
         order given by a secret key (see ``pseudonym_key``), so the report folder alone cannot
@@ -171,7 +173,10 @@ def build_report(
     reason in ``tables/complete_case_exclusions.csv``), pairwise
     paired t tests (Holm) with d_z and g_av, the Friedman test, the linear growth model
     (time in weeks since the first wave, from the median survey dates) and reliable change
-    counts with the reliability used; the empathy rating distribution (per scale point; in 10
+    counts with the reliability used; when a participant lacks a state scale's first or last
+    score, the first-to-last change on the complete cases beside the one pooled over multiple
+    imputations and its tipping point (``tables/change_imputed.csv``,
+    ``tables/tipping_point.csv``); the empathy rating distribution (per scale point; in 10
     equal-width bins for a continuous scale) and its course over the study; session
     behaviour; traits and demographics; figures; a methods paragraph generated from what was
     done; and ``evaluate/metrics.csv`` when present.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from _empathic_base.results import json_ready
 from longitudinal._output import csv_is_raw, sha256
 from longitudinal.report.context import (
     EXCLUSIONS_FILE,
@@ -50,6 +51,11 @@ def provenance(ctx: ReportContext) -> dict[str, Any]:
             "ratings": len(study.ratings),
             "exclusions": len(study.exclusions),
         },
+        **(
+            {"imputation": json_ready(ctx.results["change_imputed"]["imputation"])}
+            if "change_imputed" in ctx.results  # the change section's multiple imputation
+            else {}
+        ),
         "notes": list(ctx.notes),
         "files": sorted(
             [REPORT_FILE, EXCLUSIONS_FILE, NOTES_FILE, PROVENANCE_FILE]

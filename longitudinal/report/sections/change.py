@@ -24,6 +24,7 @@ from longitudinal._wording import (
 from longitudinal.report.context import ReportContext, study_span
 from longitudinal.report.html import figure, num, p_text, render
 from longitudinal.report.sections.base import Section, SectionUnavailable
+from longitudinal.report.sections.change_imputed import compute_imputed_change, imputed_view
 from models import ModelsError
 from surveys import SurveysError
 
@@ -134,6 +135,7 @@ class ChangeSection(Section):
             )
         ctx.states = analysed
         if ctx.states:
+            compute_imputed_change(ctx)
             self._figures(ctx)
 
     @staticmethod
@@ -257,7 +259,7 @@ class ChangeSection(Section):
             return None
         states = [_state_view(ctx, column) for column, _, _ in ctx.states]
         figures = [figure(ctx.figures, ctx.out, name) for name in _FIGURES]
-        return render("change.html.j2", states=states, figures=figures)
+        return render("change.html.j2", states=states, figures=figures, imputed=imputed_view(ctx))
 
 
 def left_out_text(n_complete: int, n_excluded: int, counts: list[tuple[str, str, int]]) -> str:

@@ -15,6 +15,7 @@ from longitudinal.report.context import (
 )
 from longitudinal.report.html import num, render
 from longitudinal.report.sections.base import Section
+from longitudinal.report.sections.change_imputed import imputation_methods
 from longitudinal.study.frames import scale_column
 from models.generalizability import GOOD_ENOUGH
 
@@ -71,6 +72,9 @@ def methods_text(ctx: ReportContext) -> str:
     models = ctx.tables.get("change_models", pd.DataFrame())
     if ctx.states and not models.empty:
         sentences.append(_change_sentence(ctx, models))
+        imputed = imputation_methods(ctx)
+        if imputed:
+            sentences.append(imputed)
     plan = ctx.results.get("predictor_rule")
     if plan is not None:
         sentences.append(plan.sentence())
