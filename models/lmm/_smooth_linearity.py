@@ -157,8 +157,6 @@ def linearity_test(
     """Test one smooth of a fitted REML ``model`` against its straight line (see module)."""
     import models.lmm.engine as engine
     from models.lmm._analytic import SINGULAR_TOL
-    from models.lmm._smooth_fit import smooth_parts
-    from models.lmm._smooth_spec import split_smooth
 
     if isinstance(n_sim, bool) or not isinstance(n_sim, int | np.integer) or n_sim < 100:
         raise InvalidParameterError(
@@ -181,7 +179,7 @@ def linearity_test(
     part = fit.component(term)
     index = fit.smooths.index(part)
     design = model.design_
-    parts = smooth_parts(design, model._smooth_data, split_smooth(model.formula)[1])
+    parts = model._smooth_parts
     dense = [q.X @ q.smooth.UD[:, : q.smooth.rank] for q in parts]
     fixed = np.column_stack([q.X @ q.smooth.UD[:, q.smooth.rank :] for q in parts])
     X = np.column_stack([design.X.to_numpy(dtype=float), fixed])
