@@ -138,6 +138,7 @@ def smooth_course(
             warnings.simplefilter("ignore")  # a zero variance is read below, not warned about
             smooth = LinearMixedModel(formula, ci_level=ci_level).fit(frame)
             line = LinearMixedModel(f"{y} ~ week + {random}", ci_level=ci_level).fit(frame)
+            _ = line.fixed_  # its df are computed on first access, warnings and all
         return smooth, line, formula
 
     try:

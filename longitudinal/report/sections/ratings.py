@@ -91,7 +91,7 @@ class RatingsSection(Section):
             ci_level=ctx.options.ci_level,
             rating_name=cfg.rating_col,
         )
-        smooth.sentence = ctx.own_names(smooth.sentence)
+        smooth.sentence = ctx.scrub(ctx.own_names(smooth.sentence))
         smooth.table["formula"] = smooth.table["formula"].map(
             lambda f: f if f is None else ctx.own_names(f)
         )
