@@ -46,8 +46,14 @@ COMMON_KEYS = (
 FIXED_KEYS = ("term", "estimate", "se", "df", "statistic", "p_value", "ci_low", "ci_high")
 """Keys of each row of ``fixed`` (the sampler adds ``r_hat`` and ``ess_bulk``)."""
 
-SMOOTH_KEYS = ("term", "edf", "ref_df", "F", "p_value")
-"""Keys of each row of ``smooths`` (a linear model with smooth terms: ``summary(gam)$s.table``)."""
+SMOOTH_KEYS = ("term", "edf", "ref_df", "F", "p_value", "linearity_statistic", "linearity_p_value")
+"""Keys of each row of ``smooths`` (a linear model with smooth terms): ``summary(gam)$s.table``,
+then the test of the smooth against its straight line (the restricted likelihood-ratio
+statistic and its p-value, :meth:`models.lmm.LinearMixedModel.smooth_linearity_test`; None for
+an ML fit)."""
+
+LINEARITY_SEED = 1
+"""Seed of the simulated null distribution of the linearity tests: a record is reproducible."""
 
 
 def _rows(frame: pd.DataFrame, keys: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -140,8 +146,19 @@ def fit_record(model: Any) -> dict[str, Any]:
         extra = ("reml", "reml_criterion", "residual_sd", "aic", "bic", "singular")
     record.update({k: own[k] for k in extra})
     if engine == "lmm" and getattr(model, "smooth_", None) is not None:
-        record["smooths"] = _rows(model.smooth_table_, SMOOTH_KEYS)
+        record["smooths"] = _rows(_smooth_rows(model), SMOOTH_KEYS)
     return record
+
+
+def _smooth_rows(model: Any) -> pd.DataFrame:
+    """``smooth_table_`` with each smooth's test of linearity (None for an ML fit)."""
+    table = model.smooth_table_.copy()
+    stats, pvals = [], []
+    for i in range(len(table)):
+        test = model.smooth_linearity_test(i, seed=LINEARITY_SEED) if model.reml else None
+        stats.append(None if test is None else test.statistic)
+        pvals.append(None if test is None else test.p_value)
+    return table.assign(linearity_statistic=stats, linearity_p_value=pvals)
 
 
 def parse_emmeans_spec(spec: str) -> tuple[list[str], list[str]]:
@@ -210,7 +227,20 @@ def _num(value: Any, decimals: int) -> str:
 def summary_text(model: Any, record: dict[str, Any]) -> str:
     """Write the terminal summary: the model's own text, or the sampler's tables."""
     if record["engine"] != "bayes":
-        return model.summary().text
+        text = model.summary().text
+        rows = [r for r in record.get("smooths", []) if r["linearity_statistic"] is not None]
+        if not rows:
+            return text
+        lines = [
+            "Curved or straight (restricted likelihood ratio of each smooth's variance, exact",
+            "null distribution by simulation; a small p-value: the data show a curve):",
+            f"{'':<16}{'RLRT':>10}{'p-value':>10}",
+        ]
+        for r in rows:
+            lines.append(
+                f"{r['term']:<16}{r['linearity_statistic']:>10.4f}{r['linearity_p_value']:>10.4f}"
+            )
+        return text + "\n\n" + "\n".join(lines)
     number = lambda v: f"{v:.4f}"  # noqa: E731
     fixed = model.fixed_effects().drop(columns=["ess_tail"])
     lines = [

@@ -35,6 +35,7 @@ from longitudinal.plotting.study import (
     plot_demographics,
     plot_empathy_course,
     plot_rating_distribution,
+    plot_smooth_course,
 )
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "plot_power_curve",
     "plot_rating_distribution",
     "plot_reliable_change",
+    "plot_smooth_course",
     "plot_state_course",
     "plot_trajectories",
     "plot_wave_distributions",

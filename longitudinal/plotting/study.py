@@ -359,6 +359,64 @@ def plot_empathy_course(
     return fig
 
 
+def plot_smooth_course(
+    curve: pd.DataFrame,
+    *,
+    line: pd.DataFrame,
+    rating_col: str = "empathy",
+    time_col: str = "week",
+    scale_min: float | None = None,
+    scale_max: float | None = None,
+    ci_level: float = 0.95,
+) -> Figure:
+    """Draw the smooth course of the mean rating, its pointwise interval and the straight line.
+
+    Parameters
+    ----------
+    curve : pandas.DataFrame
+        ``time_col, fit, lower, upper`` on a grid (``SmoothFit.curve`` of a mixed model).
+    line : pandas.DataFrame
+        ``time_col, fit``: the straight-line model's course on the same grid.
+    rating_col, time_col : str
+        Names for the axes.
+    scale_min, scale_max : float, optional
+        Declared rating scale: sets the y axis.
+    ci_level : float, default 0.95
+        Coverage of the pointwise interval (for the title).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The smooth (solid) within its shaded interval, the straight line dashed.
+
+    Raises
+    ------
+    longitudinal.InvalidParameterError
+        If a column is missing.
+    """
+    func = "plot_smooth_course"
+    check_frame(curve, [time_col, "fit", "lower", "upper"], where=func, name="curve")
+    check_frame(line, [time_col, "fit"], where=func, name="line")
+    check_unit(ci_level, name="ci_level", where=func)
+    with figure_style() as sns:
+        color = sns.color_palette("colorblind")[0]
+        fig, (ax,) = _new_figure(1, figsize=journal_size(2, height=3.0))
+        ax.fill_between(
+            curve[time_col], curve["lower"], curve["upper"], color=color, alpha=0.25, lw=0
+        )
+        ax.plot(curve[time_col], curve["fit"], color=color, lw=2.2, label="smooth")
+        ax.plot(line[time_col], line["fit"], color="0.25", lw=1.2, ls="--", label="straight line")
+        if scale_min is not None and scale_max is not None:
+            pad = 0.04 * (scale_max - scale_min)
+            ax.set_ylim(scale_min - pad, scale_max + pad)
+        ax.set_xlabel(time_col.replace("_", " "))
+        scale = "" if scale_min is None or scale_max is None else f" ({scale_min:g}–{scale_max:g})"
+        ax.set_ylabel(f"mean {rating_col}{scale}")
+        ax.set_title(f"{rating_col}: smooth course ({ci_level:.0%} pointwise interval)")
+        ax.legend(frameon=False, fontsize=8)
+    return fig
+
+
 def empathy_course_table(
     data: pd.DataFrame,
     *,

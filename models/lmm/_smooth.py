@@ -247,18 +247,19 @@ class SmoothFit:
         )
 
 
-def random_loadings(design, Ts: list[np.ndarray]) -> np.ndarray:
-    """``Z Lambda`` of the design's random blocks (dense, ``n x q``)."""
+def random_loadings(design, Ts: list[np.ndarray]):
+    """``Z Lambda`` of the design's random blocks (sparse CSR, ``n x q``)."""
+    from scipy import sparse
+
     parts = []
     for block, T in zip(design.random, Ts, strict=True):
         p = block.Z.shape[1]
         ZT = block.Z @ T
-        M = np.zeros((len(block.codes), block.n_levels * p))
-        rows = np.arange(len(block.codes))
-        for t in range(p):
-            M[rows, block.codes * p + t] = ZT[:, t]
-        parts.append(M)
-    return np.hstack(parts)
+        n = len(block.codes)
+        rows = np.repeat(np.arange(n), p)
+        cols = (np.asarray(block.codes)[:, None] * p + np.arange(p)[None, :]).ravel()
+        parts.append(sparse.csr_matrix((ZT.ravel(), (rows, cols)), shape=(n, block.n_levels * p)))
+    return sparse.hstack(parts, format="csr")
 
 
 @dataclass(frozen=True)
@@ -282,10 +283,11 @@ def smooth_fit(
     y = np.asarray(design.y, dtype=float)
     p = X.shape[1]
     ZL = random_loadings(design, Ts)
-    inner = np.eye(ZL.shape[1]) + ZL.T @ ZL
+    inner = np.eye(ZL.shape[1]) + (ZL.T @ ZL).toarray()
+    factor = linalg.cho_factor(inner)
 
     def vinv(M: np.ndarray) -> np.ndarray:  # (I + ZL ZL')^-1 M by Woodbury
-        return M - ZL @ np.linalg.solve(inner, ZL.T @ M)
+        return M - ZL @ linalg.cho_solve(factor, np.asarray(ZL.T @ M))
 
     B = linalg.block_diag(np.eye(p), *[part.smooth.UD for part in parts])
     Xo = np.column_stack([X, *[part.X for part in parts]])

@@ -122,6 +122,7 @@ def fit_smooth_model(
     _set_smooth_attributes(model, design, result, messages, evals, fit, Ts, fixed.shape[1])
     model.n_dropped_ = int(design.n_dropped + len(data) - len(used))
     model._smooth_data = used.loc[design.rows, needed]
+    model._smooth_parts = parts  # the smooths' columns, for the test of linearity
     _set_smooth_tables(model, fit, design, Ts, sigma)
     model.seconds_ = float(time.perf_counter() - start)
     model.meta_ = {

@@ -51,6 +51,7 @@ from models.lmm._summary import DICT_KEYS, MixedModelSummary, _Summaries
 
 if TYPE_CHECKING:
     from models.lmm._r2 import MixedR2
+    from models.lmm._smooth_linearity import SmoothLinearityTest
 
 __all__ = ["DICT_KEYS", "LikelihoodRatioTest", "LinearMixedModel", "MixedModelSummary", "lrt"]
 
@@ -203,7 +204,9 @@ class LinearMixedModel(_Predictions, _Summaries):
         conditional on all random effects (the smooths' included), ``npar_``/``aic_``/``bic_``
         are ``fit$mer``'s and ``predict`` is population-level (``predict(fit$gam, newdata)``).
         ``ranef_``, ``icc``, ``refit``, ``simulate`` and ``lrt`` raise InvalidParameterError
-        naming what the model offers.
+        naming what the model offers. :meth:`smooth_linearity_test` tests a smooth against
+        its straight line (its variance against zero: restricted likelihood ratio, exact
+        null distribution simulated as RLRsim's ``exactRLRT``; REML fits).
     smooth_table_ : pandas.DataFrame
         Only for a model with smooth terms: ``term, edf, ref_df, F, p_value``, one row per
         smooth, as ``summary(fit$gam)$s.table`` (Wood's 2013 test;
@@ -816,6 +819,56 @@ class LinearMixedModel(_Predictions, _Summaries):
     def lrt(self, other: LinearMixedModel) -> LikelihoodRatioTest:
         """Likelihood-ratio test against another fit of nested form; see :func:`lrt`."""
         return lrt(self, other)
+
+    def smooth_linearity_test(
+        self,
+        term: str | int | None = None,
+        *,
+        n_sim: int = 10_000,
+        seed: int | np.random.Generator | None = None,
+    ) -> SmoothLinearityTest:
+        """Test whether a smooth is curved: its random-effect variance against zero.
+
+        The straight-line model is this model with the smooth's random effect removed (its
+        linear part, a fixed effect, stays). The restricted likelihood-ratio statistic's p-value
+        comes from its exact finite-sample null distribution (Crainiceanu & Ruppert 2004),
+        simulated as ``RLRsim::exactRLRT`` does (:mod:`models.lmm._smooth_linearity`).
+
+        Parameters
+        ----------
+        term : str or int, optional
+            The smooth, by label (``"s(x)"``, ``"s(x):fa"``) or position; may be left out when
+            the model has one.
+        n_sim : int, default 10000
+            Simulated values of the null distribution (at least 100).
+        seed : int or numpy.random.Generator, optional
+            Source of randomness of that simulation; the same int gives the same p-value.
+
+        Returns
+        -------
+        SmoothLinearityTest
+            ``term, statistic, p_value, method``, the two REML log-likelihoods and the share
+            of the null distribution at zero.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        InvalidParameterError
+            For a model without smooth terms or fitted by ML, an unknown ``term``, or a bad
+            ``n_sim`` or ``seed``.
+        ConvergenceError
+            When the model without the smooth's random effect cannot be fitted.
+        """
+        from models.lmm._smooth_linearity import linearity_test
+
+        self._check_fitted("smooth_linearity_test")
+        if getattr(self, "smooth_", None) is None:
+            raise InvalidParameterError(
+                "LinearMixedModel.smooth_linearity_test needs a model with a smooth term, "
+                f"e.g. 'y ~ s(x) + (1 | g)'; {self.formula!r} has none"
+            )
+        return linearity_test(self, term, n_sim=n_sim, seed=seed)
 
 
 def lrt(m0: LinearMixedModel, m1: LinearMixedModel) -> LikelihoodRatioTest:

@@ -1,4 +1,8 @@
-"""The "Empathy ratings" section: distribution, by position, per participant, over the study."""
+"""The "Empathy ratings" section: distribution, by position, per participant, over the study.
+
+The smooth course of the mean rating (a thin plate smooth of the week in a mixed model, with
+the test of whether it is curved) comes from :mod:`longitudinal.report.sections._smooth_course`.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from markupsafe import Markup
 
 from longitudinal.report.context import ReportContext, join_words, study_span
 from longitudinal.report.html import figure, render
+from longitudinal.report.sections._smooth_course import MAX_K, MIN_TIMES, smooth_course
 from longitudinal.report.sections.base import Section, SectionUnavailable
 from longitudinal.report.sections.change import _saver
 from longitudinal.study.rating_scale import DISTRIBUTION_BINS, binned_counts, scale_rule
@@ -31,6 +36,12 @@ class RatingsSection(Section):
     study week across participants, clipped to the declared rating scale; weeks rated by
     fewer than :data:`MIN_WEEK_PARTICIPANTS` participants keep their mean (flagged
     ``too_few``, an open circle in the figure) without an interval. The caption says both.
+
+    The smooth course (``empathy_smooth`` and ``empathy_smooth_curve`` tables, the
+    ``empathy_smooth`` figure and one sentence) is ``rating ~ s(week) + (1 | participant)
+    (+ (1 | story))`` beside the straight line, with the test of whether the course is curved;
+    its rules (basis size, when it is not fitted or not read) are
+    :mod:`longitudinal.report.sections._smooth_course`'s.
     """
 
     anchor = "ratings"
@@ -73,6 +84,22 @@ class RatingsSection(Section):
             scale_max=spec.scale_max,
             min_participants=MIN_WEEK_PARTICIPANTS,
         )
+        smooth = smooth_course(
+            story,
+            rating_col=cfg.rating_col,
+            id_col=cfg.id_col,
+            ci_level=ctx.options.ci_level,
+            rating_name=cfg.rating_col,
+        )
+        smooth.sentence = ctx.scrub(ctx.own_names(smooth.sentence))
+        smooth.table["formula"] = smooth.table["formula"].map(
+            lambda f: f if f is None else ctx.own_names(f)
+        )
+        ctx.tables["empathy_smooth"] = smooth.table
+        if not smooth.curve.empty:
+            ctx.tables["empathy_smooth_curve"] = smooth.curve
+        ctx.note(*smooth.notes)
+        ctx.results["empathy_smooth"] = smooth
         person_means = story.groupby(cfg.id_col)[cfg.rating_col].mean()
         summary.append(_summary_row("participant means", person_means))
         ctx.tables["ratings_summary"] = pd.DataFrame(summary)
@@ -102,6 +129,20 @@ class RatingsSection(Section):
                 _course_caption(ctx),
             )
 
+        if not smooth.curve.empty:
+            save(
+                "empathy_smooth",
+                plotting.plot_smooth_course(
+                    smooth.curve,
+                    line=smooth.line,
+                    rating_col=cfg.rating_col,
+                    scale_min=spec.scale_min,
+                    scale_max=spec.scale_max,
+                    ci_level=ctx.options.ci_level,
+                ),
+                _smooth_caption(ctx),
+            )
+
     def _body(self, ctx: ReportContext) -> Markup:
         cfg = ctx.config
         binned = cfg.ratings.kind == "continuous"
@@ -121,6 +162,8 @@ class RatingsSection(Section):
             figures=[
                 figure(ctx.figures, ctx.out, n) for n in ("empathy_ratings", "empathy_course")
             ],
+            smooth_sentence=ctx.results["empathy_smooth"].sentence,
+            smooth_figure=figure(ctx.figures, ctx.out, "empathy_smooth"),
         )
 
 
@@ -144,6 +187,19 @@ def _course_caption(ctx: ReportContext) -> str:
     few = course.loc[course["too_few"], "study_week"].tolist()
     text += f" (week {_weeks(few)})." if few else " (none here)."
     return text
+
+
+def _smooth_caption(ctx: ReportContext) -> str:
+    """Caption of the smooth course: the model, its basis rule and what is drawn."""
+    row = ctx.tables["empathy_smooth"].iloc[0]
+    return (
+        f"Smooth course of the mean {ctx.config.rating_col} rating over {study_span(ctx)}: "
+        f"{row['formula']}, fitted as gamm4 fits it (thin plate smooth of the week since each "
+        f"participant's first session; k = the number of distinct days, at most {MAX_K}, here "
+        f"{int(row['k'])}; no curve is fitted with fewer than {MIN_TIMES}), with its "
+        f"{ctx.options.ci_level:.0%} pointwise interval (shaded), beside the straight line of "
+        "the same model with a linear week term (dashed)."
+    )
 
 
 def _weeks(weeks: list[Any]) -> str:

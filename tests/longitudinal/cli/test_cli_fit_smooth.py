@@ -2,7 +2,9 @@
 
 Values from gamm4 0.2-6 (tests/models/reference/gamm4_smooth.R, case two_airquality: a thin
 plate and a cubic regression spline on R's airquality, months as groups), to the tolerances
-of tests/models/lmm/test_smooth.py.
+of tests/models/lmm/test_smooth.py; the test of each smooth against its straight line from
+tests/models/reference/gamm4_linearity.R (RLRsim 3.1-8), to the tolerances of
+tests/models/lmm/test_smooth_linearity.py.
 """
 
 import json
@@ -16,6 +18,8 @@ from longitudinal.cli import main
 ROOT = Path(__file__).resolve().parents[3]
 REF = json.loads((ROOT / "tests/models/reference/gamm4_smooth.json").read_text())
 CASE = next(c for c in REF["cases"] if c["name"] == "two_airquality")
+LINEAR = json.loads((ROOT / "tests/models/reference/gamm4_linearity.json").read_text())
+CURVE = next(c for c in LINEAR["cases"] if c["name"] == "two_airquality")["tests"]
 
 
 def test_fit_with_two_smooths_records_and_prints_gams_table(tmp_path, capsys):
@@ -30,7 +34,18 @@ def test_fit_with_two_smooths_records_and_prints_gams_table(tmp_path, capsys):
     table = CASE["s_table"]
     assert [row["term"] for row in fit["smooths"]] == table["term"] == ["s(Temp)", "s(Wind)"]
     for i, row in enumerate(fit["smooths"]):
-        assert set(row) == {"term", "edf", "ref_df", "F", "p_value"}
+        assert list(row) == [
+            "term",
+            "edf",
+            "ref_df",
+            "F",
+            "p_value",
+            "linearity_statistic",
+            "linearity_p_value",
+        ]
+        assert row["linearity_statistic"] == pytest.approx(CURVE[i]["statistic"], rel=1e-8)
+        p_ref = max(CURVE[i]["p_value_big"], 1e-4)
+        assert abs(row["linearity_p_value"] - p_ref) <= 4 * (p_ref * (1 - p_ref) * 1.1e-4) ** 0.5
         assert row["edf"] == pytest.approx(table["edf"][i], rel=1e-3)
         assert row["ref_df"] == pytest.approx(table["ref_df"][i], rel=1e-3)
         assert row["F"] == pytest.approx(table["F"][i], rel=1e-3)
@@ -49,6 +64,13 @@ def test_fit_with_two_smooths_records_and_prints_gams_table(tmp_path, capsys):
         assert float(cells[1]) == pytest.approx(table["edf"][i], abs=1e-4)
         assert float(cells[3]) == pytest.approx(table["F"][i], abs=1e-3 * table["F"][i])
         assert re.fullmatch(r"<2e-16|[0-9.e-]+", cells[4])
+    at = next(j for j, line in enumerate(lines) if line.startswith("Curved or straight"))
+    assert lines[at - 1] == ""
+    assert lines[at + 2].split() == ["RLRT", "p-value"]
+    for i, term in enumerate(table["term"]):
+        cells = lines[at + 3 + i].split()
+        assert cells[0] == term
+        assert float(cells[1]) == pytest.approx(CURVE[i]["statistic"], abs=1e-4)
 
 
 def test_fit_without_smooths_writes_no_smooths_key(tmp_path):

@@ -16,6 +16,7 @@ from longitudinal.plotting import (
     plot_empathy_course,
     plot_rating_distribution,
     plot_reliable_change,
+    plot_smooth_course,
     plot_state_course,
     plot_trajectories,
     plot_wave_distributions,
@@ -275,6 +276,21 @@ def test_radar_demographics_and_course_return_figures(pyplot):
     )
     fig = plot_empathy_course(story, scale_min=1, scale_max=5)
     assert fig.axes[0].get_ylim()[1] > 5
+
+
+def test_smooth_course_draws_the_band_the_curve_and_the_line(pyplot):
+    week = np.linspace(0, 4, 9)
+    fit = 3 + np.sin(week)
+    curve = pd.DataFrame({"week": week, "fit": fit, "lower": fit - 0.2, "upper": fit + 0.2})
+    line = pd.DataFrame({"week": week, "fit": 3 + 0.1 * week})
+    fig = plot_smooth_course(curve, line=line, scale_min=1, scale_max=5)
+    ax = fig.axes[0]
+    assert_allclose(ax.lines[0].get_ydata(), fit)
+    assert_allclose(ax.lines[1].get_ydata(), line["fit"])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["smooth", "straight line"]
+    assert ax.get_ylim()[0] < 1 and ax.get_ylim()[1] > 5
+    with pytest.raises(InvalidParameterError, match="upper"):
+        plot_smooth_course(curve.drop(columns="upper"), line=line)
 
 
 def test_radar_needs_three_columns(pyplot):

@@ -86,6 +86,8 @@ def test_report_layout(report):
         "ratings_distribution",
         "sessions_summary",
         "empathy_course",
+        "empathy_smooth",
+        "empathy_smooth_curve",
     ):
         assert f"tables/{table}.csv" in names
     for figure in (
@@ -95,6 +97,7 @@ def test_report_layout(report):
         "reliable_change",
         "empathy_ratings",
         "empathy_course",
+        "empathy_smooth",
         "trait_radar",
         "demographics",
     ):
@@ -104,7 +107,7 @@ def test_report_layout(report):
 
 def test_html_is_self_contained_with_methods(report):
     page = (report / "report.html").read_text(encoding="utf-8")
-    assert page.count('<img alt="') == 9  # eight report figures and the empathy forest plot
+    assert page.count('<img alt="') == 10  # nine report figures and the empathy forest plot
     assert 'src="figures/' not in page  # images are embedded, not linked
     methods = re.search(r'<p class="methods">(.*?)</p>', page, re.S).group(1)
     assert "Scale scores were computed" in methods

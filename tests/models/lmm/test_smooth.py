@@ -218,6 +218,7 @@ CALLS = {
     "lrt": lambda m: m.lrt(m),
     "predict": lambda m: m.predict(),
     "emmeans": lambda m: m.emmeans("Days"),
+    "smooth_linearity_test": lambda m: m.smooth_linearity_test(0, n_sim=200),
 }
 
 
