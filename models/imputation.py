@@ -58,6 +58,8 @@ class ImputedTables(Result):
         The seed of the chains.
     burn_in, donors : int
         Cycles per chain; candidate donors of predictive mean matching.
+    method : str
+        ``"pmm"`` or ``"norm"`` (see :func:`impute_chained`).
     """
 
     datasets: list[pd.DataFrame]
@@ -68,6 +70,7 @@ class ImputedTables(Result):
     seed: int | None
     burn_in: int
     donors: int
+    method: str = "pmm"
 
     def _title(self) -> str:
         return f"ImputedTables(m = {self.m}, {int(self.missing['n_missing'].sum())} cells)"
@@ -85,10 +88,19 @@ class ImputedTables(Result):
                 "seed": self.seed,
                 "burn_in": self.burn_in,
                 "donors": self.donors,
-                "method": "chained equations, predictive mean matching (statsmodels MICEData)",
+                "method": "chained equations (statsmodels MICEData), "
+                + (
+                    "predictive mean matching"
+                    if self.method == "pmm"
+                    else "Bayesian linear regression (norm)"
+                ),
                 "missing": self.missing.to_dict(orient="records"),
             }
         )
+
+
+IMPUTATION_METHODS = ("pmm", "norm")
+"""How :func:`impute_chained` draws a missing cell."""
 
 
 def imputations_needed(
@@ -137,8 +149,9 @@ def impute_chained(
     seed: int | None = None,
     burn_in: int = 10,
     donors: int = 5,
+    method: str = "pmm",
 ) -> ImputedTables:
-    """Impute the missing cells of a numeric table m times by chained equations (PMM).
+    """Impute the missing cells of a numeric table m times by chained equations.
 
     Parameters
     ----------
@@ -156,6 +169,17 @@ def impute_chained(
     donors : int, default 5
         Observed cases whose predictions are nearest, one of which gives each imputed value
         (``mice``'s default 5; statsmodels' ``k_pmm``).
+    method : {"pmm", "norm"}, default "pmm"
+        How a missing cell is drawn from its column's regression on the others: ``pmm``,
+        predictive mean matching (an observed value of a donor, so imputations stay on the
+        scale; ``mice``'s default); ``norm``, Bayesian linear regression (Rubin 1987, p. 167;
+        ``mice``'s ``norm``): sigma drawn from its scaled inverse chi-square posterior, the
+        coefficients from their normal posterior given it, the cell from the fitted normal.
+        PMM cannot impute beyond the observed values, so when those who dropped out lie at
+        the edge of the observed range it pulls their imputations inwards (in
+        benchmarks/sim_imputation_coverage.py, 500 panels with 37% dropout driven by the
+        first wave: PMM's 95% intervals cover 92.0% and its change is 0.039 too small;
+        ``norm`` covers 95%).
 
     Returns
     -------
@@ -166,13 +190,18 @@ def impute_chained(
     seed = check_seed(seed, where=_WHERE)
     burn_in = check_int(burn_in, name="burn_in", where=_WHERE, minimum=1)
     donors = check_int(donors, name="donors", where=_WHERE, minimum=1)
+    if method not in IMPUTATION_METHODS:
+        raise InvalidParameterError(
+            f"{parameter('method', _WHERE)} must be one of {', '.join(IMPUTATION_METHODS)}; "
+            f"got {method!r}"
+        )
     if m is not None:
         m = check_int(m, name="m", where=_WHERE, minimum=2)
     seeds = np.random.SeedSequence(seed)
     inner = frame.set_axis([f"c{i}" for i in range(frame.shape[1])], axis=1)
 
     def chains(k: int) -> list[pd.DataFrame]:
-        return [_chain(inner, child, burn_in, donors) for child in seeds.spawn(k)]
+        return [_chain(inner, child, burn_in, donors, method) for child in seeds.spawn(k)]
 
     fmi_pilot = math.nan
     if m is None:
@@ -209,6 +238,7 @@ def impute_chained(
         seed=seed,
         burn_in=burn_in,
         donors=donors,
+        method=method,
     )
 
 
@@ -247,9 +277,12 @@ def _check_table(data: Any, donors: Any) -> pd.DataFrame:
     return frame
 
 
-def _chain(frame: pd.DataFrame, seed: np.random.SeedSequence, burn_in: int, donors: int):
+def _chain(
+    frame: pd.DataFrame, seed: np.random.SeedSequence, burn_in: int, donors: int, method: str
+):
     """Return one completed table: one seeded chain of ``burn_in`` cycles."""
     chain = _main_effects_class()(frame, k_pmm=donors, rng=np.random.default_rng(seed))
+    chain.method = method
     if frame.isna().any().any():
         chain.update_all(burn_in)
     return chain.data.copy()
@@ -298,5 +331,20 @@ def _main_effects_class() -> Any:
             y, x = self._design(vname)
             ixo, ixm = self.ix_obs[vname], self.ix_miss[vname]
             return y[ixo].copy(), x[ixo].copy(), x[ixm].copy(), {}, {}
+
+        def update(self, vname):  # noqa: D102 (MICEData's contract)
+            if getattr(self, "method", "pmm") == "pmm":
+                super().update(vname)
+                return
+            # MICEData imputes by PMM only: the Bayesian normal draw is written here
+            y, x, x_miss, _, _ = self.get_split_data(vname)
+            beta, _, _, _ = np.linalg.lstsq(x, y, rcond=None)
+            df = len(y) - x.shape[1]
+            rss = float(np.sum((y - x @ beta) ** 2))
+            sigma = math.sqrt(rss / self.rng.chisquare(df))
+            q, r = np.linalg.qr(x)
+            draw = beta + sigma * np.linalg.solve(r, self.rng.standard_normal(len(beta)))
+            values = x_miss @ draw + sigma * self.rng.standard_normal(len(x_miss))
+            self._store_changes(vname, values)
 
     return MainEffects

@@ -3,9 +3,9 @@
 One row per participant listed in ``participants.csv`` (those who left included), one column
 per state scale and wave (``{scale}@{wave}``) and one per trait scale of the first wave; the
 missing cells are imputed by :func:`models.imputation.impute_chained` (chained equations,
-predictive mean matching). Each completed table is also given back in the long form of the
-person-wave frame, for the analyses that run on it (one fit per imputation, pooled with
-:func:`models.pool_imputations`).
+Bayesian linear regression by default, predictive mean matching on request). Each completed
+table is also given back in the long form of the person-wave frame, for the analyses that run
+on it (one fit per imputation, pooled with :func:`models.pool_imputations`).
 """
 
 from __future__ import annotations
@@ -101,6 +101,7 @@ def impute_scores(
     m: int | None = None,
     seed: int | None = None,
     burn_in: int = 10,
+    method: str = "norm",
 ) -> ImputedScores:
     """Impute the missing survey scores of a study m times.
 
@@ -117,6 +118,13 @@ def impute_scores(
         Seed of the imputation chains.
     burn_in : int, default 10
         Cycles per chain.
+    method : {"norm", "pmm"}, default "norm"
+        How a missing score is drawn (:func:`models.impute_chained`): Bayesian linear
+        regression by default, because those who leave a study early tend to sit at an edge
+        of the observed scores, where predictive mean matching, which can only give observed
+        values, pulls their imputations inwards (benchmarks/sim_imputation_coverage.py: 95.0%
+        coverage of the pooled change for ``norm`` against 92.0% for ``pmm``, whose change was
+        10% too small).
 
     Returns
     -------
@@ -129,7 +137,7 @@ def impute_scores(
     if not traits:
         wide = wide[columns.loc[columns["role"] == "state", "column"].tolist()]
     usable = wide.columns[wide.notna().sum() >= 5]
-    imputed = impute_chained(wide[usable], m=m, seed=seed, burn_in=burn_in)
+    imputed = impute_chained(wide[usable], m=m, seed=seed, burn_in=burn_in, method=method)
     return ImputedScores(
         wide=wide[usable],
         columns=columns[columns["column"].isin(usable)].reset_index(drop=True),

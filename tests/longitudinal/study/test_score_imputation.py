@@ -38,7 +38,7 @@ def imputed(tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataQualityWarning)  # reliability notes of a small sample
         study = load_study(path)
-    return study, impute_scores(study, m=3, seed=4, burn_in=3)
+    return study, impute_scores(study, m=3, seed=4, burn_in=3, method="pmm")
 
 
 def test_the_wide_table_and_its_missing_cells(imputed):
@@ -83,7 +83,7 @@ def test_long_tables_and_a_pooled_change(imputed):
         fits.append((pd.Series({"change": diff.mean()}), np.array([[diff.var() / len(diff)]])))
     pooled = pool_imputations(fits, dfcom=23)
     assert pooled.df_method == "barnard-rubin" and pooled.to_frame()["df"].item() <= 23
-    again = impute_scores(study, m=3, seed=4, burn_in=3)
+    again = impute_scores(study, m=3, seed=4, burn_in=3, method="pmm")
     assert all(a.equals(b) for a, b in zip(again.datasets, result.datasets, strict=True))
 
 
