@@ -34,7 +34,6 @@ from longitudinal.change.growth import growth_model
 from longitudinal.change.imputed import ImputedChange, TippingPoint, imputed_change, tipping_point
 from longitudinal.change.pairwise import holm_adjust, pairwise_changes
 from longitudinal.change.reliable import reliable_change
-from longitudinal.change.wave_means import ModelWaveMeans, model_wave_means
 from longitudinal.change.results import (
     ChangeResult,
     GrowthModelResult,
@@ -42,6 +41,7 @@ from longitudinal.change.results import (
     ReliableChangeResult,
     RMAnovaResult,
 )
+from longitudinal.change.wave_means import ModelWaveMeans, model_wave_means
 
 __all__ = [
     "ChangeResult",
