@@ -96,6 +96,7 @@ RESULTS = {
     "Attrition",
     "ImputedChange",
     "TippingPoint",
+    "ModelWaveMeans",
 }
 FITTED = ("fixed_", "thresholds_", "random_", "ranef_", "converged_", "meta_")
 DEMO_FUNCTIONS = {"longitudinal.report.build.run_demo"}

@@ -16,6 +16,9 @@ means a missing wave. Duplicated subject x wave rows are rejected, never average
 - :func:`imputed_change`, :func:`tipping_point`: the first-to-last change on the complete cases
   beside the one pooled over multiple imputations, and how far the dropouts' imputed values
   must be shifted for its conclusion to change (:mod:`longitudinal.change.imputed`).
+- :func:`model_wave_means`: the wave means and their Holm contrasts from a mixed model with the
+  wave as a factor and a random intercept, on every observed score
+  (:mod:`longitudinal.change.wave_means`).
 
 The repeated-measures ANOVA, Mauchly's test, the Greenhouse-Geisser epsilon, Friedman's test,
 the paired t-tests and Holm's adjustment are computed by pingouin; this module adds the study's
@@ -38,11 +41,13 @@ from longitudinal.change.results import (
     ReliableChangeResult,
     RMAnovaResult,
 )
+from longitudinal.change.wave_means import ModelWaveMeans, model_wave_means
 
 __all__ = [
     "ChangeResult",
     "GrowthModelResult",
     "ImputedChange",
+    "ModelWaveMeans",
     "PairwiseChanges",
     "RMAnovaResult",
     "ReliableChangeResult",
@@ -53,6 +58,7 @@ __all__ = [
     "growth_model",
     "holm_adjust",
     "imputed_change",
+    "model_wave_means",
     "pairwise_changes",
     "reliable_change",
     "rm_anova",

@@ -1,6 +1,8 @@
 """Change in each state scale across the waves, with its figures.
 
-Descriptives, RM-ANOVA, pairwise changes, Friedman, the growth model and reliable change.
+Descriptives, RM-ANOVA, pairwise changes, the model-based wave means and their contrasts
+(:mod:`longitudinal.report.sections.change_means`), Friedman, the growth model and reliable
+change.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from longitudinal.report.context import ReportContext, study_span
 from longitudinal.report.html import figure, num, p_text, render
 from longitudinal.report.sections.base import Section, SectionUnavailable
 from longitudinal.report.sections.change_imputed import compute_imputed_change, imputed_view
+from longitudinal.report.sections.change_means import compute_wave_means, wave_means_view
 from models import ModelsError
 from surveys import SurveysError
 
@@ -136,6 +139,7 @@ class ChangeSection(Section):
         ctx.states = analysed
         if ctx.states:
             compute_imputed_change(ctx)
+            compute_wave_means(ctx)
             self._figures(ctx)
 
     @staticmethod
@@ -387,6 +391,7 @@ def _state_view(ctx: ReportContext, column: str) -> dict[str, Any]:
         )
         eff.columns = [f"{m}_{v}" for v, m in eff.columns]
         view["pairs"] = result.pairwise.merge(eff, left_on="term", right_index=True, how="left")
+    view["wave_means"] = wave_means_view(ctx, column)
     fr = result.friedman
     view["friedman"] = None if fr.empty else fr.iloc[0]
     growth = meta.get("growth", {})

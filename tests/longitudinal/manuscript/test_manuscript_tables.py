@@ -38,6 +38,7 @@ TITLES = {
     "descriptives": "Means, Standard Deviations and Internal Consistency per Wave",
     "rm_anova": "Repeated-Measures Analyses of Variance and Friedman Tests Across the Waves",
     "pairwise": "Pairwise Changes Between Waves",
+    "change_wave_means": "Observed and Model-Based Means of the State Scales per Wave",
     "growth": "Linear Growth Models of the State Scales",
     "empathy_effects": "Predictors of the Empathy Ratings: Linear and Ordinal Mixed Models",
     "empathy_variance": "Variance Components of the Empathy Ratings",
@@ -95,7 +96,7 @@ def test_the_folder_holds_every_file(built):
     out, _, _ = built
     names = {p.name for p in (out / "manuscript").iterdir()}
     assert {"tables.docx", "tables.tex", "results.md", "results.docx"} <= names
-    assert {f"table{k}.tex" for k in range(1, 10)} <= names
+    assert {f"table{k}.tex" for k in range(1, 11)} <= names
 
 
 def test_sample_table(built, reader):
@@ -183,6 +184,26 @@ def test_pairwise_table(built, reader):
         assert row[11] == str(rec.n)
 
 
+def test_wave_means_table(built, reader):
+    out, tables, _ = built
+    grid = _table(built, reader, "change_wave_means")
+    means = tables["change_wave_means"]
+    rows = [r for _, block in _groups(grid) for r in block]
+    assert len(rows) == len(means)
+    for row, rec in zip(rows, means.itertuples(index=False), strict=True):
+        assert row[0] == rec.wave and row[1] == str(rec.n)
+        assert reader.agrees(row[2], rec.observed_mean)
+        if rec.status.startswith("failed"):  # a model that failed its checks has no number
+            assert row[3:] == ["failed", "", "", ""]
+            continue
+        for cell, value in zip(row[3:6], [rec.emmean, rec.se, rec.df], strict=True):
+            assert reader.agrees(cell, value), (cell, value)
+        assert reader.agrees_ci(row[6], rec.ci_low, rec.ci_high)
+    # the results text carries the R-squared sentence of the empathy model
+    results = (out / "manuscript" / "results.md").read_text(encoding="utf-8")
+    assert "Variance explained by the linear mixed model" in results
+
+
 def test_growth_table(built, reader):
     out, tables, _ = built
     grid = _table(built, reader, "growth")
@@ -221,7 +242,7 @@ def test_empathy_effects_table(built, reader):
         values = [c["estimate"], c["se"], c["estimate"] / c["se"], c["p_value"]]
         for cell, value in zip(row[7:11], values, strict=True):
             assert reader.agrees(cell, value), (cell, value)
-    tex = (out / "manuscript" / "table6.tex").read_text(encoding="utf-8")
+    tex = (out / "manuscript" / "table7.tex").read_text(encoding="utf-8")
     assert f"on the {scale.replace('–', '--')} scale" in tex
 
 

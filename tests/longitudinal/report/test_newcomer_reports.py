@@ -416,15 +416,17 @@ def test_an_ordinal_model_that_failed_has_no_number_in_any_table_or_sentence(rep
     assert "ordinal mixed model" not in forest and "Cumulative-logit" not in forest
     three = (out["three_wave"] / "figures" / "empathy_effects.svg").read_text(encoding="utf-8")
     assert "Cumulative-logit" in three  # drawn where the ordinal model passed
-    table6 = (report / "manuscript" / "table6.tex").read_text(encoding="utf-8")
-    rows = [r for r in table6.splitlines() if r.endswith(r"\\") and "&" in r][1:]
+    effects_tex = (report / "manuscript" / "table7.tex").read_text(encoding="utf-8")
+    rows = [r for r in effects_tex.splitlines() if r.endswith(r"\\") and "&" in r][1:]
     assert len(rows) == len(lmm)
     empty = r"\multicolumn{2}{c}{}"
     for row in rows:  # the ordinal columns: "failed", then nothing (its SE, z and p)
         assert row.endswith(f"failed &  & {empty} & {empty} & {empty} \\\\"), row
-    assert "failed = the model failed its checks" in table6
-    table7 = (report / "manuscript" / "table7.tex").read_text(encoding="utf-8")
-    ordinal = table7.split("Ordinal mixed model with the predictors")[1].split(r"\bottomrule")[0]
+    assert "failed = the model failed its checks" in effects_tex
+    variance_tex = (report / "manuscript" / "table8.tex").read_text(encoding="utf-8")
+    ordinal = variance_tex.split("Ordinal mixed model with the predictors")[1].split(
+        r"\bottomrule"
+    )[0]
     assert "failed" in ordinal and not re.search(r"\d", ordinal.replace("2}{c}", ""))
     results = (report / "manuscript" / "results.md").read_text(encoding="utf-8")
     docx = _docx_text(report / "manuscript" / "results.docx")
