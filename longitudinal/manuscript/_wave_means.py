@@ -42,9 +42,9 @@ def wave_means_table(
         "*n* = participants with a score at the wave; *M* = observed mean of those scores; "
         "EMM = estimated marginal mean of a linear mixed model of the score on the wave (a "
         "factor) with a random intercept per participant, fitted by REML to every observed "
-        f"score; *SE*, *df* and the {pct} CI by Kenward and Roger. With no wave missing the "
-        "two means coincide; with missing waves the model also draws on the participants' "
-        "other scores. The Holm-adjusted contrasts between waves are in "
+        f"score; *SE*, *df* and the {pct} CI by Kenward and Roger. When every participant has "
+        "every wave the two means coincide; otherwise the model also draws on the other "
+        "scores of those who lack a wave. The Holm-adjusted contrasts between waves are in "
         + literal("tables/change_wave_contrasts.csv")
         + "."
         + (
