@@ -92,6 +92,7 @@ RESULTS = {
     "PooledEstimates",
     "PooledWaldTest",
     "ImputedTables",
+    "ImputedEffects",
     "ImputedScores",
     "Attrition",
     "ImputedChange",

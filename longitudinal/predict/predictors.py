@@ -208,6 +208,7 @@ def _raw_predictors(
     states: Sequence[str] | None,
     session_features: Sequence[str],
     func: str,
+    completed: pd.DataFrame | None = None,
 ) -> _Raw:
     cfg = study.config
     id_col = cfg.id_col
@@ -225,6 +226,9 @@ def _raw_predictors(
     state_avail = [c for c, _, _ in state_defaults] if states is None else scores
     trait_cols = _pick(traits, trait_defaults, trait_avail, name="traits", func=func)
     state_cols = _pick(states, state_defaults, state_avail, name="states", func=func)
+    if completed is not None:
+        traits_used = [c for c, _ in trait_cols]
+        story, pw = _filled(story, pw, completed, id_col=id_col, traits=traits_used, first=first)
     if session_features is None:
         session_features = study.session_features
     if isinstance(session_features, str):
@@ -298,6 +302,42 @@ def _raw_predictors(
         first_wave=str(first),
         no_within=tuple(no_within),
     )
+
+
+def _filled(
+    story: pd.DataFrame,
+    pw: pd.DataFrame,
+    completed: pd.DataFrame,
+    *,
+    id_col: str,
+    traits: Sequence[str],
+    first: Any,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Replace the missing scores of the story and person-wave frames by completed ones.
+
+    ``completed`` is a person-wave table (:meth:`longitudinal.ImputedScores.long`): a state
+    score of a rating is looked up at its ``state_wave``, a person-wave row's at its wave, a
+    trait at the first wave. Only missing cells change; rows stay as they are.
+    """
+    table = completed.assign(
+        **{id_col: completed[id_col].astype(str), "wave": completed["wave"].astype(str)}
+    ).set_index([id_col, "wave"])
+    at_first = table[table.index.get_level_values("wave") == str(first)].droplevel("wave")
+    surveyed = pw.loc[pw["wave"].astype(str) == str(first), id_col].astype(str)
+    at_first = at_first[at_first.index.isin(surveyed)]  # a trait only where the wave was taken
+    out = []
+    for frame, wave_col in ((story, "state_wave"), (pw, "wave")):
+        frame = frame.copy()
+        people = frame[id_col].astype(str)
+        key = pd.MultiIndex.from_arrays([people, frame[wave_col].astype(str)])
+        for col in table.columns:
+            if col not in frame.columns:
+                continue
+            by_person = col in traits and wave_col == "state_wave"
+            found = at_first[col].reindex(people) if by_person else table[col].reindex(key)
+            frame[col] = frame[col].fillna(pd.Series(found.to_numpy(), index=frame.index))
+        out.append(frame)
+    return out[0], out[1]
 
 
 def _sd(values: pd.Series | np.ndarray) -> float:
@@ -442,6 +482,7 @@ def empathy_data(
     states: Sequence[str] | None = None,
     session_features: Sequence[str] | None = None,
     session_between: Sequence[str] | None = None,
+    completed: pd.DataFrame | None = None,
 ) -> EmpathyData:
     """Story-level ratings with the standardized, within/between-split predictors.
 
@@ -461,6 +502,13 @@ def empathy_data(
         The session features whose between-person part enters; default all of them. The
         others enter their within-person part only (see
         :func:`longitudinal.predict.selection.plan_predictors`).
+    completed : pandas.DataFrame, optional
+        One completed table of a multiple imputation in person-wave form
+        (:meth:`longitudinal.ImputedScores.long`): its scores replace the missing ones (a
+        state score of a rating at the rating's nearest preceding wave, a trait at the first
+        wave) before the predictors are built and standardized as always, with this table's
+        means and SDs. Only missing cells of survey rows that exist change; a wave a person
+        never took stays out. Default: the scores as observed.
 
     Returns
     -------
@@ -491,8 +539,18 @@ def empathy_data(
     """
     func = "empathy_data"
     check_study(study, func=func)
+    if completed is not None and not isinstance(completed, pd.DataFrame):
+        raise InvalidParameterError(
+            f"the `completed` parameter of {func} must be a person-wave DataFrame "
+            f"(ImputedScores.long(i)) or None; got {type(completed).__name__}"
+        )
     raw = _raw_predictors(
-        study, traits=traits, states=states, session_features=session_features, func=func
+        study,
+        traits=traits,
+        states=states,
+        session_features=session_features,
+        func=func,
+        completed=completed,
     )
     data = _standardize(raw, None, func=func)
     if session_between is None:

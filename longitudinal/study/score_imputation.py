@@ -17,6 +17,7 @@ import pandas as pd
 
 from _empathic_base.results import Result, json_ready
 from longitudinal._checks import check_bool
+from longitudinal._errors import InvalidParameterError
 from longitudinal.study.frames import scale_column
 from models.imputation import ImputedTables, impute_chained
 
@@ -66,7 +67,7 @@ class ImputedScores(Result):
         states = self.columns[self.columns["role"] == "state"]
         traits = self.columns.loc[self.columns["role"] == "trait", "column"].tolist()
         traits = [c for c in traits if c in table.columns]
-        waves = list(dict.fromkeys(states["wave"]))
+        waves = list(dict.fromkeys(states["wave"])) or list(dict.fromkeys(self.columns["wave"]))
         rows = []
         for wave in waves:
             part = states[states["wave"] == wave]
@@ -102,6 +103,7 @@ def impute_scores(
     seed: int | None = None,
     burn_in: int = 10,
     method: str = "norm",
+    scales: list[str] | None = None,
 ) -> ImputedScores:
     """Impute the missing survey scores of a study m times.
 
@@ -125,6 +127,9 @@ def impute_scores(
         values, pulls their imputations inwards (benchmarks/sim_imputation_coverage.py: 95.0%
         coverage of the pooled change for ``norm`` against 92.0% for ``pmm``, whose change was
         10% too small).
+    scales : list of str, optional
+        Impute only these score columns (``{instrument}_{scale}``, every wave of a state),
+        for a study too small to impute every scale together; default all.
 
     Returns
     -------
@@ -136,6 +141,16 @@ def impute_scores(
     wide, columns = score_table(study)
     if not traits:
         wide = wide[columns.loc[columns["role"] == "state", "column"].tolist()]
+    if scales is not None:
+        known = set(columns["scale"])
+        unknown = [c for c in scales if c not in known]
+        if unknown or not scales:
+            raise InvalidParameterError(
+                f"the `scales` parameter of impute_scores must name score columns of the "
+                f"study ({sorted(known)}); got {list(scales)}"
+            )
+        keep = columns.loc[columns["scale"].isin(list(scales)), "column"]
+        wide = wide[[c for c in wide.columns if c in set(keep)]]
     usable = wide.columns[wide.notna().sum() >= 5]
     imputed = impute_chained(wide[usable], m=m, seed=seed, burn_in=burn_in, method=method)
     return ImputedScores(

@@ -16,6 +16,7 @@ from longitudinal.report.context import (
 from longitudinal.report.html import num, render
 from longitudinal.report.sections.base import Section
 from longitudinal.report.sections.change_imputed import imputation_methods
+from longitudinal.report.sections.effects_imputed import imputed_effects_methods
 from longitudinal.study.frames import scale_column
 from models.generalizability import GOOD_ENOUGH
 
@@ -78,6 +79,9 @@ def methods_text(ctx: ReportContext) -> str:
     plan = ctx.results.get("predictor_rule")
     if plan is not None:
         sentences.append(plan.sentence())
+        imputed_effects = imputed_effects_methods(ctx)
+        if imputed_effects:
+            sentences.append(imputed_effects)
     return " ".join(sentences)
 
 

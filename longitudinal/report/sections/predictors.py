@@ -25,6 +25,7 @@ class PredictorsSection(Section):
         from longitudinal.predict.selection import plan_left_out, plan_predictors
         from longitudinal.report.pseudonyms import pseudonymize_left_out
         from longitudinal.report.sections.effects import empathy_effects_section
+        from longitudinal.report.sections.effects_imputed import compute_imputed_effects
         from models import ModelsError
 
         story = ctx.frames["story"]
@@ -80,6 +81,7 @@ class PredictorsSection(Section):
         ctx.figures.update(section.figures)
         ctx.note(*(ctx.scrub(n) for n in section.notes))
         ctx.results["predictors"] = section
+        compute_imputed_effects(ctx, complete=section.fitted, data_kwargs=plan.data_kwargs())
         used = section.fitted.predictors
         between = used[(used["kind"] == "state") & (used["part"] == "between")]
         within = set(used.loc[used["part"] == "within", "source"])
@@ -101,17 +103,24 @@ class PredictorsSection(Section):
             ctx.note(f"What predicts empathy: {left_out[0]} The section names each participant.")
 
     def _body(self, ctx: ReportContext) -> Markup | None:
+        from longitudinal.report.sections.effects_imputed import imputed_effects_sentence
+
         section = ctx.results.get("predictors")
         if section is None:
             return None
         plan = ctx.results["predictor_rule"]
-        return render(
-            "predictors.html.j2",
-            plan=plan,
-            per=PEOPLE_PER_PREDICTOR,
-            left_out=ctx.results.get("predictors_left_out") or [],
-            no_within=ctx.results.get("predictors_no_within") or "",
-        ) + Markup(section.html)
+        imputed = imputed_effects_sentence(ctx)
+        return (
+            render(
+                "predictors.html.j2",
+                plan=plan,
+                per=PEOPLE_PER_PREDICTOR,
+                left_out=ctx.results.get("predictors_left_out") or [],
+                no_within=ctx.results.get("predictors_no_within") or "",
+            )
+            + Markup(section.html)
+            + (Markup('<p class="note">{}</p>').format(imputed) if imputed else "")
+        )
 
 
 def no_within_line(states: list[tuple[str, str]]) -> str:
