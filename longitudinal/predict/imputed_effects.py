@@ -5,7 +5,8 @@ survey score used as a predictor is missing, :func:`imputed_empathy_effects` ref
 model to each completed score table of :func:`longitudinal.impute_scores` (the predictors
 built and standardized by :func:`longitudinal.predict.empathy_data` from that table, with its
 own means and SDs) and pools the fixed effects by Rubin's rules with Barnard and Rubin's df
-(:func:`models.pool_imputations`; complete-data df: ratings minus fixed effects).
+(:func:`models.pool_imputations`; each term's complete-data df: its Satterthwaite df in the
+completed data).
 """
 
 from __future__ import annotations
@@ -144,8 +145,10 @@ def imputed_empathy_effects(
     Notes
     -----
     Each fit is ``LinearMixedModel(formula, reml=True)`` on that imputation's frame; the
-    pooling is :func:`models.pool_imputations` with its default for a linear mixed model
-    (Barnard & Rubin's df with ``dfcom`` = ratings minus fixed effects). Warnings of the fits
+    pooling is :func:`models.pool_imputations` with Barnard & Rubin's df, each term's
+    complete-data df (``dfcom``) being its Satterthwaite df in the completed data averaged over
+    the imputations (ratings minus fixed effects would give a person-level predictor hundreds
+    of df it does not have). Warnings of the fits
     are caught; a singular or unconverged fit is counted in ``failed_fits``.
     """
     func = "imputed_empathy_effects"
@@ -175,11 +178,25 @@ def imputed_empathy_effects(
             if problem:
                 problems.append(problem)
         pooled = pool_imputations(fits, ci_level=ci_level)
+        # each term's complete-data df is its Satterthwaite df in the completed data (the
+        # mean over the imputations), not the ratings minus the fixed effects: a person-level
+        # predictor has about as many df as people, and Barnard & Rubin's df never exceed it
+        satterthwaite = pd.concat([f.fixed_.set_index("term")["df"] for f in fits], axis=1)
+        dfcom = satterthwaite.mean(axis=1)
+        per_term = {
+            term: pool_imputations(fits, dfcom=float(dfcom[term]), ci_level=ci_level)
+            .table.set_index("term")
+            .loc[term]
+            for term in dfcom.index
+            if np.isfinite(dfcom[term]) and dfcom[term] > 0
+        }
     first = frames[0]
     n_mi = int(first.data[first.id_col].nunique())
     n_cc = int(complete.meta["n_participants"])
     lmm = complete.effects[complete.effects["engine"] == "lmm"].set_index("term")
     rows = pooled.table.set_index("term")
+    if per_term:
+        rows = pd.DataFrame(per_term).T.reindex(rows.index).fillna(rows)
     table = pd.DataFrame({"term": complete.predictors["predictor"].to_numpy()})
     table["label"] = table["term"].map(complete.predictors.set_index("predictor")["label"])
     for column in ("estimate", "se", "df", "p_value", "ci_low", "ci_high"):
@@ -207,7 +224,8 @@ def imputed_empathy_effects(
             "n_participants_mi": n_mi,
             "problems": sorted(set(problems)),
             "ci_level": ci_level,
-            "dfcom": float(pooled.dfcom),
+            "dfcom": "each term's Satterthwaite df in the completed data, averaged over the "
+            "imputations",
             "sizes_agree": bool(np.all([len(f.data) == len(first.data) for f in frames])),
         },
     )

@@ -167,8 +167,8 @@ def imputed_effects_methods(ctx: ReportContext) -> str:
         f"the linear mixed model was also fitted to each of m = {meta['m']} completed score "
         f"tables ({rule}; chained equations, seed {info['seed']}), its predictors built and "
         "standardized within each imputation by that imputation's means and SDs, and its "
-        "fixed effects pooled by Rubin's rules with Barnard and Rubin's (1999) df for a "
-        f"complete-data df of ratings minus fixed effects ({meta['dfcom']:g}; for a "
-        "person-level predictor more than its Satterthwaite df, so its pooled interval may be "
-        "narrower than the complete-case one for that reason alone)."
+        "fixed effects pooled by Rubin's rules with Barnard and Rubin's (1999) df, each "
+        "term's complete-data df being its Satterthwaite df in the completed data (averaged "
+        "over the imputations). The imputation model holds the survey scores only, not the "
+        "ratings, which pulls the pooled effects of the imputed scores towards zero."
     )
