@@ -22,6 +22,12 @@ _LAZY = {
     "MixedR2": "models.lmm._r2",
     "MixedModelSummary": "models.lmm._summary",
     "lrt": "models.lmm.model",
+    # the smooth terms' building blocks, shared with the ordinal mixed model
+    "Smooth": "models.lmm._smooth",
+    "SmoothTerm": "models.lmm._smooth_spec",
+    "construct_smooth": "models.lmm._smooth",
+    "smooth_column": "models.lmm._smooth_spec",
+    "split_smooth": "models.lmm._smooth_spec",
 }
 
 __all__ = [
@@ -32,7 +38,12 @@ __all__ = [
     "MarginalMeans",
     "MixedModelSummary",
     "MixedR2",
+    "Smooth",
+    "SmoothTerm",
+    "construct_smooth",
     "lrt",
+    "smooth_column",
+    "split_smooth",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -373,6 +373,7 @@ class _Estimation:
         cov, pos_def, cond, max_grad, scaled = _curvature(hess, grad[keep])
         self._problem = pr
         self._md = md
+        self._psi = psi
         self.design_ = design
         self.n_obs_ = int(design.n_obs)
         self.n_dropped_ = int(design.n_dropped)
@@ -480,6 +481,7 @@ class _Estimation:
         except Exception:  # noqa: BLE001 - a start value only: fall back to the default
             return default
         theta = np.asarray(lmm.theta_, dtype=float) * pr.lk.latent_sd
+        theta = np.concatenate([theta, default[theta.size :]])  # a smooth's block starts at 1
         diag = np.array([r_ == c_ for _, r_, c_ in st.theta_index()])
         theta[diag] = np.maximum(theta[diag], START_FLOOR * pr.lk.latent_sd)
         return theta

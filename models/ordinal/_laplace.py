@@ -179,10 +179,14 @@ class Structure:
     ----------
     blocks : list of (group, codes, n_levels, Z)
         The design's random blocks in formula order.
+    scaled : collection of int, optional
+        Blocks whose covariance is ``s^2 I`` with one parameter ``s`` (``T = s I``): the
+        penalised part of a smooth, one level whose columns load every observation.
     """
 
-    def __init__(self, blocks: list[tuple[str, np.ndarray, int, np.ndarray]]) -> None:
+    def __init__(self, blocks: list[tuple[str, np.ndarray, int, np.ndarray]], scaled=()) -> None:
         self.block_sizes = [int(Z.shape[1]) for _, _, _, Z in blocks]
+        self.scaled = frozenset(int(k) for k in scaled)
         n = int(blocks[0][1].shape[0])
         self.n = n
         units: dict[str, Unit] = {}
@@ -251,13 +255,17 @@ class Structure:
             uniq, inv = np.unique(keys, return_inverse=True)
             self._rr_keys = uniq
             self._rr_inv = inv
-        self.n_theta = int(sum(p * (p + 1) // 2 for p in self.block_sizes))
+        self.n_theta = len(self.theta_index())
 
     # -----------------------------------------------------------------------------------------
     def theta_blocks(self, theta: np.ndarray) -> list[np.ndarray]:
         """Lower-triangular factors ``T`` from ``theta`` (column-wise lower triangles)."""
         out, i = [], 0
-        for p in self.block_sizes:
+        for b, p in enumerate(self.block_sizes):
+            if b in self.scaled:
+                out.append(theta[i] * np.eye(p))
+                i += 1
+                continue
             T = np.zeros((p, p))
             rows, cols = np.tril_indices(p)
             order = np.lexsort((rows, cols))
@@ -268,13 +276,23 @@ class Structure:
         return out
 
     def theta_index(self) -> list[tuple[int, int, int]]:
-        """``(block, row, col)`` of each entry of ``theta``."""
+        """``(block, row, col)`` of each entry of ``theta`` (``(block, 0, 0)`` for ``s I``)."""
         out = []
         for k, p in enumerate(self.block_sizes):
+            if k in self.scaled:
+                out.append((k, 0, 0))
+                continue
             for c in range(p):
                 for r_ in range(c, p):
                     out.append((k, r_, c))
         return out
+
+    def theta_entries(self) -> list[list[tuple[int, int, int]]]:
+        """Return the entries ``(block, row, col)`` of ``T`` each ``theta`` sets."""
+        return [
+            [(k, j, j) for j in range(self.block_sizes[k])] if k in self.scaled else [(k, r_, c_)]
+            for k, r_, c_ in self.theta_index()
+        ]
 
     def theta_lower_bounds(self) -> list[float | None]:
         """0 for diagonal entries (lme4's convention), none for the others."""
@@ -584,18 +602,20 @@ class Problem:
         # covariance parameters
         zl = st.Z_loc
         u_loc = md.u_loc
-        for k, (blk, r_, c_) in enumerate(st.theta_index()):
-            s0 = st.slot_start[blk]
-            zr = zl[:, s0 + r_]
-            deta = zr * u_loc[:, s0 + c_]
-            term = (
-                d.d1 @ deta
-                - d.w @ (zr * Ga[:, s0 + c_])
-                - 0.5 * (d.w1 * deta) @ c
-                + d.d1 @ (zr * v_loc[:, s0 + c_])
-                - (d.w * deta) @ s
-            )
-            grad[na + p + k] = term
+        for k, entries in enumerate(st.theta_entries()):
+            total = 0.0
+            for blk, r_, c_ in entries:  # s I: the sum over its diagonal entries
+                s0 = st.slot_start[blk]
+                zr = zl[:, s0 + r_]
+                deta = zr * u_loc[:, s0 + c_]
+                total += (
+                    d.d1 @ deta
+                    - d.w @ (zr * Ga[:, s0 + c_])
+                    - 0.5 * (d.w1 * deta) @ c
+                    + d.d1 @ (zr * v_loc[:, s0 + c_])
+                    - (d.w * deta) @ s
+                )
+            grad[na + p + k] = total
         return md.loglik, grad, md
 
     # -----------------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ class _Summaries(FittedModel):
         """
         from models.ordinal._r2 import latent_r2
 
-        self._check_fitted("r2")
+        self._check_no_smooth("r2")
         return latent_r2(self)
 
     def emmeans(
@@ -118,7 +118,7 @@ class _Summaries(FittedModel):
         """
         from models.ordinal._emmeans import marginal_means
 
-        self._check_fitted("emmeans")
+        self._check_no_smooth("emmeans")
         return marginal_means(self, specs, by=by, at=at, mode=mode, ci_level=ci_level)
 
     def odds_ratios(self) -> pd.DataFrame:

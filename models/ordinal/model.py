@@ -32,6 +32,7 @@ from models._refgrid import predictor_frame
 from models._varcorr import random_tables, singular_description
 from models.formula import RE_FORM_NONE, Design, build_design, parse_formula
 from models.limits import ORDINAL_MAX_N_AGQ, check_count
+from models.lmm import smooth_column, split_smooth
 from models.lmm.engine import one_blas_thread
 from models.ordinal._fit import (
     _WHERE,
@@ -42,6 +43,7 @@ from models.ordinal._fit import (
     THRESHOLD_COLUMNS,
     _Estimation,
 )
+from models.ordinal._smooth import check_terms, smooth_design, smooth_result
 from models.ordinal._summary import DICT_KEYS, OrdinalModelSummary, _Summaries
 
 __all__ = [
@@ -64,7 +66,13 @@ class OrdinalMixedModel(_Summaries, _Estimation):
     formula : str
         lme4 syntax, e.g. ``"rating ~ temp + contact + (1 | judge)"``; the response holds the
         ordered categories (numbers, ordered by value, or a pandas ordered categorical). The
-        fixed part has no intercept of its own: the thresholds take its place.
+        fixed part has no intercept of its own: the thresholds take its place. One smooth
+        term ``s(x)`` or ``s(x, bs="cr", k=K)`` (built as gamm4 builds it,
+        :mod:`models.ordinal._smooth`) may join the formula, e.g.
+        ``"rating ~ s(week) + trait + (1 | id)"``: its null-space column becomes the fixed
+        effect ``Xs(week)Fx1`` and its penalised part one random-effect block with covariance
+        ``sigma_s^2 I``, estimated by the Laplace likelihood with the other parameters (no
+        quadrature, ``predict``, ``refit``, ``emmeans`` or ``r2`` for such a model).
     link : {"logit", "probit"}, default "logit"
         ``F``: logistic (coefficients are log odds ratios) or standard normal.
     threshold : {"flexible", "equidistant"}, default "flexible"
@@ -136,6 +144,10 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         Likelihood evaluations of the optimizer.
     ranef_ : pandas.DataFrame
         Conditional modes ``group, term, level, estimate, cond_var``.
+    smooth_ : models.ordinal._smooth.OrdinalSmooth or None
+        For a formula with a smooth: its variance and SD (``sigma_s``), edf, coefficients
+        and their Bayesian covariance, and ``curve(x, level=0.95)`` on the latent scale with
+        pointwise intervals; ``random_`` then has a ``smooth`` row. None otherwise.
     seconds_ : float
         Wall-clock time of ``fit``.
     meta_ : dict
@@ -236,15 +248,31 @@ class OrdinalMixedModel(_Summaries, _Estimation):
                 f"the `data` parameter of {_WHERE}.fit must be a pandas DataFrame; "
                 f"got {type(data).__name__}"
             )
-        spec = parse_formula(self.formula)
-        frame, labels = _response_codes(data, spec.response)
+        rest, terms = split_smooth(self.formula)
+        term = check_terms(terms, self.formula) if terms else None
+        used = data
+        if term is not None:
+            if self.n_agq > 1:
+                raise FormulaError(
+                    f"{_WHERE}.fit: adaptive Gauss-Hermite quadrature (n_agq={self.n_agq}) is "
+                    f"not offered with a smooth term ({term.label}); use n_agq=1 (Laplace)"
+                )
+            smooth_column(data, term)
+            used = data[data[term.column].notna()]
+        spec = parse_formula(rest)
+        frame, labels = _response_codes(used, spec.response)
         design = build_design(spec, frame)
         check_design(
             design,
             where=f"{_WHERE}.fit",
             fixed_only="use statsmodels' OrderedModel",
         )
-        self._fit_design(design, labels, t0)
+        smooth = None
+        if term is not None:
+            built, design, block = smooth_design(design, frame, term)
+            smooth = (term, built, block)
+        self._fit_design(design, labels, t0, smooth=smooth)
+        self.n_dropped_ += len(data) - len(used)
         self._predictors = predictor_frame(design, data)  # the reference grid of emmeans()
         return self
 
@@ -256,8 +284,13 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         *,
         start: OrdinalMixedModel | None = None,
         stacklevel: int = 4,
+        smooth: tuple | None = None,
     ) -> None:
-        """Fit to an evaluated design; ``start``: a fit of the same design to start from."""
+        """Fit to an evaluated design; ``start``: a fit of the same design to start from.
+
+        ``smooth``: the smooth term, its constructed smooth and its random block
+        (:func:`models.ordinal._smooth.smooth_design`), a block of its own after the design's.
+        """
         y_values = design.y
         cats = np.unique(y_values)
         if cats.size < 2:
@@ -268,7 +301,8 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         X, names = _fixed_matrix(design)
         y = np.searchsorted(cats, y_values)
         blocks = [(b.group, b.codes, b.n_levels, b.Z) for b in design.random]
-        st = engine.Structure(blocks)
+        scaled = () if smooth is None else (len(blocks),)
+        st = engine.Structure(blocks + ([] if smooth is None else [smooth[2]]), scaled=scaled)
         if self.n_agq > 1 and not (len(design.random) == 1 and design.random[0].Z.shape[1] == 1):
             raise FormulaError(
                 f"{_WHERE}.fit: adaptive Gauss-Hermite quadrature (n_agq={self.n_agq}) needs a "
@@ -297,6 +331,23 @@ class OrdinalMixedModel(_Summaries, _Estimation):
             theta0 = self._theta_start(design, problem)
         with one_blas_thread():
             self._fit(problem, design, names, t0, theta0=theta0, psi0=psi0, stacklevel=stacklevel)
+        self.smooth_ = None
+        if smooth is not None:
+            term, built, _ = smooth
+            k = len(design.random)
+            self.smooth_ = smooth_result(
+                problem, self._md, self._psi, term, built, k, float(self._Ts[k][0, 0])
+            )
+            extra = pd.DataFrame(
+                {
+                    "group": ["smooth"],
+                    "term": [term.label],
+                    "variance": [self.smooth_.variance],
+                    "sd": [self.smooth_.sd],
+                }
+            )
+            self.random_ = pd.concat([self.random_, extra], ignore_index=True)
+            self.meta_["smooths"] = [term.label]
 
     def refit(self, response: np.ndarray | pd.Series) -> OrdinalMixedModel:
         """Fit the same model to a new response, reusing the design matrices.
@@ -334,7 +385,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
             As :meth:`fit`.
         """
         t0 = time.perf_counter()
-        self._check_fitted("refit")
+        self._check_no_smooth("refit")
         if isinstance(response, pd.Series):
             if not response.index.equals(self.design_.rows):
                 raise InvalidParameterError(
@@ -393,10 +444,25 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         return [f"{cats[j]}|{cats[j + 1]}" for j in range(len(cats) - 1)]
 
     def _random_tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        return random_tables(self.design_.random, self._Ts)
+        return random_tables(self.design_.random, self._Ts[: len(self.design_.random)])
 
     def _singular_description(self) -> str:
-        return singular_description(self.design_.random, self._Ts, SINGULAR_TOL)
+        k = len(self.design_.random)
+        text = singular_description(self.design_.random, self._Ts[:k], SINGULAR_TOL)
+        if len(self._Ts) > k and self._Ts[k][0, 0] < SINGULAR_TOL:
+            smooth = "variance of the smooth estimated at 0 (a straight line)"
+            text = f"{text}; {smooth}" if text else smooth
+        return text
+
+    def _check_no_smooth(self, name: str) -> None:
+        """Refuse what a fit with a smooth term does not offer."""
+        self._check_fitted(name)
+        if getattr(self, "smooth_", None) is not None:
+            raise InvalidParameterError(
+                f"{_WHERE}.{name} is not available for a model with a smooth term "
+                f"({self.smooth_.label}); such a model offers fixed_, thresholds_, random_, "
+                "ranef_, summary() and smooth_.curve()"
+            )
 
     # -----------------------------------------------------------------------------------------
     def _check_fitted(self, method: str) -> None:
@@ -422,6 +488,9 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         for unit, (uvals, cvs) in zip(st.units, per_unit, strict=True):
             start = 0
             for k, size in zip(unit.blocks, unit.sizes, strict=True):
+                if k >= len(self.design_.random):  # the smooth's block: in smooth_
+                    start += size
+                    continue
                 T = self._Ts[k]
                 sl = slice(start, start + size)
                 b = uvals[:, sl] @ T.T
@@ -487,7 +556,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
 
         Parameters are those of :meth:`predict`; new levels get a random effect of 0.
         """
-        self._check_fitted("linear_predictor")
+        self._check_no_smooth("linear_predictor")
         eta, rows, index = self._linear_predictor(data, re_form, True)
         out = pd.Series(np.nan, index=index, name="eta")
         out.loc[rows] = eta
@@ -521,7 +590,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
             One column per category (in order), rows indexed like ``data`` (NaN where a
             predictor is missing); each row sums to 1.
         """
-        self._check_fitted("predict")
+        self._check_no_smooth("predict")
         marginal = re_form == "marginal"
         eta, rows, index = self._linear_predictor(
             data, "~0" if marginal else re_form, allow_new_levels
