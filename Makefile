@@ -7,7 +7,7 @@ LOCK := requirements/dev.txt
 STAMP := $(VENV)/.installed
 INSTALL_LOG := $(VENV)/install.log
 
-.PHONY: demo test lint lock clean
+.PHONY: demo test lint lock clean docs
 
 # uv when it is on PATH or can be installed from PyPI into the new venv; plain pip otherwise.
 # The editable install puts the repository on sys.path (editable_mode=compat) so a folder named
@@ -55,6 +55,16 @@ TEST_WORKERS ?= 2
 test: $(STAMP) lint
 	$(BIN)/python benchmarks/suite_cpu.py -n $(TEST_WORKERS) --dist loadfile
 
+# The documentation site, from the lock: Sphinx with warnings as errors, one process, offline,
+# the notebooks rendered as stored (tests/test_notebooks.py executes them); then the checks of
+# tests/test_docs.py (internal links, the API entry of every public name, a browser where
+# Chromium is installed) on the site just built. `make test` builds and checks it too.
+docs: $(STAMP)
+	rm -rf docs/_build
+	$(BIN)/python -m sphinx -W --keep-going -q -j 1 -b html -d docs/_build/doctrees docs docs/_build/html
+	EMPATHIC_DOCS_SITE=docs/_build/html $(BIN)/python -m pytest -q -n 0 -p no:cacheprovider tests/test_docs.py
+	@echo "docs: open docs/_build/html/index.html"
+
 # Re-resolve the lock from pyproject.toml. Run after changing a dependency or its range (add
 # UPGRADE= to keep every other pin as it is), or to take new releases on purpose (plain
 # `make lock`); then run `make test` and commit requirements/.
@@ -62,12 +72,12 @@ UPGRADE ?= --upgrade
 lock:
 	@command -v uv >/dev/null 2>&1 || { echo "make lock needs uv: pip install uv"; exit 1; }
 	uv pip compile pyproject.toml -q --universal --python-version 3.11 --prerelease disallow \
-		$(UPGRADE) --extra test --extra fast -o $(LOCK)
-	@for set in core readers fast test; do \
+		$(UPGRADE) --extra test --extra fast --extra docs -o $(LOCK)
+	@for set in core readers fast test docs; do \
 		extra=$$( [ $$set = core ] || echo "--extra $$set" ); \
 		uv pip compile pyproject.toml -q --universal --python-version 3.11 --prerelease disallow \
 			$$extra -c $(LOCK) -o requirements/$$set.txt; \
 	done
 
 clean:
-	rm -rf $(VENV) demo-report .pytest_cache
+	rm -rf $(VENV) demo-report .pytest_cache docs/_build

@@ -10,7 +10,7 @@ Cases
            trait set to 0.3 (log odds ratio), Wald z test (`longitudinal power --engine clmm`),
            against an ordinal::clmm simulate/refit loop in R (benchmarks/power_clmm.R,
            committed in benchmarks/data/power_clmm_timings.csv), not re-run here
-  demo     the demo study (`longitudinal demo`, seed 2024) as the pilot, as in the README's
+  demo     the demo study (`longitudinal demo`, seed 2024) as the pilot, as in docs/guide/power.md's
            `longitudinal power --pilot` example: its empathy model with four traits, a random
            week slope by participant and a story intercept, agreeableness set to 0.2, 40
            participants, serial, Satterthwaite t and likelihood-ratio tests (a quarter of the
@@ -89,7 +89,7 @@ def main() -> None:
 
 
 def demo_case(args: argparse.Namespace) -> None:
-    """The demo study as the pilot (what the README's power example runs), serial."""
+    """The demo study as the pilot (what the power example of docs/guide/power.md runs), serial."""
     import tempfile
     import warnings
 

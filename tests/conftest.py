@@ -6,7 +6,7 @@ and are asserted exactly; pytest turns any other warning into an error, except t
 family (``DeprecationWarning``, ``PendingDeprecationWarning``, ``FutureWarning``), which the
 a release of another package may start to issue at any time:
 those are shown, never fatal (``filterwarnings`` in pyproject.toml). The 0.x API has no
-deprecation cycle of its own (README, "Stability").
+deprecation cycle of its own (docs/validation.md, "Stability").
 
 Determinism: every random test is seeded; hypothesis runs derandomized (below).
 """
