@@ -109,7 +109,7 @@ def results_paragraphs(ctx: Any) -> list[tuple[str, str]]:
         out.append(("What predicts empathy", fitted.to_apa()))
         r2 = ctx.tables.get("empathy_r2")
         if r2 is not None and not r2.empty:
-            from longitudinal.predict.variance_explained import describe_r2
+            from longitudinal.narrate.sentences import describe_r2
 
             out.append(("What predicts empathy", literal(ctx.own_names(describe_r2(r2)))))
     return out

@@ -23,6 +23,7 @@ from longitudinal.narrate.gates import (
     BAYES_ENGINES,
     bayes_name,
     effect_status,
+    is_failed,
     small_sample_caveat,
 )
 from longitudinal.narrate.markup import literal
@@ -394,3 +395,47 @@ def _int(value: Any) -> str:
         return str(int(value))
     except (TypeError, ValueError):
         return "–"
+
+
+def _pct(value: float) -> str:
+    return f"{100.0 * value:.0f}%"
+
+
+def describe_r2(table: pd.DataFrame) -> str:
+    """Say in one sentence how much of the ratings the LMM explains, or why it is not read.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`longitudinal.predict.variance_explained.empathy_r2`.
+
+    Returns
+    -------
+    str
+        The sentence (percentages of variance; the measures named).
+    """
+    status = str(table["status"].iloc[0])
+    if is_failed(status):
+        why = status.split(": ", 1)[1] if ": " in status else status
+        return f"Variance explained by the linear mixed model: not interpreted, because {why}."
+    value = {(r.decomposition, r.measure): r.value for r in table.itertuples()}
+    text = (
+        "Variance explained by the linear mixed model: its fixed effects account for "
+        f"{_pct(value['nakagawa', 'marginal'])} of the variance of the ratings, fixed and "
+        f"random effects together for {_pct(value['nakagawa', 'conditional'])} (Nakagawa's "
+        "marginal and conditional R²)"
+    )
+    if ("within", "f1") in value:
+        return text + (
+            f"; the within-person predictors account for {_pct(value['within', 'f1'])} of the "
+            f"variance within persons (random slopes for {_pct(value['within', 'v'])} more) "
+            f"and the between-person predictors for {_pct(value['between', 'f2'])} of the "
+            "variance between persons (Rights & Sterba's R² within and between)."
+        )
+    reason = str(table["note"].iloc[0])
+    if ("total", "f") in value:
+        return text + (
+            f"; the fixed slopes account for {_pct(value['total', 'f'])} of the total variance "
+            f"(Rights & Sterba), not split within and between persons because {reason}."
+        )
+    return text + f"; no within/between split (Rights & Sterba) is given because {reason}."

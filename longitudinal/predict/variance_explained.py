@@ -14,7 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from longitudinal.narrate.gates import FAILED, fit_problem, is_failed
+from longitudinal.narrate.gates import FAILED, fit_problem
+from longitudinal.narrate.sentences import describe_r2  # written on the narration floor
 from models import CentringWarning
 
 __all__ = ["R2_TABLE_COLUMNS", "describe_r2", "empathy_r2"]
@@ -75,47 +76,3 @@ def empathy_r2(lmm: Any, *, engine: str = "lmm") -> pd.DataFrame:
     table["status"] = status
     table["note"] = _reason(result, list(lmm.groups_))
     return table[R2_TABLE_COLUMNS]
-
-
-def _pct(value: float) -> str:
-    return f"{100.0 * value:.0f}%"
-
-
-def describe_r2(table: pd.DataFrame) -> str:
-    """Say in one sentence how much of the ratings the LMM explains, or why it is not read.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`empathy_r2`.
-
-    Returns
-    -------
-    str
-        The sentence (percentages of variance; the measures named).
-    """
-    status = str(table["status"].iloc[0])
-    if is_failed(status):
-        why = status.split(": ", 1)[1] if ": " in status else status
-        return f"Variance explained by the linear mixed model: not interpreted, because {why}."
-    value = {(r.decomposition, r.measure): r.value for r in table.itertuples()}
-    text = (
-        "Variance explained by the linear mixed model: its fixed effects account for "
-        f"{_pct(value['nakagawa', 'marginal'])} of the variance of the ratings, fixed and "
-        f"random effects together for {_pct(value['nakagawa', 'conditional'])} (Nakagawa's "
-        "marginal and conditional R²)"
-    )
-    if ("within", "f1") in value:
-        return text + (
-            f"; the within-person predictors account for {_pct(value['within', 'f1'])} of the "
-            f"variance within persons (random slopes for {_pct(value['within', 'v'])} more) "
-            f"and the between-person predictors for {_pct(value['between', 'f2'])} of the "
-            "variance between persons (Rights & Sterba's R² within and between)."
-        )
-    reason = str(table["note"].iloc[0])
-    if ("total", "f") in value:
-        return text + (
-            f"; the fixed slopes account for {_pct(value['total', 'f'])} of the total variance "
-            f"(Rights & Sterba), not split within and between persons because {reason}."
-        )
-    return text + f"; no within/between split (Rights & Sterba) is given because {reason}."
