@@ -58,6 +58,7 @@ def _data_rows(path: Path, header_rows: int) -> int:
 
 
 @pytest.mark.parametrize("name", CASES)
+@pytest.mark.usefixtures("figures_drafted")  # no case reads a figure's pixels or its PDF
 def test_corpus_case(name, tmp_path, capsys, monkeypatch):
     source = CORPUS / name
     case = tomllib.loads((source / "case.toml").read_text(encoding="utf-8"))

@@ -15,7 +15,11 @@ import pytest
 
 from longitudinal.cli import main
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX files")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX files"),
+    # the reports' files are searched as text; a figure's text is in its SVG, still written
+    pytest.mark.usefixtures("figures_as_drafts"),
+]
 
 EXPORT = "id,tas4_1,tas4_2,tas4_3,tas4_4\nP1,4,5,3,4\nP2,2,1,2,3\n"
 DATA = "y,x,g\n" + "".join(f"{(k * 7) % 5 + k % 3},{k % 4},{'abc'[k % 3]}\n" for k in range(30))

@@ -29,7 +29,11 @@ WIDTHS = (1280, 390)
 
 
 CHROMIUM = chromium()
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
+    # the page is checked, not the 600-dpi files behind its images
+    pytest.mark.usefixtures("figures_as_drafts"),
+]
 
 
 def _build(args: list[str]) -> None:
