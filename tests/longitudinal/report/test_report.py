@@ -214,6 +214,7 @@ def test_same_study_gives_byte_identical_report(report, study_dir, key_file, tmp
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("figures_drafted")  # full figures: the byte-identity test above
 def test_demo_same_seed_identical_tables_and_truth(tmp_path):
     first = run_demo(tmp_path / "a", seed=2024)
     second = run_demo(tmp_path / "b", seed=2024)
