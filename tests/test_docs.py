@@ -138,10 +138,13 @@ def test_a_browser_navigates_the_site_and_searches_it(site, tmp_path):
         tab.open(site / "search.html")
         tab.send("Page.navigate", url=(site / "search.html").as_uri() + "?q=Krippendorff")
         browser.wait_for("Page.loadEventFired")
+        # the results are listed one by one: wait for the search's closing summary
         found = tab.evaluate(
             "new Promise(done => { const t0 = Date.now(); const poll = () => {"
+            " const summary = document.querySelector('#search-results .search-summary');"
+            " const over = summary && /found|did not match/i.test(summary.textContent);"
             " const hits = [...document.querySelectorAll('#search-results li a')];"
-            " if (hits.length || Date.now() - t0 > 10000) done(hits.map(a => a.href));"
+            " if (over || Date.now() - t0 > 20000) done(hits.map(a => a.href));"
             " else setTimeout(poll, 100); }; poll(); })"
         )
         assert any("guide/reliability.html" in hit for hit in found), found
