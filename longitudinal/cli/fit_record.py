@@ -50,7 +50,8 @@ SMOOTH_KEYS = ("term", "edf", "ref_df", "F", "p_value", "linearity_statistic", "
 """Keys of each row of ``smooths`` (a linear model with smooth terms): ``summary(gam)$s.table``,
 then the test of the smooth against its straight line (the restricted likelihood-ratio
 statistic and its p-value, :meth:`models.lmm.LinearMixedModel.smooth_linearity_test`; None for
-an ML fit)."""
+an ML fit and for a factor smooth ``s(x, f, bs="fs", xt="cr")``, whose row is mgcv's test of
+it as a random effect)."""
 
 LINEARITY_SEED = 1
 """Seed of the simulated null distribution of the linearity tests: a record is reproducible."""
@@ -151,11 +152,12 @@ def fit_record(model: Any) -> dict[str, Any]:
 
 
 def _smooth_rows(model: Any) -> pd.DataFrame:
-    """``smooth_table_`` with each smooth's test of linearity (None for an ML fit)."""
+    """``smooth_table_`` with each smooth's test of linearity (None: ML fits, factor smooths)."""
     table = model.smooth_table_.copy()
     stats, pvals = [], []
-    for i in range(len(table)):
-        test = model.smooth_linearity_test(i, seed=LINEARITY_SEED) if model.reml else None
+    for i, part in enumerate(model.smooth_.smooths):
+        tested = model.reml and not part.is_factor_smooth
+        test = model.smooth_linearity_test(i, seed=LINEARITY_SEED) if tested else None
         stats.append(None if test is None else test.statistic)
         pvals.append(None if test is None else test.p_value)
     return table.assign(linearity_statistic=stats, linearity_p_value=pvals)

@@ -52,9 +52,12 @@ class _Predictions:
         Notes
         -----
         Matches ``predict.merMod(newdata, re.form, allow.new.levels = TRUE)`` of lme4. For a
-        model with a smooth term the prediction is the population-level one whatever
-        ``re_form``: the parametric part plus the smooth at the new values, as
-        ``predict(fit$gam, newdata)`` of gamm4 (the other random effects are not added yet).
+        model with a smooth term the prediction is the parametric part plus the smooths at the
+        new values, as ``predict(fit$gam, newdata)`` of gamm4; a factor smooth
+        ``s(x, f, bs="fs", xt="cr")`` adds each row's curve of its level of ``f`` (nothing for
+        a level not seen in the fit, where gamm4 gives NA) unless ``re_form`` is ``"~0"`` or
+        ``"NA"``, which leaves factor smooths out (``predict(fit$gam, exclude=...)``). The
+        other random effects of such a model are not added yet.
         """
         self._check_fitted("predict")
         if getattr(self, "smooth_", None) is not None:
@@ -63,7 +66,9 @@ class _Predictions:
                     "the `re_form` parameter of LinearMixedModel.predict must be None or one of "
                     f"{list(RE_FORM_NONE)}; got {re_form!r}"
                 )
-            return smooth_predict(self, data)
+            return smooth_predict(
+                self, data, population=re_form is not None, allow_new_levels=allow_new_levels
+            )
         if re_form is not None and re_form not in RE_FORM_NONE:
             raise InvalidParameterError(
                 "the `re_form` parameter of LinearMixedModel.predict must be None (all random "

@@ -84,6 +84,21 @@ class Smooth:
         """The knots (``cr``), or the unique centred values (``tp``)."""
         return self.raw.knots
 
+    @property
+    def n_coef(self) -> int:
+        """Number of its coefficients (``k - 1``)."""
+        return int(self.Z.shape[1])
+
+    @property
+    def blocks(self) -> tuple[np.ndarray, ...]:
+        """Columns of ``X UD`` that form each random-effect block (one variance each)."""
+        return (np.arange(self.rank),)
+
+    @property
+    def fixed(self) -> np.ndarray:
+        """Columns of ``X UD`` that are fixed effects (the null space)."""
+        return np.arange(self.rank, self.n_coef)
+
     def basis(self, x: np.ndarray) -> np.ndarray:
         """Return the constrained basis at ``x`` (mgcv's ``PredictMat``)."""
         return self.raw(np.asarray(x, dtype=float)) @ self.Z
@@ -123,14 +138,16 @@ class FittedSmooth:
     Attributes
     ----------
     label : str
-        mgcv's label: ``s(x)``, or ``s(x):fLEVEL`` for the level of a ``by`` factor ``f``.
-    smooth : Smooth
-        Basis, constraint and penalty.
+        mgcv's label: ``s(x)``, or ``s(x):fLEVEL`` for the level of a ``by`` factor ``f``, or
+        ``s(x,f)`` for a factor smooth.
+    smooth : Smooth or FactorSmooth
+        Basis, constraint and penalty (a factor smooth's:
+        :class:`models.lmm._smooth_fs.FactorSmooth`).
     level : object or None
         The ``by`` factor's level this smooth belongs to (None without ``by``).
     variance : float
         Variance of its random effects in the mixed model (``VarCorr(fit$mer)``): ``sigma^2 /
-        sp``.
+        sp`` (a factor smooth's: that of its wiggly part).
     sp : float
         Smoothing parameter ``sigma^2 / variance`` (``fit$gam$sp``; 1e10 at a zero variance).
     edf : float
@@ -139,25 +156,49 @@ class FittedSmooth:
         Position of its first coefficient in :attr:`SmoothFit.coef` (it has ``k - 1``).
     fixed_row : numpy.ndarray or None
         The parametric design row its curve adds (the intercept, and the ``by`` level's main
-        effect); None when the fixed part holds more than that.
+        effect); None when the fixed part holds more than that, and for a factor smooth.
+    variances, sps : tuple of float
+        Every variance of the smooth and its smoothing parameter, in mgcv's order of
+        ``fit$gam$sp``: one for a smooth; three for a factor smooth (its wiggly part, then the
+        two directions of its null space, :class:`models.lmm._smooth_fs.FactorSmooth`).
     """
 
     label: str
-    smooth: Smooth
+    smooth: Any
     level: Any
     variance: float
     sp: float
     edf: float
     first: int
     fixed_row: np.ndarray | None
+    variances: tuple[float, ...] = ()
+    sps: tuple[float, ...] = ()
 
     @property
     def columns(self) -> slice:
         """The positions of its coefficients in :attr:`SmoothFit.coef`."""
-        return slice(self.first, self.first + self.smooth.Z.shape[1])
+        return slice(self.first, self.first + self.smooth.n_coef)
+
+    @property
+    def is_factor_smooth(self) -> bool:
+        """Whether it is a factor smooth ``s(x, f, bs="fs")``: a curve per level of ``f``."""
+        return self.smooth.term.factor is not None
+
+    @property
+    def names(self) -> list[str]:
+        """Names of its variances: the label, or mgcv's ``label1, label2, ...`` for several."""
+        if len(self.variances) <= 1:
+            return [self.label]
+        return [f"{self.label}{i + 1}" for i in range(len(self.variances))]
 
     def design(self, x: np.ndarray, by: pd.Series | np.ndarray | None) -> np.ndarray:
-        """Its model-matrix columns at ``x`` (zero outside its ``by`` level)."""
+        """Its model-matrix columns at ``x`` (zero outside its ``by`` level).
+
+        For a factor smooth ``by`` holds the factor's values; a level not seen in the fit has
+        zero columns.
+        """
+        if self.is_factor_smooth:
+            return self.smooth.design(x, by)
         X = self.smooth.basis(x)
         if self.smooth.term.by is None:
             return X
@@ -183,6 +224,8 @@ class SmoothFit:
     XVX : numpy.ndarray
         ``X' V^-1 X`` of the columns of ``coef`` (``V`` the marginal covariance of the
         response), from which the edf and the smooths' tests are computed.
+    S_lambda : numpy.ndarray or None
+        The penalty of ``coef``: every smooth's penalties times their smoothing parameters.
     """
 
     smooths: tuple[FittedSmooth, ...]
@@ -191,6 +234,7 @@ class SmoothFit:
     edf_coef: np.ndarray
     fixed_names: tuple[str, ...]
     XVX: np.ndarray
+    S_lambda: np.ndarray | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -226,6 +270,11 @@ class SmoothFit:
         from scipy import special
 
         part = self.component(term)
+        if part.is_factor_smooth:
+            raise InvalidParameterError(
+                f"SmoothFit.curve draws one curve; {part.label} is a factor smooth, a curve per "
+                f"level of {part.smooth.term.factor!r}: use predict() with that column"
+            )
         if part.fixed_row is None:
             raise InvalidParameterError(
                 f"SmoothFit.curve of {part.label} is defined for a fixed part that is the "
@@ -248,7 +297,7 @@ class SmoothFit:
 
 
 def random_loadings(design, Ts: list[np.ndarray]):
-    """``Z Lambda`` of the design's random blocks (sparse CSR, ``n x q``)."""
+    """``Z Lambda`` of the design's random blocks (sparse CSR, ``n x q``; ``q`` may be 0)."""
     from scipy import sparse
 
     parts = []
@@ -259,6 +308,8 @@ def random_loadings(design, Ts: list[np.ndarray]):
         rows = np.repeat(np.arange(n), p)
         cols = (np.asarray(block.codes)[:, None] * p + np.arange(p)[None, :]).ravel()
         parts.append(sparse.csr_matrix((ZT.ravel(), (rows, cols)), shape=(n, block.n_levels * p)))
+    if not parts:
+        return sparse.csr_matrix((len(design.rows), 0))
     return sparse.hstack(parts, format="csr")
 
 
@@ -267,16 +318,36 @@ class SmoothPart:
     """A smooth (or a by level) before the fit: its constructed smooth, columns and row."""
 
     label: str
-    smooth: Smooth
+    smooth: Any
     level: Any
     X: np.ndarray
     fixed_row: np.ndarray | None
 
 
+def engine_columns(parts: list[SmoothPart]) -> tuple[list[np.ndarray], np.ndarray, list[int]]:
+    """Return the smooths as the engine takes them: random blocks, fixed columns, owners.
+
+    Each part's columns ``X UD`` split into its random-effect blocks (one variance each, in
+    order) and its fixed null-space columns (``n x 0`` when no smooth has any).
+    """
+    dense, fixed, owner = [], [], []
+    for i, part in enumerate(parts):
+        XU = part.X @ part.smooth.UD
+        for block in part.smooth.blocks:
+            dense.append(XU[:, block])
+            owner.append(i)
+        fixed.append(XU[:, part.smooth.fixed])
+    n = parts[0].X.shape[0]
+    return dense, np.column_stack([np.zeros((n, 0)), *fixed]), owner
+
+
 def smooth_fit(
     design, parts: list[SmoothPart], Ts: list[np.ndarray], thetas: np.ndarray, sigma: float
 ) -> SmoothFit:
-    """gamm4's ``$gam`` from the mixed-model estimates: coefficients, ``Vp`` and edf."""
+    """gamm4's ``$gam`` from the mixed-model estimates: coefficients, ``Vp`` and edf.
+
+    ``thetas`` holds one relative scale per random block of :func:`engine_columns`.
+    """
     from scipy import linalg
 
     X = design.X.to_numpy(dtype=float)
@@ -284,9 +355,11 @@ def smooth_fit(
     p = X.shape[1]
     ZL = random_loadings(design, Ts)
     inner = np.eye(ZL.shape[1]) + (ZL.T @ ZL).toarray()
-    factor = linalg.cho_factor(inner)
+    factor = linalg.cho_factor(inner) if ZL.shape[1] else None
 
     def vinv(M: np.ndarray) -> np.ndarray:  # (I + ZL ZL')^-1 M by Woodbury
+        if factor is None:
+            return M
         return M - ZL @ linalg.cho_solve(factor, np.asarray(ZL.T @ M))
 
     B = linalg.block_diag(np.eye(p), *[part.smooth.UD for part in parts])
@@ -294,9 +367,11 @@ def smooth_fit(
     Xr = Xo @ B
     variances = sigma**2 * np.asarray(thetas, dtype=float) ** 2
     sps = [sigma**2 / v if v > 0 else BOUNDARY_SP for v in variances]
-    pen, firsts, first = np.zeros(Xo.shape[1]), [], p
-    for part, sp in zip(parts, sps, strict=True):
-        pen[first : first + part.smooth.rank] = sp
+    pen, firsts, first, j = np.zeros(Xo.shape[1]), [], p, 0
+    for part in parts:
+        for block in part.smooth.blocks:
+            pen[first + block] = sps[j]
+            j += 1
         firsts.append(first)
         first += part.X.shape[1]
     A = Xr.T @ vinv(Xr) + np.diag(pen)
@@ -306,24 +381,32 @@ def smooth_fit(
     Vp = (Vp + Vp.T) / 2.0
     XVX = Xo.T @ vinv(Xo) / sigma**2
     edf_coef = np.einsum("ij,ji->i", Vp, XVX)
-    smooths = tuple(
-        FittedSmooth(
-            label=part.label,
-            smooth=part.smooth,
-            level=part.level,
-            variance=float(v),
-            sp=float(sp),
-            edf=float(edf_coef[f : f + part.X.shape[1]].sum()),
-            first=f,
-            fixed_row=part.fixed_row,
+    Binv = linalg.block_diag(np.eye(p), *[np.linalg.inv(part.smooth.UD) for part in parts])
+    S_lambda = Binv.T @ (pen[:, None] * Binv)
+    smooths, j = [], 0
+    for part, f in zip(parts, firsts, strict=True):
+        nb = len(part.smooth.blocks)
+        smooths.append(
+            FittedSmooth(
+                label=part.label,
+                smooth=part.smooth,
+                level=part.level,
+                variance=float(variances[j]),
+                sp=float(sps[j]),
+                edf=float(edf_coef[f : f + part.X.shape[1]].sum()),
+                first=f,
+                fixed_row=part.fixed_row,
+                variances=tuple(float(v) for v in variances[j : j + nb]),
+                sps=tuple(float(v) for v in sps[j : j + nb]),
+            )
         )
-        for part, v, sp, f in zip(parts, variances, sps, firsts, strict=True)
-    )
+        j += nb
     return SmoothFit(
-        smooths=smooths,
+        smooths=tuple(smooths),
         coef=coef,
         Vp=Vp,
         edf_coef=edf_coef,
         fixed_names=tuple(str(c) for c in design.X.columns),
         XVX=XVX,
+        S_lambda=(S_lambda + S_lambda.T) / 2.0,
     )

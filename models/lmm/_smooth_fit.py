@@ -1,8 +1,10 @@
 """Fitting a linear mixed model with smooth terms, as gamm4 fits it.
 
 :func:`fit_smooth_model` builds each smooth (:func:`models.lmm._smooth.construct_smooth`; one
-per level of a ``by`` factor), hands the mixed-model engine one block of independent random
-effects per smooth and the smooths' null-space columns as fixed effects, fits by REML (or ML),
+per level of a ``by`` factor; a factor smooth by
+:func:`models.lmm._smooth_fs.construct_factor_smooth`), hands the mixed-model engine one block
+of independent random effects per smooth (three per factor smooth) and the smooths' null-space
+columns as fixed effects, fits by REML (or ML),
 and sets the model's attributes from the estimates as ``fit$mer`` and ``fit$gam`` of gamm4
 report them (:func:`models.lmm._smooth.smooth_fit`, :mod:`models.lmm._smooth_summary`).
 """
@@ -17,7 +19,14 @@ import pandas as pd
 from models._errors import FormulaError, ModelsError
 from models._version import __version__
 from models.lmm._analytic import SINGULAR_TOL
-from models.lmm._smooth import SmoothFit, SmoothPart, construct_smooth, smooth_fit
+from models.lmm._smooth import (
+    SmoothFit,
+    SmoothPart,
+    construct_smooth,
+    engine_columns,
+    smooth_fit,
+)
+from models.lmm._smooth_fs import check_levels, construct_factor_smooth
 from models.lmm._smooth_spec import (
     SmoothTerm,
     by_column,
@@ -46,6 +55,12 @@ def smooth_parts(design, used: pd.DataFrame, terms: tuple[SmoothTerm, ...]) -> l
         frame = used.loc[design.rows]
         x = frame[term.column].to_numpy(dtype=float)
         smooth_column(pd.DataFrame({term.column: x}), term)
+        if term.factor is not None:
+            groups = frame[term.factor]
+            smooth, X = construct_factor_smooth(x, groups, by_levels(groups), term)
+            check_levels(smooth, len(x))
+            parts.append(SmoothPart(term.label, smooth, None, X, None))
+            continue
         smooth, X = construct_smooth(x, term)
         if term.by is None:
             parts.append(SmoothPart(term.label, smooth, None, X, intercept))
@@ -69,8 +84,8 @@ def fit_smooth_model(
 
     The non-smooth part is the formula ``rest``; each smooth (each level of a ``by`` factor)
     adds one fixed column (its null space) and one block of ``k - 2`` independent random
-    effects. Sets the attributes listed in :class:`models.lmm.LinearMixedModel` for a smooth
-    model and returns ``model``.
+    effects; a factor smooth adds three blocks and no fixed column. Sets the attributes listed
+    in :class:`models.lmm.LinearMixedModel` for a smooth model and returns ``model``.
     """
     import time
 
@@ -81,22 +96,25 @@ def fit_smooth_model(
         smooth_column(data, term)
         if term.by is not None:
             by_column(data, term)
+        if term.factor is not None:
+            by_column(data, term, term.factor)
     spec = parse_formula(rest)
     for term in terms:
         if term.by is not None:
             check_by_main_effect(term, spec.fixed, model.formula)
-    needed = [t.column for t in terms] + [t.by for t in terms if t.by is not None]
+    needed = list(
+        dict.fromkeys([t.column for t in terms] + [g for t in terms for g in (t.by, t.factor) if g])
+    )
     used = data[data[needed].notna().all(axis=1)]
     design = build_design(spec, used)
-    if not design.random:
+    if not design.random and all(t.factor is None for t in terms):
         raise FormulaError(
             f"{model.formula!r} has no random-effects term besides the smooth; add one, "
-            "e.g. + (1 | group)"
+            'e.g. + (1 | group), or a curve per group, s(x, group, bs="fs", xt="cr")'
         )
     parts = smooth_parts(design, used, terms)
-    dense = [part.X @ part.smooth.UD[:, : part.smooth.rank] for part in parts]
-    fixed = np.column_stack([part.X @ part.smooth.UD[:, part.smooth.rank :] for part in parts])
-    inp = engine.engine_input(design, dense=dense, fixed=fixed)
+    dense, fixed, _ = engine_columns(parts)
+    inp = engine.engine_input(design, dense=dense, fixed=fixed if fixed.shape[1] else None)
     ctrl = engine.control(optimizer=model.optimizer, max_evals=model.max_evals, tol=model.tol)
     try:
         result, messages, evals = engine.fit(inp, reml=bool(model.reml), ctrl=ctrl)
@@ -163,7 +181,7 @@ def _set_smooth_attributes(
     model.bic_ = float(model.deviance_ + model.npar_ * np.log(model.n_obs_))
     model.converged_ = bool(result.converged)
     model.convergence_message_ = " | ".join([str(result.message), *messages])
-    n_smooth = len(fit.smooths)
+    n_smooth = sum(len(s.variances) for s in fit.smooths)
     model.singular_ = bool(
         any(np.any(np.diag(T) < SINGULAR_TOL) for T in Ts)
         or np.any(np.abs(theta[len(theta) - n_smooth :]) < SINGULAR_TOL)
@@ -179,12 +197,14 @@ def _set_smooth_tables(model, fit: SmoothFit, design, Ts, sigma: float) -> None:
     from models.lmm._smooth_summary import smooth_table
 
     table, corr = random_tables(design.random, Ts, sigma, residual=True)
+    labels = [name for s in fit.smooths for name in s.names]
+    variances = np.array([v for s in fit.smooths for v in s.variances])
     rows = pd.DataFrame(
         {
-            "group": ["smooth"] * len(fit.smooths),
-            "term": fit.labels,
-            "variance": [s.variance for s in fit.smooths],
-            "sd": [np.sqrt(s.variance) for s in fit.smooths],
+            "group": ["smooth"] * len(labels),
+            "term": labels,
+            "variance": variances,
+            "sd": np.sqrt(variances),
         }
     )
     table = pd.concat([table.iloc[:-1], rows, table.iloc[-1:]], ignore_index=True)
@@ -195,4 +215,4 @@ def _set_smooth_tables(model, fit: SmoothFit, design, Ts, sigma: float) -> None:
     cov = fit.Vp[:p, :p]
     model._lazy["fixed_"] = model._fixed_table(fit.coef[:p], cov, np.full(p, res_df), names)
     model._lazy["vcov_"] = pd.DataFrame(cov, index=names, columns=names)
-    model.smooth_table_ = smooth_table(fit, model.n_obs_)
+    model.smooth_table_ = smooth_table(fit, model.n_obs_, sigma2=sigma**2)

@@ -157,6 +157,7 @@ def linearity_test(
     """Test one smooth of a fitted REML ``model`` against its straight line (see module)."""
     import models.lmm.engine as engine
     from models.lmm._analytic import SINGULAR_TOL
+    from models.lmm._smooth import engine_columns
 
     if isinstance(n_sim, bool) or not isinstance(n_sim, int | np.integer) or n_sim < 100:
         raise InvalidParameterError(
@@ -177,15 +178,20 @@ def linearity_test(
         )
     fit = model.smooth_
     part = fit.component(term)
-    index = fit.smooths.index(part)
+    if part.is_factor_smooth:
+        raise InvalidParameterError(
+            f"LinearMixedModel.smooth_linearity_test tests a smooth against its straight line; "
+            f"{part.label} is a factor smooth (a curve per level of "
+            f"{part.smooth.term.factor!r}, its straight lines penalised too), which it does "
+            "not test: name another smooth"
+        )
     design = model.design_
-    parts = model._smooth_parts
-    dense = [q.X @ q.smooth.UD[:, : q.smooth.rank] for q in parts]
-    fixed = np.column_stack([q.X @ q.smooth.UD[:, q.smooth.rank :] for q in parts])
+    dense, fixed, owner = engine_columns(model._smooth_parts)
+    index = owner.index(fit.smooths.index(part))
     X = np.column_stack([design.X.to_numpy(dtype=float), fixed])
     mu = rlrt_eigenvalues(X, dense[index])
     sample = rlrt_null_sample(mu, n=X.shape[0], p=X.shape[1], n_sim=int(n_sim), seed=seed)
-    theta = abs(float(model.theta_[len(model.theta_) - len(fit.smooths) + index]))
+    theta = abs(float(model.theta_[len(model.theta_) - len(dense) + index]))
     reml_alt = float(model.loglik_)
     inp = engine.engine_input(design, dense=dense[:index] + dense[index + 1 :], fixed=fixed)
     ctrl = engine.control(optimizer=model.optimizer, max_evals=model.max_evals, tol=model.tol)

@@ -9,8 +9,12 @@ to the others by ``+``::
 regression spline ``"tp"`` (the default) or the cubic regression spline ``"cr"``; ``k`` the
 basis dimension (default 10, from 4 to 20); ``by`` a factor column (one smooth per level, each
 with its own smoothing parameter, as mgcv builds them; the factor's main effect must be in the
-formula as mgcv requires). :func:`split_smooth` takes the smooth terms out of a formula and
-leaves the rest for :func:`models.formula.parse_formula`.
+formula as mgcv requires). ``s(x, f, bs="fs", xt="cr", k=...)`` is a factor-smooth interaction:
+a cubic regression spline of ``x`` per level of the factor ``f``, shrunk to zero
+(:mod:`models.lmm._smooth_fs`); ``xt=list(bs="cr")`` says the same. Its default base, the thin
+plate spline, is refused: gamm4 fits it along null-space directions that rounding picks (see
+:data:`FS_TP_REFUSAL`). :func:`split_smooth` takes the smooth terms out of a formula and leaves
+the rest for :func:`models.formula.parse_formula`.
 """
 
 from __future__ import annotations
@@ -34,24 +38,40 @@ a random-effect block of one level, and gamm4 with it)."""
 BASES = ("tp", "cr")
 """The bases offered: mgcv's thin plate regression spline (default) and cubic regression spline."""
 
+FS_TP_REFUSAL = (
+    "gamm4 penalises each direction of a factor smooth's null space apart, and with the thin "
+    "plate base those directions are picked by rounding (reordering sleepstudy's rows moves the "
+    "REML criterion from 1762.37 to 1754.63), so the fit is not reproducible; the cubic "
+    'regression spline base is: write s(x, f, bs="fs", xt="cr")'
+)
+"""Why ``bs="fs"`` with the thin plate base (mgcv's default) is refused, and what to write."""
+
 _SMOOTH_CALL = re.compile(r"s\s*\(")
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
-_USAGE = 's(x), s(x, k=6), s(x, bs="cr") or s(x, by=group)'
+_USAGE = 's(x), s(x, k=6), s(x, bs="cr"), s(x, by=group) or s(x, group, bs="fs", xt="cr")'
+_XT_CR = re.compile(r"""(["'])cr\1|list\(\s*bs\s*=\s*(["'])cr\2\s*\)""")
 
 
 @dataclass(frozen=True)
 class SmoothTerm:
-    """One ``s(...)`` term as written: the column, basis, dimension, ``by`` factor and text."""
+    """One ``s(...)`` term as written: the column, basis, dimension, ``by`` factor and text.
+
+    ``factor`` is the factor of a factor-smooth interaction (``bs="fs"``), whose base basis is
+    ``bs``; None for any other smooth.
+    """
 
     column: str
     k: int
     text: str
     bs: str = "tp"
     by: str | None = None
+    factor: str | None = None
 
     @property
     def label(self) -> str:
-        """Label of the smooth as mgcv writes it: ``s(x)`` (a by level adds ``:`` and more)."""
+        """Label of the smooth as mgcv writes it: ``s(x)`` (by levels add more), ``s(x,f)``."""
+        if self.factor is not None:
+            return f"s({self.column},{self.factor})"
         return f"s({self.column})"
 
 
@@ -70,14 +90,11 @@ def _smooth_arguments(text: str, formula: str) -> SmoothTerm:
     if not args or not args[0] or "=" in _mask(args[0]):
         raise FormulaError(f"{text!r} in {formula!r} names no column: write {_USAGE}")
     column = _column_name(args[0], text, formula, "the smooth's covariate")
-    if any(re.fullmatch(r"bs\s*=\s*([\"'])fs\1", a) for a in args[1:]):
-        raise FormulaError(
-            f'{text!r} in {formula!r}: factor-smooth interactions (bs="fs") are not '
-            "offered: gamm4 penalises each direction of their null space apart, along "
-            "directions that rounding picks, so its fit is not reproducible; write "
-            "s(x, by=f) + f, or s(x) + (1 + x | f)"
-        )
-    k, bs, by = DEFAULT_K, "tp", None
+    factor = None
+    if len(args) > 1 and args[1] and "=" not in _mask(args[1]):
+        factor = _column_name(args[1], text, formula, "the factor of a factor smooth")
+        args = [args[0], *args[2:]]
+    k, bs, by, xt = DEFAULT_K, "tp", None, None
     for arg in args[1:]:
         name, _, value = (p.strip() for p in arg.partition("="))
         if name == "k" and re.fullmatch(r"[0-9]+", value) and MIN_K <= int(value) <= MAX_K:
@@ -89,20 +106,50 @@ def _smooth_arguments(text: str, formula: str) -> SmoothTerm:
             )
         elif name == "bs":
             bs = value.strip("\"'")
-            if bs not in BASES or value[:1] not in "\"'" or value[:1] != value[-1:]:
+            quoted = value[:1] in "\"'" and value[:1] == value[-1:]
+            if bs not in (*BASES, "fs") or not quoted:
                 raise FormulaError(
                     f'{text!r} in {formula!r}: the basis must be bs="tp" (thin plate '
-                    f'regression spline, the default) or bs="cr" (cubic regression spline); '
-                    f"got bs={value}"
+                    f'regression spline, the default), bs="cr" (cubic regression spline) or '
+                    f'bs="fs" (a factor smooth, with xt="cr"); got bs={value}'
                 )
+        elif name == "xt":
+            xt = value
         elif name == "by" and value:
             by = _column_name(value, text, formula, "the by= factor")
         else:
             raise FormulaError(
                 f"{text!r} in {formula!r}: unknown argument {arg!r}; s() takes the column, "
-                'bs="tp" or "cr", k and by'
+                'bs="tp", "cr" or "fs", k and by (a factor smooth also its factor and xt)'
             )
-    return SmoothTerm(column=column, k=k, text=text, bs=bs, by=by)
+    if bs != "fs":
+        if factor is not None or xt is not None:
+            raise FormulaError(
+                f"{text!r} in {formula!r}: a second column and xt= belong to a factor smooth, "
+                f's(x, f, bs="fs", xt="cr"); for one smooth per level write s(x, by=f) + f'
+            )
+        return SmoothTerm(column=column, k=k, text=text, bs=bs, by=by)
+    return _factor_smooth(text, formula, column, factor, k, by, xt)
+
+
+def _factor_smooth(
+    text: str, formula: str, column: str, factor: str | None, k: int, by, xt: str | None
+) -> SmoothTerm:
+    """Check a ``bs="fs"`` term: one factor, the cubic regression spline base, no ``by``."""
+    if factor is None:
+        raise FormulaError(
+            f"{text!r} in {formula!r}: a factor smooth names its covariate, then its factor: "
+            f's({column}, f, bs="fs", xt="cr")'
+        )
+    if by is not None:
+        raise FormulaError(
+            f'{text!r} in {formula!r}: a factor smooth (bs="fs") takes no by=; its factor '
+            f"{factor!r} already gives one curve per level"
+        )
+    if xt is None or not _XT_CR.fullmatch(xt):
+        got = "no xt (the thin plate base)" if xt is None else f"xt={xt}"
+        raise FormulaError(f"{text!r} in {formula!r}: {FS_TP_REFUSAL}; got {got}")
+    return SmoothTerm(column=column, k=k, text=text, bs="cr", factor=factor)
 
 
 def split_smooth(formula: str) -> tuple[str, tuple[SmoothTerm, ...]]:
@@ -111,8 +158,9 @@ def split_smooth(formula: str) -> tuple[str, tuple[SmoothTerm, ...]]:
     Raises
     ------
     FormulaError
-        For a malformed ``s(...)``, a basis other than ``"tp"`` or ``"cr"``, a ``k`` outside 3
-        to 20, a smooth that is not a term of its own, or the same smooth twice.
+        For a malformed ``s(...)``, a basis other than ``"tp"``, ``"cr"`` or ``"fs"`` (the
+        latter with ``xt="cr"``), a ``k`` outside 4 to 20, a smooth that is not a term of its
+        own, or the same smooth twice.
     """
     if not _SMOOTH_CALL.search(_mask(formula)):
         return formula, ()
@@ -135,13 +183,14 @@ def split_smooth(formula: str) -> tuple[str, tuple[SmoothTerm, ...]]:
             kept.append(text)
     if not smooths:
         return formula, ()
-    seen: dict[tuple[str, str | None], str] = {}
+    seen: dict[tuple[str, str | None, str | None], str] = {}
     for term in smooths:
-        key = (term.column, term.by)
+        key = (term.column, term.by, term.factor)
         if key in seen:
             raise FormulaError(
                 f"{formula!r} has two smooths of {term.column!r}"
                 + (f" by {term.by!r}" if term.by else "")
+                + (f" and {term.factor!r}" if term.factor else "")
                 + f" ({seen[key]} and {term.text}); write each smooth once"
             )
         seen[key] = term.text
@@ -192,17 +241,19 @@ def smooth_column(data: pd.DataFrame, term: SmoothTerm) -> None:
         )
 
 
-def by_column(data: pd.DataFrame, term: SmoothTerm) -> None:
-    """Refuse a ``by`` column that is missing or numeric (a by factor must be a factor)."""
-    if term.by not in data.columns:
-        raise FormulaError(
-            f"the smooth {term.text!r} names a by= column {term.by!r} not in the data"
-        )
-    col = data[term.by]
+def by_column(data: pd.DataFrame, term: SmoothTerm, column: str | None = None) -> None:
+    """Refuse a ``by`` column (or a factor smooth's factor) that is missing or numeric."""
+    column = term.by if column is None else column
+    what = "by= column" if column == term.by else "factor"
+    if column not in data.columns:
+        raise FormulaError(f"the smooth {term.text!r} names a {what} {column!r} not in the data")
+    col = data[column]
     if pd.api.types.is_numeric_dtype(col) and not isinstance(col.dtype, pd.CategoricalDtype):
         raise InvalidParameterError(
-            f"the smooth {term.text!r}: by= must name a factor (a text or categorical column); "
-            f"{term.by!r} is {col.dtype} (numeric by= variables are not supported)"
+            f"the smooth {term.text!r}: "
+            + ("by= must name" if what == "by= column" else "the second column must be")
+            + f" a factor (a text or categorical column); {column!r} is {col.dtype}"
+            + (" (numeric by= variables are not supported)" if what == "by= column" else "")
         )
 
 

@@ -132,11 +132,20 @@ def wood_test(
     return d, d1, float(min(1.0, pval)), float(rank)
 
 
-def smooth_table(fit, n_obs: int) -> pd.DataFrame:
-    """``summary(gam)$s.table``: ``term, edf, ref_df, F, p_value``, one row per smooth."""
+def smooth_table(fit, n_obs: int, *, sigma2: float) -> pd.DataFrame:
+    """``summary(gam)$s.table``: ``term, edf, ref_df, F, p_value``, one row per smooth.
+
+    A factor smooth is tested as a random effect (:func:`models.lmm._smooth_fs.random_effect_test`).
+    """
+    from models.lmm._smooth_fs import random_effect_test
+
     res_df = n_obs - float(np.sum(fit.edf_coef))
     rows = []
     for part in fit.smooths:
+        if part.is_factor_smooth:
+            stat, ref_df, pval = random_effect_test(fit, part, sigma2=sigma2, res_df=res_df)
+            rows.append((part.label, part.edf, ref_df, stat / ref_df, pval))
+            continue
         cols = part.columns
         coef = fit.coef[cols]
         d, _, pval, ref_df = wood_test(
@@ -146,22 +155,30 @@ def smooth_table(fit, n_obs: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["term", "edf", "ref_df", "F", "p_value"])
 
 
-def smooth_predict(model, data: pd.DataFrame | None) -> pd.Series:
-    """Population-level prediction: the parametric part plus the smooths (``predict(fit$gam)``)."""
+def smooth_predict(
+    model, data: pd.DataFrame | None, *, population: bool = False, allow_new_levels: bool = True
+) -> pd.Series:
+    """Prediction of ``predict(fit$gam)``: the parametric part plus the smooths.
+
+    A factor smooth adds each row's curve of its level (none for a level not seen in the fit,
+    or an error when ``allow_new_levels`` is False); ``population=True`` leaves factor smooths
+    out (``predict(fit$gam, exclude=...)``).
+    """
     fit = model.smooth_
     p = len(fit.fixed_names)
     if data is None:
         X = model.design_.X.to_numpy(dtype=float)
-        eta = X @ fit.coef[:p] + _smooth_part(fit, model._smooth_data)
+        eta = X @ fit.coef[:p] + _smooth_part(fit, model._smooth_data, population)
         return pd.Series(eta, index=model.design_.rows, name="predicted")
     if not isinstance(data, pd.DataFrame):
         raise InvalidParameterError(
             "the `data` parameter of LinearMixedModel.predict must be a pandas DataFrame or "
             f"None; got {type(data).__name__}"
         )
-    for part in fit.smooths:
+    used = [part for part in fit.smooths if not (population and part.is_factor_smooth)]
+    for part in used:
         term = part.smooth.term
-        for column in (term.column, term.by):
+        for column in (term.column, term.by, term.factor):
             if column is not None and column not in data.columns:
                 raise FormulaError(
                     f"LinearMixedModel.predict: the smooth {term.text} needs the column "
@@ -173,23 +190,42 @@ def smooth_predict(model, data: pd.DataFrame | None) -> pd.Series:
                 f"LinearMixedModel.predict: the smooth {term.text} needs a numeric column; "
                 f"{term.column!r} is {col.dtype}"
             )
+        if part.is_factor_smooth and not allow_new_levels:
+            _check_seen(part, data[term.factor])
     new = model.design_.transform(data, random=False)
     frame = data.loc[new.rows]
     ok = np.ones(len(frame), dtype=bool)
-    for part in fit.smooths:
+    for part in used:
         ok &= np.isfinite(frame[part.smooth.term.column].to_numpy(dtype=float))
-    eta = new.X.to_numpy(dtype=float)[ok] @ fit.coef[:p] + _smooth_part(fit, frame[ok])
+        if part.is_factor_smooth:
+            ok &= frame[part.smooth.term.factor].notna().to_numpy()
+    eta = new.X.to_numpy(dtype=float)[ok] @ fit.coef[:p] + _smooth_part(fit, frame[ok], population)
     out = pd.Series(np.nan, index=data.index, name="predicted")
     out.loc[new.rows[ok]] = eta
     return out
 
 
-def _smooth_part(fit, frame: pd.DataFrame) -> np.ndarray:
+def _check_seen(part, values: pd.Series) -> None:
+    """Refuse levels of a factor smooth's factor that the fit did not see."""
+    seen = set(part.smooth.levels)
+    unseen = sorted({str(v) for v in values.dropna() if v not in seen})
+    if unseen:
+        raise InvalidParameterError(
+            f"LinearMixedModel.predict: levels not seen in the fit for "
+            f"{part.smooth.term.factor!r} (the factor smooth {part.label}): {unseen}; pass "
+            "allow_new_levels=True to predict them at the population curve"
+        )
+
+
+def _smooth_part(fit, frame: pd.DataFrame, population: bool) -> np.ndarray:
     """Return the smooths' sum at the rows of ``frame`` (each at its by level, zero elsewhere)."""
     total = np.zeros(len(frame))
     for part in fit.smooths:
+        if population and part.is_factor_smooth:
+            continue
         term = part.smooth.term
         x = frame[term.column].to_numpy(dtype=float)
-        by = None if term.by is None else frame[term.by].to_numpy(dtype=object)
+        group = term.factor if part.is_factor_smooth else term.by
+        by = None if group is None else frame[group].to_numpy(dtype=object)
         total += part.design(x, by) @ fit.coef[part.columns]
     return total

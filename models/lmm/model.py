@@ -193,16 +193,23 @@ class LinearMixedModel(_Predictions, _Summaries):
         ``k`` from 4 to 20 (default 10), any number of them, and ``s(x, by=f)`` for a text or
         categorical ``f`` whose main effect is in the formula (one smooth per level). Each
         smooth (each level) is its own random-effect block with its own variance and a fixed
-        null-space column. ``smooth_.smooths`` holds one
+        null-space column. ``s(x, f, bs="fs", xt="cr")`` is a factor smooth, a cubic
+        regression spline per level of ``f`` shrunk to zero, as gamm4 fits it: three
+        variances shared by all levels (the wiggly part and each of two null-space
+        directions; :mod:`models.lmm._smooth_fs`), no fixed column, and no other random
+        effect needed; mgcv's default thin plate base for it is refused (its null-space
+        directions are rounding noise in gamm4). ``smooth_.smooths`` holds one
         :class:`~models.lmm._smooth.FittedSmooth` per smooth (label as mgcv writes it, e.g.
         ``s(x)`` or ``s(x):fa``; variance, smoothing parameter, edf), ``coef``, ``Vp`` and
         ``edf_coef`` are ``fit$gam``'s, and ``curve(x, term=...)`` is one smooth's curve with
         pointwise intervals. None for a model without smooths. For such a fit ``fixed_`` is
         ``summary(fit$gam)$p.table`` (the parametric coefficients, the smooths' linear parts
         not among them; ``t`` tests on ``n - sum(edf)`` df), ``vcov_`` their block of ``Vp``,
-        ``random_`` has one ``smooth`` row per smooth, ``fitted_``/``residuals_`` are
-        conditional on all random effects (the smooths' included), ``npar_``/``aic_``/``bic_``
-        are ``fit$mer``'s and ``predict`` is population-level (``predict(fit$gam, newdata)``).
+        ``random_`` has one ``smooth`` row per smooth (a factor smooth ``s(x,f)`` three,
+        ``s(x,f)1`` to ``s(x,f)3`` as mgcv names their smoothing parameters),
+        ``fitted_``/``residuals_`` are conditional on all random effects (the smooths'
+        included), ``npar_``/``aic_``/``bic_`` are ``fit$mer``'s and ``predict`` is
+        ``predict(fit$gam, newdata)``: population-level but for the factor smooths' curves.
         ``ranef_``, ``icc``, ``refit``, ``simulate`` and ``lrt`` raise InvalidParameterError
         naming what the model offers. :meth:`smooth_linearity_test` tests a smooth against
         its straight line (its variance against zero: restricted likelihood ratio, exact
@@ -210,7 +217,8 @@ class LinearMixedModel(_Predictions, _Summaries):
     smooth_table_ : pandas.DataFrame
         Only for a model with smooth terms: ``term, edf, ref_df, F, p_value``, one row per
         smooth, as ``summary(fit$gam)$s.table`` (Wood's 2013 test;
-        :mod:`models.lmm._smooth_summary`).
+        :mod:`models.lmm._smooth_summary`; a factor smooth's row is mgcv's test of it as a
+        random effect).
 
     Notes
     -----

@@ -93,10 +93,12 @@ class OrdinalSmooth:
 
 def check_terms(terms: tuple[SmoothTerm, ...], formula: str) -> SmoothTerm:
     """Return the one smooth term an ordinal model accepts, or raise naming what is not."""
-    if len(terms) != 1 or terms[0].by is not None:
+    odd = bool(terms) and (terms[0].by is not None or terms[0].factor is not None)
+    if len(terms) != 1 or odd:
         raise FormulaError(
             f"{_WHERE}: {formula!r} holds {len(terms)} smooth term(s)"
             + (" with a by factor" if terms and terms[0].by is not None else "")
+            + (" with a factor smooth" if terms and terms[0].factor is not None else "")
             + "; the ordinal mixed model takes one smooth s(x) (thin plate or bs='cr') "
             "without by"
         )

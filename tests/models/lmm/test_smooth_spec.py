@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -40,10 +41,8 @@ def test_malformed_terms_are_refused():
         split_smooth('Reaction ~ s(Days, bs="cr", k=4) + s(Days, k=5) + (1 | Subject)')
     with pytest.raises(FormulaError, match="two smooths of 'age' by 'Sex'"):
         split_smooth("d ~ Sex + s(age, by=Sex) + s(age, by=Sex, k=4) + (1 | Subject)")
-    with pytest.raises(FormulaError, match='must be bs="tp" .* or bs="cr" .*; got bs="ps"'):
+    with pytest.raises(FormulaError, match='must be bs="tp" .*, bs="cr" .*; got bs="ps"'):
         split_smooth('Reaction ~ s(Days, bs="ps") + (1 | Subject)')
-    with pytest.raises(FormulaError, match='bs="fs"\\) are not offered: .* s\\(x, by=f\\) \\+ f'):
-        split_smooth('Reaction ~ s(Days, Subject, bs="fs") + (1 | Subject)')
     with pytest.raises(FormulaError, match="k must be a whole number from 4 to 20"):
         split_smooth("Reaction ~ s(Days, k=3) + (1 | Subject)")
     with pytest.raises(FormulaError, match="unknown argument"):
@@ -82,3 +81,46 @@ def test_by_levels_follow_r():
     assert by_levels(pd.Series(["b", "a", None, "b"])) == ["a", "b"]
     cat = pd.Series(pd.Categorical(["lo", "hi"], categories=["mid", "lo", "hi"]))
     assert by_levels(cat) == ["lo", "hi"]
+
+
+def test_factor_smooth_terms():
+    rest, terms = split_smooth(
+        "Reaction ~ s(Days, bs='cr', k=5) + s(Days, Subject, bs='fs', xt='cr', k=6)"
+    )
+    assert rest == "Reaction ~ 1"
+    assert terms[1] == SmoothTerm(
+        "Days", 6, "s(Days, Subject, bs='fs', xt='cr', k=6)", bs="cr", factor="Subject"
+    )
+    assert [t.label for t in terms] == ["s(Days)", "s(Days,Subject)"]
+    listed = split_smooth('y ~ s(x, g, bs = "fs", xt = list(bs = "cr")) + (1 | h)')[1][0]
+    assert (listed.factor, listed.bs, listed.k) == ("g", "cr", 10)
+
+
+def test_factor_smooth_refusals():
+    # the thin plate base (mgcv's default) is refused, naming the cubic regression spline
+    for text in ('s(Days, Subject, bs="fs")', 's(Days, Subject, bs="fs", xt="tp")'):
+        with pytest.raises(FormulaError, match=r"picked by rounding .* xt=\"cr\"\)"):
+            split_smooth(f"Reaction ~ {text}")
+    with pytest.raises(FormulaError, match="names its covariate, then its factor"):
+        split_smooth('Reaction ~ s(Days, bs="fs", xt="cr")')
+    with pytest.raises(FormulaError, match="takes no by="):
+        split_smooth('Reaction ~ s(Days, Subject, bs="fs", xt="cr", by=g)')
+    with pytest.raises(FormulaError, match="belong to a factor smooth"):
+        split_smooth("Reaction ~ s(Days, Subject) + (1 | Subject)")
+    with pytest.raises(FormulaError, match="belong to a factor smooth"):
+        split_smooth('Reaction ~ s(Days, xt="cr") + (1 | Subject)')
+    with pytest.raises(FormulaError, match="two smooths of 'Days' and 'Subject'"):
+        split_smooth(
+            'Reaction ~ s(Days, Subject, bs="fs", xt="cr") '
+            '+ s(Days, Subject, bs="fs", xt="cr", k=4)'
+        )
+    d = _sleep()
+    with pytest.raises(InvalidParameterError, match="the second column must be a factor .* 'Days'"):
+        LinearMixedModel('Reaction ~ s(Days, Days, bs="fs", xt="cr")').fit(d)
+    with pytest.raises(FormulaError, match="names a factor 'Subj' not in the data"):
+        LinearMixedModel('Reaction ~ s(Days, Subj, bs="fs", xt="cr")').fit(d)
+    # 18 subjects times k - 2 = 3 penalised columns: 54 random effects for 54 rows
+    few = d[d["Days"] < 3].assign(Subject=lambda f: f["Subject"].astype(str))
+    few = few.assign(Days=few["Days"] + (np.arange(len(few)) % 7) / 10)
+    with pytest.raises(InvalidParameterError, match="not fewer than the 54 observations; reduce k"):
+        LinearMixedModel('Reaction ~ s(Days, Subject, bs="fs", xt="cr", k=5)').fit(few)
