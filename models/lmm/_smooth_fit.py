@@ -167,6 +167,9 @@ def _set_smooth_attributes(
     model.engine_result_ = result
     model.n_obs_ = int(len(design.rows))
     model.groups_ = {b.group: int(b.n_levels) for b in design.random}
+    for part in fit.smooths:  # a factor smooth's factor groups its random effects
+        if part.is_factor_smooth:
+            model.groups_.setdefault(part.smooth.term.factor, len(part.smooth.levels))
     model.theta_ = theta
     model.sigma_ = float(result.sigma)
     model.beta_ = pd.Series(

@@ -87,3 +87,35 @@ def test_fit_with_a_bad_smooth_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and 'bs="tp"' in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_fit_with_a_factor_smooth_records_its_row(tmp_path, capsys):
+    # gamm4 0.2-6 on the simulated study of tests/models/reference/gamm4_fs.R, to the
+    # tolerances of tests/models/lmm/test_smooth_fs.py
+    ref = json.loads((ROOT / "tests/models/reference/gamm4_fs.json").read_text())
+    case = next(c for c in ref["cases"] if c["name"] == "fs_simulated")
+    out = tmp_path / "fit.json"
+    args = ["fit", str(ROOT / "tests/data" / case["data"]), "--formula", case["formula"]]
+    assert main([*args, "--engine", "lmm", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    fit = json.loads(out.read_text())
+    assert fit["reml_criterion"] == pytest.approx(case["reml_criterion"], rel=1e-6)
+    table = case["s_table"]
+    assert [row["term"] for row in fit["smooths"]] == table["term"] == ["s(time)", "s(time,id)"]
+    for i, row in enumerate(fit["smooths"]):
+        assert row["edf"] == pytest.approx(table["edf"][i], rel=1e-3)
+        assert row["ref_df"] == pytest.approx(table["ref_df"][i], rel=1e-3)
+        assert row["F"] == pytest.approx(table["F"][i], rel=1e-3)
+        assert row["p_value"] == pytest.approx(table["p_value"][i], abs=2e-5)
+    # the factor smooth is not tested against a straight line; the population smooth is
+    assert fit["smooths"][1]["linearity_statistic"] is None
+    assert fit["smooths"][1]["linearity_p_value"] is None
+    assert fit["smooths"][0]["linearity_statistic"] is not None
+    smooth_rows = [r for r in fit["random"] if r["group"] == "smooth"]
+    assert [r["term"] for r in smooth_rows] == ["s(time)"] + [f"s(time,id){i}" for i in (1, 2, 3)]
+    variances = [case["fs"]["variance_wiggly"], *case["fs"]["variance_null"]]
+    for r, v in zip(smooth_rows[1:], variances, strict=True):
+        assert r["sd"] == pytest.approx(v**0.5, rel=1e-4)
+    lines = printed.splitlines()
+    at = lines.index("Approximate significance of smooth terms:")
+    assert lines[at + 3].split()[0] == "s(time,id)"
