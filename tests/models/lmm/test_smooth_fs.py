@@ -4,7 +4,8 @@ Reference: tests/models/reference/gamm4_fs.R (mgcv 1.8-41, gamm4 0.2-6, lme4 1.1
 converged tightly). Cases: the subjects' curves alone on sleepstudy; with a population smooth
 on sleepstudy (xt as a list) and on ChickWeight (with a random intercept of Diet besides);
 on a simulated study whose subjects differ little (a p-value away from 0); with a parametric
-factor on BodyWeight. gamm4 orders the two null-space variances by rounding; the reference
+factor on BodyWeight; and the restricted likelihood-ratio statistic of the simulated study's
+population smooth (gamm4 with and without its random effect). gamm4 orders the two null-space variances by rounding; the reference
 stores each with the direction it belongs to. Tolerances: the REML criterion to 1e-6
 relative; variance components, fixed effects, curves and predictions to 1e-4 relative (the
 curves' SE to 1e-3); edf, the test statistic and F to 1e-3; p-values to 2e-5 (the accuracy of
@@ -143,6 +144,12 @@ def test_smooth_table_tests_the_factor_smooth_as_a_random_effect(fits, name):
     assert st["ref_df"][i] == re_test["rank_above_1e10"] + len(noisy)
     if not noisy:
         assert row["F"] == pytest.approx(st["F"][i], rel=1e-3)
+
+
+def test_linearity_of_a_population_smooth_beside_a_factor_smooth(fits):
+    ref = REF["linearity"]
+    test = fits[ref["case"]].smooth_linearity_test(ref["term"], n_sim=100, seed=1)
+    assert test.statistic == pytest.approx(ref["statistic"], rel=1e-6)
 
 
 def test_what_a_factor_smooth_does_not_offer(fits):

@@ -176,5 +176,7 @@ def test_smooth_formula_errors():
     d = pd.read_csv(REF / "ocat_smooth_sim.csv")
     with pytest.raises(FormulaError, match="one smooth"):
         OrdinalMixedModel("y ~ s(week) + s(trait) + (1 | id)").fit(d)
+    with pytest.raises(FormulaError, match="with a factor smooth; .* one smooth s\\(x\\)"):
+        OrdinalMixedModel("y ~ s(week, id, bs='fs', xt='cr') + (1 | id)").fit(d)
     with pytest.raises(FormulaError, match="quadrature"):
         OrdinalMixedModel("y ~ s(week) + (1 | id)", n_agq=5).fit(d)

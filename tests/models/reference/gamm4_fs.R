@@ -17,7 +17,8 @@
 # Ref.df counts rounding noise ("rank_above_1e10" counts the others).
 # The optimizer is converged far more tightly than lme4's default, as in gamm4_smooth.R.
 #
-# The simulated study is written to tests/data/sim_fs_curves.csv.
+# The simulated study is written to tests/data/sim_fs_curves.csv; "linearity" holds the
+# restricted likelihood-ratio statistic of its population smooth beside the fs smooth.
 # Evidence kept in "stability": the REML criterion of the fs fit on the rows as read and on
 # the rows reversed and shuffled (seeds 1 and 2), with the cubic regression spline base and
 # with mgcv's default thin plate base; only the former is the same fit each time.
@@ -205,6 +206,17 @@ cases <- list(
   one_case("fs_bodyweight", bw, "weight ~ Diet + s(Time, Rat, bs = \"fs\", xt = \"cr\", k = 5)",
            NULL, "weight ~ Diet + s(Time, Rat, bs=\"fs\", xt=\"cr\", k=5)", c("Rat", "Diet"))
 )
+# the restricted likelihood-ratio statistic of s(time) in the simulated study: the fit against
+# the same model without s(time)'s random effect (its linear column, as gamm4 builds it, kept)
+lin_d <- transform(read.csv(file.path(data_dir, "sim_fs_curves.csv")), id = factor(id))
+lin_fit <- gamm4(y ~ s(time, bs = "cr", k = 5) + s(time, id, bs = "fs", xt = "cr", k = 4),
+                 data = lin_d, REML = TRUE, control = ctrl)
+lin_d$linear <- getME(lin_fit$mer, "X")[, 2]
+lin_null <- gamm4(y ~ linear + s(time, id, bs = "fs", xt = "cr", k = 4), data = lin_d,
+                  REML = TRUE, control = ctrl)
+linearity <- list(case = "fs_simulated", term = "s(time)",
+                  statistic = num(REMLcrit(lin_null$mer) - REMLcrit(lin_fit$mer)))
+
 evidence <- list(
   stability(ss, "Reaction", "Days", "Subject", "cr", 5),
   stability(ss, "Reaction", "Days", "Subject", "tp", 5),
@@ -216,6 +228,7 @@ out <- list(
                   gamm4 = as.character(packageVersion("gamm4")),
                   lme4 = as.character(packageVersion("lme4"))),
   cases = cases,
+  linearity = linearity,
   stability = evidence
 )
 writeLines(toJSON(out, digits = NA, auto_unbox = TRUE, pretty = TRUE, null = "null"),
