@@ -5,11 +5,11 @@ converged tightly). Cases: the subjects' curves alone on sleepstudy; with a popu
 on sleepstudy (xt as a list) and on ChickWeight (with a random intercept of Diet besides);
 on a simulated study whose subjects differ little (a p-value away from 0); with a parametric
 factor on BodyWeight; and the restricted likelihood-ratio statistic of the simulated study's
-population smooth (gamm4 with and without its random effect). gamm4 orders the two null-space variances by rounding; the reference
-stores each with the direction it belongs to. Tolerances: the REML criterion to 1e-6
-relative; variance components, fixed effects, curves and predictions to 1e-4 relative (the
-curves' SE to 1e-3); edf, the test statistic and F to 1e-3; p-values to 2e-5 (the accuracy of
-Davies' algorithm in R).
+population smooth (gamm4 with and without its random effect). gamm4 orders the two
+null-space variances by rounding; the reference stores each with the direction it belongs
+to. Tolerances: the REML criterion to 1e-6 relative; variance components, fixed effects,
+curves and predictions to 1e-4 relative (the curves' SE to 1e-3); edf, the test statistic
+and F to 1e-3; p-values to 2e-5 (the accuracy of Davies' algorithm in R).
 """
 
 from __future__ import annotations
