@@ -14,7 +14,9 @@ has its own block and variance; a smooth ``by`` a factor is one such smooth per 
 columns the smooth's times the level's indicator (the constraint is the one of the whole
 smooth, as mgcv keeps it). The model is then fitted by REML alongside its other random effects
 (:mod:`models.lmm._smooth_fit`), and the coefficients, their Bayesian covariance, effective
-degrees of freedom and curves follow ``gamm4``'s ``$gam`` (:class:`SmoothFit`).
+degrees of freedom and curves follow ``gamm4``'s ``$gam`` (:class:`SmoothFit`). A factor smooth
+(:mod:`models.lmm._smooth_fs`) has three blocks and no fixed column; :func:`engine_columns`
+reads any smooth's blocks and fixed columns.
 """
 
 from __future__ import annotations
