@@ -31,7 +31,7 @@ from longitudinal._errors import InvalidParameterError
 from longitudinal.narrate.gates import FAILED, fit_problem
 from longitudinal.narrate.sentences import describe_r2  # written on the narration floor
 from longitudinal.predict.predictors import EmpathyData
-from models import CentringWarning
+from models import CentringWarning, ModelsError
 
 __all__ = ["R2_TABLE_COLUMNS", "describe_r2", "empathy_r2"]
 
@@ -169,12 +169,18 @@ def _two_level(data: EmpathyData, lmm: Any, status: str) -> pd.DataFrame:
         )
         return pd.DataFrame([("two-level", "", "", np.nan, "", "", status, why)], columns=columns)
     frame, terms, split = _split_frame(data, fixed)
-    model, formula = _fit_two_level(data, frame, terms, split, person)
+    labels = _labels(data, split)
+    try:
+        model, formula = _fit_two_level(data, frame, terms, split, person)
+    except ModelsError as err:  # e.g. the person means of the split predictors are collinear
+        why = f"the two-level model could not be fitted ({str(err).rstrip('.')})"
+        return pd.DataFrame(
+            [("two-level", "", "", np.nan, labels, "", status, why)], columns=columns
+        )
     result = _r2(model)
     problem = fit_problem(model)
     if status == "ok" and problem is not None:
         status = f"{FAILED}: {problem}"
-    labels = _labels(data, split)
     note = _reason(result, [data.id_col])
     rows = [
         ("two-level", part, name, value, labels, formula, status, note)

@@ -205,3 +205,20 @@ def test_data_must_be_empathy_data(orthodont):
     d, fits = orthodont
     with pytest.raises(InvalidParameterError, match="must be an EmpathyData"):
         empathy_r2(d, lmm=fits["orthodont_centred"])
+
+
+def test_a_two_level_model_that_cannot_be_fitted_is_said(orthodont):
+    """x varies within and between persons, and its person mean is z, already a predictor:
+    split, the two parts' between part repeats z, and the two-level model is rank deficient."""
+    d, _ = orthodont
+    z = d["Subject"].map({s: i % 5 - 2.0 for i, s in enumerate(sorted(d["Subject"].unique()))})
+    d = d.assign(z=z, x=z + d["age_w"])
+    lmm = LinearMixedModel("distance ~ z + x + (1 | Subject)").fit(d)
+    data = _data(d, id_col="Subject", response_col="distance", predictors=["z", "x"])
+    table = empathy_r2(data, lmm=lmm)
+    two = table[table["model"] == "two-level"]
+    assert len(two) == 1 and two["note"].iloc[0].startswith("the two-level model could not be")
+    assert "rank" in two["note"].iloc[0]
+    text = describe_r2(table)
+    assert "No within/between split (Rights & Sterba) is given from the two-level model" in text
+    assert text.endswith(f"because {two['note'].iloc[0]}.")
