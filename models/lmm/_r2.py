@@ -156,9 +156,7 @@ def classify(x: np.ndarray, codes: np.ndarray, n_levels: int, *, tol: float = 1e
     return out
 
 
-def cluster_levels(
-    data: pd.DataFrame, *, columns: Sequence[str], cluster: str
-) -> dict[str, str]:
+def cluster_levels(data: pd.DataFrame, *, columns: Sequence[str], cluster: str) -> dict[str, str]:
     """Say of each numeric column whether it varies within clusters, between them, or both.
 
     The classification :meth:`LinearMixedModel.r2` makes of its predictors before it splits
