@@ -44,7 +44,10 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
             "--emmeans SPEC the key emmeans (marginal means and their contrasts), whose tables "
             "go to emmeans.csv and contrasts.csv beside --out; with --engine clmm the same "
             "on the latent scale (Nakagawa's latent R-squared; emmeans' latent means, z "
-            "intervals). "
+            "intervals); with --engine bayes --emmeans SPEC gives the posterior marginal means "
+            "and their contrasts, computed draw by draw (posterior mean, SD, highest-density "
+            "interval, probability above 0; the ordinal family on the latent scale), in the "
+            "same key and files. "
             "The lmm formula may hold smooth terms as gamm4 fits them (s(x) thin plate, "
             "s(x, bs='cr', k=6), s(x, by=f) with f a text column and + f in the formula, "
             "s(x, f, bs='fs', xt='cr') a curve per level of f); "
@@ -123,22 +126,22 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--emmeans",
         metavar="SPEC",
         help=(
-            "lmm, clmm: estimated marginal means of SPEC ('Diet', 'Diet | Time', 'A + B | C'), "
-            "added as 'emmeans' to the record and written to emmeans.csv and contrasts.csv "
-            "beside it"
+            "lmm, clmm, bayes: estimated marginal means of SPEC ('Diet', 'Diet | Time', "
+            "'A + B | C'), added as 'emmeans' to the record and written to emmeans.csv and "
+            "contrasts.csv beside it (bayes: posterior means, SDs and HDIs)"
         ),
     )
     parser.add_argument(
         "--contrasts",
         choices=["pairwise", "trt.vs.ctrl", "consec", "poly"],
-        help="lmm, clmm with --emmeans: contrasts of the means (pairwise)",
+        help="lmm, clmm, bayes with --emmeans: contrasts of the means (pairwise)",
     )
     parser.add_argument(
         "--adjust",
         choices=["tukey", "dunnettx", "holm", "bonferroni", "none"],
         help=(
             "lmm, clmm with --emmeans: multiplicity adjustment (pairwise: tukey, trt.vs.ctrl: "
-            "dunnettx, consec: holm, poly: none)"
+            "dunnettx, consec: holm, poly: none); bayes has none: each interval is its own"
         ),
     )
     parser.add_argument("--ci-level", type=float, default=0.95, help="interval level (0.95)")
@@ -152,7 +155,7 @@ if TYPE_CHECKING:  # loaded when the command runs, after its arguments are parse
 _ENGINE_OPTIONS = {
     "lmm": {"ml", "r2", "emmeans", "contrasts", "adjust"},
     "clmm": {"link", "threshold", "n_agq", "r2", "emmeans", "contrasts", "adjust"},
-    "bayes": {"link", "draws", "tune", "chains", "sampler", "seed"},
+    "bayes": {"link", "draws", "tune", "chains", "sampler", "seed", "emmeans", "contrasts"},
 }
 _ALL_ENGINE_OPTIONS = set().union(*_ENGINE_OPTIONS.values())
 

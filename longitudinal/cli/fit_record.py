@@ -190,14 +190,15 @@ def post_hoc(
     adjust: str | None,
     ci_level: float,
 ) -> tuple[dict[str, Any], list[pd.DataFrame]]:
-    """Return the record's ``r2`` and ``emmeans`` entries of a linear or ordinal mixed model.
+    """Return the record's ``r2`` and ``emmeans`` entries of a fitted mixed model.
 
     Returns
     -------
     tuple
         The keys to add (``r2``: ``MixedR2.to_dict()``; ``emmeans``: ``specs, by, ddf,
-        means, contrasts`` with ``contrasts`` holding ``method, adjust, rows``) and the frames
-        of emmeans.csv and contrasts.csv (none without ``emmeans``).
+        means, contrasts`` with ``contrasts`` holding ``method, adjust, rows``; a Bayesian
+        model's has ``ddf`` and ``adjust`` null and adds ``mode`` and ``interval``) and the
+        frames of emmeans.csv and contrasts.csv (none without ``emmeans``).
     """
     extra: dict[str, Any] = {}
     frames: list[pd.DataFrame] = []
@@ -206,16 +207,22 @@ def post_hoc(
     if emmeans:
         specs, by = parse_emmeans_spec(emmeans)
         means = model.emmeans(specs, by=by or None, ci_level=ci_level)
-        con = means.contrasts(method=method, adjust=adjust)
+        bayes = not hasattr(means, "ddf")  # posterior means: draw by draw, no adjustment
+        con = (
+            means.contrasts(method=method)
+            if bayes
+            else means.contrasts(method=method, adjust=adjust)
+        )
         frames = [means.to_frame(), con.to_frame()]
         extra["emmeans"] = {
             "specs": specs,
             "by": by,
-            "ddf": means.ddf,
+            "ddf": None if bayes else means.ddf,
+            **({"mode": means.mode, "interval": "hdi"} if bayes else {}),
             "means": json_safe(frames[0].to_dict(orient="records")),
             "contrasts": {
                 "method": con.method,
-                "adjust": con.adjust,
+                "adjust": None if bayes else con.adjust,
                 "rows": json_safe(frames[1].to_dict(orient="records")),
             },
         }

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from longitudinal._wording import count_noun, with_article
-from longitudinal.manuscript._wave_means import wave_means_table
+from longitudinal.manuscript._wave_means import wave_contrasts_table, wave_means_table
 from longitudinal.manuscript.table import ApaTable
 from longitudinal.narrate.gates import FAILED, is_failed
 from longitudinal.narrate.markup import GroupRow, literal
@@ -657,7 +657,7 @@ def apa_tables(
         ``sample``, ``demographics``, ``ratings_summary``, ``exclusion_counts``,
         ``descriptives``, ``traits``, ``reliability``, ``rm_anova``, ``friedman``,
         ``change_models``, ``pairwise``, ``effect_sizes``, ``change_wave_means``,
-        ``growth_fixed``,
+        ``change_wave_contrasts``, ``growth_fixed``,
         ``growth_random``, ``empathy_effects``, ``empathy_variance``,
         ``multilevel_reliability``. A table that is absent
         or empty leaves its APA table out.
@@ -683,7 +683,8 @@ def apa_tables(
     -------
     list of ApaTable
         Numbered in order: sample characteristics, descriptives per wave, RM-ANOVA and
-        Friedman, pairwise changes, observed and model-based wave means, growth models,
+        Friedman, pairwise changes, observed and model-based wave means, the contrasts
+        between the model-based means, growth models,
         empathy predictors, variance components, reliability, multilevel reliability.
 
     See Also
@@ -698,6 +699,7 @@ def apa_tables(
         lambda k: anova_table(tables, labels=labels, waves=waves, number=k),
         lambda k: pairwise_table(tables, labels=labels, waves=waves, ci_level=ci_level, number=k),
         lambda k: wave_means_table(tables, labels=labels, ci_level=ci_level, number=k),
+        lambda k: wave_contrasts_table(tables, labels=labels, ci_level=ci_level, number=k),
         lambda k: growth_table(
             tables, labels=labels, ci_level=ci_level, time_unit=time_unit, number=k
         ),  # fmt: skip

@@ -397,8 +397,23 @@ def _int(value: Any) -> str:
         return "–"
 
 
-def _pct(value: float) -> str:
-    return f"{100.0 * value:.0f}%"
+def _share(value: float) -> str:
+    """Write a proportion as a percentage: one decimal below 10%, whole percents above."""
+    pct = 100.0 * value
+    return f"{pct:.1f}%" if abs(pct) < 9.95 else f"{pct:.0f}%"
+
+
+_FACTORS = {"story_id": "story", "session_id": "session"}
+
+
+def _factor(column: str) -> str:
+    return _FACTORS.get(column, column)
+
+
+def _and(items: list[str]) -> str:
+    if len(items) <= 2:
+        return " and ".join(items)
+    return ", ".join(items[:-1]) + f" and {items[-1]}"
 
 
 def describe_r2(table: pd.DataFrame) -> str:
@@ -412,30 +427,86 @@ def describe_r2(table: pd.DataFrame) -> str:
     Returns
     -------
     str
-        The sentence (percentages of variance; the measures named).
+        The sentence (percentages of variance; the measures named): Nakagawa's pair and the
+        share of each grouping factor besides the participant, then the split within and
+        between persons, naming the two-level model it comes from, its ratings and
+        participants and the predictors split into their two parts, or why it is missing.
     """
-    status = str(table["status"].iloc[0])
+    reported = table[table["model"] == "reported"]
+    status = str(reported["status"].iloc[0])
     if is_failed(status):
         why = status.split(": ", 1)[1] if ": " in status else status
         return f"Variance explained by the linear mixed model: not interpreted, because {why}."
-    value = {(r.decomposition, r.measure): r.value for r in table.itertuples()}
+    value = {(r.decomposition, r.measure): r.value for r in reported.itertuples()}
+    factors = reported[reported["decomposition"] == "share"]
+    shares = [f"the {_factor(str(r.measure))} intercept" for r in factors.itertuples()]
+    held = [
+        f"{name} holds {_share(r.value)}"
+        for name, r in zip(shares, factors.itertuples(), strict=True)
+    ]
     text = (
         "Variance explained by the linear mixed model: its fixed effects account for "
-        f"{_pct(value['nakagawa', 'marginal'])} of the variance of the ratings, fixed and "
-        f"random effects together for {_pct(value['nakagawa', 'conditional'])} (Nakagawa's "
-        "marginal and conditional R²)"
+        f"{_share(value['nakagawa', 'marginal'])} of the variance of the ratings, fixed and "
+        f"random effects together for {_share(value['nakagawa', 'conditional'])} (Nakagawa's "
+        "marginal and conditional R²)" + (f"; {_and(held)} of the variance" if held else "")
     )
     if ("within", "f1") in value:
-        return text + (
-            f"; the within-person predictors account for {_pct(value['within', 'f1'])} of the "
-            f"variance within persons (random slopes for {_pct(value['within', 'v'])} more) "
-            f"and the between-person predictors for {_pct(value['between', 'f2'])} of the "
-            "variance between persons (Rights & Sterba's R² within and between)."
+        return text + "; " + _within_between(value) + "."
+    two_level = table[table["model"] == "two-level"]
+    if two_level.empty:
+        why = _note(reported)
+        return text + f"; no within/between split (Rights & Sterba) is given because {why}."
+    return text + ". " + _two_level_sentence(two_level, shares) + "."
+
+
+def _note(rows: pd.DataFrame) -> str:
+    return str(rows["note"].iloc[0])
+
+
+def _within_between(value: Mapping[tuple[str, str], float]) -> str:
+    slopes = value.get(("within", "v"), 0.0)
+    return (
+        f"the within-person predictors account for {_share(value['within', 'f1'])} of the "
+        "variance within persons"
+        + (f" (random slopes for {_share(slopes)} more)" if slopes > 0 else "")
+        + f" and the between-person predictors for {_share(value['between', 'f2'])} of the "
+        "variance between persons"
+    )
+
+
+def _two_level_sentence(rows: pd.DataFrame, left_out: list[str]) -> str:
+    """Say the split of the two-level model, naming the model, its rows and the split."""
+    first = rows.iloc[0]
+    people, ratings = int(first["n_participants"]), int(first["n_ratings"])
+    split = [s for s in str(first["split"]).split("; ") if s]
+    parts = [
+        f"the participant's random effects only ({_and(left_out)} left out)" if left_out else "",
+        (
+            f"{_and(split)} {'each ' if len(split) > 1 else ''}split into the deviation from "
+            "the person's mean (within) and the person's mean (between)"
+            if split
+            else ""
+        ),
+    ]
+    model = (
+        "the two-level model of the same predictors on the same "
+        f"{count_noun(ratings, 'rating')} of {count_noun(people, 'participant')}"
+        + (", with " + " and with ".join(p for p in parts if p) if any(parts) else "")
+    )
+    status = str(first["status"])
+    if is_failed(status):
+        why = status.split(": ", 1)[1] if ": " in status else status
+        return (
+            f"Rights & Sterba's R² within and between persons, from {model}, is not "
+            f"interpreted, because {why}"
         )
-    reason = str(table["note"].iloc[0])
-    if ("total", "f") in value:
-        return text + (
-            f"; the fixed slopes account for {_pct(value['total', 'f'])} of the total variance "
-            f"(Rights & Sterba), not split within and between persons because {reason}."
+    value = {(r.decomposition, r.measure): r.value for r in rows.itertuples()}
+    if ("within", "f1") not in value:
+        return (
+            f"No within/between split (Rights & Sterba) is given from {model}, because "
+            f"{_note(rows)}"
         )
-    return text + f"; no within/between split (Rights & Sterba) is given because {reason}."
+    return (
+        f"Within and between persons, Rights & Sterba's R² comes from {model}: "
+        + _within_between(value)
+    )

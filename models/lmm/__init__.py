@@ -21,6 +21,7 @@ _LAZY = {
     "MarginalMeans": "models.lmm._emmeans",
     "MixedR2": "models.lmm._r2",
     "MixedModelSummary": "models.lmm._summary",
+    "cluster_levels": "models.lmm._r2",
     "lrt": "models.lmm.model",
     # the smooth terms' building blocks, shared with the ordinal mixed model
     "Smooth": "models.lmm._smooth",
@@ -40,6 +41,7 @@ __all__ = [
     "MixedR2",
     "Smooth",
     "SmoothTerm",
+    "cluster_levels",
     "construct_smooth",
     "lrt",
     "smooth_column",

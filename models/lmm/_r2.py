@@ -23,20 +23,23 @@ Nakagawa's marginal and conditional R-squared (Nakagawa, Johnson & Schielzeth 20
 variance of the fixed-effect predictions ``var(X beta)`` and that plus the random-effect
 variance by the sum of both and the residual variance; with random slopes the random-effect
 variance is the mean of ``z_i' Sigma_b z_i`` over the observed rows (Johnson 2014), as
-``performance::r2_nakagawa`` (insight's ``get_variance``) computes it.
+``performance::r2_nakagawa`` (insight's ``get_variance``) computes it. The parts of that
+denominator are kept (``variances``: the fixed part, each grouping factor's part, the residual),
+so that a grouping factor's share of the variance can be read beside the two ratios.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from _empathic_base.results import Result, json_ready
-from models._errors import CentringWarning
+from models._errors import CentringWarning, InvalidParameterError
 
 MEASURES = ("f1", "f2", "v", "m", "f", "fv", "fvm")
 """r2mlm's names of the Rights & Sterba measures, in its order."""
@@ -71,6 +74,10 @@ class MixedR2(Result):
         cluster mean 0), between-cluster (constant within each cluster) or both.
     note : str
         Why a decomposition is missing and how to obtain it; empty when nothing is missing.
+    variances : dict
+        The parts of Nakagawa's denominator: ``fixed`` (``var(X beta)``), ``random`` (a dict:
+        each grouping factor's random-effect variance, the mean of ``z_i' Sigma z_i``) and
+        ``residual``; empty where the model does not give them.
     """
 
     rights_sterba: dict[str, dict[str, float]]
@@ -80,6 +87,7 @@ class MixedR2(Result):
     between: tuple[str, ...] = ()
     both: tuple[str, ...] = ()
     note: str = ""
+    variances: dict[str, Any] = field(default_factory=dict)
 
     def _title(self) -> str:
         return (
@@ -103,7 +111,7 @@ class MixedR2(Result):
         -------
         dict
             ``rights_sterba``, ``nakagawa``, ``cluster``, ``predictors`` (``within``,
-            ``between``, ``both`` lists) and ``note``.
+            ``between``, ``both`` lists), ``note`` and ``variances``.
         """
         return json_ready(
             {
@@ -116,6 +124,7 @@ class MixedR2(Result):
                     "both": list(self.both),
                 },
                 "note": self.note,
+                "variances": self.variances,
             }
         )
 
@@ -145,6 +154,64 @@ def classify(x: np.ndarray, codes: np.ndarray, n_levels: int, *, tol: float = 1e
         else:
             out.append("both")
     return out
+
+
+def cluster_levels(data: pd.DataFrame, *, columns: Sequence[str], cluster: str) -> dict[str, str]:
+    """Say of each numeric column whether it varies within clusters, between them, or both.
+
+    The classification :meth:`LinearMixedModel.r2` makes of its predictors before it splits
+    the variance within and between clusters (Rights & Sterba): a column whose every
+    cluster mean is 0 is ``"within"``, one constant within every cluster ``"between"``, any
+    other ``"both"`` (it needs person-mean centring for the split).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The rows the model is fitted on.
+    columns : sequence of str
+        Numeric columns without missing values.
+    cluster : str
+        The grouping column.
+
+    Returns
+    -------
+    dict of str to str
+        ``{column: "within" | "between" | "both"}`` in the order given.
+
+    Raises
+    ------
+    models.InvalidParameterError
+        For a column that is missing, not numeric or has missing values.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> d = pd.DataFrame({"g": [1, 1, 2, 2], "w": [-1.0, 1, -2, 2], "b": [3.0, 3, 5, 5]})
+    >>> cluster_levels(d, columns=["w", "b"], cluster="g")
+    {'w': 'within', 'b': 'between'}
+    """
+    func = "cluster_levels"
+    if not isinstance(data, pd.DataFrame):
+        raise InvalidParameterError(
+            f"the `data` parameter of {func} must be a pandas DataFrame; got {type(data).__name__}"
+        )
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    missing = [c for c in [*columns, cluster] if c not in data.columns]
+    if missing:
+        raise InvalidParameterError(f"{func}: the data have no column {missing}")
+    bad = [
+        c
+        for c in columns
+        if not pd.api.types.is_numeric_dtype(data[c]) or bool(data[c].isna().any())
+    ]
+    if bad or data[cluster].isna().any():
+        raise InvalidParameterError(
+            f"{func}: the columns must be numeric without missing values and the cluster "
+            f"column complete; check {bad or [cluster]}"
+        )
+    codes, levels = pd.factorize(data[cluster])
+    x = data[columns].to_numpy(dtype=float)
+    return dict(zip(columns, classify(x, codes, len(levels)), strict=True))
 
 
 def _cov(x: np.ndarray) -> np.ndarray:
@@ -254,17 +321,22 @@ def rights_sterba(
     return out, groups, ""
 
 
-def nakagawa(
+def nakagawa_parts(
     X: np.ndarray, beta: np.ndarray, blocks: list[Any], covs: list[np.ndarray], sigma2: float
-) -> dict[str, float]:
+) -> dict[str, Any]:
+    """Return the parts of Nakagawa's denominator: fixed, random per factor, residual."""
+    random: dict[str, float] = {}
+    for block, cov in zip(blocks, covs, strict=True):
+        # mean of z_i' Sigma z_i over the rows: insight's random-effect variance with slopes
+        part = float(np.mean(np.einsum("ij,jk,ik->i", block.Z, cov, block.Z)))
+        random[block.group] = random.get(block.group, 0.0) + part
+    return {"fixed": float(np.var(X @ beta, ddof=1)), "random": random, "residual": sigma2}
+
+
+def nakagawa(parts: dict[str, Any]) -> dict[str, float]:
     """Marginal and conditional R-squared (performance::r2_nakagawa for a linear model)."""
-    fixed = float(np.var(X @ beta, ddof=1))
-    # mean of z_i' Sigma z_i over the rows: insight's random-effect variance with slopes
-    random = sum(
-        float(np.mean(np.einsum("ij,jk,ik->i", block.Z, cov, block.Z)))
-        for block, cov in zip(blocks, covs, strict=True)
-    )
-    total = fixed + random + sigma2
+    fixed, random = parts["fixed"], sum(parts["random"].values())
+    total = fixed + random + parts["residual"]
     return {"marginal": fixed / total, "conditional": (fixed + random) / total}
 
 
@@ -277,7 +349,8 @@ def mixed_r2(model: Any) -> MixedR2:
     sigma2 = float(model.sigma_) ** 2
     covs = [sigma2 * (T @ T.T) for T in model._Ts]
     blocks = list(design.random)
-    nak = nakagawa(X, beta, blocks, covs, sigma2)
+    parts = nakagawa_parts(X, beta, blocks, covs, sigma2)
+    nak = nakagawa(parts)
     factors = list(dict.fromkeys(block.group for block in blocks))
     if len(factors) > 1:
         note = (
@@ -289,6 +362,7 @@ def mixed_r2(model: Any) -> MixedR2:
             nakagawa=nak,
             cluster=None,
             note=note,
+            variances=parts,
         )
     measures, groups, note = rights_sterba(X, names, beta, blocks, covs, sigma2)
     return MixedR2(
@@ -299,4 +373,5 @@ def mixed_r2(model: Any) -> MixedR2:
         between=groups[1],
         both=groups[2],
         note=note,
+        variances=parts,
     )

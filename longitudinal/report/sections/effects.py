@@ -6,6 +6,7 @@ the section's HTML (``templates/effects.html.j2``), its tables and its figure.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -288,7 +289,7 @@ def empathy_effects_section(
             _caption(fitted) + _left_out_of_figure(fitted, failures),
         )
     }
-    r2_table = empathy_r2(fitted.lmm)
+    r2_table = empathy_r2(dataclasses.replace(data, predictors=fitted.predictors), lmm=fitted.lmm)
     effects_table = with_status(fitted.effects, failures)
     variance_table = with_status(fitted.variance, failures)
     body = render(
@@ -429,8 +430,6 @@ def _study_labels(fitted: EmpathyEffects, study: Study) -> EmpathyEffects:
     (``Mini-IPIP (agreeableness)``), never the instrument's key; session features and time
     keep theirs.
     """
-    import dataclasses
-
     from longitudinal.report.context import label
     from longitudinal.study.frames import scale_column
 
@@ -573,8 +572,6 @@ def _bins_table(fitted: EmpathyEffects) -> Markup:
 
 def _subsample(data: EmpathyData, limit: int, *, seed: int | None, notes: list[str]) -> EmpathyData:
     """Keep the ratings of a random ``limit`` of the participants (drawn with ``seed``)."""
-    import dataclasses
-
     ids = data.data[data.id_col].astype(str)
     people = np.sort(ids.unique())
     if len(people) <= limit:

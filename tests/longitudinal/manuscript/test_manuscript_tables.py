@@ -39,6 +39,7 @@ TITLES = {
     "rm_anova": "Repeated-Measures Analyses of Variance and Friedman Tests Across the Waves",
     "pairwise": "Pairwise Changes Between Waves",
     "change_wave_means": "Observed and Model-Based Means of the State Scales per Wave",
+    "change_wave_contrasts": "Model-Based Changes Between Waves",
     "growth": "Linear Growth Models of the State Scales",
     "empathy_effects": "Predictors of the Empathy Ratings: Linear and Ordinal Mixed Models",
     "empathy_variance": "Variance Components of the Empathy Ratings",
@@ -81,6 +82,23 @@ def _table(built, reader, name):
     return word
 
 
+def _number(out, name):
+    """The number of a table, found by the label of its LaTeX file."""
+    label = rf"\label{{tab:{name}}}"
+    found = [
+        int(p.stem[5:])
+        for p in (out / "manuscript").glob("table*.tex")
+        if p.stem[5:].isdigit() and label in p.read_text(encoding="utf-8")
+    ]
+    assert len(found) == 1, name
+    return found[0]
+
+
+def _tex(out, name):
+    """The LaTeX file of a table, found by its label."""
+    return (out / "manuscript" / f"table{_number(out, name)}.tex").read_text(encoding="utf-8")
+
+
 def _groups(grid):
     """Split a body into (group label, rows) blocks."""
     blocks = []
@@ -96,7 +114,7 @@ def test_the_folder_holds_every_file(built):
     out, _, _ = built
     names = {p.name for p in (out / "manuscript").iterdir()}
     assert {"tables.docx", "tables.tex", "results.md", "results.docx"} <= names
-    assert {f"table{k}.tex" for k in range(1, 11)} <= names
+    assert {f"table{k}.tex" for k in range(1, 12)} <= names
 
 
 def test_sample_table(built, reader):
@@ -204,6 +222,30 @@ def test_wave_means_table(built, reader):
     assert "Variance explained by the linear mixed model" in results
 
 
+def test_wave_contrasts_table(built, reader):
+    """The model-based contrasts are a table of their own, each number the CSV's."""
+    out, tables, _ = built
+    grid = _table(built, reader, "change_wave_contrasts")
+    assert grid[0] == ["Scale and contrast", "Mdiff", "SE", "df", "t", "pHolm", "95% CI"]
+    contrasts = tables["change_wave_contrasts"]
+    rows = [r for _, block in _groups(grid) for r in block]
+    assert len(rows) == len(contrasts)
+    for row, rec in zip(rows, contrasts.itertuples(index=False), strict=True):
+        assert row[0] == f"{rec.wave_from} → {rec.wave_to}"
+        if rec.status.startswith("failed"):  # a model that failed its checks has no number
+            assert row[1:] == ["failed", "", "", "", "", ""]
+            continue
+        for cell, value in zip(row[1:5], [rec.estimate, rec.se, rec.df, rec.statistic],
+                               strict=True):  # fmt: skip
+            assert reader.agrees(cell, value), (cell, value)
+        assert reader.agrees(row[5], rec.p_value), (row[5], rec.p_value)
+        assert reader.agrees_ci(row[6], rec.ci_low, rec.ci_high)
+    # the wave means' note points to this table by its number
+    k = _number(out, "change_wave_contrasts")
+    assert k == _number(out, "change_wave_means") + 1
+    assert f"contrasts between waves are in Table {k}." in _tex(out, "change_wave_means")
+
+
 def test_growth_table(built, reader):
     out, tables, _ = built
     grid = _table(built, reader, "growth")
@@ -242,7 +284,7 @@ def test_empathy_effects_table(built, reader):
         values = [c["estimate"], c["se"], c["estimate"] / c["se"], c["p_value"]]
         for cell, value in zip(row[7:11], values, strict=True):
             assert reader.agrees(cell, value), (cell, value)
-    tex = (out / "manuscript" / "table7.tex").read_text(encoding="utf-8")
+    tex = _tex(out, "empathy_effects")
     assert f"on the {scale.replace('–', '--')} scale" in tex
 
 

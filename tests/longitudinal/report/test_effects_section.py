@@ -87,21 +87,45 @@ def test_section_names_live_in_the_report_only():
 
 
 def test_r2_table_and_sentence(demo_study, tmp_path):
-    """tables/empathy_r2.csv holds the LMM's r2() and the page says it in one sentence."""
+    """tables/empathy_r2.csv holds the LMM's R-squared and its split within and between persons
+    (from the two-level model, labelled so), and the page says it in one paragraph."""
+    from longitudinal.predict.variance_explained import R2_TABLE_COLUMNS
+
     with draft_figures():
         out = build_sections(demo_study.root, tmp_path / "out", ["predictors"])
     table = pd.read_csv(out / "tables" / "empathy_r2.csv", keep_default_na=False)
-    assert list(table.columns) == ["engine", "decomposition", "measure", "value", "status", "note"]
-    assert (table["status"] == "ok").all()
-    # the demo model has a story intercept beside the person's: Nakagawa's measures only,
-    # and the reason the within/between split is missing
-    assert list(table["measure"]) == ["marginal", "conditional"]
-    marginal, conditional = table["value"]
+    assert list(table.columns) == R2_TABLE_COLUMNS
+    assert (table["status"] == "ok").all() and (table["note"] == "").all()
+    value = table.set_index(["model", "decomposition", "measure"])["value"]
+    # the demo model has a story intercept beside the person's: Nakagawa's pair and the story's
+    # share from it, the split from the two-level model of the same predictors
+    reported = table[table["model"] == "reported"]
+    assert list(reported["measure"]) == ["marginal", "conditional", "story_id"]
+    marginal, conditional = (
+        value["reported", "nakagawa", "marginal"],
+        value["reported", "nakagawa", "conditional"],
+    )
     assert 0 < marginal < conditional < 1
-    assert "grouping factors" in table["note"].iloc[0]
+    two = table[table["model"] == "two-level"]
+    assert set(two["decomposition"]) == {"total", "within", "between"}
+    assert "story_id" not in two["formula"].iloc[0] and "story_id" in reported["formula"].iloc[0]
+    assert "weeks since the first session" in two["split"].iloc[0]
+    assert table["n_ratings"].nunique() == 1 and table["n_participants"].nunique() == 1
     page = (out / "report.html").read_text(encoding="utf-8")
+
+    def pct(v):
+        return f"{100 * v:.1f}%" if 100 * v < 9.95 else f"{100 * v:.0f}%"
+
     assert (
-        f"its fixed effects account for {100 * marginal:.0f}% of the variance of the ratings, "
-        f"fixed and random effects together for {100 * conditional:.0f}%"
+        f"its fixed effects account for {pct(marginal)} of the variance of the ratings, "
+        f"fixed and random effects together for {pct(conditional)}"
     ) in page
-    assert "no within/between split (Rights &amp; Sterba) is given because the model has" in page
+    assert f"the story intercept holds {pct(value['reported', 'share', 'story_id'])}" in page
+    assert (
+        "Rights &amp; Sterba&#39;s R² comes from the two-level model of the same predictors on "
+        f"the same {table['n_ratings'].iloc[0]} ratings of {table['n_participants'].iloc[0]} "
+        "participants, with the participant&#39;s random effects only (the story intercept "
+        "left out)"
+    ) in page
+    assert f"account for {pct(value['two-level', 'within', 'f1'])} of the variance within" in page
+    assert f"for {pct(value['two-level', 'between', 'f2'])} of the variance between" in page

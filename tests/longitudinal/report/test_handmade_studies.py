@@ -128,6 +128,29 @@ def test_six_people_test_session_features_within_persons_only(handmade_report):
     assert "Within-person part only: duration_min, gaze_on_robot." in page
 
 
+def test_six_people_report_r2_within_and_between_persons(handmade_report):
+    """The R-squared of a hand-written study: Nakagawa's pair and the story intercept's share
+    from the reported model, the split within and between persons from the two-level model
+    of the same predictors with week person-mean centred, each stated as the table has it."""
+    out, run = handmade_report("six_people")
+    assert run.code == 0, run.err
+    table = pd.read_csv(out / "tables" / "empathy_r2.csv", keep_default_na=False)
+    assert (table["status"] == "ok").all()
+    value = table.set_index(["model", "decomposition", "measure"])["value"]
+    two = table[table["model"] == "two-level"]
+    assert two["split"].iloc[0] == "weeks since the first session"
+    assert {"within", "between"} <= set(two["decomposition"])
+    assert (table["n_participants"] == 6).all()
+    page = (out / "report.html").read_text(encoding="utf-8")
+    within, between = value["two-level", "within", "f1"], value["two-level", "between", "f2"]
+    assert (
+        "with weeks since the first session split into the deviation from the person&#39;s "
+        "mean (within) and the person&#39;s mean (between): the within-person predictors "
+        f"account for {100 * within:.1f}% of the variance within persons"
+    ) in page
+    assert f"between-person predictors for {100 * between:.1f}% of the variance between" in page
+
+
 # -- names are data: column names that look like formula syntax ----------------------------------
 
 PERSON = "story_id) + I(10**10**10) + (1 | story_id"

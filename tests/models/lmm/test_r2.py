@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models._errors import CentringWarning, NotFittedError
-from models.lmm import LinearMixedModel
+from models._errors import CentringWarning, InvalidParameterError, NotFittedError
+from models.lmm import LinearMixedModel, cluster_levels
 from models.lmm._r2 import MEASURES, R2_COLUMNS, classify
 
 HERE = Path(__file__).resolve().parents[1]  # tests/models
@@ -124,3 +124,31 @@ def test_two_grouping_factors_give_nakagawa_only():
 def test_r2_needs_a_fit():
     with pytest.raises(NotFittedError):
         LinearMixedModel("y ~ x + (1 | g)").r2()
+
+
+def test_cluster_levels_names_what_r2_would_split():
+    d = load("orthodont_centred").assign(Male=lambda x: (x["Sex"] == "Male").astype(float))
+    levels = cluster_levels(d, columns=["age", "age_w", "age_b", "Male"], cluster="Subject")
+    assert levels == {"age": "both", "age_w": "within", "age_b": "between", "Male": "between"}
+    fit = LinearMixedModel("distance ~ age + Male + (1 | Subject)").fit(d)
+    with pytest.warns(CentringWarning):
+        assert fit.r2().both == ("age",)
+
+
+@pytest.mark.parametrize(
+    ("columns", "match"),
+    [(["nope"], "no column"), (["Sex"], "numeric without missing values")],
+)
+def test_cluster_levels_refuses_bad_columns(columns, match):
+    d = load("orthodont_centred")
+    with pytest.raises(InvalidParameterError, match=match):
+        cluster_levels(d, columns=columns, cluster="Subject")
+
+
+def test_nakagawa_parts_add_up_to_its_ratios(case):
+    _, result, r = case
+    parts = result.variances
+    total = parts["fixed"] + sum(parts["random"].values()) + parts["residual"]
+    assert parts["fixed"] / total == pytest.approx(r["nakagawa"]["marginal"], abs=TOL)
+    assert 1 - parts["residual"] / total == pytest.approx(r["nakagawa"]["conditional"], abs=TOL)
+    assert result.to_dict()["variances"] == parts
