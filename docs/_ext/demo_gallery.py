@@ -120,11 +120,11 @@ def _run_markdown(text: str, *, italic: bool, subscript: bool) -> str:
         return text
     if subscript:
         return "{sub}`" + text.replace("`", "'") + "`"
-    body = _escape(text.strip())
     if not italic:
         return _escape(text)
+    # emphasis must not start or end with a space: the spaces stay outside the stars
     lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
-    return f"{lead}*{body}*{trail}"
+    return f"{lead}*{_escape(text.strip())}*{trail}"
 
 
 def _paragraph_markdown(paragraph: Any) -> str:
