@@ -20,8 +20,9 @@ drafted. With ``EMPATHIC_DOCS_SITE`` set to a built site (``make docs`` builds
 report it was built from (``EMPATHIC_DOCS_REPORT``, else ``demo-report/`` beside the site, where
 the build puts it). Skipped, with the reason, where
 the ``docs`` extra is not installed (``make test`` installs it from the lock). A real browser
-then opens the site, follows its navigation and uses its search; skipped where no Chromium is
-installed.
+then opens the site, follows its navigation with no error and nothing left to load, sees the
+formulas of an API page typeset and every figure of the gallery drawn, and uses the search;
+skipped where no Chromium is installed.
 """
 
 from __future__ import annotations
