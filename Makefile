@@ -56,9 +56,11 @@ test: $(STAMP) lint
 	$(BIN)/python benchmarks/suite_cpu.py -n $(TEST_WORKERS) --dist loadfile
 
 # The documentation site, from the lock: Sphinx with warnings as errors, one process, offline,
-# the notebooks rendered as stored (tests/test_notebooks.py executes them); then the checks of
-# tests/test_docs.py (internal links, the API entry of every public name, a browser where
-# Chromium is installed) on the site just built. `make test` builds and checks it too.
+# the notebooks rendered as stored (tests/test_notebooks.py executes them), the gallery's demo
+# report built into docs/_build/demo-report (docs/_ext/demo_gallery.py); then the checks of
+# tests/test_docs.py (internal links, nothing loaded from the network, the gallery, the API
+# entry of every public name, a browser where Chromium is installed) on the site just built.
+# `make test` builds and checks it too.
 docs: $(STAMP)
 	rm -rf docs/_build
 	$(BIN)/python -m sphinx -W --keep-going -q -j 1 -b html -d docs/_build/doctrees docs docs/_build/html

@@ -1,17 +1,21 @@
 """Sphinx configuration of the documentation site (``make docs``; checked by tests/test_docs.py).
 
-The site is built offline: no intersphinx, no notebook execution (tests/test_notebooks.py runs
-the notebooks), and the API pages import the packages from this checkout.
+The site is built offline and loads nothing from the network: no intersphinx, no notebook
+execution (tests/test_notebooks.py runs the notebooks), formulas written as MathML, and the API
+pages import the packages from this checkout. The gallery builds the demo report
+(docs/_ext/demo_gallery.py).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))  # the site's own extensions
 
 project = "empathic-longitudinal"
 author = "empathic-longitudinal contributors"
@@ -23,7 +27,17 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
+    "offline_math",
+    "demo_gallery",
 ]
+
+# Formulas as MathML written into the pages (docs/_ext/offline_math.py): no MathJax, nothing
+# loaded from the network.
+html_math_renderer = "mathml"
+
+# The gallery's demo report (docs/_ext/demo_gallery.py): a report folder built already, or
+# None to build the demo beside the output folder (docs/_build/demo-report for `make docs`).
+demo_gallery_report = os.environ.get("EMPATHIC_DOCS_REPORT") or None
 
 # Markdown pages (MyST) and the notebooks of notebooks/ (docs/notebooks is a link to it),
 # rendered as they are stored: never executed here.

@@ -457,7 +457,8 @@ def _demo_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="simulate the embedded study and write its change report",
         description=(
             "Simulate the embedded synthetic study (41 participants, a month of sessions) "
-            "into OUT/study and write its change report into OUT."
+            "into OUT/study and write its change report into OUT, with the manuscript "
+            "(APA tables in Word and LaTeX, the results text) in OUT/manuscript."
         ),
         epilog="example:\n  longitudinal demo --out demo-report --seed 2024",
         formatter_class=_Formatter,

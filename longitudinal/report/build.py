@@ -318,6 +318,8 @@ def run_demo(
         ``out_dir``, laid out as::
 
             report.html, tables/, figures/, exclusions.csv, provenance.json   the report
+            manuscript/                APA tables (Word, LaTeX) and the results text, as
+                                       ``longitudinal report`` writes them by default
             study/                     the simulated study directory (the report's input)
             study/truth.json           the parameters the study was generated from
 
@@ -350,6 +352,7 @@ def run_demo(
         bayes=bayes,
         overwrite=overwrite,
         func=func,
+        formats=("html", "docx", "latex"),
     )
     out = check_out_dir(out_dir, overwrite=overwrite, func=func, command="demo")
 
