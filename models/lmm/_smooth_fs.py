@@ -24,7 +24,7 @@ rounding noise, and so are the directions: that base is refused
 (:data:`models.lmm._smooth_spec.FS_TP_REFUSAL`).
 
 ``summary(fit$gam)`` tests such a smooth as a random effect (mgcv's ``reTest``, the smooth
-having no unpenalised null space): :func:`random_effect_test`.
+having no unpenalised null space): :func:`models.lmm._smooth_summary.random_effect_test`.
 """
 
 from __future__ import annotations
@@ -165,40 +165,3 @@ def check_levels(smooth: FactorSmooth, n: int) -> None:
             f"{smooth.term.factor!r} times k - 2 = {smooth.rank} penalised columns are {q} "
             f"random effects, not fewer than the {n} observations; reduce k"
         )
-
-
-def random_effect_test(fit, part, *, sigma2: float, res_df: float) -> tuple[float, float, float]:
-    """Test a factor smooth as mgcv's ``reTest``: ``(statistic, reference df, p-value)``.
-
-    The statistic is ``b' M b / sigma^2`` with ``b`` the smooth's coefficients and ``M`` the
-    Schur complement, for its columns, of ``X' V^-1 X + S_lambda`` (all coefficients); its null
-    distribution is ``sum_j e_j chi2_1`` with ``e_j`` the eigenvalues of ``M Ve / sigma^2``
-    (``Ve = Vp X'V^-1X Vp``), against ``chi2_k / k`` for ``k`` the rounded residual df. The
-    reference df is the number of ``e_j`` above ``eps^0.8`` of the largest (the F column is
-    the statistic over it). ``X' V^-1 X`` is singular where the smooth's columns span others
-    (the intercept; a smooth's linear part); its null space is set to exactly zero before the
-    ``e_j`` are formed, so those ``e_j`` are zero rather than rounding noise near the cut-off.
-    """
-    from scipy import linalg
-
-    from models.lmm._smooth_summary import imhof_upper
-
-    tol = np.finfo(float).eps ** 0.8
-    cols = np.arange(fit.coef.size)[part.columns]
-    rest = np.setdiff1d(np.arange(fit.coef.size), cols)
-    H = fit.XVX + fit.S_lambda
-    Hrc = H[np.ix_(rest, cols)]
-    M = H[np.ix_(cols, cols)] - Hrc.T @ linalg.solve(H[np.ix_(rest, rest)], Hrc, assume_a="pos")
-    M = (M + M.T) / 2.0
-    b = fit.coef[cols]
-    stat = float(b @ M @ b) / sigma2
-    lam, U = np.linalg.eigh((fit.XVX + fit.XVX.T) / 2.0)
-    keep = lam > lam.max() * tol
-    K = (np.sqrt(lam[keep])[:, None] * U[:, keep].T) @ fit.Vp[:, cols] @ np.linalg.cholesky(M)
-    ev = np.zeros(cols.size)
-    sv = np.linalg.svd(K, compute_uv=False)
-    ev[: sv.size] = sv**2 / sigma2
-    rank = int(np.sum(ev > ev.max() * tol))
-    k = max(1, int(np.round(res_df)))
-    pval = imhof_upper(np.concatenate([ev, [-stat / k]]), np.concatenate([np.ones(ev.size), [k]]))
-    return stat, float(rank), pval

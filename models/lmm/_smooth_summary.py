@@ -135,10 +135,8 @@ def wood_test(
 def smooth_table(fit, n_obs: int, *, sigma2: float) -> pd.DataFrame:
     """``summary(gam)$s.table``: ``term, edf, ref_df, F, p_value``, one row per smooth.
 
-    A factor smooth is tested as a random effect (:func:`models.lmm._smooth_fs.random_effect_test`).
+    A factor smooth is tested as a random effect (:func:`random_effect_test`).
     """
-    from models.lmm._smooth_fs import random_effect_test
-
     res_df = n_obs - float(np.sum(fit.edf_coef))
     rows = []
     for part in fit.smooths:
@@ -229,3 +227,38 @@ def _smooth_part(fit, frame: pd.DataFrame, population: bool) -> np.ndarray:
         by = None if group is None else frame[group].to_numpy(dtype=object)
         total += part.design(x, by) @ fit.coef[part.columns]
     return total
+
+
+def random_effect_test(fit, part, *, sigma2: float, res_df: float) -> tuple[float, float, float]:
+    """Test a factor smooth as mgcv's ``reTest``: ``(statistic, reference df, p-value)``.
+
+    The statistic is ``b' M b / sigma^2`` with ``b`` the smooth's coefficients and ``M`` the
+    Schur complement, for its columns, of ``X' V^-1 X + S_lambda`` (all coefficients); its null
+    distribution is ``sum_j e_j chi2_1`` with ``e_j`` the eigenvalues of ``M Ve / sigma^2``
+    (``Ve = Vp X'V^-1X Vp``), against ``chi2_k / k`` for ``k`` the rounded residual df. The
+    reference df is the number of ``e_j`` above ``eps^0.8`` of the largest (the F column is
+    the statistic over it). ``X' V^-1 X`` is singular where the smooth's columns span others
+    (the intercept; a smooth's linear part); its null space is set to exactly zero before the
+    ``e_j`` are formed, so those ``e_j`` are zero rather than rounding noise near the cut-off.
+    """
+    from scipy import linalg
+
+    tol = np.finfo(float).eps ** 0.8
+    cols = np.arange(fit.coef.size)[part.columns]
+    rest = np.setdiff1d(np.arange(fit.coef.size), cols)
+    H = fit.XVX + fit.S_lambda
+    Hrc = H[np.ix_(rest, cols)]
+    M = H[np.ix_(cols, cols)] - Hrc.T @ linalg.solve(H[np.ix_(rest, rest)], Hrc, assume_a="pos")
+    M = (M + M.T) / 2.0
+    b = fit.coef[cols]
+    stat = float(b @ M @ b) / sigma2
+    lam, U = np.linalg.eigh((fit.XVX + fit.XVX.T) / 2.0)
+    keep = lam > lam.max() * tol
+    K = (np.sqrt(lam[keep])[:, None] * U[:, keep].T) @ fit.Vp[:, cols] @ np.linalg.cholesky(M)
+    ev = np.zeros(cols.size)
+    sv = np.linalg.svd(K, compute_uv=False)
+    ev[: sv.size] = sv**2 / sigma2
+    rank = int(np.sum(ev > ev.max() * tol))
+    k = max(1, int(np.round(res_df)))
+    pval = imhof_upper(np.concatenate([ev, [-stat / k]]), np.concatenate([np.ones(ev.size), [k]]))
+    return stat, float(rank), pval
