@@ -178,6 +178,8 @@ def impute_chained(
         seed gives the same tables.
     burn_in : int, default 10
         Cycles through the incomplete columns per chain; each imputation is a chain's last.
+        ``2l.norm`` with a single incomplete column runs one cycle (the others being
+        complete, every cycle would draw from the same model).
     donors : int, default 5
         Observed cases whose predictions are nearest, one of which gives each imputed value
         (``mice``'s default 5; statsmodels' ``k_pmm``).
@@ -196,14 +198,18 @@ def impute_chained(
         columns that vary within clusters; Enders, Mistler & Keller 2016), with a random
         intercept per cluster and one residual variance, as ``mice``'s ``2l.lmer`` (Jolani
         2018; ``mice``'s own ``2l.norm`` lets the residual variance differ by cluster). At
-        each step the model is fitted by REML to the observed cells; the variance components
-        are drawn by a parametric bootstrap (a response simulated from the fit, the model
-        refitted), the fixed effects from their normal posterior given them, each cluster's
-        random intercept from its conditional posterior given its observed cells, and each
-        missing cell from the normal around its prediction. A single-level method ignores
-        the clusters and so shrinks the differences between them (in
-        benchmarks/sim_two_level_imputation.py the between-participant variance of the
-        completed data, see benchmarks/README.md).
+        each step its parameters are drawn from their posterior given the observed cells
+        (flat prior on the fixed effects, ``1 / sigma2`` on the residual variance, the
+        uniform shrinkage prior on the variance ratio): the variance ratio from its marginal
+        posterior on a grid, the residual variance from its scaled inverse chi-square, the
+        fixed effects from their normal posterior, each cluster's random intercept from its
+        conditional posterior given its observed cells; each missing cell from the normal
+        around its prediction. A single-level method ignores the clusters and so shrinks
+        the differences between them: in benchmarks/sim_two_level_imputation.py (500
+        studies of 50 participants, a third of the ratings missing at random given an
+        auxiliary measure) the between-participant variance of the completed data is 101%
+        of the study's own before deletion with ``2l.norm`` and 80% with ``norm``, and the
+        95% intervals of the pooled slope and mean cover 95.6% and 95.4%.
     cluster : str, optional
         The column of ``data`` naming each row's cluster; required by ``2l.norm`` and only
         used by it. It is never imputed, and a column constant within every cluster (a
@@ -398,8 +404,11 @@ def _chain(
     chain = _main_effects_class()(frame, k_pmm=donors, rng=np.random.default_rng(seed))
     chain.method = method
     chain.codes = codes
-    if frame.isna().any().any():
-        chain.update_all(burn_in)
+    incomplete = int(frame.isna().any().sum())
+    if incomplete:
+        # 2l.norm fits each update to the observed cells: with one incomplete column a later
+        # cycle would only draw again from the same model
+        chain.update_all(1 if method == "2l.norm" and incomplete == 1 else burn_in)
     return chain.data.copy()
 
 

@@ -5,19 +5,22 @@ tests/models/reference/two_level.R simulates 146 rows in 30 clusters of 1 to 9 r
 their covariance, both variances and the REML criterion agree to 1e-6 relative (lme4's own
 stopping point is the limit). On the first 8 clusters with a response without cluster
 variance lme4 stops on the boundary (singular): so does the fit here, with the same
-estimates to 1e-10. One draw of the missing cells is seeded: the same seed, the same values.
+estimates to 1e-10. The same deviance is the posterior of the variance ratio that the
+imputation draws from: 1,000 draws of the two-stage grid against the posterior on a fine grid.
+One draw of the missing cells is seeded: the same seed, the same values.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from models._two_level import draw_missing, fit_random_intercept
+from models._two_level import _deviance, _draw_omega, _sums, draw_missing, fit_random_intercept
 
 REFERENCE = Path(__file__).parent / "reference"
 
@@ -80,3 +83,24 @@ def test_a_draw_is_seeded_and_fills_every_cell(reference):
     assert draws[0].shape == (int(gone.sum()),) and np.isfinite(draws[0]).all()
     np.testing.assert_array_equal(draws[0], draws[1])
     assert not np.allclose(draws[0], draws[2])
+
+
+def test_the_variance_ratio_is_drawn_from_its_posterior(reference):
+    # exp(-D / 2) on a fine grid of omega (the uniform shrinkage prior) against 1,000 draws of
+    # the two-stage grid: the mean and the quartiles agree within Monte Carlo error
+    data, _ = reference
+    x, groups = _design(data)
+    sums = _sums(data["y"].to_numpy(), x, groups, 30)
+    n_bar = float(sums.n.mean())
+    omega = (np.arange(20_000) + 0.5) / 20_000
+    log_post = -0.5 * _deviance(sums, omega / (n_bar * (1 - omega)))
+    weight = np.exp(log_post - log_post.max())
+    weight /= weight.sum()
+    mean = float(omega @ weight)
+    sd = math.sqrt(float((omega - mean) ** 2 @ weight))
+    quartiles = np.interp([0.25, 0.75], np.cumsum(weight), omega)
+    rng = np.random.default_rng(12)
+    draws = np.array([_draw_omega(sums, n_bar, rng) for _ in range(1000)])
+    assert abs(draws.mean() - mean) < 4 * sd / math.sqrt(1000)
+    # a quartile's Monte Carlo SE is about 1.1 sd / sqrt(1000): the tolerance is about 5 of them
+    np.testing.assert_allclose(np.quantile(draws, [0.25, 0.75]), quartiles, atol=5 * sd / 30)

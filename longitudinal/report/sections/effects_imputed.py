@@ -227,8 +227,8 @@ def imputed_effects_methods(ctx: ReportContext) -> str:
         text += (
             " The missing session features were imputed with the session features by a "
             "two-level normal model, sessions within participants (a random intercept per "
-            "participant, the other features and their participant means as predictors, the "
-            "variance components drawn by a parametric bootstrap)"
+            "participant, the other features and their participant means as predictors, its "
+            "parameters drawn from their posterior for each imputation)"
             + (
                 ", with each session's mean rating in the imputation model"
                 if sessions["auxiliary"]

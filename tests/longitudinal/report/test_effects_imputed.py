@@ -24,12 +24,12 @@ from conftest import build_sections
 from longitudinal import InvalidParameterError, load_study
 from longitudinal.predict.imputed_effects import imputed_frames
 from longitudinal.report.sections.effects_imputed import MAX_M
-from longitudinal.study.session_imputation import impute_sessions
 from longitudinal.study.score_imputation import (
     impute_scores,
     rating_auxiliaries,
     score_table,
 )
+from longitudinal.study.session_imputation import impute_sessions
 from models import pool_imputations
 from models.lmm import LinearMixedModel
 
