@@ -140,10 +140,11 @@ def imputed_effects_sentence(ctx: ReportContext) -> str:
     meta = result.meta
     table = ctx.tables[TABLE]
     added = meta["n_participants_mi"] - meta["n_participants_cc"]
+    ratings = count_noun(meta["n_obs_mi"] - meta["n_obs_cc"], "rating")
+    back = f"{count_noun(added, 'participant')} and {ratings}" if added else ratings
     text = (
         f"With the missing {_what(found)} multiply imputed (m = {meta['m']}), the linear mixed "
-        f"model adds back {count_noun(added, 'participant')} and "
-        f"{count_noun(meta['n_obs_mi'] - meta['n_obs_cc'], 'rating')} ("
+        f"model adds back {back} ("
         f"{meta['n_participants_cc']} → {meta['n_participants_mi']} participants; "
         f"tables/{TABLE}.csv, with the fraction of missing information of each effect, at most "
         f"{apa_unit(float(table['fmi'].max()))})."
