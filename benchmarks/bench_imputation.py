@@ -3,7 +3,8 @@
 The data: the demo study (``longitudinal.simulate_study(dir, seed=2024)``: 41 participants,
 waves pre, mid and post, three state instruments and three trait instruments) with the post
 survey of eight participants and the mid survey of six removed (``--dropouts``, ``--skips``),
-so that the wide participant x (scale, wave) table has 16 columns, 6 of them incomplete.
+so that the wide participant x (scale, wave) table has 16 columns, 6 of them incomplete, and
+the word count of every seventh session blanked in sessions.csv (``--blank-every``).
 
 What is timed, each step on its own and all of it in a fresh process as a user runs it
 (``python -c`` with the imports, the loading and the steps):
@@ -16,6 +17,10 @@ What is timed, each step on its own and all of it in a fresh process as a user r
   growth       per state scale, the growth model ``score ~ time + (1 | id)`` fitted by
                ``LinearMixedModel`` to each of the M person-wave frames and pooled with
                ``pool_imputations`` (M x 3 mixed-model fits)
+  sessions     ``impute_sessions(study, m=M, seed=1)``: M chains of the two-level method
+               (sessions within participants, every session feature and each session's mean
+               rating in the imputation model), then ``empathy ~ words + (1 | id)`` fitted to
+               the ratings with each completed word count and pooled (M mixed-model fits)
 
 Run:  .venv/bin/python benchmarks/bench_imputation.py [--m 20] [--runs 3]
 
@@ -36,8 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def make_study(folder: Path, *, dropouts: int, skips: int) -> Path:
-    """Write the demo study into ``folder`` with post and mid surveys removed."""
+def make_study(folder: Path, *, dropouts: int, skips: int, blank_every: int) -> Path:
+    """Write the demo study into ``folder`` with post and mid surveys and word counts removed."""
     from longitudinal import simulate_study
 
     study = folder / "study"
@@ -54,12 +59,20 @@ def make_study(folder: Path, *, dropouts: int, skips: int) -> Path:
         kept = [r for r in rows if r[column] not in ids]
         with path.open("w", newline="", encoding="utf-8") as handle:
             csv.writer(handle).writerows(kept)
+    path = study / "sessions.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    words = rows[0].index("words")
+    for row in rows[1::blank_every]:
+        row[words] = ""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
     return study
 
 
 def steps(study_dir: Path, m: int) -> dict[str, float]:
     """Run every step once and return its seconds."""
-    from longitudinal import impute_scores, load_study
+    from longitudinal import impute_scores, impute_sessions, load_study
     from longitudinal.change import imputed_change, tipping_point
     from models import LinearMixedModel, pool_imputations
 
@@ -93,6 +106,16 @@ def steps(study_dir: Path, m: int) -> dict[str, float]:
                 fits.append(LinearMixedModel("score ~ time + (1 | id)").fit(data))
         pool_imputations(fits)
     out["growth"] = time.perf_counter() - t
+    t = time.perf_counter()
+    sessions = impute_sessions(study, m=m, seed=1)
+    story = study.story_frame().drop(columns="words")
+    fits = []
+    for table in sessions.datasets:
+        data = story.merge(table[["session_id", "words"]], on="session_id")
+        data = data.assign(words=data["words"] / 1000, id=data[imputed.id_col])
+        fits.append(LinearMixedModel("empathy ~ words + (1 | id)").fit(data))
+    pool_imputations(fits)
+    out["sessions"] = time.perf_counter() - t
     return out
 
 
@@ -102,12 +125,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="repetitions (median; default 3)")
     parser.add_argument("--dropouts", type=int, default=8, help="post surveys removed")
     parser.add_argument("--skips", type=int, default=6, help="mid surveys removed")
+    parser.add_argument("--blank-every", type=int, default=7, help="word counts blanked")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        study = make_study(Path(tmp), dropouts=args.dropouts, skips=args.skips)
+        study = make_study(
+            Path(tmp), dropouts=args.dropouts, skips=args.skips, blank_every=args.blank_every
+        )
         runs = [steps(study, args.m) for _ in range(args.runs)]
         print(f"demo study (seed 2024), {args.dropouts} post and {args.skips} mid surveys "
-              f"removed; m = {args.m}; median of {args.runs} runs, seconds")  # fmt: skip
+              f"removed, every {args.blank_every}th word count blanked; m = {args.m}; "
+              f"median of {args.runs} runs, seconds")  # fmt: skip
         for key in runs[0]:
             values = sorted(r[key] for r in runs)
             print(f"  {key:<8} {values[len(values) // 2]:8.3f}")
@@ -126,7 +153,8 @@ def main() -> None:
             walls.append(time.perf_counter() - t)
         walls.sort()
         print(
-            f"  fresh process, as a user runs it (imports, load, impute, change, growth): "
+            f"  fresh process, as a user runs it (imports, load, impute, change, growth, "
+            f"sessions): "
             f"{walls[len(walls) // 2]:.2f} s (median of {args.runs})"
         )
 

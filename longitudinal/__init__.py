@@ -96,6 +96,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use
     from longitudinal.study.frames import within_between
     from longitudinal.study.loaded import Study, StudyConfig, load_study, read_study_config
     from longitudinal.study.score_imputation import ImputedScores, impute_scores
+    from longitudinal.study.session_imputation import ImputedSessions, impute_sessions
     from surveys import __version__
 
 #: Public name -> the module that defines it, imported on first use
@@ -150,6 +151,8 @@ _LAZY = {
     "attrition": "longitudinal.study.attrition",
     "ImputedScores": "longitudinal.study.score_imputation",
     "impute_scores": "longitudinal.study.score_imputation",
+    "ImputedSessions": "longitudinal.study.session_imputation",
+    "impute_sessions": "longitudinal.study.session_imputation",
     "Study": "longitudinal.study.loaded",
     "StudyConfig": "longitudinal.study.loaded",
     "load_study": "longitudinal.study.loaded",
@@ -165,6 +168,7 @@ __all__ = [
     "DataQualityWarning",
     "ImputedChange",
     "ImputedScores",
+    "ImputedSessions",
     "EmpathicError",
     "EmpathicWarning",
     "EmpathyData",
@@ -197,6 +201,7 @@ __all__ = [
     "friedman_test",
     "growth_model",
     "impute_scores",
+    "impute_sessions",
     "imputed_change",
     "holm_adjust",
     "load_study",

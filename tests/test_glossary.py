@@ -94,6 +94,7 @@ RESULTS = {
     "ImputedTables",
     "ImputedEffects",
     "ImputedScores",
+    "ImputedSessions",
     "Attrition",
     "ImputedChange",
     "TippingPoint",

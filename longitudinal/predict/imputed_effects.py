@@ -1,8 +1,10 @@
 """The empathy model's effects on the complete cases beside those pooled over imputations.
 
 When a participant is left out of the linear mixed model of the empathy ratings only because a
-survey score used as a predictor is missing, :func:`imputed_empathy_effects` refits the same
-model to each completed score table of :func:`longitudinal.impute_scores` (the predictors
+survey score used as a predictor is missing (or a rating only because its session's feature
+is), :func:`imputed_empathy_effects` refits the same model to each completed score table of
+:func:`longitudinal.impute_scores` and each completed session table of
+:func:`longitudinal.study.session_imputation.impute_sessions` (the predictors
 built and standardized by :func:`longitudinal.predict.empathy_data` from that table, with its
 own means and SDs) and pools the fixed effects by Rubin's rules with Barnard and Rubin's df
 (:func:`models.pool_imputations`; each term's complete-data df: its Satterthwaite df in the
@@ -30,6 +32,7 @@ from surveys import __version__
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from longitudinal.study.loaded import Study
     from longitudinal.study.score_imputation import ImputedScores
+    from longitudinal.study.session_imputation import ImputedSessions
 
 __all__ = ["IMPUTED_EFFECT_COLUMNS", "ImputedEffects", "imputed_empathy_effects"]
 
@@ -100,18 +103,37 @@ class ImputedEffects(Result):
 
 def imputed_frames(
     study: Study,
-    imputed: ImputedScores,
+    imputed: ImputedScores | None,
     *,
     m: int | None = None,
+    sessions: ImputedSessions | None = None,
     **data_kwargs: Any,
 ) -> list[EmpathyData]:
     """Build the empathy model's frame from each of the first ``m`` completed tables.
 
+    ``imputed`` are the completed score tables, ``sessions`` the completed session features
+    (:func:`longitudinal.study.session_imputation.impute_sessions`), either None when
+    nothing of that kind is missing; table ``i`` of each goes into frame ``i``.
     ``data_kwargs`` are those of :func:`longitudinal.predict.empathy_data` (``traits``,
     ``states``, ``session_features``, ``session_between``); default ``m``: every table.
     """
-    count = len(imputed.datasets) if m is None else min(int(m), len(imputed.datasets))
-    return [empathy_data(study, completed=imputed.long(i), **data_kwargs) for i in range(count)]
+    sources = [s.datasets for s in (imputed, sessions) if s is not None]
+    if not sources:
+        raise InvalidParameterError(
+            "imputed_frames needs completed scores (`imputed`), completed session features "
+            "(`sessions`) or both; got neither"
+        )
+    available = min(len(d) for d in sources)
+    count = available if m is None else min(int(m), available)
+    return [
+        empathy_data(
+            study,
+            completed=None if imputed is None else imputed.long(i),
+            completed_sessions=None if sessions is None else sessions.datasets[i],
+            **data_kwargs,
+        )
+        for i in range(count)
+    ]
 
 
 def imputed_empathy_effects(

@@ -209,6 +209,7 @@ def _raw_predictors(
     session_features: Sequence[str],
     func: str,
     completed: pd.DataFrame | None = None,
+    completed_sessions: pd.DataFrame | None = None,
 ) -> _Raw:
     cfg = study.config
     id_col = cfg.id_col
@@ -241,6 +242,8 @@ def _raw_predictors(
             f"the `session_features` parameter of {func} names features that sessions.csv does "
             f"not have as numeric columns: {unknown}; available: {numeric}"
         )
+    if completed_sessions is not None:
+        story, sessions = _filled_sessions(story, sessions, completed_sessions, features)
     for col, _ in state_cols:
         if col not in story.columns:
             raise InvalidParameterError(
@@ -336,6 +339,27 @@ def _filled(
             by_person = col in traits and wave_col == "state_wave"
             found = at_first[col].reindex(people) if by_person else table[col].reindex(key)
             frame[col] = frame[col].fillna(pd.Series(found.to_numpy(), index=frame.index))
+        out.append(frame)
+    return out[0], out[1]
+
+
+def _filled_sessions(
+    story: pd.DataFrame, sessions: pd.DataFrame, completed: pd.DataFrame, features: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Replace the missing features of the story and session frames by completed ones.
+
+    ``completed`` has ``session_id`` and feature columns (:attr:`ImputedSessions.datasets`);
+    only missing cells change, by session.
+    """
+    table = completed.assign(session_id=completed["session_id"].astype(str)).set_index("session_id")
+    out = []
+    for frame in (story, sessions):
+        frame = frame.copy()
+        key = frame["session_id"].astype(str)
+        for col in features:
+            if col in table.columns:
+                found = table[col].reindex(key).to_numpy()
+                frame[col] = frame[col].fillna(pd.Series(found, index=frame.index))
         out.append(frame)
     return out[0], out[1]
 
@@ -483,6 +507,7 @@ def empathy_data(
     session_features: Sequence[str] | None = None,
     session_between: Sequence[str] | None = None,
     completed: pd.DataFrame | None = None,
+    completed_sessions: pd.DataFrame | None = None,
 ) -> EmpathyData:
     """Story-level ratings with the standardized, within/between-split predictors.
 
@@ -509,6 +534,11 @@ def empathy_data(
         wave) before the predictors are built and standardized as always, with this table's
         means and SDs. Only missing cells of survey rows that exist change; a wave a person
         never took stays out. Default: the scores as observed.
+    completed_sessions : pandas.DataFrame, optional
+        One completed table of the session features (``session_id`` and the features:
+        :attr:`longitudinal.study.session_imputation.ImputedSessions.datasets`): its values
+        replace the missing features of the sessions before the predictors are built.
+        Default: the features as observed.
 
     Returns
     -------
@@ -544,6 +574,14 @@ def empathy_data(
             f"the `completed` parameter of {func} must be a person-wave DataFrame "
             f"(ImputedScores.long(i)) or None; got {type(completed).__name__}"
         )
+    if completed_sessions is not None and not (
+        isinstance(completed_sessions, pd.DataFrame) and "session_id" in completed_sessions
+    ):
+        raise InvalidParameterError(
+            f"the `completed_sessions` parameter of {func} must be a DataFrame with a "
+            f"session_id column (ImputedSessions.datasets[i]) or None; got "
+            f"{type(completed_sessions).__name__}"
+        )
     raw = _raw_predictors(
         study,
         traits=traits,
@@ -551,6 +589,7 @@ def empathy_data(
         session_features=session_features,
         func=func,
         completed=completed,
+        completed_sessions=completed_sessions,
     )
     data = _standardize(raw, None, func=func)
     if session_between is None:

@@ -6,13 +6,22 @@ missing cells are imputed by :func:`models.imputation.impute_chained` (chained e
 Bayesian linear regression by default, predictive mean matching on request). Each completed
 table is also given back in the long form of the person-wave frame, for the analyses that run
 on it (one fit per imputation, pooled with :func:`models.pool_imputations`).
+
+An analysis whose outcome is not in the table (the empathy ratings, which the scores predict)
+needs that outcome in the imputation model, or the imputed scores carry no relation to it and
+their pooled effects shrink towards zero (the imputation model must be congenial with the
+analysis model; Meng 1994). :func:`rating_auxiliaries` gives each participant's mean rating
+and number of ratings, overall and per wave (the ratings of the sessions whose nearest
+preceding wave it is), as auxiliary columns of :func:`impute_scores`: they are imputed with
+the scores but never given back.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from _empathic_base.results import Result, json_ready
@@ -24,7 +33,13 @@ from models.imputation import ImputedTables, impute_chained
 if TYPE_CHECKING:
     from longitudinal.study.loaded import Study
 
-__all__ = ["COLUMN_TABLE_COLUMNS", "ImputedScores", "impute_scores"]
+__all__ = [
+    "COLUMN_TABLE_COLUMNS",
+    "ImputedScores",
+    "impute_scores",
+    "rating_auxiliaries",
+    "rating_means",
+]
 
 COLUMN_TABLE_COLUMNS = ["column", "scale", "wave", "role"]
 """Columns of :attr:`ImputedScores.columns`."""
@@ -45,12 +60,16 @@ class ImputedScores(Result):
         The completed tables (``imputations.datasets``), how many and why.
     id_col : str
         The participant column of the long tables.
+    auxiliary : tuple of str
+        The auxiliary columns that were in the imputation model (imputed with the scores,
+        left out of ``datasets``, ``wide`` and ``imputations.missing``).
     """
 
     wide: pd.DataFrame
     columns: pd.DataFrame
     imputations: ImputedTables
     id_col: str
+    auxiliary: tuple[str, ...] = ()
 
     @property
     def datasets(self) -> list[pd.DataFrame]:
@@ -91,7 +110,11 @@ class ImputedScores(Result):
     def to_dict(self) -> dict[str, Any]:
         """Return how the scores were imputed (not the tables) as JSON-ready data."""
         return json_ready(
-            {**self.imputations.to_dict(), "columns": self.columns.to_dict("records")}
+            {
+                **self.imputations.to_dict(),
+                "columns": self.columns.to_dict("records"),
+                "auxiliary": list(self.auxiliary),
+            }
         )
 
 
@@ -104,6 +127,7 @@ def impute_scores(
     burn_in: int = 10,
     method: str = "norm",
     scales: list[str] | None = None,
+    auxiliary: pd.DataFrame | None = None,
 ) -> ImputedScores:
     """Impute the missing survey scores of a study m times.
 
@@ -130,6 +154,14 @@ def impute_scores(
     scales : list of str, optional
         Impute only these score columns (``{instrument}_{scale}``, every wave of a state),
         for a study too small to impute every scale together; default all.
+    auxiliary : pandas.DataFrame, optional
+        Numeric columns indexed by participant id (:func:`rating_auxiliaries`) put into the
+        imputation model beside the scores: they help impute, and they are imputed where
+        missing, but the completed tables leave them out. A column with fewer than 5
+        observed values, without variation, or a linear combination of the auxiliary
+        columns before it is left out (``ImputedScores.auxiliary`` lists those used).
+        A participant with every score and auxiliary missing is left out of the completed
+        tables (nothing to impute from).
 
     Returns
     -------
@@ -152,13 +184,123 @@ def impute_scores(
         keep = columns.loc[columns["scale"].isin(list(scales)), "column"]
         wide = wide[[c for c in wide.columns if c in set(keep)]]
     usable = wide.columns[wide.notna().sum() >= 5]
-    imputed = impute_chained(wide[usable], m=m, seed=seed, burn_in=burn_in, method=method)
+    extra = _auxiliary_columns(auxiliary, wide)
+    table = pd.concat([wide[usable], extra], axis=1)
+    table = table[table.notna().any(axis=1)]
+    imputed = impute_chained(table, m=m, seed=seed, burn_in=burn_in, method=method)
+    if not extra.empty:  # the auxiliaries helped impute; they are not given back
+        imputed = replace(
+            imputed,
+            datasets=[t.drop(columns=extra.columns) for t in imputed.datasets],
+            missing=imputed.missing[imputed.missing["column"].isin(usable)].reset_index(drop=True),
+        )
     return ImputedScores(
         wide=wide[usable],
         columns=columns[columns["column"].isin(usable)].reset_index(drop=True),
         imputations=imputed,
         id_col=study.config.id_col,
+        auxiliary=tuple(extra.columns),
     )
+
+
+def _auxiliary_columns(
+    auxiliary: Any, wide: pd.DataFrame, *, func: str = "impute_scores"
+) -> pd.DataFrame:
+    """Return the usable auxiliary columns on the rows of ``wide`` (none: an empty frame).
+
+    A column with fewer than 5 observed values, without variation, or a linear combination
+    of the columns kept before it (on the rows where all are observed) is left out.
+    """
+    if auxiliary is None:
+        return pd.DataFrame(index=wide.index)
+    if not isinstance(auxiliary, pd.DataFrame):
+        raise InvalidParameterError(
+            f"the `auxiliary` parameter of {func} must be a DataFrame indexed as the table's "
+            f"rows (rating_auxiliaries) or None; got {type(auxiliary).__name__}"
+        )
+    text = [c for c in auxiliary.columns if not pd.api.types.is_numeric_dtype(auxiliary[c])]
+    clash = [c for c in auxiliary.columns if c in wide.columns]
+    if text or clash:
+        raise InvalidParameterError(
+            f"the `auxiliary` parameter of {func} must hold numeric columns named unlike the "
+            f"score columns; "
+            + (f"not numeric: {text}" if text else f"named as score columns: {clash}")
+        )
+    frame = auxiliary.set_axis(auxiliary.index.astype(str), axis=0).reindex(wide.index)
+    frame = frame.astype(float)
+    keep: list[str] = []
+    for column in frame.columns:
+        values = frame[column]
+        if values.notna().sum() < 5 or values.nunique() < 2:
+            continue
+        rows = frame[[*keep, column]].dropna().to_numpy()
+        design = np.column_stack([np.ones(len(rows)), rows])
+        if np.linalg.matrix_rank(design) == design.shape[1]:
+            keep.append(column)
+    return frame[keep]
+
+
+def rating_means(
+    ratings: pd.DataFrame, *, id_col: str, rating_col: str, wave_col: str | None = None
+) -> pd.DataFrame:
+    """Return each participant's mean rating and number of ratings, one row per participant.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        One row per rating (the story frame): ``id_col``, ``rating_col`` and, with
+        ``wave_col``, the wave each rating follows (its nearest preceding wave).
+    id_col, rating_col : str
+        The participant and rating columns.
+    wave_col : str, optional
+        With it, per wave too: ``mean rating@{wave}`` and ``ratings@{wave}`` (the ratings
+        after that wave and before the next); the overall count is then left out, being the
+        sum of the waves' counts when every rating follows a wave.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by participant id (as text): ``mean rating``, then ``ratings`` or the
+        per-wave columns. A missing rating counts nowhere; a participant or wave without a
+        rating has a missing mean.
+    """
+    rated = ratings.dropna(subset=[rating_col])
+    people = rated[id_col].astype(str)
+    by_person = rated.groupby(people)[rating_col]
+    out = pd.DataFrame({"mean rating": by_person.mean()})
+    if wave_col is None:
+        out["ratings"] = by_person.size().astype(float)
+    else:
+        waves = rated[wave_col].astype(str).where(rated[wave_col].notna())
+        for wave in dict.fromkeys(waves.dropna()):
+            mine = rated[rating_col].where(waves == wave)
+            grouped = mine.groupby(people)
+            out[f"mean rating@{wave}"] = grouped.mean()
+            out[f"ratings@{wave}"] = grouped.count().astype(float)
+    ids = pd.Index(pd.unique(ratings[id_col].astype(str)), name=id_col)
+    return out.reindex(ids).rename_axis(id_col)
+
+
+def rating_auxiliaries(study: Study, *, by_wave: bool = True) -> pd.DataFrame:
+    """Return the study's :func:`rating_means` for every participant of ``participants.csv``.
+
+    ``by_wave``: per wave too (the ratings after each wave), for an analysis whose state
+    scores predict the ratings after their wave. Participants without a rating have a
+    missing mean and a count of 0.
+    """
+    check_bool(by_wave, name="by_wave", where="rating_auxiliaries")
+    cfg = study.config
+    means = rating_means(
+        study.story_frame(),
+        id_col=cfg.id_col,
+        rating_col=cfg.rating_col,
+        wave_col="state_wave" if by_wave else None,
+    )
+    ids = pd.Index(study.participants[cfg.id_col].astype(str).unique(), name=cfg.id_col)
+    out = means.reindex(ids)
+    counts = [c for c in out.columns if c.startswith("ratings")]
+    out[counts] = out[counts].fillna(0.0)
+    return out
 
 
 def score_table(study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:

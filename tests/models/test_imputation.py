@@ -9,6 +9,13 @@ the 40 panels (the chance of fewer with a true 95% coverage is 1.4%), for both w
 a cell (predictive mean matching and Bayesian linear regression). About 4 s each. The same
 design at 500 panels (benchmarks/sim_imputation_coverage.py) separates them: 95.0% coverage and
 no bias for ``norm``, 92.0% and a change 10% too small for ``pmm``.
+
+The two-level method (``2l.norm``) on sessions within participants (``_sessions``: a third of
+the ratings missing at random given an auxiliary measure, a tenth of the behaviour missing
+completely at random): four studies here check that it keeps the between-participant variance
+of the completed data where single-level ``norm`` shrinks it, within bounds set by the same
+design at 500 studies (benchmarks/sim_two_level_imputation.py, which also gives the coverage
+of the pooled slope and mean: 95.6% and 95.4%).
 """
 
 import math
@@ -20,6 +27,7 @@ from scipy.special import expit
 
 from models import InvalidParameterError, pool_imputations
 from models.imputation import PILOT_IMPUTATIONS, imputations_needed, impute_chained
+from models.lmm import LinearMixedModel
 
 DELTA = 0.4
 
@@ -58,6 +66,31 @@ def test_pooled_change_after_mar_dropout_covers_the_truth(method):
     assert covered >= 34
     assert abs(np.mean(estimates) - DELTA) < 3 * mc_se
     assert np.mean(complete) - DELTA > 0.1  # the dropout matters: complete cases are biased
+
+
+SLOPE, MEAN = 0.4, 3.0
+TAU2 = SLOPE**2 * 0.5 + 0.8**2  # the between-participant variance of y ~ 1 + (1 | participant)
+
+
+def _sessions(rng, people=50):
+    """Sessions within participants: the complete table and the one with missing cells."""
+    sizes = rng.integers(4, 13, people)
+    who = np.repeat(np.arange(people), sizes)
+    rows = len(who)
+    x = rng.normal(0, math.sqrt(0.5), people)[who] + rng.normal(0, math.sqrt(0.5), rows)
+    y = MEAN + SLOPE * x + rng.normal(0, 0.8, people)[who] + rng.normal(0, 1, rows)
+    z = y + rng.normal(0, 1, rows)
+    full = pd.DataFrame({"participant": [f"P{p:03d}" for p in who], "y": y, "x": x, "z": z})
+    data = full.copy()
+    data.loc[rng.random(rows) < expit(-0.9 + 1.2 * (z - z.mean()) / z.std()), "y"] = np.nan
+    data.loc[rng.random(rows) < 0.1, "x"] = np.nan
+    return full, data
+
+
+def _between_variance(table):
+    """The participant variance of ``y ~ 1 + (1 | participant)`` (REML)."""
+    fit = LinearMixedModel("y ~ 1 + (1 | participant)", reml=True).fit(table)
+    return float(fit.random_["variance"].iloc[0])
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +152,87 @@ def test_bad_tables_and_parameters_are_refused(panel):
         impute_chained(panel.assign(post=np.where(np.arange(50) < 3, 1.0, np.nan)), m=2)
     with pytest.raises(InvalidParameterError, match="`m`"):
         impute_chained(panel, m=1)
-    with pytest.raises(InvalidParameterError, match="`method`.*pmm, norm; got 'mean'"):
+    with pytest.raises(InvalidParameterError, match="`method`.*pmm, norm, 2l.norm; got 'mean'"):
         impute_chained(panel, m=2, method="mean")
     with pytest.raises(InvalidParameterError, match="`fmi`"):
         imputations_needed(1.2, m_pilot=20)
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    return _sessions(np.random.default_rng(8), people=20)
+
+
+def test_two_level_keeps_the_observed_cells_and_the_clusters(sessions):
+    _, data = sessions
+    data = data.set_axis([f"r{i}" for i in range(len(data))], axis=0)[
+        ["y", "participant", "x", "z"]
+    ]
+    result = impute_chained(data, m=2, seed=4, burn_in=2, method="2l.norm", cluster="participant")
+    assert result.cluster == "participant" and result.to_dict()["method"].endswith("(2l.norm)")
+    assert list(result.missing["column"]) == ["y", "x", "z"]
+    for table in result.datasets:
+        assert list(table.columns) == list(data.columns) and table.index.equals(data.index)
+        assert table["participant"].equals(data["participant"])
+        observed = data.notna()
+        assert table[observed].equals(data[observed]) and not table.isna().any().any()
+    again = impute_chained(data, m=2, seed=4, burn_in=2, method="2l.norm", cluster="participant")
+    assert all(a.equals(b) for a, b in zip(again.datasets, result.datasets, strict=True))
+    assert not result.datasets[0].equals(result.datasets[1])
+
+
+def test_two_level_refuses_what_it_cannot_impute(sessions):
+    _, data = sessions
+    with pytest.raises(InvalidParameterError, match="`cluster`.*only by method '2l.norm'"):
+        impute_chained(data.drop(columns="participant"), m=2, cluster="participant")
+    with pytest.raises(InvalidParameterError, match="`cluster`.*must name a column"):
+        impute_chained(data, m=2, method="2l.norm")
+    with pytest.raises(InvalidParameterError, match="1 missing values"):
+        impute_chained(
+            data.assign(participant=data["participant"].where(data.index != 0)),
+            m=2,
+            method="2l.norm",
+            cluster="participant",
+        )
+    with pytest.raises(InvalidParameterError, match="has 2 clusters; a random intercept"):
+        impute_chained(
+            data[data["participant"].isin(["P000", "P001"])],
+            m=2,
+            method="2l.norm",
+            cluster="participant",
+        )
+    # a participant-level score repeated on every row is imputed one row per participant
+    level = data.groupby("participant")["x"].transform("mean")
+    with pytest.raises(InvalidParameterError, match=r"\['level'\] .* constant within every"):
+        impute_chained(
+            data.assign(level=level.where(data.index % 5 != 0)),
+            m=2,
+            method="2l.norm",
+            cluster="participant",
+        )
+    empty = data[["y", "z"]].fillna(0.0)
+    empty.iloc[:2] = np.nan
+    with pytest.raises(InvalidParameterError, match="2 rows .* every column missing"):
+        impute_chained(empty, m=2)
+
+
+def test_two_level_keeps_the_between_variance_that_single_level_shrinks():
+    # benchmarks/sim_two_level_imputation.py, 500 studies: the between-participant variance of
+    # the completed data over the study's own before deletion is 1.012 for 2l.norm and 0.802
+    # for norm, the SD of a mean of four 0.044 and 0.041: the bounds are about 3.5 SDs out
+    rng = np.random.default_rng(20261203)
+    two, one = [], []
+    for i in range(4):
+        full, data = _sessions(rng)
+        before = _between_variance(full)
+        imputed = impute_chained(
+            data, m=5, seed=i, burn_in=5, method="2l.norm", cluster="participant"
+        ).datasets
+        two.append(np.mean([_between_variance(t) for t in imputed]) / before)
+        flat = impute_chained(
+            data.drop(columns="participant"), m=5, seed=i, burn_in=5, method="norm"
+        ).datasets
+        flat = [t.assign(participant=data["participant"]) for t in flat]
+        one.append(np.mean([_between_variance(t) for t in flat]) / before)
+    assert 0.86 < np.mean(two) < 1.16
+    assert np.mean(one) < 0.95
