@@ -33,6 +33,7 @@ from models._errors import (
     SingularFitWarning,
 )
 from models._version import __version__
+from models.reliability._balanced import crossed_anova_components, nested_reml_components
 
 __all__ = [
     "COEFFICIENTS",
@@ -293,13 +294,15 @@ def multilevel_reliability(
     use = "anova" if method == "anova" or (method == "auto" and balanced) else "reml"
     notes = list(meta.pop("notes"))
     if use == "anova":
-        crossed = _anova_components(long, n_p, n_t, n_i)
+        crossed = crossed_anova_components(long, n_p, n_t, n_i)
         methods = ["crossed components by ANOVA (expected mean squares of balanced data)"]
     else:
         crossed = _reml_components(long, _CROSSED_FORMULA, _CROSSED_GROUPS, "crossed", notes)
         reason = "" if balanced else f"; {n_p * n_t * n_i - len(long)} answers missing"
         methods = [f"crossed components by REML (lme4's model{reason})"]
-    nested = _reml_components(long, _NESTED_FORMULA, _NESTED_GROUPS, "nested", notes)
+    nested = nested_reml_components(long, n_p, n_t, n_i) if balanced else None
+    if nested is None:
+        nested = _reml_components(long, _NESTED_FORMULA, _NESTED_GROUPS, "nested", notes)
     methods.append("nested components (occasion within person) by REML, as psych's nlme fit")
 
     negative = [name for name, value in crossed.items() if value < 0]
@@ -497,46 +500,6 @@ def _long_answers(
 def _builtin(value: Any) -> Any:
     item = getattr(value, "item", None)
     return item() if callable(item) else value
-
-
-def _anova_components(long: pd.DataFrame, n_p: int, n_t: int, n_i: int) -> dict[str, float]:
-    """Expected-mean-squares components of a balanced three-way layout (one answer per cell)."""
-    y = np.empty((n_p, n_t, n_i))
-    y[long["person"].to_numpy(), long["occasion"].to_numpy(), long["item"].to_numpy()] = long[
-        "value"
-    ].to_numpy()
-    m = y.mean()
-    mp, mt, mi = y.mean(axis=(1, 2)), y.mean(axis=(0, 2)), y.mean(axis=(0, 1))
-    mpt, mpi, mti = y.mean(axis=2), y.mean(axis=1), y.mean(axis=0)
-    ms_p = n_t * n_i * np.sum((mp - m) ** 2) / (n_p - 1)
-    ms_t = n_p * n_i * np.sum((mt - m) ** 2) / (n_t - 1)
-    ms_i = n_p * n_t * np.sum((mi - m) ** 2) / (n_i - 1)
-    pt = mpt - mp[:, None] - mt[None, :] + m
-    pi = mpi - mp[:, None] - mi[None, :] + m
-    ti = mti - mt[:, None] - mi[None, :] + m
-    ms_pt = n_i * np.sum(pt**2) / ((n_p - 1) * (n_t - 1))
-    ms_pi = n_t * np.sum(pi**2) / ((n_p - 1) * (n_i - 1))
-    ms_ti = n_p * np.sum(ti**2) / ((n_t - 1) * (n_i - 1))
-    e = (
-        y
-        - mpt[:, :, None]
-        - mpi[:, None, :]
-        - mti[None, :, :]
-        + mp[:, None, None]
-        + mt[None, :, None]
-        + mi[None, None, :]
-        - m
-    )
-    ms_e = np.sum(e**2) / ((n_p - 1) * (n_t - 1) * (n_i - 1))
-    return {
-        "person": float((ms_p - ms_pt - ms_pi + ms_e) / (n_t * n_i)),
-        "occasion": float((ms_t - ms_pt - ms_ti + ms_e) / (n_p * n_i)),
-        "item": float((ms_i - ms_pi - ms_ti + ms_e) / (n_p * n_t)),
-        "person_x_occasion": float((ms_pt - ms_e) / n_i),
-        "person_x_item": float((ms_pi - ms_e) / n_t),
-        "occasion_x_item": float((ms_ti - ms_e) / n_p),
-        "residual": float(ms_e),
-    }
 
 
 def _reml_components(

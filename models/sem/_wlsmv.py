@@ -29,7 +29,7 @@ import pandas as pd
 from scipy import special
 
 from models._errors import InvalidParameterError
-from models.sem._fit import cfi, rmsea, tli
+from models.sem._fit import cfi, rmsea, rmsea_ci, tli
 from models.sem._wlsmv_spec import (
     LEVELS,
     Implied,
@@ -43,7 +43,6 @@ from models.sem._wlsmv_stats import (
     baseline,
     projector,
     read_stats,
-    rmsea_ci,
     robust_indices,
     scaled_shifted,
     srmr,
