@@ -5,11 +5,12 @@ parameterization = "theta", ID.fac = "std.lv", ID.cat = "Wu.Estabrook.2016")``, 
 = "WLSMV")``) to three sets of psychTools' ``sai`` items (1-4): ``flat`` (three waves, 167
 participants), ``rim`` (two waves, 334) and ``flat_collapsed`` (flat with one binary and one
 three-category item), and to the five-point SF-36 general health items of mosaicData's
-``HELPfull`` at baseline and 6 months (``help``, 254 patients). Through :func:`measurement_invariance` on the long answers: npar and
-df exactly; the scaled chi-square to 1e-3; its p-value, scaling factor, the scaled CFI, TLI and
-RMSEA (with its interval), SRMR and the robust indices where lavaan gives them to 1e-4; every
-estimate (thresholds, loadings, intercepts, residual variances, latent means and variances) to
-1e-4 and standard error to 1e-3; lavTestLRT's scaled differences to 1e-3.
+``HELPfull`` at baseline and 6 months (``help``, 254 patients). Through
+:func:`measurement_invariance` on the long answers: npar and df exactly; the scaled chi-square
+to 1e-3; its p-value, scaling factor, the scaled CFI, TLI and RMSEA (with its interval), SRMR
+and the robust indices where lavaan gives them to 1e-4; every estimate (thresholds, loadings,
+intercepts, residual variances, latent means and variances) to 1e-4 and standard error to
+1e-3; lavTestLRT's scaled differences to 1e-3.
 
 reference/wlsmv_partial.R gives lavTestScore's statistics of every restriction the scalar and
 strict steps add (an intercept fixed at 0 and a residual variance fixed at 1 written as a
