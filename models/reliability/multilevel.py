@@ -104,7 +104,8 @@ class MultilevelReliability(Result):
         ``method`` (``"anova"``: crossed components from expected mean squares of balanced,
         complete data; ``"reml"``: crossed components by REML), and ``RkF``, ``R1R``, ``RkR``,
         ``Rc``, ``RkRn``, ``Rcn``. The nested coefficients ``RkRn`` and ``Rcn`` always come from
-        a REML fit, as psych's come from ``nlme::lme``.
+        REML components, as psych's come from ``nlme::lme`` (balanced answers: the closed-form
+        REML solution unless a component lies on the boundary).
     components : pandas.DataFrame
         One row per component: ``design`` (``"crossed"`` or ``"nested"``), ``component`` (see
         :data:`CROSSED_COMPONENTS`, :data:`NESTED_COMPONENTS`), ``variance``, ``percent``
@@ -239,8 +240,12 @@ def multilevel_reliability(
     The nested model :math:`y_{pti} = \mu + P_p + T(P)_{pt} + e_{pti}` (REML, items as
     replicates) gives :math:`R_{kRn} = \sigma^2_P / (\sigma^2_P + \sigma^2_{T(P)} / n_T +
     \sigma^2_e / (n_T n_I))` and :math:`R_{Cn} = \sigma^2_{T(P)} / (\sigma^2_{T(P)} +
-    \sigma^2_e / n_I)`. The counts are the persons, occasions and items with at least one
-    answer (psych counts rows, so a person whose every answer is missing counts there).
+    \sigma^2_e / n_I)`. On balanced answers its REML components are the ANOVA estimates
+    :math:`\sigma^2_e = MS_e`, :math:`\sigma^2_{T(P)} = (MS_{T(P)} - MS_e) / n_I`,
+    :math:`\sigma^2_P = (MS_P - MS_{T(P)}) / (n_T n_I)` when all three are positive; otherwise
+    (and on unbalanced answers) they come from the iterative REML fit. The counts are the
+    persons, occasions and items with at least one answer (psych counts rows, so a person whose
+    every answer is missing counts there).
 
     A negative ANOVA component means the true one is near zero; it is kept, as psych keeps it,
     so that the coefficients equal psych's, and flagged in ``components`` and ``notes``. REML
