@@ -64,8 +64,10 @@ if (length(args) == 2 && args[1] == "--command") {
 } else {
   runs <- if (length(args)) as.integer(args[1]) else 3L
   cat("case,seconds,seconds_fits,lavaan\n")
-  for (case in c("flat", "rim")) {
-    long <- read.csv(sprintf("tests/data/psychTools_sai_%s.csv", case))
+  files <- c(flat = "tests/data/psychTools_sai_flat.csv", rim = "tests/data/psychTools_sai_rim.csv",
+             help = "tests/data/mosaicData_HELPfull_gh.csv")
+  for (case in names(files)) {
+    long <- read.csv(files[[case]])
     total <- numeric(runs)
     fits_only <- numeric(runs)
     for (r in seq_len(runs)) {

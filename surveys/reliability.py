@@ -22,16 +22,13 @@ from scipy import special
 from _empathic_base.checks import check_unit
 from surveys import _columns as col
 from surveys._errors import DataQualityWarning, InvalidParameterError, UndefinedStatisticWarning
+from surveys._one_factor import MAX_COMMUNALITY, one_factor_uls
 
 __all__ = ["scale_reliability"]
 
 # Rows per block when accumulating cross products: bounds the temporary memory to a few
 # block-sized copies of the data whatever the number of respondents.
 _BLOCK_ROWS = 65_536
-
-# Largest communality allowed in the one-factor fit behind omega (psych::fa bounds the
-# uniquenesses below by 0.005).
-_MAX_COMMUNALITY = 0.995
 
 ITEM_STATS_COLUMNS = [col.ITEM, col.N, "mean", "sd", "r_item_rest", "alpha_if_deleted"]
 SUMMARY_KEYS = (
@@ -327,7 +324,7 @@ def _omega(cor, k, var_ok, names, summary, reasons) -> None:
             "answered both"
         )
     elif var_ok:
-        fitted = _one_factor_uls(cor)
+        fitted = one_factor_uls(cor)
         if fitted is None:
             reasons.append("the one-factor model behind omega did not converge")
         elif not cor.sum() > 0:
@@ -345,7 +342,7 @@ def _omega(cor, k, var_ok, names, summary, reasons) -> None:
                     DataQualityWarning(
                         "scale_reliability: the one-factor solution behind omega_total is a "
                         f"Heywood case: the communality of {_list(names, at_bound)} reached "
-                        f"the bound {_MAX_COMMUNALITY} (as in psych::fa); omega_total rests on "
+                        f"the bound {MAX_COMMUNALITY} (as in psych::fa); omega_total rests on "
                         "a boundary solution"
                     ),
                     stacklevel=3,
@@ -503,105 +500,3 @@ def _feldt_interval(alpha: float, *, n: int, k: int, ci_level: float) -> tuple[f
     low = 1.0 - (1.0 - alpha) * special.fdtri(df1, df2, 1.0 - tail)
     high = 1.0 - (1.0 - alpha) * special.fdtri(df1, df2, tail)
     return float(low), float(high)
-
-
-def _one_factor_uls(r: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    r"""Fit one factor to a correlation matrix by unweighted least squares (minres).
-
-    Minimises :math:`\sum_{i<j} (r_{ij} - \lambda_i \lambda_j)^2` by Levenberg-Marquardt from
-    the first principal component, then polishes the optimum with Newton steps on the exact
-    gradient and Hessian, so the loadings are exact to rounding (also at a bound). When the
-    unbounded optimum does not exist or needs a communality above ``_MAX_COMMUNALITY`` (a
-    Heywood case), the loadings are bounded to :math:`|\lambda_i| \le \sqrt{0.995}`, as
-    ``psych::fa`` bounds its uniquenesses below by 0.005. The sign makes the loadings sum to a
-    positive number.
-
-    Returns the loadings and a mask of the items at the bound, or None when no fit is found.
-    """
-    from scipy import optimize  # only omega needs it: loaded on first use
-
-    k = r.shape[0]
-    rows, cols = np.triu_indices(k, 1)
-    target = r[rows, cols]
-    index = np.arange(rows.size)
-    bound = np.sqrt(_MAX_COMMUNALITY)
-    values, vectors = np.linalg.eigh(r)
-    start = vectors[:, -1] * np.sqrt(max(values[-1], np.finfo(float).eps))
-
-    def residuals(lam: np.ndarray) -> np.ndarray:
-        return lam[rows] * lam[cols] - target
-
-    def jacobian(lam: np.ndarray) -> np.ndarray:
-        jac = np.zeros((rows.size, k))
-        jac[index, rows] = lam[cols]
-        jac[index, cols] = lam[rows]
-        return jac
-
-    tol = np.finfo(float).eps
-    fit = optimize.least_squares(
-        residuals, start, jac=jacobian, method="lm", xtol=tol, ftol=tol, gtol=tol
-    )
-    lam = fit.x
-    if fit.status > 0 and np.isfinite(lam).all() and (np.abs(lam) <= bound).all():
-        at_bound = np.zeros(k, dtype=bool)
-        lam = _newton_polish(lam, r, ~at_bound)
-    else:
-        start = np.clip(start, -0.99 * bound, 0.99 * bound)
-        fit = optimize.least_squares(
-            residuals,
-            start,
-            jac=jacobian,
-            bounds=(-bound, bound),
-            method="trf",
-            xtol=tol,
-            ftol=tol,
-            gtol=tol,
-        )
-        if fit.status <= 0 or not np.isfinite(fit.x).all():
-            return None
-        at_bound = np.abs(fit.x) >= bound * (1.0 - 1e-8)
-        lam = _newton_polish(np.where(at_bound, np.sign(fit.x) * bound, fit.x), r, ~at_bound)
-    if lam.sum() < 0:
-        lam = -lam
-    return lam, at_bound
-
-
-def _newton_polish(
-    lam: np.ndarray, r: np.ndarray, free: np.ndarray, max_steps: int = 30
-) -> np.ndarray:
-    r"""Refine an interior minres optimum with Newton steps (exact gradient and Hessian).
-
-    With :math:`E = \lambda\lambda^\top - R` off the diagonal (0 on it), the criterion
-    :math:`\tfrac12 \sum_{i<j} E_{ij}^2` has gradient :math:`g = E\lambda` and Hessian
-    :math:`H_{ii} = \sum_{j \ne i} \lambda_j^2`, :math:`H_{ij} = 2\lambda_i\lambda_j - r_{ij}`.
-    Only the loadings in `free` move (the others sit on a bound). Near the optimum the
-    criterion is flat to rounding, so steps are accepted while they shrink the gradient; the
-    first that does not ends the refinement.
-    """
-
-    def gradient(x: np.ndarray) -> np.ndarray:
-        e = np.outer(x, x) - r
-        np.fill_diagonal(e, 0.0)
-        return e @ x
-
-    if not free.any():
-        return lam
-    grad = gradient(lam)
-    size = np.abs(grad[free]).max()
-    for _ in range(max_steps):
-        if size == 0.0:
-            break
-        hess = 2.0 * np.outer(lam, lam) - r
-        np.fill_diagonal(hess, (lam**2).sum() - lam**2)
-        try:
-            step = np.linalg.solve(hess[np.ix_(free, free)], grad[free])
-        except np.linalg.LinAlgError:
-            break
-        candidate = lam.copy()
-        candidate[free] -= step
-        candidate_grad = gradient(candidate)
-        candidate_size = np.abs(candidate_grad[free]).max()
-        if not candidate_size < size:
-            break
-        lam, grad, size = candidate, candidate_grad, candidate_size
-    return lam

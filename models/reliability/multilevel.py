@@ -33,6 +33,7 @@ from models._errors import (
     SingularFitWarning,
 )
 from models._version import __version__
+from models.reliability._balanced import crossed_anova_components, nested_reml_components
 
 __all__ = [
     "COEFFICIENTS",
@@ -103,7 +104,8 @@ class MultilevelReliability(Result):
         ``method`` (``"anova"``: crossed components from expected mean squares of balanced,
         complete data; ``"reml"``: crossed components by REML), and ``RkF``, ``R1R``, ``RkR``,
         ``Rc``, ``RkRn``, ``Rcn``. The nested coefficients ``RkRn`` and ``Rcn`` always come from
-        a REML fit, as psych's come from ``nlme::lme``.
+        REML components, as psych's come from ``nlme::lme`` (balanced answers: the closed-form
+        REML solution unless a component lies on the boundary).
     components : pandas.DataFrame
         One row per component: ``design`` (``"crossed"`` or ``"nested"``), ``component`` (see
         :data:`CROSSED_COMPONENTS`, :data:`NESTED_COMPONENTS`), ``variance``, ``percent``
@@ -238,8 +240,12 @@ def multilevel_reliability(
     The nested model :math:`y_{pti} = \mu + P_p + T(P)_{pt} + e_{pti}` (REML, items as
     replicates) gives :math:`R_{kRn} = \sigma^2_P / (\sigma^2_P + \sigma^2_{T(P)} / n_T +
     \sigma^2_e / (n_T n_I))` and :math:`R_{Cn} = \sigma^2_{T(P)} / (\sigma^2_{T(P)} +
-    \sigma^2_e / n_I)`. The counts are the persons, occasions and items with at least one
-    answer (psych counts rows, so a person whose every answer is missing counts there).
+    \sigma^2_e / n_I)`. On balanced answers its REML components are the ANOVA estimates
+    :math:`\sigma^2_e = MS_e`, :math:`\sigma^2_{T(P)} = (MS_{T(P)} - MS_e) / n_I`,
+    :math:`\sigma^2_P = (MS_P - MS_{T(P)}) / (n_T n_I)` when all three are positive; otherwise
+    (and on unbalanced answers) they come from the iterative REML fit. The counts are the
+    persons, occasions and items with at least one answer (psych counts rows, so a person whose
+    every answer is missing counts there).
 
     A negative ANOVA component means the true one is near zero; it is kept, as psych keeps it,
     so that the coefficients equal psych's, and flagged in ``components`` and ``notes``. REML
@@ -293,13 +299,15 @@ def multilevel_reliability(
     use = "anova" if method == "anova" or (method == "auto" and balanced) else "reml"
     notes = list(meta.pop("notes"))
     if use == "anova":
-        crossed = _anova_components(long, n_p, n_t, n_i)
+        crossed = crossed_anova_components(long, n_p, n_t, n_i)
         methods = ["crossed components by ANOVA (expected mean squares of balanced data)"]
     else:
         crossed = _reml_components(long, _CROSSED_FORMULA, _CROSSED_GROUPS, "crossed", notes)
         reason = "" if balanced else f"; {n_p * n_t * n_i - len(long)} answers missing"
         methods = [f"crossed components by REML (lme4's model{reason})"]
-    nested = _reml_components(long, _NESTED_FORMULA, _NESTED_GROUPS, "nested", notes)
+    nested = nested_reml_components(long, n_p, n_t, n_i) if balanced else None
+    if nested is None:
+        nested = _reml_components(long, _NESTED_FORMULA, _NESTED_GROUPS, "nested", notes)
     methods.append("nested components (occasion within person) by REML, as psych's nlme fit")
 
     negative = [name for name, value in crossed.items() if value < 0]
@@ -497,46 +505,6 @@ def _long_answers(
 def _builtin(value: Any) -> Any:
     item = getattr(value, "item", None)
     return item() if callable(item) else value
-
-
-def _anova_components(long: pd.DataFrame, n_p: int, n_t: int, n_i: int) -> dict[str, float]:
-    """Expected-mean-squares components of a balanced three-way layout (one answer per cell)."""
-    y = np.empty((n_p, n_t, n_i))
-    y[long["person"].to_numpy(), long["occasion"].to_numpy(), long["item"].to_numpy()] = long[
-        "value"
-    ].to_numpy()
-    m = y.mean()
-    mp, mt, mi = y.mean(axis=(1, 2)), y.mean(axis=(0, 2)), y.mean(axis=(0, 1))
-    mpt, mpi, mti = y.mean(axis=2), y.mean(axis=1), y.mean(axis=0)
-    ms_p = n_t * n_i * np.sum((mp - m) ** 2) / (n_p - 1)
-    ms_t = n_p * n_i * np.sum((mt - m) ** 2) / (n_t - 1)
-    ms_i = n_p * n_t * np.sum((mi - m) ** 2) / (n_i - 1)
-    pt = mpt - mp[:, None] - mt[None, :] + m
-    pi = mpi - mp[:, None] - mi[None, :] + m
-    ti = mti - mt[:, None] - mi[None, :] + m
-    ms_pt = n_i * np.sum(pt**2) / ((n_p - 1) * (n_t - 1))
-    ms_pi = n_t * np.sum(pi**2) / ((n_p - 1) * (n_i - 1))
-    ms_ti = n_p * np.sum(ti**2) / ((n_t - 1) * (n_i - 1))
-    e = (
-        y
-        - mpt[:, :, None]
-        - mpi[:, None, :]
-        - mti[None, :, :]
-        + mp[:, None, None]
-        + mt[None, :, None]
-        + mi[None, None, :]
-        - m
-    )
-    ms_e = np.sum(e**2) / ((n_p - 1) * (n_t - 1) * (n_i - 1))
-    return {
-        "person": float((ms_p - ms_pt - ms_pi + ms_e) / (n_t * n_i)),
-        "occasion": float((ms_t - ms_pt - ms_ti + ms_e) / (n_p * n_i)),
-        "item": float((ms_i - ms_pi - ms_ti + ms_e) / (n_p * n_t)),
-        "person_x_occasion": float((ms_pt - ms_e) / n_i),
-        "person_x_item": float((ms_pi - ms_e) / n_t),
-        "occasion_x_item": float((ms_ti - ms_e) / n_p),
-        "residual": float(ms_e),
-    }
 
 
 def _reml_components(

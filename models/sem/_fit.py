@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from models.sem._ml import (
     MLProblem,
@@ -122,24 +122,52 @@ def rmsea(t: float, df: float, n: int) -> float:
 
 
 def rmsea_ci(t: float, df: float, n: int, level: float = 0.90) -> tuple[float, float]:
-    """Return the RMSEA interval from the noncentral chi-square distribution."""
-    if df <= 0:
+    """Return the RMSEA interval from the noncentral chi-square distribution.
+
+    The noncentralities at which ``t`` is the upper and the lower quantile of the noncentral
+    chi-square on ``df`` degrees of freedom (the 95th and the 5th at ``level=0.90``), as
+    ``sqrt(lambda / (n df))``; NaN without degrees of freedom or with a non-finite ``t``.
+    """
+    if not df > 0 or not np.isfinite(t):
         return float("nan"), float("nan")
     upper_q, lower_q = 1.0 - (1.0 - level) / 2.0, (1.0 - level) / 2.0
+    return (
+        float(np.sqrt(_noncentrality(t, df, upper_q) / (n * df))),
+        float(np.sqrt(_noncentrality(t, df, lower_q) / (n * df))),
+    )
 
-    def bound(q: float) -> float:
-        def f(lam: float) -> float:
-            return float(special.chndtr(t, df, lam)) - q if lam > 0 else special.chdtr(df, t) - q
 
-        if f(0.0) < 0:
-            return 0.0
-        hi = max(t, 1.0)
-        while f(hi) > 0:
-            hi *= 2.0
-        lam = optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-12)
-        return float(np.sqrt(lam / (n * df)))
+def _noncentrality(t: float, df: float, q: float, tol: float = 1e-12) -> float:
+    r"""Return the noncentrality :math:`\lambda` with :math:`F_{df}(t; \lambda) = q` (0 if none).
 
-    return bound(upper_q), bound(lower_q)
+    The distribution function falls with :math:`\lambda`, with derivative
+    :math:`\partial F_{df}(t; \lambda) / \partial \lambda = (F_{df+2}(t; \lambda) -
+    F_{df}(t; \lambda)) / 2` (the Poisson mixture of central chi-squares, differentiated term
+    by term). Newton steps on it are kept inside a bracket that shrinks at every evaluation,
+    and a step that leaves it is replaced by bisection; the root is reached to ``tol``
+    relative (and absolute below 1).
+    """
+    if special.chdtr(df, t) < q:
+        return 0.0
+    low, high = 0.0, max(t, 1.0)
+    while special.chndtr(t, df, high) > q:
+        low, high = high, 2.0 * high
+    lam = 0.5 * (low + high)
+    # hand-written safeguarded Newton: SciPy's root finders would load scipy.optimize whole
+    for _ in range(200):
+        value = special.chndtr(t, df, lam)
+        if value > q:
+            low = lam
+        else:
+            high = lam
+        slope = 0.5 * (special.chndtr(t, df + 2.0, lam) - value)
+        proposal = lam - (value - q) / slope if slope < 0 else np.nan
+        if not low < proposal < high:
+            proposal = 0.5 * (low + high)
+        if abs(proposal - lam) <= tol * max(1.0, lam) or high - low <= tol * max(1.0, lam):
+            return float(proposal)
+        lam = proposal
+    return float(lam)
 
 
 def srmr(s: np.ndarray, ybar: np.ndarray, sigma: np.ndarray, mu: np.ndarray) -> float:

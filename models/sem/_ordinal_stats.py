@@ -32,7 +32,6 @@ correlation is kept within ``[-0.999, 0.999]``.
 
 from __future__ import annotations
 
-import functools
 import numbers
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -44,6 +43,7 @@ from scipy import special
 from models._checks import check_choice, check_int
 from models._errors import InvalidParameterError
 from models.sem._bivariate_normal import bvn_density, bvn_upper
+from models.sem._blas import controller
 
 RHO_BOUND = 0.999
 """lavaan's bounds on a polychoric correlation (``nlminb(lower = -0.999, upper = 0.999)``)."""
@@ -460,14 +460,6 @@ def _prepare(data: Any, missing: str) -> _Prepared:
     return _Prepared(names, values.shape[0], codes, levels, thresholds, pairs)
 
 
-@functools.cache
-def _blas() -> Any:
-    """Find the process's thread pools once (the lookup reads every loaded library)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
 # -- entry points -------------------------------------------------------------------------
 
 
@@ -526,7 +518,7 @@ def ordinal_sample_stats(
     codes, thresholds, pairs = prep.codes, prep.thresholds, prep.pairs
     # one BLAS thread: the products are small, and waking a threaded BLAS's workers costs
     # far more than the arithmetic on a busy machine
-    with _blas().limit(limits=1, user_api="blas"):
+    with controller().limit(limits=1, user_api="blas"):
         rho = _polychoric(pairs, _fit_table(pairs), _start(pairs))
         gamma = _gamma(codes, thresholds, pairs, rho)
     cor = np.eye(len(prep.names))

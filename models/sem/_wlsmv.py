@@ -19,8 +19,6 @@ lavaan divides by ``N - 1`` here: ``T = (N - 1) F``, the covariance of the estim
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +27,8 @@ import pandas as pd
 from scipy import special
 
 from models._errors import InvalidParameterError
-from models.sem._fit import cfi, rmsea, tli
+from models.sem._blas import one_blas_thread
+from models.sem._fit import cfi, rmsea, rmsea_ci, tli
 from models.sem._wlsmv_spec import (
     LEVELS,
     Implied,
@@ -43,7 +42,6 @@ from models.sem._wlsmv_stats import (
     baseline,
     projector,
     read_stats,
-    rmsea_ci,
     robust_indices,
     scaled_shifted,
     srmr,
@@ -133,29 +131,6 @@ class WLSMVFit:
     residual: np.ndarray = field(repr=False)
     weight: np.ndarray = field(repr=False)
     gamma: np.ndarray = field(repr=False)
-
-
-@functools.cache
-def _controller() -> Any:
-    """Find the process's thread pools once (the lookup reads every loaded library)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-def one_blas_thread(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Run ``func`` with one BLAS thread.
-
-    Its products are small (about 100 x 100); waking BLAS worker threads for each costs more
-    than the arithmetic on a busy machine.
-    """
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with _controller().limit(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
 
 
 # -- estimation ----------------------------------------------------------------------------

@@ -28,7 +28,8 @@ import pandas as pd
 from scipy import special
 
 from models._errors import InvalidParameterError
-from models.sem._wlsmv import WLSMVFit, one_blas_thread
+from models.sem._blas import one_blas_thread
+from models.sem._wlsmv import WLSMVFit
 from models.sem._wlsmv_spec import OrdinalModel, entry_label, factor_names
 
 __all__ = ["WLSMVDifference", "WLSMVScoreTests", "wlsmv_difference", "wlsmv_score_tests"]

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
 
 from models._errors import InvalidParameterError
+from models.sem._fit import rmsea_ci
 from models.sem._wlsmv_spec import Implied, OrdinalSpec
 
 FUNC = "fit_wlsmv"
@@ -186,29 +186,6 @@ def robust_indices(
     rmsea_r = float(np.sqrt(max(x3 / n1 / df3 - c3 / n1, 0.0))) if df3 > 0 else np.nan
     low, high = rmsea_ci(x3 / c3, df3, n1) if df3 > 0 else (np.nan, np.nan)
     return cfi_r, tli_r, rmsea_r, low * np.sqrt(c3), high * np.sqrt(c3)
-
-
-def rmsea_ci(t: float, df: float, n: int, level: float = 0.90) -> tuple[float, float]:
-    """Return lavaan's 90 % RMSEA interval.
-
-    The noncentralities at which ``t`` is the 95th and the 5th percentile of the noncentral
-    chi-square on ``df`` degrees of freedom, as ``sqrt(lambda / (n df))``.
-    """
-    if not df > 0 or not np.isfinite(t):
-        return np.nan, np.nan
-
-    def bound(q: float) -> float:
-        if special.chdtr(df, t) < q:
-            return 0.0
-        hi = max(t, 1.0)
-        while special.chndtr(t, df, hi) > q:
-            hi *= 2.0
-        lam = optimize.brentq(
-            lambda nc: special.chndtr(t, df, nc) - q, 0.0, hi, xtol=1e-12, rtol=1e-12
-        )
-        return float(np.sqrt(lam / (n * df)))
-
-    return bound(1.0 - (1.0 - level) / 2.0), bound((1.0 - level) / 2.0)
 
 
 def srmr(data: SampleData, implied: Implied) -> float:

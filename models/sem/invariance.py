@@ -12,8 +12,6 @@ writes the two tables of the ``longitudinal reliability --invariance`` output.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,6 +19,7 @@ import pandas as pd
 
 from models._errors import InvalidParameterError
 from models._version import __version__
+from models.sem._blas import one_blas_thread
 from models.sem._invariance_input import check_parameters, wide
 from models.sem._invariance_result import (
     INVARIANCE_CSV_COLUMNS,
@@ -53,33 +52,7 @@ SCOPE_NOTES = {
 """The scope of each estimator, said after its note (``meta["estimator_note"]``)."""
 
 
-# -- BLAS threads -------------------------------------------------------------------------
-@functools.cache
-def _controller() -> Any:
-    """Find the process's thread pools once (the lookup reads every loaded library)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-def _one_blas_thread(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Run ``func`` with one BLAS thread.
-
-    The fits are many small dense products (a few dozen parameters, a few dozen variables);
-    with a threaded BLAS each product can wake worker threads, which costs far more than the
-    arithmetic on a busy machine (a 20 x 20 product: 0.06 ms on one thread, 40 ms with
-    OpenBLAS's default on two loaded cores).
-    """
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with _controller().limit(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
-
-
-@_one_blas_thread
+@one_blas_thread
 def measurement_invariance(
     data: pd.DataFrame,
     *,

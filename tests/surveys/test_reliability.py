@@ -21,9 +21,9 @@ from surveys._errors import (
     SurveysWarning,
     UndefinedStatisticWarning,
 )
+from surveys._one_factor import one_factor_uls as _one_factor_uls
 from surveys.reliability import (
     _complete_moments,
-    _one_factor_uls,
     _pairwise_moments,
     scale_reliability,
 )

@@ -6,6 +6,11 @@
 #   rim:  study RIM, times 1 and 3, items calm, at.ease, relaxed, content (two waves)
 #   flat_collapsed: flat with nervous made binary (1 | 2-4) and jittery three categories
 #     (1 | 2 | 3-4), for the identification of items with fewer categories
+# and five-point items from mosaicData's `HELPfull` (the HELP trial; tests/data/README.md):
+#   help: the SF-36 general health items B1 (1 excellent - 5 poor) and B11A-B11D (1 definitely
+#     true - 5 definitely false; B11A and B11C worded the other way, so their loadings are
+#     negative) at baseline and 6 months (times 0 and 6), the 254 patients who answered all
+#     five at both (tests/data/mosaicData_HELPfull_gh.csv, answers as published)
 # The items are ordered categorical. The ladder is semTools::measEq.syntax(ordered = ...,
 # parameterization = "theta", ID.fac = "std.lv", ID.cat = "Wu.Estabrook.2016",
 # longFacNames = ..., auto = "all") with long.equal growing by thresholds, loadings,
@@ -31,7 +36,9 @@ sets <- list(
   flat = list(times = c(1, 2, 3), items = c("tense", "anxious", "nervous", "jittery")),
   rim = list(times = c(1, 3), items = c("calm", "at.ease", "relaxed", "content")),
   flat_collapsed = list(times = c(1, 2, 3), items = c("tense", "anxious", "nervous", "jittery"),
-                        file = "flat", top = c(nervous = 2, jittery = 3))
+                        file = "flat", top = c(nervous = 2, jittery = 3)),
+  help = list(times = c(0, 6), items = c("B1", "B11A", "B11B", "B11C", "B11D"),
+              path = "tests/data/mosaicData_HELPfull_gh.csv")
 )
 levels <- list(configural = character(0), thresholds = "thresholds",
                metric = c("thresholds", "loadings"),
@@ -49,8 +56,10 @@ result <- list(R = R.version.string, lavaan = as.character(packageVersion("lavaa
                semTools = as.character(packageVersion("semTools")), datasets = list())
 for (name in names(sets)) {
   s <- sets[[name]]
-  long <- read.csv(sprintf("tests/data/psychTools_sai_%s.csv",
-                           if (is.null(s$file)) name else s$file))
+  path <- if (is.null(s$path)) {
+    sprintf("tests/data/psychTools_sai_%s.csv", if (is.null(s$file)) name else s$file)
+  } else s$path
+  long <- read.csv(path)
   for (item in names(s$top)) long[[item]] <- pmin(long[[item]], s$top[[item]])
   wide <- reshape(long, idvar = "id", timevar = "time", direction = "wide")
   ordered <- as.vector(sapply(s$times, function(t) paste0(s$items, ".", t)))

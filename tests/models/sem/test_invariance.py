@@ -41,9 +41,9 @@ SETS = {
 @pytest.fixture(autouse=True)
 def one_blas_thread():
     # the private fits called directly below run as measurement_invariance runs them
-    from models.sem.invariance import _controller
+    from models.sem._blas import controller
 
-    with _controller().limit(limits=1, user_api="blas"):
+    with controller().limit(limits=1, user_api="blas"):
         yield
 
 

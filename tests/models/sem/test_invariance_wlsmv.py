@@ -4,11 +4,13 @@ reference/wlsmv_ladder.R fits the ordinal ladder (``measEq.syntax(ordered = ...,
 parameterization = "theta", ID.fac = "std.lv", ID.cat = "Wu.Estabrook.2016")``, ``cfa(estimator
 = "WLSMV")``) to three sets of psychTools' ``sai`` items (1-4): ``flat`` (three waves, 167
 participants), ``rim`` (two waves, 334) and ``flat_collapsed`` (flat with one binary and one
-three-category item). Through :func:`measurement_invariance` on the long answers: npar and
-df exactly; the scaled chi-square to 1e-3; its p-value, scaling factor, the scaled CFI, TLI and
-RMSEA (with its interval), SRMR and the robust indices where lavaan gives them to 1e-4; every
-estimate (thresholds, loadings, intercepts, residual variances, latent means and variances) to
-1e-4 and standard error to 1e-3; lavTestLRT's scaled differences to 1e-3.
+three-category item), and to the five-point SF-36 general health items of mosaicData's
+``HELPfull`` at baseline and 6 months (``help``, 254 patients). Through
+:func:`measurement_invariance` on the long answers: npar and df exactly; the scaled chi-square
+to 1e-3; its p-value, scaling factor, the scaled CFI, TLI and RMSEA (with its interval), SRMR
+and the robust indices where lavaan gives them to 1e-4; every estimate (thresholds, loadings,
+intercepts, residual variances, latent means and variances) to 1e-4 and standard error to
+1e-3; lavTestLRT's scaled differences to 1e-3.
 
 reference/wlsmv_partial.R gives lavTestScore's statistics of every restriction the scalar and
 strict steps add (an intercept fixed at 0 and a residual variance fixed at 1 written as a
@@ -43,8 +45,9 @@ LEVELS = ("configural", "thresholds", "metric", "scalar", "strict")
 ITEMS = {
     "flat": ["tense", "anxious", "nervous", "jittery"],
     "rim": ["calm", "at.ease", "relaxed", "content"],
+    "help": ["B1", "B11A", "B11B", "B11C", "B11D"],
 }
-SETS = ("flat", "rim", "flat_collapsed")
+SETS = ("flat", "rim", "flat_collapsed", "help")
 
 
 def _data(name: str) -> tuple[pd.DataFrame, list[str]]:
@@ -53,6 +56,8 @@ def _data(name: str) -> tuple[pd.DataFrame, list[str]]:
         data["nervous"] = data["nervous"].clip(upper=2)
         data["jittery"] = data["jittery"].clip(upper=3)
         return data, ITEMS["flat"]
+    if name == "help":
+        return pd.read_csv(DATA / "mosaicData_HELPfull_gh.csv"), ITEMS["help"]
     return pd.read_csv(DATA / f"psychTools_sai_{name}.csv"), ITEMS[name]
 
 

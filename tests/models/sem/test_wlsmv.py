@@ -4,8 +4,11 @@ reference/wlsmv_ladder.R fits ``measEq.syntax(ordered = ..., parameterization = 
 ID.fac = "std.lv", ID.cat = "Wu.Estabrook.2016", auto = "all")`` with
 ``cfa(estimator = "WLSMV")`` to three sets of psychTools' ``sai`` items (1-4): ``flat`` (three
 waves, 167 participants), ``rim`` (two waves, 334) and ``flat_collapsed`` (flat with one
-binary and one three-category item). The sample statistics come from the same JSON (lavaan's
-``wls.obs``, ``gamma``, ``wls.v``, thresholds and polychoric correlations).
+binary and one three-category item), and to five-point items: ``help``, the SF-36 general
+health items of mosaicData's ``HELPfull`` at baseline and 6 months (254 patients; two of the
+five are worded the other way, so their loadings are negative). The sample statistics come
+from the same JSON (lavaan's ``wls.obs``, ``gamma``, ``wls.v``, thresholds and polychoric
+correlations).
 
 For the five levels of each: the free, fixed and equal entries exactly as the syntax writes
 them; npar and df exactly; the standard and scaled chi-square to 1e-3; the scaling factor,
@@ -34,7 +37,7 @@ from models.sem._wlsmv_compare import wlsmv_difference, wlsmv_score_tests
 from models.sem._wlsmv_spec import LEVELS
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "wlsmv_ladder.json"
-SETS = ("flat", "rim", "flat_collapsed")
+SETS = ("flat", "rim", "flat_collapsed", "help")
 
 
 @dataclass(frozen=True)
