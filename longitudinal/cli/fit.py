@@ -44,7 +44,9 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
             "--emmeans SPEC the key emmeans (marginal means and their contrasts), whose tables "
             "go to emmeans.csv and contrasts.csv beside --out; with --engine clmm the same "
             "on the latent scale (Nakagawa's latent R-squared; emmeans' latent means, z "
-            "intervals); with --engine bayes --emmeans SPEC gives the posterior marginal means "
+            "intervals); with --engine bayes, --r2 gives the Bayesian R-squared (Gelman et al. "
+            "2019: posterior mean, SD and highest-density interval) and --emmeans SPEC the "
+            "posterior marginal means "
             "and their contrasts, computed draw by draw (posterior mean, SD, highest-density "
             "interval, probability above 0; the ordinal family on the latent scale), in the "
             "same key and files. "
@@ -119,7 +121,9 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help=(
             "lmm: add 'r2' to the record: Rights & Sterba's R-squared (r2mlm's names) and "
-            "Nakagawa's marginal and conditional R-squared; clmm: Nakagawa's, latent scale"
+            "Nakagawa's marginal and conditional R-squared; clmm: Nakagawa's, latent scale; "
+            "bayes: the Bayesian R-squared (Gelman et al. 2019), its posterior mean, SD and "
+            "highest-density interval (latent scale for the ordinal family)"
         ),
     )
     parser.add_argument(
@@ -155,7 +159,7 @@ if TYPE_CHECKING:  # loaded when the command runs, after its arguments are parse
 _ENGINE_OPTIONS = {
     "lmm": {"ml", "r2", "emmeans", "contrasts", "adjust"},
     "clmm": {"link", "threshold", "n_agq", "r2", "emmeans", "contrasts", "adjust"},
-    "bayes": {"link", "draws", "tune", "chains", "sampler", "seed", "emmeans", "contrasts"},
+    "bayes": {"link", "draws", "tune", "chains", "sampler", "seed", "r2", "emmeans", "contrasts"},
 }
 _ALL_ENGINE_OPTIONS = set().union(*_ENGINE_OPTIONS.values())
 

@@ -130,9 +130,14 @@ def test_bayes_posterior_means_and_contrasts(tmp_path, capsys):
     out = tmp_path / "fit.json"
     args = ["fit", str(data), "--engine", "bayes", "--family", "gaussian", "--out", str(out)]
     args += ["--formula", "distance ~ agef * Sex + (1 | Subject)", "--emmeans", "agef"]
-    args += ["--draws", "300", "--tune", "300", "--chains", "2", "--seed", "11"]
+    args += ["--draws", "300", "--tune", "300", "--chains", "2", "--seed", "11", "--r2"]
     assert main(args) == 0, capsys.readouterr().err
     fit = json.loads(out.read_text())
+    # --r2: the Bayesian R-squared of the same fit (its coverage is checked by simulation in
+    # tests/models/bayes/test_bayes_r2_emmeans.py), with its interval, on the data's scale
+    r2 = fit["r2"]
+    assert r2["scale"] == "data" and r2["n_draws"] == 600
+    assert 0 < r2["ci_low"] < r2["estimate"] < r2["ci_high"] < 1 and r2["se"] > 0
     em = fit["emmeans"]
     assert em["specs"] == ["agef"] and em["by"] == [] and em["ddf"] is None
     assert (em["mode"], em["interval"]) == ("mean", "hdi")
