@@ -286,9 +286,14 @@ def _run(command: str, folder: Path) -> CommandRun:
 
 
 @pytest.fixture(scope="module")
-def ran(tmp_path_factory) -> dict[str, CommandRun]:
+def folder(tmp_path_factory) -> Path:
+    """The working folder of the commands."""
+    return tmp_path_factory.mktemp("guide")
+
+
+@pytest.fixture(scope="module")
+def ran(folder) -> dict[str, CommandRun]:
     """Run every command of RUN, in order, in one working folder; what each returned."""
-    folder = tmp_path_factory.mktemp("guide")
     (folder / "tests").symlink_to(ROOT / "tests", target_is_directory=True)
     for name, text in INPUTS.items():
         (folder / name).write_text(text, encoding="utf-8")
@@ -318,3 +323,15 @@ def test_the_command_runs_as_shown(ran, command):
         f"{s.page}: {line}" for s in shown for line in s.output if _flat(line) not in printed
     ]
     assert missing == [], printed[-3000:]
+
+
+def test_the_readme_python_examples_run(ran, folder):
+    """The README's Python blocks run as shown on the study its commands simulated."""
+    assert ran["longitudinal simulate --out study --seed 2024"].code == 0
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = ["\n".join(lines) for info, lines in _blocks(text) if info == "python"]
+    assert len(blocks) == 2, "the README shows two Python examples"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        for block in blocks:
+            exec(compile(block, "README.md", "exec"), {"__name__": "__readme__"})
