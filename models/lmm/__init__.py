@@ -25,6 +25,10 @@ _LAZY = {
     "lrt": "models.lmm.model",
     # the smooth terms' building blocks, shared with the ordinal mixed model
     "Smooth": "models.lmm._smooth",
+    "SmoothPart": "models.lmm._smooth",
+    "by_column": "models.lmm._smooth_spec",
+    "check_by_main_effect": "models.lmm._smooth_spec",
+    "smooth_parts": "models.lmm._smooth_fit",
     "SmoothTerm": "models.lmm._smooth_spec",
     "construct_smooth": "models.lmm._smooth",
     "smooth_column": "models.lmm._smooth_spec",
@@ -40,11 +44,15 @@ __all__ = [
     "MixedModelSummary",
     "MixedR2",
     "Smooth",
+    "SmoothPart",
     "SmoothTerm",
+    "by_column",
+    "check_by_main_effect",
     "cluster_levels",
     "construct_smooth",
     "lrt",
     "smooth_column",
+    "smooth_parts",
     "split_smooth",
 ]
 

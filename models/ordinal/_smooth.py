@@ -1,49 +1,69 @@
-"""A smooth term ``s(x)`` in the cumulative link mixed model, as a penalised random effect.
+"""Smooth terms ``s(x)`` in the cumulative link mixed model, as penalised random effects.
 
-The smooth is built as gamm4 builds it for the linear mixed model
-(:func:`models.lmm._smooth.construct_smooth`: mgcv's basis, sum-to-zero constraint, scaled
-penalty, ``smooth2random`` split): its null-space column (the linear trend) joins the fixed
+Each smooth is built as gamm4 builds it for the linear mixed model
+(:func:`models.lmm.smooth_parts`: mgcv's basis, sum-to-zero constraint, scaled penalty,
+``smooth2random`` split; a smooth ``by`` a factor is one smooth per level, its columns the
+smooth's times the level's indicator): its null-space column (the linear trend) joins the fixed
 effects, its ``k - 2`` penalised columns become one random-effect block of one level whose
-covariance is ``sigma_s^2 I`` (one parameter, the engine's *scaled* block of
-:class:`models.ordinal._laplace.Structure`). The Laplace likelihood is then maximised over the
-thresholds, the fixed effects, the other random effects' factors and ``sigma_s`` together: the
-smoothing parameter ``1 / sigma_s^2`` by maximum (Laplace) likelihood, where
-``mgcv::gam(..., family = ocat)`` uses its Laplace approximate REML.
+covariance is ``sigma_s^2 I`` (one parameter, a *scaled* block of
+:class:`models.ordinal._laplace.Structure`). Every smooth, and every level of a ``by`` factor,
+has its own block and so its own variance, as mgcv gives each its own smoothing parameter. The
+Laplace likelihood is then maximised over the thresholds, the fixed effects, the other random
+effects' factors and every ``sigma_s`` together: the smoothing parameters ``1 / sigma_s^2`` by
+maximum (Laplace) likelihood, where ``mgcv::gam(..., family = ocat)`` uses its Laplace
+approximate REML.
 
-The curve's pointwise intervals use the joint covariance of the thresholds, fixed effects and
+The curves' pointwise intervals use the joint covariance of the thresholds, fixed effects and
 random effects at the conditional modes (the inverse of the negative Hessian of the penalised
 log-likelihood ``sum_i l_i - u'u / 2`` in all of them, the variance parameters held at their
 estimates), the Bayesian covariance mgcv and gamm4 report as ``Vp``; the effective degrees of
-freedom are the trace of ``Vp`` times the unpenalised information over the smooth's
+freedom of a smooth are the trace of ``Vp`` times the unpenalised information over its
 coefficients.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
 from models._errors import FormulaError, InvalidParameterError
-from models.lmm import Smooth, SmoothTerm, construct_smooth, smooth_column
+from models.lmm import (
+    SmoothPart,
+    SmoothTerm,
+    by_column,
+    check_by_main_effect,
+    smooth_column,
+    smooth_parts,
+)
 
-__all__ = ["OrdinalSmooth", "smooth_design", "smooth_result"]
+__all__ = [
+    "OrdinalSmooth",
+    "OrdinalSmoothFit",
+    "check_terms",
+    "smooth_design",
+    "smooth_results",
+    "smooth_rows",
+]
 
 _WHERE = "OrdinalMixedModel"
 
 
 @dataclass(frozen=True)
 class OrdinalSmooth:
-    """The fitted smooth of an ordinal mixed model (latent scale).
+    """One fitted smooth of an ordinal mixed model, or one level of a ``by`` smooth.
 
     Attributes
     ----------
     label : str
-        ``s(x)`` as mgcv writes it.
+        mgcv's label: ``s(x)``, or ``s(x):fLEVEL`` for the level of a ``by`` factor ``f``.
     smooth : Smooth
-        Basis, constraint and penalty (:class:`models.lmm._smooth.Smooth`).
+        Basis, constraint and penalty (:class:`models.lmm.Smooth`).
+    level : object or None
+        The ``by`` factor's level this smooth belongs to (None without ``by``).
     variance : float
         ``sigma_s^2``, the variance of its penalised coefficients (``1 / sp`` in mgcv's terms,
         the latent scale's own scale being fixed by the link).
@@ -59,20 +79,71 @@ class OrdinalSmooth:
     """
 
     label: str
-    smooth: Smooth
+    smooth: Any
+    level: Any
     variance: float
     sd: float
     edf: float
     coef: np.ndarray
     cov: np.ndarray
 
-    def curve(self, x: np.ndarray, *, level: float = 0.95) -> pd.DataFrame:
-        """Return the smooth at ``x`` on the latent scale with pointwise intervals.
+    @property
+    def by(self) -> str | None:
+        """The ``by`` factor's column, or None."""
+        return self.smooth.term.by
 
-        The curve sums to zero over the rows of the fit (mgcv's constraint; the thresholds hold
-        the level). Returns ``x, fit, se, lower, upper`` with ``fit -+ z se``, ``z`` the normal
-        quantile of ``level``.
+    def design(self, x: np.ndarray, by: np.ndarray | None = None) -> np.ndarray:
+        """Its model-matrix columns at ``x`` (zero on rows outside its ``by`` level)."""
+        B = self.smooth.basis(x)
+        if self.by is None:
+            return B
+        return B * (np.asarray(by, dtype=object) == self.level)[:, None]
+
+
+@dataclass(frozen=True)
+class OrdinalSmoothFit:
+    """The fitted smooths of an ordinal mixed model (latent scale), in formula order.
+
+    Attributes
+    ----------
+    smooths : tuple of OrdinalSmooth
+        One per smooth term, one per level for a smooth ``by`` a factor.
+    """
+
+    smooths: tuple[OrdinalSmooth, ...]
+
+    @property
+    def labels(self) -> list[str]:
+        """The smooths' labels, in order."""
+        return [s.label for s in self.smooths]
+
+    def component(self, term: str | int | None = None) -> OrdinalSmooth:
+        """Return the smooth named by its label (``"s(x)"``) or position (None: the only one)."""
+        if term is None and len(self.smooths) == 1:
+            return self.smooths[0]
+        if isinstance(term, (int, np.integer)) and not isinstance(term, bool):
+            if 0 <= term < len(self.smooths):
+                return self.smooths[int(term)]
+        for s in self.smooths:
+            if s.label == term:
+                return s
+        raise InvalidParameterError(
+            f"{_WHERE}.smooth_: name one smooth by its label or position: one of "
+            f"{self.labels} or 0 to {len(self.smooths) - 1}; got {term!r}"
+        )
+
+    def curve(
+        self, x: np.ndarray, *, term: str | int | None = None, level: float = 0.95
+    ) -> pd.DataFrame:
+        """Return one smooth at ``x`` on the latent scale with pointwise intervals.
+
+        The curve is mgcv's centred smooth (``predict(type = "terms")``): it sums to zero over
+        the rows of the fit, a ``by`` level's smooth as if every row were of that level (the
+        thresholds and the level's main effect hold the levels). ``term`` names the smooth by
+        its label or position (may be left out when there is one). Returns ``x, fit, se,
+        lower, upper`` with ``fit -+ z se``, ``z`` the normal quantile of ``level``.
         """
+        part = self.component(term)
         x = np.asarray(x, dtype=float)
         if x.ndim != 1 or not np.all(np.isfinite(x)):
             raise InvalidParameterError(
@@ -82,45 +153,79 @@ class OrdinalSmooth:
             raise InvalidParameterError(
                 f"the `level` of {_WHERE}.smooth_.curve must be in (0, 1); got {level!r}"
             )
-        B = self.smooth.basis(x)
-        fit = B @ self.coef
-        se = np.sqrt(np.clip(np.einsum("ij,ij->i", B @ self.cov, B), 0.0, None))
+        B = part.smooth.basis(x)
+        fit = B @ part.coef
+        se = np.sqrt(np.clip(np.einsum("ij,ij->i", B @ part.cov, B), 0.0, None))
         z = float(special.ndtri(0.5 + float(level) / 2.0))
         return pd.DataFrame(
             {"x": x, "fit": fit, "se": se, "lower": fit - z * se, "upper": fit + z * se}
         )
 
+    def linear_predictor(self, frame: pd.DataFrame) -> np.ndarray:
+        """Return the smooths' sum on the rows of ``frame`` (their columns complete).
 
-def check_terms(terms: tuple[SmoothTerm, ...], formula: str) -> SmoothTerm:
-    """Return the one smooth term an ordinal model accepts, or raise naming what is not."""
-    odd = bool(terms) and (terms[0].by is not None or terms[0].factor is not None)
-    if len(terms) != 1 or odd:
-        raise FormulaError(
-            f"{_WHERE}: {formula!r} holds {len(terms)} smooth term(s)"
-            + (" with a by factor" if terms and terms[0].by is not None else "")
-            + (" with a factor smooth" if terms and terms[0].factor is not None else "")
-            + "; the ordinal mixed model takes one smooth s(x) (thin plate or bs='cr') "
-            "without by"
-        )
-    return terms[0]
+        A ``by`` value not among the levels of the fit is refused: it has no smooth.
+        """
+        eta = np.zeros(len(frame))
+        for by in dict.fromkeys(s.by for s in self.smooths if s.by is not None):
+            known = [s.level for s in self.smooths if s.by == by]
+            unseen = ~frame[by].isin(known).to_numpy()
+            if unseen.any():
+                raise InvalidParameterError(
+                    f"{_WHERE}.predict: the by= factor {by!r} has values not in the fit "
+                    f"({list(pd.unique(frame[by][unseen]))[:5]}); its levels are {known}"
+                )
+        for s in self.smooths:
+            x = frame[s.smooth.term.column].to_numpy(dtype=float)
+            by = None if s.by is None else frame[s.by].to_numpy(dtype=object)
+            eta += s.design(x, by) @ s.coef
+        return eta
 
 
-def smooth_design(design, used: pd.DataFrame, term: SmoothTerm):
-    """Construct the smooth on the design's rows: its fixed column and its random block.
+def check_terms(terms: tuple[SmoothTerm, ...], formula: str, data: pd.DataFrame) -> list[str]:
+    """Check the smooth terms an ordinal model takes; return the columns they read.
 
-    Returns the smooth, the design with the null-space column appended to ``X`` (named as
-    gamm4 names it, ``Xs(x)Fx1``) and the block ``(label, codes, 1, Z)`` of its penalised part.
+    Any number of ``s(x)`` (thin plate or ``bs="cr"``), each possibly ``by`` a factor; a
+    factor smooth (``bs="fs"``) is refused.
     """
-    from dataclasses import replace
+    for term in terms:
+        if term.factor is not None:
+            raise FormulaError(
+                f"{_WHERE}: {term.text!r} in {formula!r} is a factor smooth; the ordinal mixed "
+                "model takes smooths s(x) (thin plate or bs='cr'), each possibly by= a factor, "
+                "beside its random effects"
+            )
+        smooth_column(data, term)
+        if term.by is not None:
+            by_column(data, term)
+    return list(dict.fromkeys([t.column for t in terms] + [t.by for t in terms if t.by]))
 
-    x = used.loc[design.rows, term.column].to_numpy(dtype=float)
-    smooth_column(pd.DataFrame({term.column: x}), term)
-    smooth, Xs = construct_smooth(x, term)
-    Xr = Xs @ smooth.UD
+
+def smooth_rows(data: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Return the rows of ``data`` whose smooth columns and ``by`` factors are present."""
+    return data[data[columns].notna().all(axis=1)]
+
+
+def smooth_design(design, used: pd.DataFrame, terms: tuple[SmoothTerm, ...], formula: str):
+    """Construct the smooths on the design's rows: their fixed columns and random blocks.
+
+    A ``by`` factor's main effect must be in the fixed part (``formula`` names the model).
+    Returns the parts (one per smooth, one per level of a ``by`` smooth), the design with each
+    part's null-space column appended to ``X`` (named as gamm4 names it, ``Xs(x)Fx1``) and the
+    blocks ``(label, codes, 1, Z)`` of their penalised parts, in the same order.
+    """
+    for term in terms:
+        if term.by is not None:
+            check_by_main_effect(term, design.spec.fixed, formula)
+    parts: list[SmoothPart] = smooth_parts(design, used, terms)
     X = design.X.copy()
-    X[f"X{term.label}Fx1"] = Xr[:, smooth.rank]
-    block = (term.label, np.zeros(len(x), dtype=np.int64), 1, Xr[:, : smooth.rank])
-    return smooth, replace(design, X=X), block
+    blocks = []
+    for part in parts:
+        XU = part.X @ part.smooth.UD
+        rank = part.smooth.rank
+        X[f"X{part.label}Fx1"] = XU[:, rank]
+        blocks.append((part.label, np.zeros(len(XU), dtype=np.int64), 1, XU[:, :rank]))
+    return parts, replace(design, X=X), blocks
 
 
 def _threshold_maps(pr) -> tuple[np.ndarray, np.ndarray]:
@@ -164,35 +269,44 @@ def joint_information(pr, md) -> tuple[np.ndarray, np.ndarray]:
     return -H, pos
 
 
-def smooth_result(
-    pr, md, psi: np.ndarray, term: SmoothTerm, smooth: Smooth, block: int, sd: float
-) -> OrdinalSmooth:
-    """Return the fitted smooth at ``psi``: coefficients, Bayesian covariance and edf.
+def smooth_results(
+    pr, md, psi: np.ndarray, parts: list[SmoothPart], Ts: list[np.ndarray], first_block: int
+) -> OrdinalSmoothFit:
+    """Return the fitted smooths at ``psi``: coefficients, Bayesian covariance and edf.
 
-    ``block`` is the smooth's random block in the engine's structure, ``sd`` its ``sigma_s``;
-    the null-space column is the last fixed effect.
+    ``parts[j]``'s penalised part is the engine's random block ``first_block + j`` (``Ts`` its
+    factors ``sigma_s I``); the null-space columns are the last ``len(parts)`` fixed effects.
     """
     st = pr.st
     info, pos = joint_information(pr, md)
     na, p = pr.n_alpha, pr.p
     Vp = np.linalg.inv(info)
     u = np.concatenate([md.uF, md.uR])
-    s0 = st.slot_start[block]
-    cols = pos[0, s0 : s0 + smooth.rank]  # one level: every row holds the same positions
-    idx = np.r_[na + p + cols, na + p - 1]  # penalised part, then the null-space column
-    scale = np.r_[np.full(smooth.rank, sd), 1.0]
-    coef_r = np.r_[sd * u[cols], psi[na + p - 1]]
-    cov_r = Vp[np.ix_(idx, idx)] * np.outer(scale, scale)
     unpen = info.copy()
     unpen[na + p :, na + p :] -= np.eye(u.size)
-    edf = float(np.trace((Vp @ unpen)[np.ix_(idx, idx)]))
-    cov = smooth.UD @ cov_r @ smooth.UD.T
-    return OrdinalSmooth(
-        label=term.label,
-        smooth=smooth,
-        variance=sd**2,
-        sd=sd,
-        edf=edf,
-        coef=smooth.UD @ coef_r,
-        cov=(cov + cov.T) / 2.0,
-    )
+    VU = Vp @ unpen
+    out = []
+    for j, part in enumerate(parts):
+        smooth, block = part.smooth, first_block + j
+        sd = float(Ts[block][0, 0])
+        s0 = st.slot_start[block]
+        cols = pos[0, s0 : s0 + smooth.rank]  # one level: every row holds the same positions
+        null = na + p - len(parts) + j
+        idx = np.r_[na + p + cols, null]  # penalised part, then the null-space column
+        scale = np.r_[np.full(smooth.rank, sd), 1.0]
+        coef_r = np.r_[sd * u[cols], psi[null]]
+        cov_r = Vp[np.ix_(idx, idx)] * np.outer(scale, scale)
+        cov = smooth.UD @ cov_r @ smooth.UD.T
+        out.append(
+            OrdinalSmooth(
+                label=part.label,
+                smooth=smooth,
+                level=part.level,
+                variance=sd**2,
+                sd=sd,
+                edf=float(np.trace(VU[np.ix_(idx, idx)])),
+                coef=smooth.UD @ coef_r,
+                cov=(cov + cov.T) / 2.0,
+            )
+        )
+    return OrdinalSmoothFit(tuple(out))

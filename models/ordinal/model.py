@@ -32,7 +32,7 @@ from models._refgrid import predictor_frame
 from models._varcorr import random_tables, singular_description
 from models.formula import RE_FORM_NONE, Design, build_design, parse_formula
 from models.limits import ORDINAL_MAX_N_AGQ, check_count
-from models.lmm import smooth_column, split_smooth
+from models.lmm import split_smooth
 from models.lmm.engine import one_blas_thread
 from models.ordinal._fit import (
     _WHERE,
@@ -43,7 +43,7 @@ from models.ordinal._fit import (
     THRESHOLD_COLUMNS,
     _Estimation,
 )
-from models.ordinal._smooth import check_terms, smooth_design, smooth_result
+from models.ordinal._smooth import check_terms, smooth_design, smooth_results, smooth_rows
 from models.ordinal._summary import DICT_KEYS, OrdinalModelSummary, _Summaries
 
 __all__ = [
@@ -249,16 +249,15 @@ class OrdinalMixedModel(_Summaries, _Estimation):
                 f"got {type(data).__name__}"
             )
         rest, terms = split_smooth(self.formula)
-        term = check_terms(terms, self.formula) if terms else None
-        used = data
-        if term is not None:
+        used, self._smooth_columns = data, []
+        if terms:
             if self.n_agq > 1:
                 raise FormulaError(
                     f"{_WHERE}.fit: adaptive Gauss-Hermite quadrature (n_agq={self.n_agq}) is "
-                    f"not offered with a smooth term ({term.label}); use n_agq=1 (Laplace)"
+                    f"not offered with a smooth term ({terms[0].text}); use n_agq=1 (Laplace)"
                 )
-            smooth_column(data, term)
-            used = data[data[term.column].notna()]
+            self._smooth_columns = check_terms(terms, self.formula, data)
+            used = smooth_rows(data, self._smooth_columns)
         spec = parse_formula(rest)
         frame, labels = _response_codes(used, spec.response)
         design = build_design(spec, frame)
@@ -267,11 +266,12 @@ class OrdinalMixedModel(_Summaries, _Estimation):
             where=f"{_WHERE}.fit",
             fixed_only="use statsmodels' OrderedModel",
         )
-        smooth = None
-        if term is not None:
-            built, design, block = smooth_design(design, frame, term)
-            smooth = (term, built, block)
+        smooth, self._base_design = None, design
+        if terms:
+            parts, design, blocks = smooth_design(design, frame, terms, self.formula)
+            smooth = (parts, blocks)
         self._fit_design(design, labels, t0, smooth=smooth)
+        self._smooth_data = used.loc[design.rows, self._smooth_columns]
         self.n_dropped_ += len(data) - len(used)
         self._predictors = predictor_frame(design, data)  # the reference grid of emmeans()
         return self
@@ -288,8 +288,8 @@ class OrdinalMixedModel(_Summaries, _Estimation):
     ) -> None:
         """Fit to an evaluated design; ``start``: a fit of the same design to start from.
 
-        ``smooth``: the smooth term, its constructed smooth and its random block
-        (:func:`models.ordinal._smooth.smooth_design`), a block of its own after the design's.
+        ``smooth``: the smooths' parts and their random blocks
+        (:func:`models.ordinal._smooth.smooth_design`), blocks of their own after the design's.
         """
         y_values = design.y
         cats = np.unique(y_values)
@@ -301,8 +301,9 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         X, names = _fixed_matrix(design)
         y = np.searchsorted(cats, y_values)
         blocks = [(b.group, b.codes, b.n_levels, b.Z) for b in design.random]
-        scaled = () if smooth is None else (len(blocks),)
-        st = engine.Structure(blocks + ([] if smooth is None else [smooth[2]]), scaled=scaled)
+        extra = [] if smooth is None else smooth[1]
+        scaled = range(len(blocks), len(blocks) + len(extra))
+        st = engine.Structure(blocks + extra, scaled=scaled)
         if self.n_agq > 1 and not (len(design.random) == 1 and design.random[0].Z.shape[1] == 1):
             raise FormulaError(
                 f"{_WHERE}.fit: adaptive Gauss-Hermite quadrature (n_agq={self.n_agq}) needs a "
@@ -329,25 +330,26 @@ class OrdinalMixedModel(_Summaries, _Estimation):
                 psi0 = np.concatenate([start.alpha_, start.beta_.to_numpy(), theta0])
         else:
             theta0 = self._theta_start(design, problem)
+        self._smooth_labels = [] if smooth is None else [part.label for part in smooth[0]]
         with one_blas_thread():
             self._fit(problem, design, names, t0, theta0=theta0, psi0=psi0, stacklevel=stacklevel)
         self.smooth_ = None
         if smooth is not None:
-            term, built, _ = smooth
-            k = len(design.random)
-            self.smooth_ = smooth_result(
-                problem, self._md, self._psi, term, built, k, float(self._Ts[k][0, 0])
+            fit = smooth_results(
+                problem, self._md, self._psi, smooth[0], self._Ts, len(design.random)
             )
-            extra = pd.DataFrame(
+            self.smooth_ = fit
+            rows = pd.DataFrame(
                 {
-                    "group": ["smooth"],
-                    "term": [term.label],
-                    "variance": [self.smooth_.variance],
-                    "sd": [self.smooth_.sd],
+                    "group": "smooth",
+                    "term": fit.labels,
+                    "variance": [s.variance for s in fit.smooths],
+                    "sd": [s.sd for s in fit.smooths],
                 }
             )
-            self.random_ = pd.concat([self.random_, extra], ignore_index=True)
-            self.meta_["smooths"] = [term.label]
+            self.random_ = pd.concat([self.random_, rows], ignore_index=True)
+            self.meta_["smooths"] = fit.labels
+            self._null_columns = {f"X{label}Fx1" for label in fit.labels}
 
     def refit(self, response: np.ndarray | pd.Series) -> OrdinalMixedModel:
         """Fit the same model to a new response, reusing the design matrices.
@@ -449,8 +451,13 @@ class OrdinalMixedModel(_Summaries, _Estimation):
     def _singular_description(self) -> str:
         k = len(self.design_.random)
         text = singular_description(self.design_.random, self._Ts[:k], SINGULAR_TOL)
-        if len(self._Ts) > k and self._Ts[k][0, 0] < SINGULAR_TOL:
-            smooth = "variance of the smooth estimated at 0 (a straight line)"
+        flat = [
+            label
+            for label, T in zip(getattr(self, "_smooth_labels", []), self._Ts[k:], strict=False)
+            if T[0, 0] < SINGULAR_TOL
+        ]
+        if flat:
+            smooth = f"variance of {', '.join(flat)} estimated at 0 (a straight line)"
             text = f"{text}; {smooth}" if text else smooth
         return text
 
@@ -459,9 +466,10 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         self._check_fitted(name)
         if getattr(self, "smooth_", None) is not None:
             raise InvalidParameterError(
-                f"{_WHERE}.{name} is not available for a model with a smooth term "
-                f"({self.smooth_.label}); such a model offers fixed_, thresholds_, random_, "
-                "ranef_, summary() and smooth_.curve()"
+                f"{_WHERE}.{name} is not available for a model with smooth terms "
+                f"({', '.join(self.smooth_.labels)}); such a model offers fixed_, thresholds_, "
+                "random_, ranef_, summary(), smooth_.curve(), predict(), predict_expected() "
+                "and linear_predictor()"
             )
 
     # -----------------------------------------------------------------------------------------
@@ -515,7 +523,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
 
     def _linear_predictor(
         self, data: pd.DataFrame | None, re_form: str | None, allow_new_levels: bool
-    ) -> tuple[np.ndarray, pd.Index, pd.Index]:
+    ) -> tuple[np.ndarray, Design, pd.Index]:
         if re_form is not None and re_form not in RE_FORM_NONE and re_form != "marginal":
             raise InvalidParameterError(
                 f"the `re_form` parameter of {_WHERE}.predict must be None (all random effects), "
@@ -523,15 +531,31 @@ class OrdinalMixedModel(_Summaries, _Estimation):
                 f"got {re_form!r}"
             )
         with_random = re_form is None
+        smooth = getattr(self, "smooth_", None)
         if data is None:
             design = self.design_
             index = design.rows
         else:
             frame, _ = _response_codes(data, self.design_.spec.response)
-            design = self.design_.transform(frame, random=with_random)
+            if smooth is not None:  # rows without a smooth's column (or by factor) get NaN
+                missing = [c for c in self._smooth_columns if c not in frame.columns]
+                if missing:
+                    raise InvalidParameterError(
+                        f"{_WHERE}.predict: the data lack the smooths' column(s) {missing}"
+                    )
+                frame = smooth_rows(frame, self._smooth_columns)
+            design = getattr(self, "_base_design", self.design_).transform(
+                frame, random=with_random
+            )
             index = data.index
-        X, _ = _fixed_matrix(design)
-        eta = X @ self.beta_.to_numpy()
+        X, names = _fixed_matrix(design)
+        if smooth is not None:  # the null-space columns are in the smooths' coefficients
+            keep = [i for i, n in enumerate(names) if n not in self._null_columns]
+            X, names = X[:, keep], [names[i] for i in keep]
+        eta = X @ self.beta_[names].to_numpy()
+        if smooth is not None:
+            source = self._smooth_data if data is None else frame
+            eta = eta + smooth.linear_predictor(source.loc[design.rows])
         if with_random:
             ranef = self.ranef_
             for block in design.random:
@@ -547,7 +571,12 @@ class OrdinalMixedModel(_Summaries, _Estimation):
                     )
                 contrib = np.einsum("ij,ij->i", block.Z, b[np.where(unseen, 0, block.codes)])
                 eta = eta + np.where(unseen, 0.0, contrib)
-        return eta, design.rows, index
+        return eta, design, index
+
+    def _random_design(self, data: pd.DataFrame, rows: pd.Index) -> Design:
+        """Return the design of ``data``'s ``rows`` with its random blocks."""
+        frame, _ = _response_codes(data.loc[rows], self.design_.spec.response)
+        return getattr(self, "_base_design", self.design_).transform(frame)
 
     def linear_predictor(
         self, data: pd.DataFrame | None = None, *, re_form: str | None = None
@@ -556,10 +585,10 @@ class OrdinalMixedModel(_Summaries, _Estimation):
 
         Parameters are those of :meth:`predict`; new levels get a random effect of 0.
         """
-        self._check_no_smooth("linear_predictor")
-        eta, rows, index = self._linear_predictor(data, re_form, True)
+        self._check_fitted("linear_predictor")
+        eta, design, index = self._linear_predictor(data, re_form, True)
         out = pd.Series(np.nan, index=index, name="eta")
-        out.loc[rows] = eta
+        out.loc[design.rows] = eta
         return out
 
     def predict(
@@ -590,21 +619,17 @@ class OrdinalMixedModel(_Summaries, _Estimation):
             One column per category (in order), rows indexed like ``data`` (NaN where a
             predictor is missing); each row sums to 1.
         """
-        self._check_no_smooth("predict")
+        self._check_fitted("predict")
         marginal = re_form == "marginal"
-        eta, rows, index = self._linear_predictor(
+        eta, design, index = self._linear_predictor(
             data, "~0" if marginal else re_form, allow_new_levels
         )
         lk = self._problem.lk
         cut = np.concatenate([[-np.inf], self.cutpoints_, [np.inf]])
         if marginal:
-            frame = (
-                self.design_
-                if data is None
-                else self.design_.transform(_response_codes(data, self.design_.spec.response)[0])
-            )
+            frame = design if data is None else self._random_design(data, design.rows)
             var = np.zeros(len(eta))
-            for block, T in zip(frame.random, self._Ts, strict=True):
+            for block, T in zip(frame.random, self._Ts[: len(frame.random)], strict=True):
                 var += np.einsum("ij,jk,ik->i", block.Z, T @ T.T, block.Z)
             nodes, weights = np.polynomial.hermite.hermgauss(40)
             shifts = np.sqrt(2.0 * var)[:, None] * nodes[None, :]
@@ -614,7 +639,7 @@ class OrdinalMixedModel(_Summaries, _Estimation):
             cdf = lk.cdf(cut[None, :] - eta[:, None])
             probs = np.diff(cdf, axis=1)
         out = pd.DataFrame(np.nan, index=index, columns=list(self.categories_))
-        out.loc[rows] = probs
+        out.loc[design.rows] = probs
         return out
 
     def predict_expected(

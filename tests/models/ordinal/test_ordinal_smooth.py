@@ -61,8 +61,8 @@ def test_simulated_agrees_with_mgcv_ocat(sim_fit, ref):
     assert m.fixed_["se"].iloc[0] == pytest.approx(r["fixed_se"], rel=0.05)
     # variance parameters: ML (here) below REML (mgcv), as expected
     assert m.random_["sd"].iloc[0] == pytest.approx(r["id_sd"], rel=0.1)
-    assert m.smooth_.sd == pytest.approx(r["smooth_sd"], rel=0.2)
-    assert m.smooth_.edf == pytest.approx(r["edf"], rel=0.1)
+    assert m.smooth_.component().sd == pytest.approx(r["smooth_sd"], rel=0.2)
+    assert m.smooth_.component().edf == pytest.approx(r["edf"], rel=0.1)
 
 
 def test_airquality_ml_boundary_where_mgcv_reml_is_not(air_fit, ref):
@@ -70,7 +70,7 @@ def test_airquality_ml_boundary_where_mgcv_reml_is_not(air_fit, ref):
     m = air_fit
     assert m.n_obs_ == r["n"]
     # ML puts both variances at 0 (a straight line, edf 1); mgcv's REML keeps edf 2.1
-    assert m.singular_ and m.smooth_.edf == pytest.approx(1.0, abs=1e-6)
+    assert m.singular_ and m.smooth_.component().edf == pytest.approx(1.0, abs=1e-6)
     assert m.fixed_["estimate"].iloc[0] == pytest.approx(r["fixed"], rel=0.05)
     assert m.fixed_["se"].iloc[0] == pytest.approx(r["fixed_se"], rel=0.05)
     np.testing.assert_allclose(m.thresholds_["estimate"], r["thresholds"], atol=0.3)
@@ -93,7 +93,7 @@ def test_loglik_is_a_direct_laplace_evaluation(sim_fit):
     m = sim_fit
     psi = m._psi
     sim = pd.read_csv(REF / "ocat_smooth_sim.csv")
-    smooth, Xs = construct_smooth(sim["week"].to_numpy(float), m.smooth_.smooth.term)
+    smooth, Xs = construct_smooth(sim["week"].to_numpy(float), m.smooth_.component().smooth.term)
     Zs = (Xs @ smooth.UD)[:, : smooth.rank]
     Zg = (sim["id"].to_numpy()[:, None] == np.unique(sim["id"])[None, :]).astype(float)
     cut = np.r_[-np.inf, psi[:4], np.inf]
@@ -162,21 +162,23 @@ def test_smooth_tables_and_refusals(sim_fit):
     assert list(m.fixed_["term"]) == ["trait", "Xs(week)Fx1"]
     row = m.random_.iloc[-1]
     assert (row["group"], row["term"]) == ("smooth", "s(week)")
-    assert row["variance"] == pytest.approx(m.smooth_.variance)
+    assert row["variance"] == pytest.approx(m.smooth_.component().variance)
     assert set(m.ranef_["group"]) == {"id"}
-    with pytest.raises(InvalidParameterError, match="smooth term"):
-        m.predict()
-    with pytest.raises(InvalidParameterError, match="smooth term"):
-        m.emmeans("trait")
+    for refused in (lambda: m.emmeans("trait"), m.r2, lambda: m.refit(m.design_.y)):
+        with pytest.raises(InvalidParameterError, match="smooth terms \\(s\\(week\\)\\)"):
+            refused()
     with pytest.raises(InvalidParameterError, match="level"):
         m.smooth_.curve(np.array([1.0]), level=1.5)
 
 
 def test_smooth_formula_errors():
     d = pd.read_csv(REF / "ocat_smooth_sim.csv")
-    with pytest.raises(FormulaError, match="one smooth"):
-        OrdinalMixedModel("y ~ s(week) + s(trait) + (1 | id)").fit(d)
-    with pytest.raises(FormulaError, match="with a factor smooth; .* one smooth s\\(x\\)"):
+    d["arm"] = np.where(d["id"] % 2 == 0, "a", "b")
+    with pytest.raises(FormulaError, match="factor smooth; .* smooths s\\(x\\)"):
         OrdinalMixedModel("y ~ s(week, id, bs='fs', xt='cr') + (1 | id)").fit(d)
     with pytest.raises(FormulaError, match="quadrature"):
         OrdinalMixedModel("y ~ s(week) + (1 | id)", n_agq=5).fit(d)
+    with pytest.raises(FormulaError, match="main effect .* add \\+ arm"):
+        OrdinalMixedModel("y ~ s(week, by=arm) + (1 | id)").fit(d)
+    with pytest.raises(InvalidParameterError, match="by= must name a factor"):
+        OrdinalMixedModel("y ~ trait + s(week, by=trait) + (1 | id)").fit(d)
