@@ -66,13 +66,15 @@ class OrdinalMixedModel(_Summaries, _Estimation):
     formula : str
         lme4 syntax, e.g. ``"rating ~ temp + contact + (1 | judge)"``; the response holds the
         ordered categories (numbers, ordered by value, or a pandas ordered categorical). The
-        fixed part has no intercept of its own: the thresholds take its place. One smooth
-        term ``s(x)`` or ``s(x, bs="cr", k=K)`` (built as gamm4 builds it,
-        :mod:`models.ordinal._smooth`) may join the formula, e.g.
-        ``"rating ~ s(week) + trait + (1 | id)"``: its null-space column becomes the fixed
-        effect ``Xs(week)Fx1`` and its penalised part one random-effect block with covariance
-        ``sigma_s^2 I``, estimated by the Laplace likelihood with the other parameters (no
-        quadrature, ``predict``, ``refit``, ``emmeans`` or ``r2`` for such a model).
+        fixed part has no intercept of its own: the thresholds take its place. Smooth
+        terms ``s(x)`` or ``s(x, bs="cr", k=K)``, any number, each possibly ``by=`` a text
+        factor whose main effect is in the formula (built as gamm4 builds them,
+        :mod:`models.ordinal._smooth`), may join the formula, e.g.
+        ``"rating ~ arm + s(week, by=arm) + s(age) + (1 | id)"``: each smooth (each level of
+        a ``by`` factor) adds its null-space column as the fixed effect ``Xs(week):armAFx1``
+        and its penalised part as one random-effect block with covariance ``sigma_s^2 I``,
+        its own variance estimated by the Laplace likelihood with the other parameters.
+        ``predict`` takes such a model; quadrature, ``refit``, ``emmeans`` and ``r2`` do not.
     link : {"logit", "probit"}, default "logit"
         ``F``: logistic (coefficients are log odds ratios) or standard normal.
     threshold : {"flexible", "equidistant"}, default "flexible"
@@ -144,10 +146,11 @@ class OrdinalMixedModel(_Summaries, _Estimation):
         Likelihood evaluations of the optimizer.
     ranef_ : pandas.DataFrame
         Conditional modes ``group, term, level, estimate, cond_var``.
-    smooth_ : models.ordinal._smooth.OrdinalSmooth or None
-        For a formula with a smooth: its variance and SD (``sigma_s``), edf, coefficients
-        and their Bayesian covariance, and ``curve(x, level=0.95)`` on the latent scale with
-        pointwise intervals; ``random_`` then has a ``smooth`` row. None otherwise.
+    smooth_ : models.ordinal._smooth.OrdinalSmoothFit or None
+        For a formula with smooths: ``smooths`` (one per smooth and ``by`` level: label,
+        variance and SD ``sigma_s``, edf, coefficients and their Bayesian covariance),
+        ``component(term)`` and ``curve(x, term=None, level=0.95)`` on the latent scale with
+        pointwise intervals; ``random_`` then has a ``smooth`` row per smooth. None otherwise.
     seconds_ : float
         Wall-clock time of ``fit``.
     meta_ : dict
