@@ -132,6 +132,31 @@ def test_scaled_block_gradient_matches_finite_differences(sim_fit):
     np.testing.assert_allclose(grad, num, rtol=1e-5, atol=1e-5)
 
 
+def test_curve_intervals_cover_the_truth():
+    """12 data sets from a known curve: pointwise 95 % intervals over a grid cover it."""
+    rng = np.random.default_rng(11)
+    grid = np.linspace(0.05, 0.95, 10)
+    hits = []
+    for _ in range(12):
+        g = np.repeat(np.arange(30), 10)
+        x = rng.uniform(0, 1, g.size)
+
+        def f(t):
+            return 1.5 * np.sin(2 * np.pi * t)
+
+        lat = f(x) + rng.normal(0, 0.7, 30)[g] + rng.logistic(size=g.size)
+        y = np.digitize(lat, [-1.5, 0.0, 1.5]) + 1
+        d = pd.DataFrame({"y": y, "x": x, "g": g})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SingularFitWarning)
+            m = OrdinalMixedModel("y ~ s(x, k=6) + (1 | g)").fit(d)
+        c = m.smooth_.curve(grid)
+        truth = f(grid) - f(x).mean()  # the curve sums to zero over the rows of the fit
+        hits.append((c["lower"] <= truth) & (truth <= c["upper"]))
+    coverage = float(np.mean(hits))
+    assert 0.85 <= coverage <= 0.99
+
+
 def test_smooth_tables_and_refusals(sim_fit):
     m = sim_fit
     assert list(m.fixed_["term"]) == ["trait", "Xs(week)Fx1"]
