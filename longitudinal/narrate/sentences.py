@@ -437,6 +437,15 @@ def describe_r2(table: pd.DataFrame) -> str:
     if is_failed(status):
         why = status.split(": ", 1)[1] if ": " in status else status
         return f"Variance explained by the linear mixed model: not interpreted, because {why}."
+    people = reported["n_participants"].iloc[0] if "n_participants" in reported else None
+    caveat = small_sample_caveat(
+        None if people is None or pd.isna(people) else int(people), what="these shares are"
+    )
+    return _describe_r2(table, reported) + caveat
+
+
+def _describe_r2(table: pd.DataFrame, reported: pd.DataFrame) -> str:
+    """Write the sentence of :func:`describe_r2` for a model that passed its checks."""
     value = {(r.decomposition, r.measure): r.value for r in reported.itertuples()}
     factors = reported[reported["decomposition"] == "share"]
     shares = [f"the {_factor(str(r.measure))} intercept" for r in factors.itertuples()]

@@ -222,3 +222,11 @@ def test_a_two_level_model_that_cannot_be_fitted_is_said(orthodont):
     text = describe_r2(table)
     assert "No within/between split (Rights & Sterba) is given from the two-level model" in text
     assert text.endswith(f"because {two['note'].iloc[0]}.")
+
+
+def test_few_participants_get_the_small_sample_caveat(demo):
+    _, table = demo
+    few = table.assign(n_participants=12)
+    text = describe_r2(few)
+    assert text.endswith("With 12 participants these shares are imprecise and may not replicate.")
+    assert "imprecise" not in describe_r2(table)  # the demo's 41 participants
