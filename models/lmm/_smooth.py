@@ -350,19 +350,24 @@ def smooth_fit(
 
     ``thetas`` holds one relative scale per random block of :func:`engine_columns`.
     """
-    from scipy import linalg
+    from scipy import linalg, sparse
+    from scipy.sparse import linalg as sparse_linalg
 
     X = design.X.to_numpy(dtype=float)
     y = np.asarray(design.y, dtype=float)
     p = X.shape[1]
     ZL = random_loadings(design, Ts)
-    inner = np.eye(ZL.shape[1]) + (ZL.T @ ZL).toarray()
-    factor = linalg.cho_factor(inner) if ZL.shape[1] else None
+    q = ZL.shape[1]
+    # I + ZL'ZL stays sparse: with thousands of participants (and crossed stories) a dense
+    # copy would take gigabytes; its sparse LU solves the few right-hand sides needed here
+    factor = (
+        sparse_linalg.splu((sparse.identity(q, format="csc") + ZL.T @ ZL).tocsc()) if q else None
+    )
 
     def vinv(M: np.ndarray) -> np.ndarray:  # (I + ZL ZL')^-1 M by Woodbury
         if factor is None:
             return M
-        return M - ZL @ linalg.cho_solve(factor, np.asarray(ZL.T @ M))
+        return M - ZL @ factor.solve(np.asarray(ZL.T @ M))
 
     B = linalg.block_diag(np.eye(p), *[part.smooth.UD for part in parts])
     Xo = np.column_stack([X, *[part.X for part in parts]])

@@ -106,15 +106,45 @@ def smooth_course(
     id_col: str,
     ci_level: float,
     rating_name: str,
+    max_participants: int | None = None,
+    seed: int = SEED,
 ) -> SmoothCourse:
-    """Fit the smooth and the straight course of the ratings and say whether they differ."""
+    """Fit the smooth and the straight course of the ratings and say whether they differ.
+
+    ``max_participants`` (the report's ``--lean``): above it, both models are fitted to the
+    ratings of a random subsample of that many participants (drawn with ``seed``), said in
+    a note.
+    """
+    frame = story[[rating_col, id_col, "story_id", "week"]].dropna()
+    frame = frame.assign(**{id_col: frame[id_col].astype(str)})
+    notes: list[str] = []
+    people = np.sort(frame[id_col].unique())
+    if max_participants is not None and len(people) > max_participants:
+        chosen = np.random.default_rng(seed).choice(people, size=max_participants, replace=False)
+        kept = frame[frame[id_col].isin(chosen)]
+        notes.append(
+            f"The smooth course is fitted on a random subsample of {max_participants:,} of the "
+            f"{len(people):,} participants with ratings ({len(kept):,} of {len(frame):,} "
+            f"ratings; seed {seed}; --lean)."
+        )
+        frame = kept
+    out = _course(
+        frame, rating_col=rating_col, id_col=id_col, ci_level=ci_level, rating_name=rating_name
+    )
+    out.notes = notes + out.notes
+    return out
+
+
+def _course(
+    frame: pd.DataFrame, *, rating_col: str, id_col: str, ci_level: float, rating_name: str
+) -> SmoothCourse:
+    """:func:`smooth_course` on the rows it fits."""
     import warnings
 
     from models.formula import formula_name
     from models.lmm import LinearMixedModel
 
-    frame = story[[rating_col, id_col, "story_id", "week"]].dropna()
-    frame = frame.assign(**{id_col: frame[id_col].astype(str)})
+    notes: list[str] = []
     n_times = int(frame["week"].nunique())
     n_people = int(frame[id_col].nunique())
     if n_times < MIN_TIMES:
@@ -129,7 +159,6 @@ def smooth_course(
     k = min(MAX_K, n_times)
     y, person = formula_name(rating_col), formula_name(id_col)
     stories = frame["story_id"].nunique() < len(frame)
-    notes: list[str] = []
 
     def fit(with_story: bool) -> tuple[Any, Any, str]:
         random = f"(1 | {person})" + (" + (1 | story_id)" if with_story else "")

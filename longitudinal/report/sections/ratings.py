@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from longitudinal.report.context import ReportContext, join_words, study_span
 from longitudinal.report.html import figure, render
+from longitudinal.report.options import LEAN_MODEL_PARTICIPANTS
 from longitudinal.report.sections._smooth_course import MAX_K, MIN_TIMES, smooth_course
 from longitudinal.report.sections.base import Section, SectionUnavailable
 from longitudinal.report.sections.change import _saver
@@ -90,6 +91,7 @@ class RatingsSection(Section):
             id_col=cfg.id_col,
             ci_level=ctx.options.ci_level,
             rating_name=cfg.rating_col,
+            max_participants=LEAN_MODEL_PARTICIPANTS if ctx.options.lean else None,
         )
         smooth.sentence = ctx.scrub(ctx.own_names(smooth.sentence))
         smooth.table["formula"] = smooth.table["formula"].map(

@@ -117,3 +117,34 @@ def test_three_days_fit_no_smooth_and_say_why(tmp_path):
     assert "No smooth course is fitted" in sentence and "3 distinct days" in sentence
     assert CURVED not in sentence
     assert not (out / "tables" / "empathy_smooth_curve.csv").exists()
+
+
+def test_lean_fits_a_stated_subsample_of_participants():
+    """--lean: above the cap the course is fitted to that many people, drawn with the seed."""
+    from longitudinal.report.sections._smooth_course import smooth_course
+
+    rng = np.random.default_rng(4)
+    people, per = 30, 8
+    week = rng.integers(0, 28, people * per) / 7
+    story = pd.DataFrame(
+        {
+            "empathy": np.sin(week)
+            + rng.normal(0, 1, people)[np.repeat(np.arange(people), per)]
+            + rng.normal(0, 0.5, people * per),
+            "pid": np.repeat([f"p{i:02d}" for i in range(people)], per),
+            "story_id": [f"s{i}" for i in range(people * per)],
+            "week": week,
+        }
+    )
+    kw = dict(rating_col="empathy", id_col="pid", ci_level=0.95, rating_name="empathy")
+    lean = smooth_course(story, max_participants=12, seed=3, **kw)
+    assert lean.table["n_participants"].iloc[0] == 12
+    assert lean.table["n_obs"].iloc[0] == 12 * per
+    assert lean.notes[0] == (
+        "The smooth course is fitted on a random subsample of 12 of the 30 participants with "
+        f"ratings ({12 * per} of {people * per} ratings; seed 3; --lean)."
+    )
+    again = smooth_course(story, max_participants=12, seed=3, **kw)
+    pd.testing.assert_frame_equal(lean.table, again.table)
+    whole = smooth_course(story, **kw)
+    assert whole.table["n_participants"].iloc[0] == people and not whole.notes
