@@ -112,7 +112,15 @@ def keyed_item_answers(
             f"the `data` parameter of {_WHERE} has no column(s) {missing} (scale "
             f"{key.name!r}); its columns are {list(map(str, data.columns))}"
         )
-    if format == "wide":
+    if (
+        format == "wide"
+        and data.index.is_unique
+        and data.index.is_monotonic_increasing
+        and _numeric_items(data, items)
+    ):
+        long = _row_major(data, id_col, wave_col, items)
+        answer_cols = items
+    elif format == "wide":
         long = data[[id_col, wave_col, *items]].melt(
             id_vars=[id_col, wave_col], var_name="item", value_name="value", ignore_index=False
         )
@@ -168,4 +176,28 @@ def keyed_item_answers(
             "item": long["item"].to_numpy(dtype=object),
             "value": values,
         }
+    )
+
+
+def _numeric_items(data: pd.DataFrame, items: list[str]) -> bool:
+    return all(
+        pd.api.types.is_numeric_dtype(data[c]) and not pd.api.types.is_bool_dtype(data[c])
+        for c in items
+    )
+
+
+def _row_major(data: pd.DataFrame, id_col: str, wave_col: str, items: list[str]) -> pd.DataFrame:
+    """Melt rows already in index order: each row's items in key order, as the melt does."""
+    n, m = len(data), len(items)
+    values = np.empty((n, m), dtype="float64")
+    for j, item in enumerate(items):
+        values[:, j] = data[item].to_numpy(dtype="float64", na_value=np.nan)
+    return pd.DataFrame(
+        {
+            id_col: np.repeat(data[id_col].to_numpy(), m),
+            wave_col: np.repeat(data[wave_col].to_numpy(), m),
+            "item": np.tile(np.array(items, dtype=object), n),
+            "value": values.reshape(-1),
+        },
+        index=np.repeat(data.index.to_numpy(), m),
     )

@@ -268,10 +268,11 @@ LIMIT_MINUTES, LIMIT_GB = 10, 4
 #: of CPU, 2,443 MB; with --lean 147 s, 1,604 MB. Memory per rating is the slope between
 #: 500,000 and 1,000,000 ratings with --lean (3,098 MB), plus the full report's extra 839 MB
 #: at 500,000; at 1,000,000 the lean estimate is 290 s and 3.3 GB against 236 s and 3.1 GB
-#: measured. See benchmarks/README.md.
+#: measured. Reading and checking the files: 14.6 s of CPU at 500,000 ratings once the checks
+#: ran over whole columns (47 s before, 2026-11-28). See benchmarks/README.md.
 _PARTS = (
     # (what, per rating or participant, seconds each in the full report, with --lean)
-    ("reading and checking the study files", "r", 9.0e-5, 9.0e-5),
+    ("reading and checking the study files", "r", 2.9e-5, 2.9e-5),
     ("scores, reliability and change analyses of the surveys", "p", 1.66e-3, 1.66e-3),
     ("figures that draw one mark per participant", "p", 2.3e-3, 0.0),
     ("empathy models (linear and ordinal mixed models)", "r", 3.7e-4, 8.7e-5),

@@ -27,11 +27,12 @@ from longitudinal.study.tables import (
     _SESSION_REQUIRED,
     EXCLUSION_COLUMNS,
     _duplicate_reason,
+    _floats,
+    _member,
     _numeric_column,
     _Table,
     _time_problem,
     _times,
-    _to_float,
     read_table,
 )
 from surveys import InputValidationError, SurveysError
@@ -215,20 +216,21 @@ class _Loader:
                 else:
                     converted[col] = np.nan
                 continue
-            parsed = [None if v == "" else _to_float(v) for v in data[col]]
-            if any(p is not None for p in parsed):
+            _, finite, empty = _floats(data[col])
+            if finite.any():
                 # a numeric feature column with stray text: report the cells
-                for idx, (p, v) in enumerate(zip(parsed, data[col], strict=True)):
-                    if p is None and v != "":
-                        self.failures.add(
-                            rel,
-                            "not a finite number in a numeric feature column"
-                            if v.strip().lower().lstrip("+-") in ("inf", "infinity", "nan")
-                            else "non-numeric value in a numeric feature column",
-                            row=rows.iloc[idx],
-                            column=col,
-                            value=v,
-                        )
+                cells = data[col].to_numpy(dtype=object)
+                for idx in np.flatnonzero(~finite & ~empty):
+                    v = cells[idx]
+                    self.failures.add(
+                        rel,
+                        "not a finite number in a numeric feature column"
+                        if v.strip().lower().lstrip("+-") in ("inf", "infinity", "nan")
+                        else "non-numeric value in a numeric feature column",
+                        row=rows.iloc[idx],
+                        column=col,
+                        value=v,
+                    )
             else:
                 converted[col] = data[col].replace("", np.nan)
         self.numeric_columns = list(self.features)
@@ -258,20 +260,20 @@ class _Loader:
         return [name for name in listed if name in self.features]
 
     def check_ids(self, table: _Table, id_col: str, known: set[str] | None, *, what: str) -> None:
-        ids = table.data[id_col]
-        for idx in ids.index:
-            value = ids[idx]
-            if value == "":
-                self.failures.add(
-                    table.file, f"missing {what} id", row=table.rows[idx], column=id_col
-                )
-            elif known is not None and value not in known:
+        ids = table.data[id_col].to_numpy(dtype=object)
+        missing = ids == ""
+        unknown = ~missing & ~_member(ids, known)
+        rows = table.rows.to_numpy()
+        for k in np.flatnonzero(missing | unknown):
+            if missing[k]:
+                self.failures.add(table.file, f"missing {what} id", row=rows[k], column=id_col)
+            else:
                 self.failures.add(
                     table.file,
                     f"unknown participant (not in {self.cfg.participants_file})",
-                    row=table.rows[idx],
+                    row=rows[k],
                     column=id_col,
-                    value=value,
+                    value=ids[k],
                 )
 
     # -- ratings -------------------------------------------------------------------------------
@@ -303,72 +305,83 @@ class _Loader:
             return None
         data, rows = table.data, table.rows
         self.check_ids(table, id_col, known, what="participant")
-        owner: dict[str, str] | None = None
-        if sessions is not None:
-            owner = {}
-            for s, p in zip(sessions.data["session_id"], sessions.data[id_col], strict=True):
-                owner.setdefault(s, p)
         converted = data.copy()
-        value = np.full(len(data), np.nan)
-        position = np.zeros(len(data), dtype="int64")
+        sid = data["session_id"].to_numpy(dtype=object)
+        pid = data[id_col].to_numpy(dtype=object)
+        row_of = rows.to_numpy()
+        no_session = sid == ""
+        unknown_session = np.zeros(len(data), dtype=bool)
+        other_owner = np.zeros(len(data), dtype=bool)
+        if sessions is not None:
+            # the first participant listed for each session owns it
+            first = ~sessions.data["session_id"].duplicated(keep="first").to_numpy()
+            owner = pd.Series(
+                sessions.data[id_col].to_numpy(dtype=object)[first],
+                index=sessions.data["session_id"].to_numpy(dtype=object)[first],
+            )
+            owned = owner.reindex(sid).to_numpy(dtype=object)
+            unknown_session = ~no_session & ~_member(sid, set(owner.index))
+            other_owner = (
+                ~no_session & ~unknown_session & (pid != "") & (pid != owned) & _member(pid, known)
+            )
+        no_story = data["story_id"].to_numpy(dtype=object) == ""
+        raw = data[spec.column].to_numpy(dtype=object)
+        number, finite, empty = _floats(data[spec.column])
         lo, hi = spec.scale_min, spec.scale_max
-        for k, idx in enumerate(data.index):
-            row = int(rows[idx])
-            sid = data.at[idx, "session_id"]
-            if sid == "":
+        inside = finite & (number >= lo) & (number <= hi)
+        self.missing_rating = np.flatnonzero(empty).tolist()
+        value = np.where(inside, number, np.nan)
+        pos_raw = data["position"].to_numpy(dtype=object)
+        pos, pos_ok, _ = _floats(data["position"])
+        pos_ok &= pos >= 1
+        pos_ok[pos_ok] = pos[pos_ok] == np.floor(pos[pos_ok])
+        position = np.zeros(len(data), dtype="int64")
+        if pos_ok.any():
+            position[pos_ok] = np.array([int(x) for x in pos[pos_ok]], dtype="int64")
+        bad_rating = ~empty & ~inside
+        flagged = no_session | unknown_session | other_owner | no_story | bad_rating | ~pos_ok
+        for k in np.flatnonzero(flagged):
+            row = int(row_of[k])
+            if no_session[k]:
                 self.failures.add(rel, "missing session id", row=row, column="session_id")
-            elif owner is not None and sid not in owner:
+            elif unknown_session[k]:
                 self.failures.add(
                     rel,
                     f"rating for an unknown session (not in {cfg.sessions_file})",
                     row=row,
                     column="session_id",
-                    value=sid,
+                    value=sid[k],
                 )
-            elif (
-                owner is not None
-                and data.at[idx, id_col] not in ("", owner[sid])
-                and (known is None or data.at[idx, id_col] in known)
-            ):
+            elif other_owner[k]:
                 self.failures.add(
                     rel,
                     f"the session belongs to another participant in {cfg.sessions_file}",
                     row=row,
                     column=id_col,
-                    value=data.at[idx, id_col],
+                    value=pid[k],
                 )
-            if data.at[idx, "story_id"] == "":
+            if no_story[k]:
                 self.failures.add(rel, "missing story id", row=row, column="story_id")
-            raw = data.at[idx, spec.column]
-            if raw == "":
-                self.missing_rating.append(k)
-            else:
-                number = _to_float(raw)
-                if number is None:
-                    self.failures.add(
-                        rel, "non-numeric rating", row=row, column=spec.column, value=raw
-                    )
-                elif not lo <= number <= hi:
-                    self.failures.add(
-                        rel,
-                        f"rating outside the declared scale {lo:g}-{hi:g}",
-                        row=row,
-                        column=spec.column,
-                        value=raw,
-                    )
-                else:
-                    value[k] = number
-            pos = _to_float(data.at[idx, "position"])
-            if pos is None or pos < 1 or not float(pos).is_integer():
+            if bad_rating[k] and not finite[k]:
+                self.failures.add(
+                    rel, "non-numeric rating", row=row, column=spec.column, value=raw[k]
+                )
+            elif bad_rating[k]:
+                self.failures.add(
+                    rel,
+                    f"rating outside the declared scale {lo:g}-{hi:g}",
+                    row=row,
+                    column=spec.column,
+                    value=raw[k],
+                )
+            if not pos_ok[k]:
                 self.failures.add(
                     rel,
                     "position must be a whole number 1, 2, 3, ...",
                     row=row,
                     column="position",
-                    value=data.at[idx, "position"] or None,
+                    value=pos_raw[k] or None,
                 )
-            else:
-                position[k] = int(pos)
         keyed = pd.DataFrame({"s": data["session_id"].to_numpy(), "p": position})
         valid = (keyed["s"] != "") & (keyed["p"] > 0)
         dup = keyed[valid & keyed.duplicated(keep=False)]
@@ -478,29 +491,30 @@ class _Loader:
                     value=None if missing else raw,
                 )
         ids = data[spec.id_col]
-        for idx in ids.index:
-            value = ids[idx]
+        row_of = rows.loc[data.index].to_numpy()
+        cells = ids.to_numpy(dtype=object)
+        for k in np.flatnonzero(~_member(cells, known)):
+            value = cells[k]
             if _is_missing(value) or value == "":
                 continue  # reported by validate_responses
-            if known is not None and value not in known:
-                self.failures.add(
-                    rel,
-                    f"unknown participant (not in {cfg.participants_file})",
-                    row=int(rows[idx]),
-                    column=spec.id_col,
-                    value=value,
-                )
+            self.failures.add(
+                rel,
+                f"unknown participant (not in {cfg.participants_file})",
+                row=int(row_of[k]),
+                column=spec.id_col,
+                value=value,
+            )
         if spec.wave_col is not None:
             waves = data[spec.wave_col]
-            for idx in waves.index:
-                if waves[idx] not in cfg.waves:
-                    self.failures.add(
-                        rel,
-                        f"unknown wave; study.toml declares {list(cfg.waves)}",
-                        row=int(rows[idx]),
-                        column=spec.wave_col,
-                        value=waves[idx],
-                    )
+            cells = waves.to_numpy(dtype=object)
+            for k in np.flatnonzero(~_member(cells, cfg.waves)):
+                self.failures.add(
+                    rel,
+                    f"unknown wave; study.toml declares {list(cfg.waves)}",
+                    row=int(row_of[k]),
+                    column=spec.wave_col,
+                    value=cells[k],
+                )
             wave = waves
         else:
             wave = pd.Series(spec.wave, index=data.index)
@@ -559,59 +573,72 @@ class _Loader:
         cfg = self.cfg
         id_col = cfg.id_col
         first_wave = cfg.waves[0]
-        by_person: dict[str, tuple[pd.Timestamp, str]] = {}
-        for pid, group in survey_dates.groupby(id_col, sort=False):
-            at_first = group.loc[group["wave"] == first_wave, "completed_at"]
-            if len(at_first):
-                by_person[pid] = (at_first.iloc[0], f"{first_wave} survey")
-            else:
-                earliest = group.sort_values("completed_at").iloc[0]
-                by_person[pid] = (
-                    earliest["completed_at"],
-                    f"earliest survey ({earliest['wave']}; {first_wave} is missing)",
-                )
+        # each participant's first-wave survey, else the earliest (ties: the earlier wave)
+        dates = survey_dates[[id_col, "wave", "completed_at"]]
+        at_first = dates.loc[dates["wave"] == first_wave].drop_duplicates(id_col)
+        earliest = dates.sort_values([id_col, "completed_at"], kind="stable")
+        earliest = earliest.drop_duplicates(id_col)
+        earliest = earliest.loc[~earliest[id_col].isin(at_first[id_col])]
+        start = pd.concat(
+            [
+                pd.DataFrame(
+                    {
+                        "at": at_first["completed_at"].to_numpy(),
+                        "label": f"{first_wave} survey",
+                    },
+                    index=at_first[id_col].to_numpy(dtype=object),
+                ),
+                pd.DataFrame(
+                    {
+                        "at": earliest["completed_at"].to_numpy(),
+                        "label": [
+                            f"earliest survey ({w}; {first_wave} is missing)"
+                            for w in earliest["wave"]
+                        ],
+                    },
+                    index=earliest[id_col].to_numpy(dtype=object),
+                ),
+            ]
+        )
         s = sessions.data
-        dropped_sessions: dict[str, int] = {}
-        keep_s = np.ones(len(s), dtype=bool)
-        for k, idx in enumerate(s.index):
-            pid = s.at[idx, id_col]
-            if pid in by_person and s.at[idx, "started_at"] < by_person[pid][0]:
-                keep_s[k] = False
-                row = int(sessions.rows[idx])
-                dropped_sessions[s.at[idx, "session_id"]] = row
-                self.exclude(
-                    sessions.file,
-                    row,
-                    f"session started before the participant's {by_person[pid][1]}; "
-                    "excluded with its ratings",
-                )
+        first = start.reindex(s[id_col].to_numpy(dtype=object))
+        before = pd.to_datetime(first["at"]).to_numpy(dtype="datetime64[ns]")
+        keep_s = ~(s["started_at"].to_numpy(dtype="datetime64[ns]") < before)
+        session_rows = sessions.rows.to_numpy()
+        labels = first["label"].to_numpy(dtype=object)
+        for k in np.flatnonzero(~keep_s):
+            self.exclude(
+                sessions.file,
+                int(session_rows[k]),
+                f"session started before the participant's {labels[k]}; excluded with its ratings",
+            )
+        session_ids = s["session_id"].to_numpy(dtype=object)
+        dropped_sessions = set(session_ids[~keep_s])
         r = ratings.data
-        keep_r = np.ones(len(r), dtype=bool)
-        missing = set(self.missing_rating)
-        for k, idx in enumerate(r.index):
-            row = int(ratings.rows[idx])
-            sid = r.at[idx, "session_id"]
-            if sid in dropped_sessions:
-                keep_r[k] = False
+        rating_rows = ratings.rows.to_numpy()
+        dropped = _member(r["session_id"].to_numpy(dtype=object), dropped_sessions)
+        empty = np.zeros(len(r), dtype=bool)
+        empty[self.missing_rating] = True
+        keep_r = ~dropped & ~empty
+        for k in np.flatnonzero(~keep_r):
+            if dropped[k]:
                 self.exclude(
                     ratings.file,
-                    row,
+                    int(rating_rows[k]),
                     f"rating of an excluded session (the session in {sessions.file} started "
                     "before the participant's first survey)",
                 )
-            elif k in missing:
-                keep_r[k] = False
-                self.exclude(ratings.file, row, f"empty {cfg.rating_col} rating")
+            else:
+                self.exclude(ratings.file, int(rating_rows[k]), f"empty {cfg.rating_col} rating")
         kept_ratings = r.loc[keep_r].reset_index(drop=True)
         rated = set(kept_ratings["session_id"])
-        for k, idx in enumerate(s.index):
-            if keep_s[k] and s.at[idx, "session_id"] not in rated:
-                self.exclude(
-                    sessions.file,
-                    int(sessions.rows[idx]),
-                    "no ratings: session kept in the session frame, absent from the story frame",
-                    scope="story_frame",
-                )
+        for k in np.flatnonzero(keep_s & ~_member(session_ids, rated)):
+            self.exclude(
+                sessions.file,
+                int(session_rows[k]),
+                "no ratings: session kept in the session frame, absent from the story frame",
+                scope="story_frame",
+            )
         kept_sessions = s.loc[keep_s].reset_index(drop=True)
         kept_sessions["started_at"] = pd.to_datetime(kept_sessions["started_at"])
         kept_ratings[cfg.rating_col] = kept_ratings[cfg.rating_col].astype("float64")
@@ -710,4 +737,4 @@ class _Loader:
         if not parts:
             empty = {c: pd.Series(dtype="float64" if c == "answer" else object) for c in columns}
             return pd.DataFrame(empty)
-        return pd.concat(parts, ignore_index=True).loc[:, columns]
+        return pd.concat(parts, ignore_index=True)  # each part has the columns in order

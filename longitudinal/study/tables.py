@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,14 +159,33 @@ def _to_float(value: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _floats(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_to_float` of every cell, read once per distinct value.
+
+    Returns the numbers (NaN where ``_to_float`` gives None), whether each cell is a finite
+    number, and whether it is the empty string.
+    """
+    codes, distinct = pd.factorize(values.to_numpy(dtype=object), use_na_sentinel=False)
+    parsed = [None if v == "" else _to_float(v) for v in distinct]
+    numbers = np.array([np.nan if p is None else p for p in parsed], dtype="float64")
+    finite = np.array([p is not None for p in parsed], dtype=bool)
+    empty = np.array([isinstance(v, str) and v == "" for v in distinct], dtype=bool)
+    return numbers[codes], finite[codes], empty[codes]
+
+
+def _member(values: np.ndarray, known: Collection[Any] | None) -> np.ndarray:
+    """Whether each value is in ``known`` (every one when ``known`` is None)."""
+    if known is None:
+        return np.ones(len(values), dtype=bool)
+    return np.fromiter((v in known for v in values), dtype=bool, count=len(values))
+
+
 def _numeric_column(values: pd.Series) -> pd.Series | None:
     """Float column when every non-empty cell is a finite number, else None."""
-    converted = [None if v == "" else _to_float(v) for v in values]
-    if any(c is None and v != "" for c, v in zip(converted, values, strict=True)):
+    numbers, finite, empty = _floats(values)
+    if not (finite | empty).all():
         return None
-    return pd.Series(
-        [np.nan if c is None else c for c in converted], index=values.index, dtype="float64"
-    )
+    return pd.Series(numbers, index=values.index, dtype="float64")
 
 
 def _parse_time(value: Any) -> pd.Timestamp | None:
@@ -203,11 +222,28 @@ def _time_problem(value: Any) -> str:
     return "unparseable date/time; use ISO 8601, e.g. 2024-03-01T18:30:00"
 
 
+#: ISO 8601 without a time zone: parsed for the whole column at once.
+_PLAIN_ISO = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?")
+
+
 def _times(values: pd.Series) -> pd.Series:
-    parsed = [_parse_time(v) for v in values]
-    return pd.Series(
-        pd.to_datetime([pd.NaT if p is None else p for p in parsed]), index=values.index
+    """Parse a column as :func:`_parse_time` parses each cell (NaT where it gives None)."""
+    cells = values.to_numpy(dtype=object)
+    plain = np.fromiter(
+        (isinstance(v, str) and _PLAIN_ISO.fullmatch(v) is not None for v in cells),
+        dtype=bool,
+        count=len(cells),
     )
+    out = np.full(len(cells), np.datetime64("NaT", "ns"))
+    if plain.any():
+        fast = pd.to_datetime(pd.Series(cells[plain]), format="ISO8601", errors="coerce")
+        out[plain] = fast.to_numpy(dtype="datetime64[ns]")
+    # a cell outside the plain form (zone, Excel date, blank) or one the column parse refused
+    for k in np.flatnonzero(~plain | np.isnat(out)):
+        parsed = _parse_time(cells[k])
+        if parsed is not None:
+            out[k] = parsed.as_unit("ns").to_datetime64()
+    return pd.Series(pd.to_datetime(out), index=values.index)
 
 
 def _duplicate_reason(rows: pd.Series, label: str) -> dict[int, str]:

@@ -66,3 +66,26 @@ def test_input_is_not_modified():
     before = WIDE.copy()
     keyed_item_answers(WIDE, KEY, id_col="pid", wave_col="wave")
     pd.testing.assert_frame_equal(WIDE, before)
+
+
+def test_rows_in_index_order_melt_as_rows_out_of_order_do():
+    # a frame in index order takes the row-major path; the same rows with the index reversed
+    # take the general melt, whose order (by index label, then key order) is the truth
+    rng = np.random.default_rng(3)
+    n = 40
+    wide = pd.DataFrame(
+        {
+            "pid": [f"p{i}" for i in range(n)],
+            "wave": rng.choice(["pre", "post"], n),
+            "a": rng.integers(1, 6, n).astype(float),
+            "b": pd.array(rng.integers(1, 6, n), dtype="Int64"),
+            "c": rng.integers(1, 6, n),
+        }
+    )
+    wide.loc[rng.random(n) < 0.2, "a"] = np.nan
+    wide.loc[rng.random(n) < 0.2, "b"] = pd.NA
+    fast = keyed_item_answers(wide, KEY, id_col="pid", wave_col="wave")
+    reverse = wide.iloc[::-1].set_axis(np.arange(n)[::-1])  # same labels, not monotonic
+    general = keyed_item_answers(reverse, KEY, id_col="pid", wave_col="wave")
+    pd.testing.assert_frame_equal(fast, general, check_exact=True)
+    assert fast["item"].tolist() == ["a", "b", "c"] * n
