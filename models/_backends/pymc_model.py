@@ -16,10 +16,15 @@ random-effects block ``r``, a row ``z_ri`` and group index ``g = g_r[i]``::
 ``gaussian``: ``(y - mean(y)) / sd(y) ~ Normal(eta, sigma)``.
 ``ordinal``: ``P(y <= k) = F(c_k - eta)`` with ordered cutpoints ``c``, ``F`` the
 logistic (``link="logit"``) or standard normal (``link="probit"``) CDF and no ``a``.
+
+Each block's ``Z_r`` has :func:`padded_levels` rows, at least the block's levels: the rows
+beyond them belong to no observation, so data sets whose level counts are close share one
+model (and one compilation); :func:`drop_padding` removes those rows from the draws.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -388,11 +393,18 @@ def model_structure(inputs: ModelInputs, priors: dict[str, Any]) -> tuple:
     -------
     tuple
         Hashable: family, link, fixed terms, number of categories, and per random block
-        its terms, number of levels and whether it is correlated, and the priors. The
-        number of rows, the values and the labels of levels and categories are data.
+        its terms, number of levels rounded up by :func:`padded_levels` and whether it is
+        correlated, and the priors. The number of rows, the values and the labels of levels
+        and categories, and the exact number of levels are data.
     """
     blocks = tuple(
-        (block.group, block.terms, len(block.levels), block.correlated, block.intercept)
+        (
+            block.group,
+            block.terms,
+            padded_levels(len(block.levels)),
+            block.correlated,
+            block.intercept,
+        )
         for block in inputs.random
     )
     return (
@@ -404,6 +416,54 @@ def model_structure(inputs: ModelInputs, priors: dict[str, Any]) -> tuple:
         blocks,
         tuple(sorted((name, _prior_key(prior)) for name, prior in priors.items())),
     )
+
+
+PAD_EXACT = 16
+"""Blocks of up to this many levels are built with exactly their levels."""
+
+PAD_STEPS = 4
+"""Bucket sizes per doubling of the levels above :data:`PAD_EXACT`."""
+
+
+def padded_levels(n_levels: int) -> int:
+    """Return the number of levels a random-effects block of ``n_levels`` levels is built with.
+
+    Up to :data:`PAD_EXACT` levels, ``n_levels`` itself; above, the smallest size of the grid
+    ``ceil(PAD_EXACT * 2 ** (k / PAD_STEPS))``, ``k = 0, 1, ...`` (16, 20, 23, 27, 32, 39, ...,
+    431, 512, 609, ...) that holds them. Consecutive sizes are ``2 ** (1/4) = 1.19`` apart, so
+    at most 19 % of ``n_levels`` is added (435, 445 and 457 stories all become 512), and data
+    sets whose counts fall between the same two grid sizes (cross-validation folds, simulated
+    studies, refits) share one compiled model. Below the grid's start one level is 6 % or more
+    of a block and a grid of 4 sizes per doubling would only pair neighbouring counts, so
+    small blocks keep their size.
+
+    Parameters
+    ----------
+    n_levels : int
+        Levels of the block in the data.
+
+    Returns
+    -------
+    int
+        The block's size in the model, at least ``n_levels``.
+    """
+    if n_levels <= PAD_EXACT:
+        return n_levels
+    k = 0
+    while (size := math.ceil(PAD_EXACT * 2.0 ** (k / PAD_STEPS))) < n_levels:
+        k += 1
+    return size
+
+
+def _level_coords(block: StandardizedBlock) -> list[str]:
+    """Labels of a block's model levels: its own, then distinct names for the padding."""
+    labels = [str(v) for v in block.levels]
+    taken = set(labels)
+    prefix = "(padding "
+    while any(label.startswith(prefix) for label in taken):
+        prefix = "(" + prefix
+    pad = range(padded_levels(len(labels)) - len(labels))
+    return labels + [f"{prefix}{j})" for j in pad]
 
 
 def _slope_columns(block: StandardizedBlock) -> list[int]:
@@ -456,7 +516,8 @@ def build_pymc_model(inputs: ModelInputs, priors: dict[str, Any]) -> Any:
     pymc.Model
         Free variables ``b_z``, ``intercept_z``, ``cutpoints_z``, ``sigma_z``, ``z_{r}`` and
         ``sd_z_{r}`` or ``chol_z_{r}`` (block ``r``; the packed lower-triangular Cholesky
-        factor of the effects' covariance), all on the standardised scale. No deterministics
+        factor of the effects' covariance), all on the standardised scale; ``z_{r}`` has
+        :func:`padded_levels` rows, the block's levels first. No deterministics
         are stored: the group effects follow from ``z_{r}`` in :func:`data_scale_draws`.
         The data are the containers of :func:`model_data`, whose lengths are not fixed:
         the model serves any data of the same :func:`model_structure` through
@@ -468,7 +529,7 @@ def build_pymc_model(inputs: ModelInputs, priors: dict[str, Any]) -> Any:
 
     coords: dict[str, Any] = {"fixed_z": list(inputs.fixed_terms)}
     for r, block in enumerate(inputs.random):
-        coords[f"level_{r}"] = [str(v) for v in block.levels]
+        coords[f"level_{r}"] = _level_coords(block)
         coords[f"effect_{r}"] = list(block.terms)
     if inputs.family == "ordinal":
         cats = [str(c) for c in inputs.categories]
@@ -484,6 +545,12 @@ def build_pymc_model(inputs: ModelInputs, priors: dict[str, Any]) -> Any:
             eta = eta + _rv(priors["intercept"], "intercept_z")
         for r, block in enumerate(inputs.random):
             q = len(block.terms)
+            # The padding rows of z enter no row's eta: their posterior is their N(0, 1)
+            # prior, independent of the rest, whose posterior is the unpadded model's exactly.
+            # NUTS leaves this joint posterior invariant whatever step size and mass matrix
+            # its adaptation picks, so the extra dimensions (unit variance, which the mass
+            # matrix learns) cost a little efficiency but bias nothing; the energy, and so
+            # E-BFMI, includes them. Only the same seed's draws differ from an unpadded fit.
             z = pm.Normal(f"z_{r}", 0.0, 1.0, dims=(f"level_{r}", f"effect_{r}"))
             if block.correlated:
                 chol, _, _ = pm.LKJCholeskyCov(
@@ -525,6 +592,33 @@ def build_pymc_model(inputs: ModelInputs, priors: dict[str, Any]) -> Any:
                 observed=y,
             )
     return model
+
+
+def drop_padding(idata: Any, inputs: ModelInputs) -> Any:
+    """Return the draws of a fit without the padding levels of its random-effects blocks.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        A fit of :func:`build_pymc_model`, as the sampler returned it.
+    inputs : ModelInputs
+        The inputs of that fit.
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``idata`` whose groups keep, along each ``level_{r}`` dimension, the block's levels
+        only (the first ones; every other group unchanged).
+    """
+    import arviz as az
+
+    keep = {f"level_{r}": slice(0, len(block.levels)) for r, block in enumerate(inputs.random)}
+    groups = {}
+    for name in idata.groups():
+        group = idata[name]
+        sel = {dim: part for dim, part in keep.items() if dim in group.dims}
+        groups[name] = group.isel(sel) if sel else group
+    return az.InferenceData(**groups)
 
 
 def relabel(posterior: Any, inputs: ModelInputs) -> Any:

@@ -100,8 +100,10 @@ class BayesianMixedModel(_Predictions, _Summaries):
         NUTS implementation; ``auto`` is nutpie when it is installed (the ``fast`` extra),
         else PyMC's own; ``numpyro`` needs the ``jax`` extra. The model is built (and,
         for nutpie, compiled) once per structure -- formula terms, family, link, number of
-        categories, number of levels of each grouping factor, priors -- and a refit of
-        the same structure on other data reuses it with the new data swapped in.
+        categories, number of levels of each grouping factor rounded up to a bucket (above
+        16 levels, one of four sizes per doubling; the unused levels are dropped from the
+        draws), priors -- and a refit of the same structure on other data reuses it with
+        the new data swapped in.
     target_accept : float, default 0.9
         Step-size adaptation target; raise it when divergences are reported.
     ci_level : float, default 0.95
@@ -455,7 +457,8 @@ class BayesianMixedModel(_Predictions, _Summaries):
         for block in inputs.random:
             groups[block.group] = len(block.levels)
         self.groups_ = groups
-        self._idata = self._assemble(run.idata, opts)
+        # the padding levels leave before anything reads the draws
+        self._idata = self._assemble(pmod.drop_padding(run.idata, inputs), opts)
         vars(self).pop("_idata_full", None)  # a refit: the pointwise groups are recomputed
         table = self._tables(opts["ci_level"])
         summary = table[table["component"] != "effect"].drop(columns="level")
