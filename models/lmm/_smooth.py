@@ -21,6 +21,7 @@ reads any smooth's blocks and fixed columns.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,6 +208,27 @@ class FittedSmooth:
         return X * (np.asarray(by, dtype=object) == self.level)[:, None]
 
 
+def pick_smooth(smooths: Sequence[Any], term: str | int | None, *, where: str = "") -> Any:
+    """Return the smooth of ``smooths`` named by its ``label`` or position (None: the only one).
+
+    Shared by the linear and the ordinal mixed model's fitted smooths; ``where`` prefixes the
+    error (``"OrdinalMixedModel.smooth_: "``).
+    """
+    if term is None and len(smooths) == 1:
+        return smooths[0]
+    if isinstance(term, (int, np.integer)) and not isinstance(term, bool):
+        if 0 <= term < len(smooths):
+            return smooths[int(term)]
+    for s in smooths:
+        if s.label == term:
+            return s
+    labels = [s.label for s in smooths]
+    raise InvalidParameterError(
+        f"{where}name one smooth by its label or position: one of {labels} or 0 to "
+        f"{len(smooths) - 1}; got {term!r}"
+    )
+
+
 @dataclass(frozen=True)
 class SmoothFit:
     """The fitted smooths, as gamm4's ``$gam`` reports them.
@@ -245,18 +267,7 @@ class SmoothFit:
 
     def component(self, term: str | int | None = None) -> FittedSmooth:
         """Return the smooth named by its label (``"s(x)"``) or position (None: the only one)."""
-        if term is None and len(self.smooths) == 1:
-            return self.smooths[0]
-        if isinstance(term, (int, np.integer)) and not isinstance(term, bool):
-            if 0 <= term < len(self.smooths):
-                return self.smooths[int(term)]
-        for s in self.smooths:
-            if s.label == term:
-                return s
-        raise InvalidParameterError(
-            f"name one smooth by its label or position: one of {self.labels} or 0 to "
-            f"{len(self.smooths) - 1}; got {term!r}"
-        )
+        return pick_smooth(self.smooths, term)
 
     def curve(
         self, x: np.ndarray, *, term: str | int | None = None, level: float = 0.95

@@ -36,6 +36,7 @@ from models.lmm import (
     SmoothTerm,
     by_column,
     check_by_main_effect,
+    pick_smooth,
     smooth_column,
     smooth_parts,
 )
@@ -119,18 +120,7 @@ class OrdinalSmoothFit:
 
     def component(self, term: str | int | None = None) -> OrdinalSmooth:
         """Return the smooth named by its label (``"s(x)"``) or position (None: the only one)."""
-        if term is None and len(self.smooths) == 1:
-            return self.smooths[0]
-        if isinstance(term, (int, np.integer)) and not isinstance(term, bool):
-            if 0 <= term < len(self.smooths):
-                return self.smooths[int(term)]
-        for s in self.smooths:
-            if s.label == term:
-                return s
-        raise InvalidParameterError(
-            f"{_WHERE}.smooth_: name one smooth by its label or position: one of "
-            f"{self.labels} or 0 to {len(self.smooths) - 1}; got {term!r}"
-        )
+        return pick_smooth(self.smooths, term, where=f"{_WHERE}.smooth_: ")
 
     def curve(
         self, x: np.ndarray, *, term: str | int | None = None, level: float = 0.95
