@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from models._errors import InvalidParameterError
+from models._threads import share_cores
 from models.limits import MAX_WORKERS_PER_CPU
 
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS")
@@ -225,10 +226,11 @@ def _run_local(jobs: Sequence[Any], batch: tuple[int, int, int]) -> list[Any]:
 _WORKER_JOBS: list[Any] = []
 
 
-def _init_worker(payload: bytes) -> None:
+def _init_worker(payload: bytes, workers: int) -> None:
     for name in _BLAS_ENV:
         os.environ[name] = "1"
     _blas_one_thread()  # a process-wide limit, set before anything computes
+    share_cores(workers)  # a sampler's chains keep this worker's share of the cores busy
     global _WORKER_JOBS
     _WORKER_JOBS = pickle.loads(payload)
 
@@ -251,8 +253,12 @@ class _AllDone:
         return all(future.done() for future in self.futures)
 
 
-def _dask_batch(job: Any, batch: tuple[int, int, int]) -> tuple[tuple[int, int, int], list[Any]]:
+def _dask_batch(
+    job: Any, batch: tuple[int, int, int], workers: int | None
+) -> tuple[tuple[int, int, int], list[Any]]:
     _, start, stop = batch
+    if workers is not None:  # a LocalCluster's worker: its share of this machine's cores
+        share_cores(workers)
     with _blas_one_thread():
         return batch, job.run(start, stop)
 
@@ -341,7 +347,7 @@ def _pool(jobs: Sequence[Any], workers: int, method: str) -> Any:
         max_workers=workers,
         mp_context=mp.get_context(method),
         initializer=_init_worker,
-        initargs=(payload,),
+        initargs=(payload, workers),
     )
 
 
@@ -625,8 +631,9 @@ def _on_cluster(
     """
     try:
         info["workers"] = len(client.scheduler_info().get("workers", {}))
+        local = info["workers"] if cluster is not None else None
         futures = [
-            client.submit(_dask_batch, remote[batch[0]], batch, pure=False) for batch in todo
+            client.submit(_dask_batch, remote[batch[0]], batch, local, pure=False) for batch in todo
         ]
         try:
             yield from meanwhile

@@ -108,6 +108,11 @@ NOT_RUN = {
         "insteval400.csv (10,489 ratings of lme4's InstEval) is not in the repository, and "
         "the fit samples for about 22 minutes"
     ),
+    "longitudinal fit insteval400.csv --engine bayes --family ordinal"
+    ' --formula "y ~ service + (1 | s) + (1 | d)" --draws auto --out fit.json': (
+        "insteval400.csv is not in the repository, and the fit compiles and samples for over "
+        "a minute; tests/models/bayes/test_bayes_slow.py runs draws='auto' on a small model"
+    ),
 }
 
 #: Files the guide's commands read that the guide does not ship, written before the commands.

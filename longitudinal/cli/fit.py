@@ -27,6 +27,17 @@ from models.limits import (
 )
 
 
+def _draws_option(text: str) -> int | str:
+    """``--draws``: a whole number, or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        expected = f"expected a whole number or 'auto'; got {text!r}"
+        raise argparse.ArgumentTypeError(expected) from None
+
+
 def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "fit",
@@ -102,7 +113,12 @@ def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "--draws", type=int, help=f"bayes: draws per chain (10000), at most {BAYES_MAX_DRAWS:,}"
+        "--draws",
+        type=_draws_option,
+        help=(
+            f"bayes: draws per chain (10000), at most {BAYES_MAX_DRAWS:,}; 'auto': up to "
+            "10000, stopping at the first 1000 that pass the gate's R-hat and ESS checks"
+        ),
     )
     parser.add_argument(
         "--tune",

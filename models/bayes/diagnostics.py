@@ -13,6 +13,11 @@ import models._columns as col
 R_HAT_MAX = 1.01
 ESS_MIN = 400.0
 BFMI_MIN = 0.3
+AUTO_ESS = 1.25 * ESS_MIN
+"""``draws="auto"`` stops once every bulk and tail ESS reaches this (the gate's, with a margin
+for the estimate's own noise) and R-hat is within the gate."""
+AUTO_EVERY = 1000
+"""``draws="auto"`` checks its draws at every multiple of this many per chain."""
 DIAGNOSTIC_COLUMNS = ["r_hat", "ess_bulk", "ess_tail"]
 SUMMARY_COLUMNS = [
     "component",
@@ -98,22 +103,7 @@ def sampling_diagnostics(
 
     posterior = idata.posterior
     names = list(var_names) if var_names is not None else list(posterior.data_vars)
-    columns = []
-    for name in names:
-        values = np.asarray(posterior[name].values, dtype=float)
-        flat = values.reshape(values.shape[0], values.shape[1], -1)
-        varying = np.nanstd(flat, axis=(0, 1)) > 0
-        columns.append(flat[:, :, varying])
-    stacked = np.concatenate(columns, axis=-1) if columns else np.zeros((1, 1, 0))
-    r_hat = ess_bulk = ess_tail = float("nan")
-    if stacked.shape[-1]:
-        with warnings.catch_warnings():
-            # one-chain or very short runs make ArviZ's variance estimates divide by zero
-            warnings.filterwarnings("ignore", category=RuntimeWarning)
-            ds = _as_dataset(stacked)
-            r_hat = float(np.nanmax(az.rhat(ds)["v"].values))
-            ess_bulk = float(np.nanmin(az.ess(ds, method="bulk")["v"].values))
-            ess_tail = float(np.nanmin(az.ess(ds, method="tail")["v"].values))
+    r_hat, ess_bulk, ess_tail = _mixing([posterior[name].values for name in names])
     stats = getattr(idata, "sample_stats", None)
     divergences = 0
     bfmi = float("nan")
@@ -159,6 +149,48 @@ def sampling_diagnostics(
     result["messages"] = messages
     result["passed"] = not failures
     return result
+
+
+def draws_suffice(draws: Sequence[np.ndarray]) -> bool:
+    """Whether draws pass the gate's R-hat and ESS checks with :data:`AUTO_ESS` to spare.
+
+    Parameters
+    ----------
+    draws : sequence of ndarray
+        Each ``chains x draws x ...``: the parameters the gate checks.
+
+    Returns
+    -------
+    bool
+        R-hat at most :data:`R_HAT_MAX`, bulk and tail ESS at least :data:`AUTO_ESS`. More
+        draws cure neither divergences nor a low E-BFMI, so those are left to the gate.
+    """
+    r_hat, ess_bulk, ess_tail = _mixing(draws)
+    return bool(r_hat <= R_HAT_MAX and min(ess_bulk, ess_tail) >= AUTO_ESS)
+
+
+def _mixing(draws: Sequence[Any]) -> tuple[float, float, float]:
+    """Largest R-hat and smallest bulk and tail ESS over every varying element of ``draws``."""
+    import arviz as az
+
+    columns = []
+    for array in draws:
+        values = np.asarray(array, dtype=float)
+        flat = values.reshape(values.shape[0], values.shape[1], -1)
+        varying = np.nanstd(flat, axis=(0, 1)) > 0
+        columns.append(flat[:, :, varying])
+    stacked = np.concatenate(columns, axis=-1) if columns else np.zeros((1, 1, 0))
+    if not stacked.shape[-1]:
+        return float("nan"), float("nan"), float("nan")
+    with warnings.catch_warnings():
+        # one-chain or very short runs make ArviZ's variance estimates divide by zero
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
+        ds = _as_dataset(stacked)
+        return (
+            float(np.nanmax(az.rhat(ds)["v"].values)),
+            float(np.nanmin(az.ess(ds, method="bulk")["v"].values)),
+            float(np.nanmin(az.ess(ds, method="tail")["v"].values)),
+        )
 
 
 # -------------------------------------------------------------------------------------------

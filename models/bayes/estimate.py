@@ -23,7 +23,6 @@ so an absurd ``draws`` would otherwise end the process natively rather than rais
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +32,7 @@ import numpy as np
 from _empathic_base.durations import duration_text
 from _empathic_base.words import caller, parameter
 from models._errors import InvalidParameterError, ModelsWarning
+from models._threads import task_cores
 from models.limits import (
     BAYES_MAX_CHAINS,
     BAYES_MAX_DRAWS,
@@ -161,7 +161,7 @@ def estimate_sampling(probe: Any, *, draws: int, tune: int, chains: int) -> Samp
     per_step = seconds / steps if steps > 0 else 0.0
     warm_seconds = per_step * float(np.max(warm.sum(axis=1)))
     adapted = float(np.mean(kept))  # steps per iteration once the step size has settled
-    cores = max(1, min(chains, os.cpu_count() or 1))
+    cores = max(1, min(chains, task_cores()))
     rounds = math.ceil(chains / cores)
     per_iteration = per_step * adapted
     rest = max(tune - PROBE_TUNE, 0) + draws
@@ -195,12 +195,31 @@ def refuse_too_long(estimate: SamplingEstimate, *, draws: int, tune: int, where:
     )
 
 
-def announce(estimate: SamplingEstimate, *, draws: int, tune: int, chains: int) -> None:
-    """Warn before a long run: the estimate, its basis, and the draws that shorten it."""
+def announce(
+    estimate: SamplingEstimate, *, draws: int, tune: int, chains: int, auto: bool = False
+) -> None:
+    """Warn before a long run: the estimate, its basis, and the draws that shorten it.
+
+    With ``auto`` (``draws="auto"``) the run may stop at any 1,000 draws, so the warning
+    gives the time to each check and the longest the run can take.
+    """
     if estimate.seconds < LONG_SECONDS:
         return
-    shorter = estimate.draws_within(LONG_SECONDS, tune)
     per_thousand = estimate.seconds_per_iteration * estimate.rounds * 1000
+    if auto:
+        first = estimate.seconds_per_iteration * estimate.rounds * (1000 + tune)
+        warnings.warn(
+            f"sampling ({chains} chains, draws='auto') stops at the first 1,000 draws per "
+            f"chain that pass the diagnostics gate's R-hat and ESS checks: the first check "
+            f"after about {duration_text(first)}, each further 1,000 draws about "
+            f"{duration_text(per_thousand)}, at most {draws:,} draws in about "
+            f"{duration_text(estimate.seconds)} (at {estimate.seconds_per_iteration:.3f} s per "
+            f"iteration, measured on {estimate.probe_iterations} probe iterations)",
+            LongSamplingWarning,
+            stacklevel=4,
+        )
+        return
+    shorter = estimate.draws_within(LONG_SECONDS, tune)
     if shorter >= 1:
         rounded = max(1, shorter // 100 * 100)
         fix = (
@@ -214,7 +233,9 @@ def announce(estimate: SamplingEstimate, *, draws: int, tune: int, chains: int) 
         f"({chains} chains x {draws + tune:,} iterations at {estimate.seconds_per_iteration:.3f} s "
         f"per iteration, measured on {estimate.probe_iterations} probe iterations; "
         f"{duration_text(per_thousand)} per 1,000 draws). The default of {draws:,} draws per chain "
-        f"suits small models; {fix}. Whether the draws suffice is then decided by the "
-        "diagnostics gate (R-hat, ESS, divergences), which names what failed."
+        f"suits small models; {fix}; or draws='auto' (command line: --draws auto) stops "
+        "at the first 1,000 draws per chain that pass the gate's R-hat and ESS checks. "
+        "Whether the draws suffice is then decided by the diagnostics gate (R-hat, ESS, "
+        "divergences), which names what failed."
     )
     warnings.warn(message, LongSamplingWarning, stacklevel=4)

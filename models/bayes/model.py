@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 import models._columns as col
+from _empathic_base.words import caller, parameter
 from models._backends import pymc_model as pmod
 from models._backends.samplers import (
     MODEL_CACHE,
@@ -37,7 +38,7 @@ from models._refgrid import predictor_frame
 from models._version import __version__
 from models.bayes._predict import _Predictions
 from models.bayes._summary import _Summaries
-from models.bayes.diagnostics import _as_dataset, sampling_diagnostics
+from models.bayes.diagnostics import AUTO_EVERY, _as_dataset, draws_suffice, sampling_diagnostics
 from models.bayes.estimate import (
     PROBE_SIZE,
     announce,
@@ -58,6 +59,16 @@ DEFAULT_SAMPLING: dict[str, int | float] = {
     "chains": 2,
     "target_accept": 0.9,
 }
+
+
+def _sufficiency(inputs: pmod.ModelInputs) -> Any:
+    """Return the check of ``draws="auto"``: the gate's R-hat and ESS of what is reported."""
+
+    def enough(idata: Any) -> bool:
+        draws = pmod.data_scale_draws(inputs, pmod.drop_padding(idata, inputs).posterior)
+        return draws_suffice([v for k, v in draws.items() if not k.startswith("re_")])
+
+    return enough
 
 
 def _gaussian_loglik(y: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -82,14 +93,19 @@ class BayesianMixedModel(_Predictions, _Summaries):
         Overrides of the default priors per parameter class (``intercept``, ``fixed``,
         ``cutpoints``, ``sd``, ``cor``, ``sigma``), as :class:`Prior` objects or
         mappings such as ``{"dist": "normal", "sigma": 1.0}``.
-    draws : int, default 10000
+    draws : int or "auto", default 10000
         Draws kept per chain, at most 1,000,000 (:data:`~models.limits.BAYES_MAX_DRAWS`);
         draws whose storage is estimated over 8 GB are refused before sampling, and a run
         that the probe of a large fit estimates at more than a day is refused with the draws
         that fit. The group-level sds are the slowest-mixing parameters (the
         story sd of the study-sized model, 600 stories rated about twice each, gains about
         0.07 effective draws per draw): 2 x 5,000 draws only just reach the diagnostics
-        gate's tail ESS of 400, 2 x 10,000 clear it about threefold.
+        gate's tail ESS of 400, 2 x 10,000 clear it about threefold. ``"auto"`` (nutpie
+        only) samples up to 10,000 per chain but stops at the first multiple of 1,000 at
+        which R-hat and every bulk and tail ESS of the reported parameters pass the gate
+        with a margin (ESS 500; :func:`~models.bayes.diagnostics.draws_suffice`), and
+        keeps those draws; the same seed gives the same draws. A crossed model with a
+        thousand levels (lme4's InstEval, 400 students) stops at 1,000 or 2,000.
     tune : int, default 500
         Tuning (warm-up) steps per chain; nutpie's adaptation settles within a few
         hundred. At most 1,000,000 (:data:`~models.limits.BAYES_MAX_TUNE`).
@@ -309,8 +325,17 @@ class BayesianMixedModel(_Predictions, _Summaries):
                 f"the `progressbar` parameter of {where} must be True, False or None; "
                 f"got {self.progressbar!r}"
             )
-        draws, tune, chains = check_counts(self.draws, self.tune, self.chains, where=where)
+        auto = isinstance(self.draws, str) and self.draws == "auto"
+        if auto and sampler != "nutpie":
+            raise InvalidParameterError(
+                f"{caller(where)}: {parameter('draws', where)} 'auto' (sample until the draws "
+                f"suffice) needs the nutpie sampler ({parameter('sampler', where)}, the `fast` "
+                f"extra); got {sampler!r}"
+            )
+        most = DEFAULT_SAMPLING["draws"] if auto else self.draws
+        draws, tune, chains = check_counts(most, self.tune, self.chains, where=where)
         return {
+            "auto": auto,
             "family": family,
             "link": link,
             "sampler": sampler,
@@ -442,10 +467,23 @@ class BayesianMixedModel(_Predictions, _Summaries):
                 chains=opts["chains"],
             )
             refuse_too_long(found, draws=opts["draws"], tune=opts["tune"], where=where)
-            announce(found, draws=opts["draws"], tune=opts["tune"], chains=opts["chains"])
+            announce(
+                found,
+                draws=opts["draws"],
+                tune=opts["tune"],
+                chains=opts["chains"],
+                auto=opts["auto"],
+            )
         run = run_nuts(
-            entry, draws=opts["draws"], tune=opts["tune"], progressbar=progress, **sampling
+            entry,
+            draws=opts["draws"],
+            tune=opts["tune"],
+            progressbar=progress,
+            enough=_sufficiency(inputs) if opts["auto"] else None,
+            every=AUTO_EVERY,
+            **sampling,
         )
+        opts = {**opts, "draws": int(run.idata.posterior.sizes["draw"])}
         self._spec = spec
         self._design = design
         self._predictors = predictor_frame(design, data)  # the grid of emmeans()
@@ -490,6 +528,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
             "sampling": {
                 "sampler": run.sampler,
                 "draws": opts["draws"],
+                "draws_rule": "auto" if opts["auto"] else "fixed",
                 "tune": opts["tune"],
                 "chains": opts["chains"],
                 "target_accept": opts["target_accept"],

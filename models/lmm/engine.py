@@ -37,7 +37,6 @@ so the covariance parameters come back in the design's block order.
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -46,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from models._threads import one_blas_thread as _one_blas_thread
 from models.lmm._analytic import SINGULAR_TOL, ProfiledDeviance, dense_enough, lower_entries
 from models.lmm._newton import newton, off_boundary
 from models.lmm._satterthwaite import satterthwaite_df, varpar_covariance
@@ -303,15 +303,7 @@ def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
     the arithmetic when the machine is busy (sleepstudy: 2 ms with one thread, 10 to 60 ms with
     OpenBLAS's default on two loaded cores).
     """
-    return _controller().limit(limits=1, user_api="blas")
-
-
-@functools.cache
-def _controller() -> Any:
-    """Find the process's thread pools once (a lookup reads every loaded library: ~2 ms)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
+    return _one_blas_thread()
 
 
 class EngineFailure(Exception):

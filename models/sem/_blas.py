@@ -14,15 +14,10 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from models._threads import controller
+from models._threads import one_blas_thread as _one_thread
+
 __all__ = ["controller", "one_blas_thread"]
-
-
-@functools.cache
-def controller() -> Any:
-    """Return the process's thread-pool controller, found once."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 def one_blas_thread(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -30,7 +25,7 @@ def one_blas_thread(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with controller().limit(limits=1, user_api="blas"):
+        with _one_thread():
             return func(*args, **kwargs)
 
     return wrapper

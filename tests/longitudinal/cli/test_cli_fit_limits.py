@@ -38,6 +38,15 @@ def _fit(data, out, *extra) -> int:
             "--draws must be a whole number from 1 to 1,000,000; got 1000000000000",
         ),
         (
+            ["--engine", "bayes", "--formula", "rating ~ x + (1 | id)", "--draws", "many"],
+            "--draws: expected a whole number or 'auto'; got 'many'",
+        ),
+        (
+            ["--engine", "bayes", "--formula", "rating ~ x + (1 | id)", "--draws", "auto",
+             "--sampler", "pymc"],
+            "--draws 'auto' (sample until the draws suffice) needs the nutpie sampler (--sampler",
+        ),
+        (
             ["--engine", "bayes", "--formula", "rating ~ x + (1 | id)", "--chains", "100000"],
             "--chains must be a whole number from 1 to 64",
         ),

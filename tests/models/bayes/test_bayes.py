@@ -67,8 +67,12 @@ def _fake_value(name, shape, rng, n):
     return rng.normal(0.0, 0.3, size=(n, *shape))
 
 
-def fake_run_nuts(model, *, sampler, draws, tune, chains, target_accept, seed, progressbar):
-    """Stand-in for the NUTS call: independent draws with the model's variable names and shapes."""
+def fake_run_nuts(
+    model, *, sampler, draws, tune, chains, target_accept, seed, progressbar, enough=None,
+    every=1000,
+):  # fmt: skip
+    """Stand-in for the NUTS call: independent draws with the model's variable names and shapes
+    (with ``enough``, the first multiple of ``every`` draws it accepts, as nutpie's run)."""
     import arviz as az
 
     model = getattr(model, "model", model)  # a cached model holds the PyMC model
@@ -95,6 +99,10 @@ def fake_run_nuts(model, *, sampler, draws, tune, chains, target_accept, seed, p
     }
     var_dims = {k: list(dims.get(k, ())) for k in shaped}
     idata = az.from_dict(posterior=shaped, sample_stats=stats_, coords=coords, dims=var_dims)
+    for stop in range(every, draws, every) if enough is not None else ():
+        if enough(idata.isel(draw=slice(0, stop))):
+            idata = idata.isel(draw=slice(0, stop))
+            break
     return SamplerRun(idata=idata, seconds=0.0, sampler=sampler)
 
 
@@ -132,6 +140,8 @@ def _model(inputs, priors=None):
         ({"family": "gaussian", "link": "probit"}, "`link`"),
         ({"draws": 0}, "`draws`"),
         ({"draws": 10.5}, "`draws`"),
+        ({"draws": "many"}, "`draws`"),
+        ({"draws": "auto", "sampler": "pymc"}, "'auto' .* needs the nutpie sampler"),
         ({"tune": -1}, "`tune`"),
         ({"chains": 0}, "`chains`"),
         ({"sampler": "stan"}, "`sampler`"),
@@ -416,6 +426,7 @@ def test_meta_records_formula_data_sampler_seed_and_diagnostics(fitted, ratings)
     assert meta["sampling"] == {
         "sampler": fitted.diagnostics_["sampler"],
         "draws": 500,
+        "draws_rule": "fixed",
         "tune": 500,
         "chains": 2,
         "target_accept": 0.9,
@@ -447,6 +458,33 @@ def test_refit_reruns_with_the_same_settings(fitted, ratings):
     fewer = ratings[ratings["participant"] != ratings["participant"].iloc[0]]
     other = fitted.refit(fewer)
     assert other.n_obs_ == len(fewer) and other.groups_["participant"] == 11
+
+
+def test_auto_draws_stop_at_the_first_thousand_that_pass_and_say_so(mock_sampler, ratings):
+    """The stand-in's draws are independent: 2 x 1,000 give every ESS about 2,000, so
+    draws="auto" keeps the first 1,000 per chain, records them and the rule, and the gate on
+    the kept draws passes; the parameter itself stays "auto"."""
+    model = BayesianMixedModel(FORMULA, draws="auto", chains=2, seed=5).fit(ratings)
+    assert model.posterior_.sizes["draw"] == 1000
+    assert model.diagnostics_["draws"] == 1000 and model.diagnostics_["passed"]
+    assert model.meta_["sampling"]["draws"] == 1000
+    assert model.meta_["sampling"]["draws_rule"] == "auto"
+    assert model.meta_["params"]["draws"] == "auto" and model.draws == "auto"
+
+
+def test_draws_suffice_needs_the_gate_with_a_margin():
+    from models.bayes.diagnostics import AUTO_ESS, ESS_MIN, draws_suffice
+
+    assert AUTO_ESS > ESS_MIN
+    rng = np.random.default_rng(3)
+    many = rng.normal(size=(2, 1000, 3))  # independent draws: ESS about 2,000
+    few = rng.normal(size=(2, 200, 3))  # about 400: the gate's minimum, not its margin
+    assert draws_suffice([many])
+    assert not draws_suffice([few])
+    apart = many + np.array([0.0, 0.5])[:, None, None]  # chains that disagree: R-hat > 1.01
+    assert not draws_suffice([apart])
+    walk = np.cumsum(rng.normal(size=(2, 1000, 1)), axis=1)  # a random walk: tiny ESS
+    assert not draws_suffice([many, walk])
 
 
 def test_fitted_attributes_before_fit():

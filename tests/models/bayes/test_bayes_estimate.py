@@ -31,7 +31,7 @@ def fake_run(seconds, compile_seconds=0.0, *, warm_steps=100.0, kept_steps=20.0)
 
 
 def test_probe_time_is_scaled_to_the_run(monkeypatch):
-    monkeypatch.setattr(est.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(est, "task_cores", lambda: 2)
     # 30 tuning iterations x 100 steps + 10 draws x 20 steps = 3,200 steps in 3.2 s of sampling
     run, calls = fake_run(seconds=23.2, compile_seconds=20.0)
     probe = lambda draws, tune: run(None, draws=draws, tune=tune)  # noqa: E731
@@ -57,6 +57,27 @@ def test_a_long_run_is_announced_with_the_draws_that_shorten_it():
     assert "about 20 min" in text
     assert "draws=4700 (command line: --draws 4700) would take about 10 min" in text
     assert "diagnostics gate" in text
+
+
+def test_an_auto_run_is_announced_with_the_time_to_each_check():
+    found = est.SamplingEstimate(
+        seconds_per_iteration=0.06, probe_iterations=40, iterations=10_500, rounds=1,
+        seconds=0.06 * 10_500,
+    )  # fmt: skip
+    with pytest.warns(est.LongSamplingWarning) as caught:
+        est.announce(found, draws=10_000, tune=500, chains=2, auto=True)
+    text = str(caught[0].message)
+    # 1,500 iterations to the first check at 0.06 s: 90 s; 60 s per 1,000 more; 630 s at most
+    assert "draws='auto'" in text and "first check after about 90 s" in text
+    assert "each further 1,000 draws about 60 s" in text
+    assert "at most 10,000 draws in about 10 min" in text
+
+
+def test_a_long_fixed_run_names_draws_auto_as_a_fix():
+    found = est.SamplingEstimate(0.115, 40, 10_500, 1, 0.115 * 10_500)
+    with pytest.warns(est.LongSamplingWarning) as caught:
+        est.announce(found, draws=10_000, tune=500, chains=2)
+    assert "--draws auto" in str(caught[0].message)
 
 
 def test_a_short_run_is_not_announced():

@@ -223,6 +223,10 @@ def test_nutpie_compiles_once_per_structure_and_reuse_changes_no_draw(monkeypatc
     assert MODEL_CACHE.info()["compilations"] == 1
     assert warm.diagnostics_["compile_seconds"] == 0.0
     pd.testing.assert_frame_equal(cold.summary_, warm.summary_, check_exact=True)
+    # draws="auto" stops at the first 1,000 that pass, and those are the fixed run's draws
+    auto = BayesianMixedModel(formula, **{**kw, "draws": "auto"}).fit(second)
+    assert auto.diagnostics_["draws"] == 1000 and auto.diagnostics_["passed"]
+    pd.testing.assert_frame_equal(auto.summary_, warm.summary_, check_exact=True)
     for name in ("b_z", "z_0", "cutpoints_z", "sd_z_0"):
         np.testing.assert_array_equal(
             cold.idata_.posterior[name].values, warm.idata_.posterior[name].values

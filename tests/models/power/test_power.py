@@ -691,7 +691,7 @@ def test_a_worker_whose_script_imported_numpy_first_gives_the_same_numbers(
     )  # fmt: skip
     code = (
         "import numpy, pickle, sys; from models.parallel import _init_worker, "
-        "_process_batch; _init_worker(open(sys.argv[1], 'rb').read()); "
+        "_process_batch; _init_worker(open(sys.argv[1], 'rb').read(), 2); "
         "print(repr([o.p_value for o in _process_batch((0, 0, 8))[1]]))"
     )
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
