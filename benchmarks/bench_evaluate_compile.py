@@ -129,6 +129,12 @@ def main() -> None:
     parser.add_argument("--kfold", type=int, default=5)
     parser.add_argument("--draws", type=int, default=300)
     parser.add_argument("--tests", default=None, help="a test file to time under pytest too")
+    parser.add_argument(
+        "--schedulers",
+        nargs="+",
+        default=["serial", "processes:2"],
+        help="serial, processes:2, local:2",
+    )
     parser.add_argument("--one", nargs=2, metavar=("STUDY", "SCHEDULER"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -147,7 +153,7 @@ def main() -> None:
         print(f"{'run':<24} {'tree':<28} {'wall s':>7} {'CPU s':>7}  same  compilations")
         serial: dict[tuple[int, Path], str] = {}  # each tree's serial digest, per repetition
         for rep in range(1, args.reps + 1):
-            for scheduler in ("serial", "processes:2"):
+            for scheduler in args.schedulers:
                 for tree in args.trees:
                     log = root / f"log-{rep}-{scheduler}-{tree.name}"
                     command = [sys.executable, script, *common, "--one", str(study), scheduler]

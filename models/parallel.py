@@ -179,18 +179,23 @@ class Progress:
 # batches
 
 
-def batches(n_sims: Sequence[int], size: int, workers: int = 1) -> list[tuple[int, int, int]]:
+def batches(
+    n_sims: Sequence[int], size: int | Sequence[int], workers: int = 1
+) -> list[tuple[int, int, int]]:
     """``(job, start, stop)`` for every job, ``size`` simulations at most per batch.
 
-    With several workers the batches shrink towards the end (each at most a quarter of what
-    is left per worker, down to a tenth of ``size``), so the workers finish together instead of
-    one running a whole last batch alone. Batches never change a simulation's numbers.
+    ``size`` may be one per job (a job of long tasks in batches of one, say). With several
+    workers the batches shrink towards the end (each at most a quarter of what is left per
+    worker, down to a tenth of ``size``), so the workers finish together instead of one
+    running a whole last batch alone. Batches never change a simulation's numbers.
     """
-    smallest = max(1, size // 10)
+    sizes = [size] * len(n_sims) if isinstance(size, int) else list(size)
     left = sum(n_sims)
     out = []
     for job, n in enumerate(n_sims):
         start = 0
+        size = sizes[job]
+        smallest = max(1, size // 10)
         while start < n:
             step = size
             if workers > 1:
@@ -267,7 +272,7 @@ def run(
     jobs: Sequence[Any],
     *,
     scheduler: Scheduler,
-    batch_size: int,
+    batch_size: int | Sequence[int],
     progress: Progress,
 ) -> tuple[list[list[Any]], dict[str, Any]]:
     """Run every simulation of every job; outcomes per job in simulation order, and run info."""

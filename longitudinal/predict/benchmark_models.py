@@ -205,7 +205,11 @@ def _fit_predict(
 
         formula = empathy_formula(data, random_slope=random_slope, story_effects=False)
         with recording(notes, prefix=prefix):
-            fitted_b = BayesianMixedModel(formula, family="ordinal", seed=seed, **bayes).fit(train)
+            # every split's participants are built as the whole study's: one compiled model
+            floor = {id_col: int(frame[id_col].nunique())}
+            fitted_b = BayesianMixedModel(
+                formula, family="ordinal", seed=seed, min_levels=floor, **bayes
+            ).fit(train)
 
         def predict(test: pd.DataFrame) -> np.ndarray:
             proba = fitted_b.predict_proba(test, new_groups="population")

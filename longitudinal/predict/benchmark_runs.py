@@ -21,6 +21,9 @@ from longitudinal.predict.benchmark_scoring import _metric_row, mse_factor
 from longitudinal.predict.predictors import EmpathyData, _Raw
 from models.evaluation import overlapping_groups
 
+SAMPLED_MODELS = ("bayes_ordinal",)
+"""Models fitted by sampling (seconds per fit; the others take milliseconds)."""
+
 
 @dataclass(frozen=True)
 class _Fit:
@@ -189,19 +192,30 @@ class _Runner:
         """
         import models.parallel as runners
 
-        fits = self.fits(models, seeds, bayes_kfold=bayes_kfold)
-        job = _FitJob(self.raw, self.groups, self.bayes, self.random_slope, tuple(fits))
+        every = self.fits(models, seeds, bayes_kfold=bayes_kfold)
+        # the sampled fits take seconds each, the others milliseconds: the sampled ones go
+        # first, one per task, so that no worker is left with a run of them at the end
+        slow = [fit for fit in every if fit.model in SAMPLED_MODELS]
+        quick = [fit for fit in every if fit.model not in SAMPLED_MODELS]
+        groups = [part for part in (slow, quick) if part]
+        jobs = [
+            _FitJob(self.raw, self.groups, self.bayes, self.random_slope, tuple(part))
+            for part in groups
+        ]
         workers = max(int(scheduler.workers or 2), 1)
-        size = max(1, len(fits) // (4 * workers))  # a few batches per worker, to balance
-        bar = runners.Progress(len(fits), enabled=progress, label="evaluate")
+        sizes = [
+            1 if part is slow else max(1, len(part) // (4 * workers))  # a few per worker
+            for part in groups
+        ]
+        bar = runners.Progress(len(every), enabled=progress, label="evaluate")
         try:
-            (outcomes,), info = runners.run(
-                [job], scheduler=scheduler, batch_size=size, progress=bar
-            )
+            outcomes, info = runners.run(jobs, scheduler=scheduler, batch_size=sizes, progress=bar)
         finally:
             bar.close()
-        for fit, outcome in zip(fits, outcomes, strict=True):
-            self.done[(fit.model, fit.split, fit.seed, fit.fold)] = outcome
+        for part, done in zip(groups, outcomes, strict=True):
+            for fit, outcome in zip(part, done, strict=True):
+                self.done[(fit.model, fit.split, fit.seed, fit.fold)] = outcome
+        fits = every
         return {"scheduler": info["scheduler"], "workers": info.get("workers"), "fits": len(fits)}
 
     def score(

@@ -62,6 +62,9 @@ class StandardizedBlock:
     correlated : bool
         Whether the block's effects are correlated (several effects, not from ``||``);
         such blocks get an LKJ prior.
+    min_levels : int, default 0
+        Build the block with :func:`padded_levels` of at least this many levels (the
+        ``min_levels`` of :class:`models.bayes.BayesianMixedModel`).
     """
 
     group: str
@@ -73,6 +76,12 @@ class StandardizedBlock:
     scale: np.ndarray
     intercept: int | None
     correlated: bool
+    min_levels: int = 0
+
+    @property
+    def size(self) -> int:
+        """Levels of the block in the model: its own, padded (:func:`padded_levels`)."""
+        return padded_levels(max(len(self.levels), self.min_levels))
 
     @property
     def transform(self) -> np.ndarray:
@@ -401,7 +410,7 @@ def model_structure(inputs: ModelInputs, priors: dict[str, Any]) -> tuple:
         (
             block.group,
             block.terms,
-            padded_levels(len(block.levels)),
+            block.size,
             block.correlated,
             block.intercept,
         )
@@ -462,7 +471,7 @@ def _level_coords(block: StandardizedBlock) -> list[str]:
     prefix = "(padding "
     while any(label.startswith(prefix) for label in taken):
         prefix = "(" + prefix
-    pad = range(padded_levels(len(labels)) - len(labels))
+    pad = range(block.size - len(labels))
     return labels + [f"{prefix}{j})" for j in pad]
 
 

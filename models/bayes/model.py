@@ -37,8 +37,9 @@ from models._errors import (
 from models._refgrid import predictor_frame
 from models._version import __version__
 from models.bayes._predict import _Predictions
+from models.bayes._sampling import check_min_levels, sufficiency, with_min_levels
 from models.bayes._summary import _Summaries
-from models.bayes.diagnostics import AUTO_EVERY, _as_dataset, draws_suffice, sampling_diagnostics
+from models.bayes.diagnostics import AUTO_EVERY, _as_dataset, sampling_diagnostics
 from models.bayes.estimate import (
     PROBE_SIZE,
     announce,
@@ -59,16 +60,6 @@ DEFAULT_SAMPLING: dict[str, int | float] = {
     "chains": 2,
     "target_accept": 0.9,
 }
-
-
-def _sufficiency(inputs: pmod.ModelInputs) -> Any:
-    """Return the check of ``draws="auto"``: the gate's R-hat and ESS of what is reported."""
-
-    def enough(idata: Any) -> bool:
-        draws = pmod.data_scale_draws(inputs, pmod.drop_padding(idata, inputs).posterior)
-        return draws_suffice([v for k, v in draws.items() if not k.startswith("re_")])
-
-    return enough
 
 
 def _gaussian_loglik(y: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -126,6 +117,13 @@ class BayesianMixedModel(_Predictions, _Summaries):
         Probability of the highest-density intervals ``ci_low, ci_high``.
     seed : int, optional
         Random seed; the same seed gives the same draws for a given sampler.
+    min_levels : mapping of str to int, optional
+        Build the named grouping factors' random-effects blocks with at least this many
+        levels (before the padding to a bucket size): fits on subsets of one data set
+        (cross-validation folds, whose training sets hold different numbers of participants)
+        then share one model and one nutpie compilation. The extra levels belong to no
+        observation and leave the posterior of everything else unchanged (only the same
+        seed's draws differ); they are dropped from the draws.
     progressbar : bool, optional
         Show the sampler's progress bar. By default it is shown on a terminal for long
         runs (``chains x (draws + tune) x observations`` of at least one million).
@@ -243,7 +241,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         family: Literal["ordinal", "gaussian"] = "ordinal",
         link: Literal["logit", "probit"] = "logit",
         priors: Mapping[str, Any] | None = None,
-        draws: int = 10_000,
+        draws: int | Literal["auto"] = 10_000,
         tune: int = 500,
         chains: int = 2,
         sampler: Literal["auto", "pymc", "nutpie", "numpyro"] = "auto",
@@ -251,6 +249,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         ci_level: float = 0.95,
         seed: int | None = None,
         progressbar: bool | None = None,
+        min_levels: Mapping[str, int] | None = None,
     ) -> None:
         self.formula = formula
         self.family = family
@@ -264,6 +263,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         self.ci_level = ci_level
         self.seed = seed
         self.progressbar = progressbar
+        self.min_levels = min_levels
 
     _PARAMS = (
         "family",
@@ -277,6 +277,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         "ci_level",
         "seed",
         "progressbar",
+        "min_levels",
     )
 
     def __repr__(self) -> str:
@@ -346,6 +347,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
             "target_accept": check_unit(self.target_accept, name="target_accept", where=where),
             "ci_level": check_unit(self.ci_level, name="ci_level", where=where),
             "seed": check_seed(self.seed, where=where),
+            "min_levels": check_min_levels(self.min_levels, where=where),
         }
 
     def _check_fitted(self, where: str) -> None:
@@ -439,6 +441,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
         if len(design.y) == 0:
             raise FormulaError(f"{where}: no complete rows for formula {self.formula!r}")
         inputs = pmod.prepare_inputs(design, family=opts["family"], link=opts["link"], where=where)
+        inputs = with_min_levels(inputs, opts["min_levels"], where=where)
         check_storage(inputs, draws=opts["draws"], chains=opts["chains"], where=where)
         import_pymc()  # after the checks: a refused fit does not wait for PyMC
         # one model (and one compilation) per structure: a refit on other data swaps the data
@@ -479,7 +482,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
             draws=opts["draws"],
             tune=opts["tune"],
             progressbar=progress,
-            enough=_sufficiency(inputs) if opts["auto"] else None,
+            enough=sufficiency(inputs) if opts["auto"] else None,
             every=AUTO_EVERY,
             **sampling,
         )

@@ -487,6 +487,39 @@ def test_draws_suffice_needs_the_gate_with_a_margin():
     assert not draws_suffice([many, walk])
 
 
+def test_min_levels_builds_a_block_with_more_levels_and_drops_them(mock_sampler, ratings):
+    """12 participants with a floor of 40 are built with 46 levels (one structure with every
+    data set of 40 to 46 participants); the draws and results hold the 12 only."""
+    from models._backends.samplers import MODEL_CACHE
+
+    inputs = _inputs(ratings)
+    plain = pmod.model_structure(inputs, default_priors("ordinal", "logit"))
+    model = BayesianMixedModel(FORMULA, draws=500, seed=5, min_levels={"participant": 40})
+    model.fit(ratings)
+    keys = [key for key in MODEL_CACHE._entries if key[5][0][0] == "participant"]
+    assert any(key[5][0][2] == pmod.padded_levels(40) == 46 for key in keys)
+    assert plain[5][0][2] == 12
+    effects = model.group_effects()
+    assert model.groups_["participant"] == 12
+    assert len(effects[effects["group"] == "participant"]) == 24  # intercept and week slope
+    assert model.posterior_.sizes["level_0"] == 12
+    assert model.meta_["params"]["min_levels"] == {"participant": 40}
+
+
+@pytest.mark.parametrize(
+    ("floor", "fragment"),
+    [
+        ({"person": 40}, "names 'person', which the formula does not group by"),
+        ({"participant": 0}, r"min_levels\['participant'\]"),
+        ({"participant": 2.5}, r"min_levels\['participant'\]"),
+        ([40], "`min_levels`"),
+    ],
+)
+def test_min_levels_refuses_what_it_cannot_use(ratings, floor, fragment):
+    with pytest.raises(InvalidParameterError, match=fragment):
+        BayesianMixedModel(FORMULA, draws=50, min_levels=floor).fit(ratings)
+
+
 def test_fitted_attributes_before_fit():
     model = BayesianMixedModel(FORMULA)
     for name in ("fixed_", "thresholds_", "random_", "ranef_", "converged_", "meta_"):

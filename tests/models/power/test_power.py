@@ -822,3 +822,10 @@ def test_batches_cover_every_simulation_once_and_shrink_at_the_end():
         for job, n in ((0, 1300), (1, 700))
         for start in range(0, n, 100)
     ]
+    # a size per job: a job of long tasks one per batch, beside one of quick ones
+    # (a quarter of what is left per worker: 40 left -> 5, 26 -> 4, 22 -> 3, 16 -> 2, 8 -> 1)
+    assert _runners.batches([3, 40], [1, 10], workers=2) == [
+        (0, 0, 1), (0, 1, 2), (0, 2, 3), (1, 0, 5), (1, 5, 10), (1, 10, 14), (1, 14, 18),
+        (1, 18, 21), (1, 21, 24), (1, 24, 26), (1, 26, 28), (1, 28, 30), (1, 30, 32),
+        *[(1, i, i + 1) for i in range(32, 40)],
+    ]  # fmt: skip
