@@ -310,12 +310,15 @@ class EngineFailure(Exception):
     """mixedlm raised; the message is in the user's names."""
 
 
-def fit(inp: EngineInput, *, reml: bool, ctrl: Control) -> tuple[Any, list[str], int]:
+def fit(
+    inp: EngineInput, *, reml: bool, ctrl: Control, start: np.ndarray | None = None
+) -> tuple[Any, list[str], int]:
     """Fit with ``mixedlm.lmer``; return the result, mixedlm's own warnings and the evaluations.
 
     With ``"auto"`` the gradient stage runs first with :data:`GRADIENT_TOL`; a fit it leaves
     unconverged or near the boundary is redone by :data:`BOUNDARY_OPTIMIZER` from the same
-    start, the lower deviance is kept, and the evaluations of both count.
+    start, the lower deviance is kept, and the evaluations of both count. ``start`` is the
+    optimizers' first ``theta`` (lme4's ``start``); None: mixedlm's (lme4's) default.
 
     Raises
     ------
@@ -326,9 +329,12 @@ def fit(inp: EngineInput, *, reml: bool, ctrl: Control) -> tuple[Any, list[str],
     from mixedlm.models.lmer_fit import lmer  # loads mixedlm's numerical stack first
 
     def run(settings: Any) -> tuple[Any, list[str]]:
+        first = {} if start is None else {"start": np.array(start, dtype=float)}  # a fresh copy
         if inp.dense is not None:
-            return _run(inp, lambda: _dense_model(inp, reml, settings).fit())
-        return _run(inp, lambda: lmer(inp.formula, inp.frame, REML=bool(reml), control=settings))
+            return _run(inp, lambda: _dense_model(inp, reml, settings).fit(**first))
+        return _run(
+            inp, lambda: lmer(inp.formula, inp.frame, REML=bool(reml), control=settings, **first)
+        )
 
     if not ctrl.gradient_first:
         result, messages = run(ctrl.settings)

@@ -300,7 +300,7 @@ class LinearMixedModel(_Predictions, _Summaries):
 
     # -----------------------------------------------------------------------------------------
 
-    def fit(self, data: pd.DataFrame) -> LinearMixedModel:
+    def fit(self, data: pd.DataFrame, *, start: Any = None) -> LinearMixedModel:
         """Fit the model to ``data``.
 
         Parameters
@@ -308,6 +308,11 @@ class LinearMixedModel(_Predictions, _Summaries):
         data : pandas.DataFrame
             One row per observation with every column the formula uses. Rows with a missing
             value in a used column are left out (counted in ``n_dropped_``). Not modified.
+        start : array-like, optional
+            The optimizer's first relative covariance factors (lme4's ``start``: ``theta`` as
+            in :attr:`theta_`, blocks in formula order, each block's lower triangle column by
+            column). A start near the optimum saves evaluations; the optimum sought is the
+            same. None (default): lme4's start (identity factors). Not for smooth terms.
 
         Returns
         -------
@@ -317,7 +322,9 @@ class LinearMixedModel(_Predictions, _Summaries):
         Raises
         ------
         InvalidParameterError
-            For invalid constructor options or a ``data`` that is not a DataFrame.
+            For invalid constructor options, a ``data`` that is not a DataFrame, or a
+            ``start`` of the wrong length, with a missing, infinite or negative diagonal
+            entry, or given with a smooth term.
         FormulaError
             When the formula cannot be parsed or evaluated, has no random term, the fixed
             effects are rank deficient, or a grouping factor has fewer than 2 levels or as many
@@ -333,7 +340,7 @@ class LinearMixedModel(_Predictions, _Summaries):
         SingularFitWarning
             When a variance is estimated at 0 or a correlation at +-1.
         """
-        start = time.perf_counter()
+        theta_start, start = start, time.perf_counter()
         _check_params(self)
         if not isinstance(data, pd.DataFrame):
             raise InvalidParameterError(
@@ -341,16 +348,25 @@ class LinearMixedModel(_Predictions, _Summaries):
                 f"got {type(data).__name__}"
             )
         rest, smooths = split_smooth(self.formula)
+        if smooths and theta_start is not None:
+            raise InvalidParameterError(
+                "the `start` parameter of LinearMixedModel.fit is not taken with smooth terms"
+            )
         if smooths:
             return fit_smooth_model(self, data, rest, smooths, start)
         spec = parse_formula(self.formula)
         design = build_design(spec, data)
-        self._fit_design(design, start=start, stacklevel=4)
+        self._fit_design(design, start=start, stacklevel=4, theta_start=theta_start)
         self._predictors = predictor_frame(design, data)  # the reference grid of emmeans()
         return self
 
     def _fit_design(
-        self, design: Design, *, start: float | None = None, stacklevel: int = 3
+        self,
+        design: Design,
+        *,
+        start: float | None = None,
+        stacklevel: int = 3,
+        theta_start: Any = None,
     ) -> LinearMixedModel:
         """Fit to an evaluated design (what ``fit`` does after the formula layer).
 
@@ -368,11 +384,12 @@ class LinearMixedModel(_Predictions, _Summaries):
                 "ddf='satterthwaite' (the default) for this data set."
             )
         inp = engine.engine_input(design)
+        first = None if theta_start is None else _theta_start(theta_start, inp.block_sizes)
         ctrl = engine.control(
             optimizer=self.optimizer, max_evals=int(self.max_evals), tol=float(self.tol)
         )
         try:
-            result, messages, evals = engine.fit(inp, reml=bool(self.reml), ctrl=ctrl)
+            result, messages, evals = engine.fit(inp, reml=bool(self.reml), ctrl=ctrl, start=first)
         except engine.EngineFailure as err:
             raise ConvergenceError(
                 f"LinearMixedModel.fit: mixedlm could not fit {self.formula!r}: {err}. Check "
@@ -925,6 +942,29 @@ def _mixedlm_version() -> str:
         return version("mixedlm")
     except PackageNotFoundError:
         return "unknown"
+
+
+def _theta_start(start: Any, sizes: tuple[int, ...]) -> np.ndarray:
+    """Check a user's starting ``theta`` against the blocks; return it as floats."""
+    try:
+        theta = np.asarray(start, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise InvalidParameterError(
+            f"the `start` parameter of LinearMixedModel.fit must be numbers; got {start!r}"
+        ) from err
+    n = sum(k * (k + 1) // 2 for k in sizes)
+    if theta.shape != (n,):
+        raise InvalidParameterError(
+            f"the `start` parameter of LinearMixedModel.fit must hold {n} values (theta of "
+            f"blocks of sizes {list(sizes)}); got shape {theta.shape}"
+        )
+    diagonal = theta[engine.diagonal_positions(sizes)]
+    if not np.all(np.isfinite(theta)) or np.any(diagonal < 0):
+        raise InvalidParameterError(
+            "the `start` parameter of LinearMixedModel.fit must be finite with non-negative "
+            f"diagonal entries; got {theta.tolist()}"
+        )
+    return theta
 
 
 def _theta_blocks(theta: np.ndarray, sizes: tuple[int, ...]) -> list[np.ndarray]:

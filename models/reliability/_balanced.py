@@ -4,7 +4,8 @@ The crossed design's components come from the expected mean squares of the three
 (psych's ANOVA). The nested design (occasions within persons, items as replicates) has a
 closed-form REML optimum on balanced data: the ANOVA estimates, whenever none of them is zero or
 negative (Searle, Casella and McCulloch, 1992, Variance Components, ch. 6); otherwise the
-caller fits REML.
+caller fits REML. Answers with a few cells missing get the same ANOVA components of the layout
+with those cells filled in (:func:`crossed_start`), as the starting point of the REML fit.
 """
 
 from __future__ import annotations
@@ -12,12 +13,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["crossed_anova_components", "nested_reml_components"]
+__all__ = ["MAX_START_CELLS", "crossed_anova_components", "crossed_start", "nested_reml_components"]
 
 
-def _cube(long: pd.DataFrame, n_p: int, n_t: int, n_i: int) -> np.ndarray:
-    """Return the answers as a persons x occasions x items array (every cell present)."""
-    y = np.empty((n_p, n_t, n_i))
+MAX_START_CELLS = 5_000_000
+"""The largest persons x occasions x items layout filled in for a start (40 MB a copy)."""
+
+
+def _cube(
+    long: pd.DataFrame, n_p: int, n_t: int, n_i: int, *, fill: float | None = None
+) -> np.ndarray:
+    """Return the answers as a persons x occasions x items array.
+
+    ``fill``: the value of absent cells; None when every cell is present.
+    """
+    y = np.empty((n_p, n_t, n_i)) if fill is None else np.full((n_p, n_t, n_i), fill)
     y[long["person"].to_numpy(), long["occasion"].to_numpy(), long["item"].to_numpy()] = long[
         "value"
     ].to_numpy()
@@ -26,7 +36,36 @@ def _cube(long: pd.DataFrame, n_p: int, n_t: int, n_i: int) -> np.ndarray:
 
 def crossed_anova_components(long: pd.DataFrame, n_p: int, n_t: int, n_i: int) -> dict[str, float]:
     """Expected-mean-squares components of a balanced three-way layout (one answer per cell)."""
-    y = _cube(long, n_p, n_t, n_i)
+    return _anova(_cube(long, n_p, n_t, n_i), n_p, n_t, n_i)
+
+
+def crossed_start(long: pd.DataFrame, n_p: int, n_t: int, n_i: int) -> dict[str, float] | None:
+    """ANOVA components of the layout with absent cells filled in: a start for REML, or None.
+
+    An absent cell gets its person's, occasion's and item's mean answers less twice the grand
+    mean (the additive fit of the main effects). None when the layout exceeds
+    :data:`MAX_START_CELLS` or fewer than half its cells are answered (the filled cells would
+    dominate).
+    """
+    cells = n_p * n_t * n_i
+    if cells > MAX_START_CELLS or 2 * len(long) < cells:
+        return None
+    y = _cube(long, n_p, n_t, n_i, fill=0.0)
+    given = _cube(long.assign(value=1.0), n_p, n_t, n_i, fill=0.0)
+    if len(long) < cells:  # fill with the additive fit of the main effects, from the answers
+        m = y.sum() / given.sum()
+        mp, mt, mi = (
+            np.divide(y.sum(axis=a), n, out=np.full(n.shape, m), where=n > 0)
+            for a in ((1, 2), (0, 2), (0, 1))
+            for n in [given.sum(axis=a)]
+        )
+        additive = mp[:, None, None] + mt[None, :, None] + mi[None, None, :] - 2 * m
+        y = np.where(given > 0, y, additive)
+    return _anova(y, n_p, n_t, n_i)
+
+
+def _anova(y: np.ndarray, n_p: int, n_t: int, n_i: int) -> dict[str, float]:
+    """Expected-mean-squares components of a complete persons x occasions x items array."""
     m = y.mean()
     mp, mt, mi = y.mean(axis=(1, 2)), y.mean(axis=(0, 2)), y.mean(axis=(0, 1))
     mpt, mpi, mti = y.mean(axis=2), y.mean(axis=1), y.mean(axis=0)

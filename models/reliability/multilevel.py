@@ -33,7 +33,11 @@ from models._errors import (
     SingularFitWarning,
 )
 from models._version import __version__
-from models.reliability._balanced import crossed_anova_components, nested_reml_components
+from models.reliability._balanced import (
+    crossed_anova_components,
+    crossed_start,
+    nested_reml_components,
+)
 
 __all__ = [
     "COEFFICIENTS",
@@ -243,7 +247,10 @@ def multilevel_reliability(
     \sigma^2_e / n_I)`. On balanced answers its REML components are the ANOVA estimates
     :math:`\sigma^2_e = MS_e`, :math:`\sigma^2_{T(P)} = (MS_{T(P)} - MS_e) / n_I`,
     :math:`\sigma^2_P = (MS_P - MS_{T(P)}) / (n_T n_I)` when all three are positive; otherwise
-    (and on unbalanced answers) they come from the iterative REML fit. The counts are the
+    (and on unbalanced answers) they come from the iterative REML fit. The crossed REML fit
+    starts from the ANOVA components of the layout with its absent cells filled in by the
+    additive fit of the main effects (a start near the optimum; the optimum is lme4's). The
+    counts are the
     persons, occasions and items with at least one answer (psych counts rows, so a person whose
     every answer is missing counts there).
 
@@ -302,7 +309,10 @@ def multilevel_reliability(
         crossed = crossed_anova_components(long, n_p, n_t, n_i)
         methods = ["crossed components by ANOVA (expected mean squares of balanced data)"]
     else:
-        crossed = _reml_components(long, _CROSSED_FORMULA, _CROSSED_GROUPS, "crossed", notes)
+        start = _start_theta(crossed_start(long, n_p, n_t, n_i))
+        crossed = _reml_components(
+            long, _CROSSED_FORMULA, _CROSSED_GROUPS, "crossed", notes, start=start
+        )
         reason = "" if balanced else f"; {n_p * n_t * n_i - len(long)} answers missing"
         methods = [f"crossed components by REML (lme4's model{reason})"]
     nested = nested_reml_components(long, n_p, n_t, n_i) if balanced else None
@@ -507,14 +517,36 @@ def _builtin(value: Any) -> Any:
     return item() if callable(item) else value
 
 
+_START_FLOOR = 1e-2
+"""The least starting relative scale of a crossed component: a component whose filled-in
+ANOVA estimate is smaller (or negative) starts off the boundary, where a scale's gradient
+vanishes."""
+
+
+def _start_theta(components: dict[str, float] | None) -> np.ndarray | None:
+    """Return the crossed fit's starting ``theta`` (formula order) from ANOVA components."""
+    if components is None:
+        return None
+    residual = components["residual"]
+    if not (np.isfinite(residual) and residual > 0):
+        return None
+    ratios = [components[name] / residual for name in CROSSED_COMPONENTS[:-1]]
+    return np.sqrt(np.maximum(ratios, _START_FLOOR**2))
+
+
 def _reml_components(
     long: pd.DataFrame,
     formula: str,
     groups: dict[str, str],
     design: str,
     notes: list[str],
+    *,
+    start: np.ndarray | None = None,
 ) -> dict[str, float]:
-    """REML components of one design; its fit's problems become notes and one warning each."""
+    """REML components of one design; its fit's problems become notes and one warning each.
+
+    ``start``: the fit's starting ``theta`` (None: lme4's).
+    """
     from models.lmm import LinearMixedModel
 
     frame = long.assign(
@@ -525,7 +557,7 @@ def _reml_components(
     model = LinearMixedModel(formula)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model.fit(frame)
+        model.fit(frame, start=start)
     for message in caught:  # the fit's own wording names generated columns; ours below
         if not issubclass(message.category, SingularFitWarning | ConvergenceWarning):
             warnings.warn(message.message, message.category, stacklevel=3)

@@ -651,6 +651,35 @@ def test_non_convergence_flagged_and_warned(sleep):
     assert full.reml_criterion_ < m.reml_criterion_ - 1e-6
 
 
+def test_a_start_near_the_optimum_reaches_lme4s_fit_in_fewer_evaluations(sleep, slope_fit):
+    r = REF["fits"]["sleep_slope_reml"]
+    near = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(
+        sleep, start=1.05 * np.asarray(r["theta"])
+    )
+    assert near.converged_
+    assert near.nfev_ < slope_fit.nfev_
+    np.testing.assert_allclose(near.reml_criterion_, r["reml_criterion"], rtol=1e-10)
+    np.testing.assert_allclose(near.theta_, r["theta"], rtol=1e-4, atol=1e-6)
+    # the start reaches the optimizer: lme4's own optimum is accepted at once
+    at = LinearMixedModel("Reaction ~ Days + (Days | Subject)").fit(sleep, start=slope_fit.theta_)
+    assert at.nfev_ <= 2
+
+
+@pytest.mark.parametrize(
+    ("formula", "start", "match"),
+    [
+        ("Reaction ~ Days + (Days | Subject)", [1.0, 0.0], "must hold 3 values"),
+        ("Reaction ~ Days + (Days | Subject)", [1.0, 0.0, -0.5], "non-negative diagonal"),
+        ("Reaction ~ Days + (Days | Subject)", [1.0, np.nan, 0.5], "finite"),
+        ("Reaction ~ Days + (1 | Subject)", ["a"], "must be numbers"),
+        ("Reaction ~ s(Days, k=5) + (1 | Subject)", [1.0], "smooth terms"),
+    ],
+)
+def test_a_bad_start_is_refused(sleep, formula, start, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        LinearMixedModel(formula).fit(sleep, start=start)
+
+
 @pytest.mark.parametrize("optimizer", ["auto", "nelder-mead"])
 def test_iteration_budget_reaches_the_optimizer(sleep, optimizer):
     with pytest.warns(ConvergenceWarning):

@@ -3,7 +3,7 @@
 The nested design's closed form must be the REML optimum that the iterative fit
 (models.LinearMixedModel, value ~ 1 + (1 | person/occasion)) reaches, and give way to that fit
 when an estimate is not positive. The crossed ANOVA components are compared with psych in
-test_multilevel_reliability.py.
+test_multilevel_reliability.py, and so are the REML fits that start from crossed_start.
 """
 
 from __future__ import annotations
@@ -18,7 +18,11 @@ from numpy.testing import assert_allclose
 
 from models import DataQualityWarning, SingularFitWarning, multilevel_reliability
 from models.lmm import LinearMixedModel
-from models.reliability._balanced import nested_reml_components
+from models.reliability._balanced import (
+    crossed_anova_components,
+    crossed_start,
+    nested_reml_components,
+)
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 REFERENCE = json.loads((REF / "multilevel_reliability.json").read_text())
@@ -97,3 +101,17 @@ def test_a_boundary_optimum_is_left_to_the_iterative_fit():
     assert nested["occasion_in_person"] == 0.0
     fitted = _reml(long)
     assert_allclose(nested[["person", "residual"]], [fitted["person"], fitted["residual"]])
+
+
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_the_start_of_complete_answers_is_the_anova_solution(name):
+    long = SETS[name]
+    sizes = [int(long[c].max()) + 1 for c in ("person", "occasion", "item")]
+    assert crossed_start(long, *sizes) == crossed_anova_components(long, *sizes)
+
+
+def test_a_layout_with_fewer_than_half_its_cells_answered_gets_no_start():
+    long = SETS["shrout"]
+    sizes = [int(long[c].max()) + 1 for c in ("person", "occasion", "item")]
+    assert crossed_start(long.iloc[: len(long) // 2], *sizes) is not None
+    assert crossed_start(long.iloc[: len(long) // 2 - 1], *sizes) is None
