@@ -263,6 +263,7 @@ def _ladders(
     params: list[pd.DataFrame] = []
     notes: list[str] = []
     models = ORDINAL_INVARIANCE_MODELS if estimator == "WLSMV" else INVARIANCE_MODELS
+    done: list[tuple[Any, pd.DataFrame, Any]] = []  # items, wide answers, (ladder, warnings)
 
     def unfitted(instrument: Any, scale: str, reason: str) -> None:
         notes.append(f"{instrument.name}.{scale}: {reason}; no invariance ladder")
@@ -332,21 +333,27 @@ def _ladders(
                     "matrix is singular, so the model cannot be estimated",
                 )
                 continue
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    result = measurement_invariance(
-                        wide,
-                        items=list(key.items),
-                        id_col=id_col,
-                        wave_col=wave_col,
-                        waves=order,
-                        estimator=estimator,
-                        nan_policy=nan_policy,
-                    )
-                except (ModelsError, np.linalg.LinAlgError) as err:
-                    unfitted(instrument, key.name, f"could not be estimated ({err})")
-                    continue
+            # two scores of the same keyed items (a raw sum and its percentage) share one ladder
+            same = next((f for k, w, f in done if k == key.items and w.equals(wide)), None)
+            if same is not None:
+                result, caught = same
+            else:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        result = measurement_invariance(
+                            wide,
+                            items=list(key.items),
+                            id_col=id_col,
+                            wave_col=wave_col,
+                            waves=order,
+                            estimator=estimator,
+                            nan_policy=nan_policy,
+                        )
+                    except (ModelsError, np.linalg.LinAlgError) as err:
+                        unfitted(instrument, key.name, f"could not be estimated ({err})")
+                        continue
+                done.append((key.items, wide, (result, caught)))
             configural = result.fits.iloc[0]
             if not bool(configural["converged"]):
                 unfitted(instrument, key.name, "the configural model did not converge")

@@ -292,6 +292,7 @@ def _multilevel(
     parts: list[pd.DataFrame] = []
     notes: list[str] = []
     meta: dict[str, Any] = {"options": {"method": method}, "scales": {}}
+    done: list[tuple[pd.DataFrame, Any, list[Any]]] = []  # keyed answers, result, warnings
     for instrument in instruments:
         for key in instrument.scales:
             label = f"{instrument.name}.{key.name}"
@@ -299,23 +300,29 @@ def _multilevel(
             if reason:
                 notes.append(f"{label}: {reason}; no multilevel coefficients")
                 continue
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    result = multilevel_reliability(
-                        keyed,
-                        id_col=id_col,
-                        wave_col=wave_col,
-                        format="long",
-                        item_col="item",
-                        value_col="value",
-                        method=method,
-                    )
-                except InvalidParameterError:
-                    raise
-                except (FormulaError, ConvergenceError) as err:  # this scale only
-                    notes.append(f"{label}: could not be estimated ({err})")
-                    continue
+            # two scores of the same keyed items (a raw sum and its percentage) share one fit
+            same = next(((r, c) for k, r, c in done if k.equals(keyed)), None)
+            if same is not None:
+                result, caught = same
+            else:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        result = multilevel_reliability(
+                            keyed,
+                            id_col=id_col,
+                            wave_col=wave_col,
+                            format="long",
+                            item_col="item",
+                            value_col="value",
+                            method=method,
+                        )
+                    except InvalidParameterError:
+                        raise
+                    except (FormulaError, ConvergenceError) as err:  # this scale only
+                        notes.append(f"{label}: could not be estimated ({err})")
+                        continue
+                done.append((keyed, result, caught))
             for message in caught:
                 text = str(message.message).removeprefix("models.multilevel_reliability: ")
                 warnings.warn(f"{label}: {text}", message.category, stacklevel=3)

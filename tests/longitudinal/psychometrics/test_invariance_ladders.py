@@ -83,17 +83,40 @@ def test_the_estimator_follows_the_number_of_answer_categories(sai4):
         assert estimator_for(scale) == expected, (low, high)
 
 
-def test_a_study_s_ladders_take_each_instrument_s_estimator():
+@pytest.fixture(scope="module")
+def slider7():
+    """The slider7 study, and its ladders all fitted by MLR, with the item sets fitted."""
     import warnings
 
+    import models
     from longitudinal import load_study
     from longitudinal.psychometrics.invariance import study_invariance
 
+    fitted = []
+    real = models.measurement_invariance
+
+    def counted(wide, **options):
+        fitted.append(tuple(options["items"]))
+        return real(wide, **options)
+
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as patch:
+        warnings.simplefilter("ignore")
+        patch.setattr(models, "measurement_invariance", counted)
+        study = load_study(DATA / "studies" / "declared" / "slider7")
+        forced = study_invariance(study, estimator="MLR", small_sample="fit")
+    return study, forced, fitted
+
+
+def test_a_study_s_ladders_take_each_instrument_s_estimator(slider7):
+    import warnings
+
+    from longitudinal.psychometrics.invariance import study_invariance
+
+    study, forced, _ = slider7
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        study = load_study(DATA / "studies" / "declared" / "slider7")
         table = study_invariance(study, small_sample="fit").invariance
-        forced = study_invariance(study, estimator="MLR", small_sample="fit").invariance
+    forced = forced.invariance
     chosen = table.groupby("instrument")["estimator"].unique().map(list).to_dict()
     assert chosen == {"closeness": ["WLSMV"], "who5": ["MLR"]}
     assert set(table.loc[table["instrument"] == "closeness", "model"]) == set(
@@ -102,3 +125,17 @@ def test_a_study_s_ladders_take_each_instrument_s_estimator():
     assert set(forced["estimator"]) == {"MLR"}
     with pytest.raises(InvalidParameterError, match="'auto', 'ML', 'MLR' or 'WLSMV'"):
         study_invariance(study, estimator="WLS")
+
+
+def test_two_scores_of_the_same_items_share_one_ladder(slider7):
+    _, result, fitted = slider7
+    assert len(fitted) == len(set(fitted))  # who5's raw sum and percentage: one ladder
+    who5 = result.invariance.loc[result.invariance["instrument"] == "who5"]
+    raw, percentage = (
+        who5.loc[who5["scale"] == s].drop(columns="scale").reset_index(drop=True)
+        for s in ("raw", "percentage")
+    )
+    assert len(raw) > 0
+    pd.testing.assert_frame_equal(raw, percentage)
+    lines = [n.split(": ", 1)[1] for n in result.notes if n.startswith("who5.")]
+    assert lines[: len(lines) // 2] == lines[len(lines) // 2 :]

@@ -121,6 +121,30 @@ def test_study_state_scales_match_the_exports_read_by_hand():
     assert "only 4 persons" in " ".join(tables.notes)
 
 
+def test_two_scores_of_the_same_items_share_one_fit(monkeypatch):
+    import models
+
+    calls = []
+
+    def counted(data, **options):
+        calls.append(len(data))
+        return multilevel_reliability(data, **options)
+
+    monkeypatch.setattr(models, "multilevel_reliability", counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study = load_study(STUDIES / "tiny")
+        tables = study_multilevel_reliability(study)
+    assert tables.multilevel["scale"].tolist() == ["raw", "percentage"]
+    assert len(calls) == 1  # who5's raw sum and its percentage: the same keyed items
+    raw, percentage = (tables.multilevel.iloc[[i]].drop(columns="scale") for i in (0, 1))
+    pd.testing.assert_frame_equal(raw.reset_index(drop=True), percentage.reset_index(drop=True))
+    notes = [n for n in tables.notes if n.startswith("who5.")]
+    assert [n.removeprefix("who5.raw: ") for n in notes if n.startswith("who5.raw")] == [
+        n.removeprefix("who5.percentage: ") for n in notes if n.startswith("who5.percentage")
+    ]
+
+
 def test_study_function_refuses_other_objects():
     with pytest.raises(InvalidParameterError, match="must be a Study"):  # not a path
         study_multilevel_reliability(STUDIES / "tiny")
