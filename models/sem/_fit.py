@@ -249,12 +249,15 @@ def fit_level(
 
     With missing values (NaN) the fit is full-information ML (ML only): ``saturated`` is the
     saturated model's means, covariance matrix and log-likelihood
-    (:func:`models.sem._fiml.saturated_fit`, computed here when not given).
+    (:func:`models.sem._fiml.saturated_fit`, computed here when not given). ``h1`` (MLR) is
+    the saturated model's ``tr(A1^-1 B1)``, the same for every level of a ladder:
+    :func:`models.sem._ml.h1_trace` of complete data, :func:`models.sem._fiml.h1_trace_fiml`
+    of incomplete data (computed here when not given).
     """
     n, k = y.shape
     spec = build_spec(n_items, k // n_items, level, tuple(freed))
     if np.isnan(y).any():
-        return _fit_fiml(y, spec, estimator, start, saturated)
+        return _fit_fiml(y, spec, estimator, start, saturated, h1)
     problem = MLProblem(spec, y)
     theta0 = start_values(problem) if start is None else start
     theta, converged, iterations = problem.fit(theta0)
@@ -306,6 +309,7 @@ def _fit_fiml(
     estimator: str,
     start: np.ndarray | None,
     saturated: tuple[np.ndarray, np.ndarray, float] | None,
+    h1: float | None = None,
 ) -> LevelFit:
     """Full-information ML: chi-square against the saturated model, observed-information SEs."""
     from models.sem._fiml import (
@@ -335,7 +339,7 @@ def _fit_fiml(
         scores = problem.casewise_scores(mom)
         meat = scores.T @ scores / n
         cov = bread @ meat @ bread / n
-        trace_h1 = h1_trace_fiml(y, mu1, sigma1)
+        trace_h1 = h1_trace_fiml(y, mu1, sigma1) if h1 is None else h1
         if df > 0:
             scaling = (trace_h1 - float(np.sum(meat * bread.T))) / df
         baseline_scaling = baseline_scaling_fiml(y, trace_h1)

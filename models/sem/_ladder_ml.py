@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import special
 
 from models._errors import ConvergenceWarning
-from models.sem._fiml import FIMLProblem, saturated_fit
+from models.sem._fiml import FIMLProblem, h1_trace_fiml, saturated_fit
 from models.sem._fit import LevelFit, cfi, fit_level
 from models.sem._invariance_result import (
     FIT_COLUMNS,
@@ -286,9 +286,11 @@ def ml_ladder(y: np.ndarray, options: dict[str, Any]) -> InvarianceResult:
     p = len(items)
     n = y.shape[0]
     scaled = estimator == "MLR"
-    h1 = h1_trace(y) if scaled else None
     n_incomplete = int(np.isnan(y).any(axis=1).sum())
     saturated = saturated_fit(y) if n_incomplete else None
+    h1 = None  # the saturated model's trace, the same for every level: computed once
+    if scaled:
+        h1 = h1_trace(y) if saturated is None else h1_trace_fiml(y, *saturated[:2])
     fits = {
         level: fit_level(y, p, level, estimator=estimator, h1=h1, saturated=saturated)
         for level in LEVELS

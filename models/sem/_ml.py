@@ -24,6 +24,9 @@ from models.sem._spec import ModelSpec, derivative_arrays, fixed_matrices
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
+_CHUNK = 1 << 21
+"""Entries of the cases' outer products formed at once in :func:`casewise_scores` (16 MB)."""
+
 
 @dataclass
 class Moments:
@@ -210,8 +213,17 @@ def casewise_scores(
 ) -> np.ndarray:
     """Return each case's gradient of its normal log-likelihood (n x q)."""
     u = (y - mu) @ sigma_inv
+    n, k = u.shape
+    q = d_sigma.shape[0]
     trace = np.einsum("ij,aji->a", sigma_inv, d_sigma)
-    quad = np.einsum("ni,aij,nj->na", u, d_sigma, u)
+    # u_n' dSigma_a u_n for every case and parameter as products of u_n u_n' with dSigma_a,
+    # by matrix products over chunks of cases (u_n u_n' of every case at once can be large)
+    flat = d_sigma.reshape(q, k * k).T
+    quad = np.empty((n, q))
+    step = max(1, _CHUNK // max(k * k, 1))
+    for lo in range(0, n, step):
+        part = u[lo : lo + step]
+        quad[lo : lo + step] = (part[:, :, None] * part[:, None, :]).reshape(-1, k * k) @ flat
     return u @ d_mu.T + 0.5 * (quad - trace)
 
 
