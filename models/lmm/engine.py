@@ -17,6 +17,8 @@ what they may use:
   :data:`SINGULAR_TOL`; and lmerTest's Satterthwaite df (:func:`varpar_covariance`,
   :func:`satterthwaite_df`, :mod:`models.lmm._satterthwaite`).
 * **Threads**: :func:`one_blas_thread`, one BLAS thread while mixedlm works.
+* **The memo**: :func:`fit` returns the stored result of a recent fit of byte-identical input
+  (:data:`MEMO_FITS`, :data:`MEMO_CELLS`).
 
 mixedlm's private names (``_rounding_tolerance``, ``_RustMatrixCache``, ``_build_theta_bounds``,
 ``_LMMGradientObjective``, an evaluator's ``_evaluate_core``) are touched here and nowhere else
@@ -36,6 +38,7 @@ so the covariance parameters come back in the design's block order.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import re
 import warnings
@@ -58,6 +61,8 @@ if TYPE_CHECKING:
 __all__ = [
     "BOUNDARY_OPTIMIZER",
     "GRADIENT_TOL",
+    "MEMO_CELLS",
+    "MEMO_FITS",
     "OPTIMIZERS",
     "SETTLED_THETA",
     "SINGULAR_TOL",
@@ -310,6 +315,16 @@ class EngineFailure(Exception):
     """mixedlm raised; the message is in the user's names."""
 
 
+MEMO_FITS = 16
+"""How many recent fits :func:`fit` keeps at most for a later call with byte-identical input."""
+
+MEMO_CELLS = 4_000_000
+"""How many input cells (rows x columns) the kept fits hold together at most (32 MB of input;
+the oldest fits leave first). A larger fit is not kept."""
+
+_MEMO: collections.OrderedDict[bytes, tuple[Any, list[str], int, int]] = collections.OrderedDict()
+
+
 def fit(
     inp: EngineInput, *, reml: bool, ctrl: Control, start: np.ndarray | None = None
 ) -> tuple[Any, list[str], int]:
@@ -320,12 +335,58 @@ def fit(
     start, the lower deviance is kept, and the evaluations of both count. ``start`` is the
     optimizers' first ``theta`` (lme4's ``start``); None: mixedlm's (lme4's) default.
 
+    mixedlm is deterministic, so a call whose input (formula, every column's bytes, ``reml``,
+    controls and start) equals that of a recent call (:data:`MEMO_FITS`, :data:`MEMO_CELLS`)
+    returns that call's result, which a refit would reproduce bit for bit: two analyses of one
+    data set that fit the same model (a report's G study of the ratings and the unconditional
+    model of its variance shares) fit it once. Results are never modified after the fit.
+
     Raises
     ------
     EngineFailure
         When mixedlm raises (a failed factorization, a check it refuses), with its message
         translated to the user's names and the original exception chained.
     """
+    key = _memo_key(inp, reml, ctrl, start)
+    if key is not None and key in _MEMO:
+        _MEMO.move_to_end(key)
+        result, messages, evals, _ = _MEMO[key]
+        return result, list(messages), evals
+    out = _fit(inp, reml=reml, ctrl=ctrl, start=start)
+    if key is not None:
+        _MEMO[key] = (out[0], list(out[1]), out[2], inp.frame.size)
+        while len(_MEMO) > MEMO_FITS or sum(e[3] for e in _MEMO.values()) > MEMO_CELLS:
+            _MEMO.popitem(last=False)
+    return out
+
+
+def _memo_key(
+    inp: EngineInput, reml: bool, ctrl: Control, start: np.ndarray | None
+) -> bytes | None:
+    """Digest of everything a fit depends on; None for a fit that is not kept."""
+    import dataclasses
+    import hashlib
+
+    frame = inp.frame
+    if inp.dense is not None or frame.size > MEMO_CELLS:
+        return None
+    digest = hashlib.sha256()
+    settings = dataclasses.asdict(ctrl.settings)
+    stages = (GRADIENT_TOL, SETTLED_THETA, BOUNDARY_OPTIMIZER, ctrl.gradient_first)
+    text = repr((inp.formula, bool(reml), sorted(settings.items()), stages))
+    digest.update(f"{text}{ctrl.max_evals}".encode())
+    digest.update(b"-" if start is None else np.asarray(start, dtype=float).tobytes())
+    for name in frame.columns:
+        column = frame[name].to_numpy()
+        digest.update(f"|{name}:{column.dtype.str}:{column.shape[0]}|".encode())
+        digest.update(np.ascontiguousarray(column).tobytes())
+    return digest.digest()
+
+
+def _fit(
+    inp: EngineInput, *, reml: bool, ctrl: Control, start: np.ndarray | None
+) -> tuple[Any, list[str], int]:
+    """:func:`fit` without the memo."""
     from mixedlm.models.lmer_fit import lmer  # loads mixedlm's numerical stack first
 
     def run(settings: Any) -> tuple[Any, list[str]]:

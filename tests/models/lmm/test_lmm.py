@@ -665,6 +665,39 @@ def test_a_start_near_the_optimum_reaches_lme4s_fit_in_fewer_evaluations(sleep, 
     assert at.nfev_ <= 2
 
 
+def test_a_fit_of_byte_identical_input_is_the_memo_s_and_any_change_refits(sleep, monkeypatch):
+    import collections
+
+    import models.lmm.engine as engine
+
+    calls = []
+    real = engine._fit
+
+    def counted(inp, **options):
+        calls.append(len(inp.frame))
+        return real(inp, **options)
+
+    monkeypatch.setattr(engine, "_MEMO", collections.OrderedDict())
+    monkeypatch.setattr(engine, "_fit", counted)
+    formula = "Reaction ~ Days + (1 | Subject)"
+    first = LinearMixedModel(formula).fit(sleep)
+    again = LinearMixedModel(formula).fit(sleep.copy())
+    assert len(calls) == 1
+    assert again.reml_criterion_ == first.reml_criterion_
+    pd.testing.assert_frame_equal(again.fixed_, first.fixed_)
+    pd.testing.assert_frame_equal(again.random_, first.random_)
+    moved = sleep.assign(Reaction=sleep["Reaction"] + np.where(sleep.index == 3, 1e-9, 0.0))
+    LinearMixedModel(formula).fit(moved)
+    LinearMixedModel(formula, reml=False).fit(sleep)
+    LinearMixedModel(formula).fit(sleep, start=[0.5])
+    assert len(calls) == 4
+    monkeypatch.setattr(engine, "MEMO_FITS", 4)
+    for _ in range(engine.MEMO_FITS):  # the oldest fits leave the memo
+        LinearMixedModel(formula).fit(sleep.assign(Reaction=sleep["Reaction"] + len(calls)))
+    LinearMixedModel(formula).fit(sleep)
+    assert len(calls) == 5 + engine.MEMO_FITS
+
+
 @pytest.mark.parametrize(
     ("formula", "start", "match"),
     [
