@@ -17,8 +17,8 @@ what they may use:
   :data:`SINGULAR_TOL`; and lmerTest's Satterthwaite df (:func:`varpar_covariance`,
   :func:`satterthwaite_df`, :mod:`models.lmm._satterthwaite`).
 * **Threads**: :func:`one_blas_thread`, one BLAS thread while mixedlm works.
-* **The memo**: :func:`fit` returns the stored result of a recent fit of byte-identical input
-  (:data:`MEMO_FITS`, :data:`MEMO_CELLS`).
+* **The memo**: :func:`fit` starts a fit of byte-identical input at the optimum of the recent
+  fit that had it (:data:`MEMO_FITS`).
 
 mixedlm's private names (``_rounding_tolerance``, ``_RustMatrixCache``, ``_build_theta_bounds``,
 ``_LMMGradientObjective``, an evaluator's ``_evaluate_core``) are touched here and nowhere else
@@ -61,7 +61,6 @@ if TYPE_CHECKING:
 __all__ = [
     "BOUNDARY_OPTIMIZER",
     "GRADIENT_TOL",
-    "MEMO_CELLS",
     "MEMO_FITS",
     "OPTIMIZERS",
     "SETTLED_THETA",
@@ -315,14 +314,10 @@ class EngineFailure(Exception):
     """mixedlm raised; the message is in the user's names."""
 
 
-MEMO_FITS = 16
-"""How many recent fits :func:`fit` keeps at most for a later call with byte-identical input."""
+MEMO_FITS = 64
+"""How many recent fits' optima :func:`fit` keeps for a later fit of byte-identical input."""
 
-MEMO_CELLS = 4_000_000
-"""How many input cells (rows x columns) the kept fits hold together at most (32 MB of input;
-the oldest fits leave first). A larger fit is not kept."""
-
-_MEMO: collections.OrderedDict[bytes, tuple[Any, list[str], int, int]] = collections.OrderedDict()
+_MEMO: collections.OrderedDict[bytes, np.ndarray] = collections.OrderedDict()
 
 
 def fit(
@@ -335,11 +330,12 @@ def fit(
     start, the lower deviance is kept, and the evaluations of both count. ``start`` is the
     optimizers' first ``theta`` (lme4's ``start``); None: mixedlm's (lme4's) default.
 
-    mixedlm is deterministic, so a call whose input (formula, every column's bytes, ``reml``,
-    controls and start) equals that of a recent call (:data:`MEMO_FITS`, :data:`MEMO_CELLS`)
-    returns that call's result, which a refit would reproduce bit for bit: two analyses of one
-    data set that fit the same model (a report's G study of the ratings and the unconditional
-    model of its variance shares) fit it once. Results are never modified after the fit.
+    A fit whose input (formula, every column's bytes, ``reml``, controls and start) equals
+    that of one of the last :data:`MEMO_FITS` converged fits starts at its optimum instead, where
+    the optimizer stops at once (one evaluation; the estimates are the earlier fit's, bit for
+    bit, as mixedlm is deterministic): two analyses of one data set that fit the same model
+    (a report's G study of the ratings and the unconditional model of its variance shares)
+    pay for it once. Only the optimum is kept, never a fitted result.
 
     Raises
     ------
@@ -348,14 +344,12 @@ def fit(
         translated to the user's names and the original exception chained.
     """
     key = _memo_key(inp, reml, ctrl, start)
-    if key is not None and key in _MEMO:
+    known = None if key is None else _MEMO.get(key)
+    out = _fit(inp, reml=reml, ctrl=ctrl, start=start if known is None else known.copy())
+    if key is not None and bool(out[0].converged):
+        _MEMO[key] = np.array(out[0].theta, dtype=float)
         _MEMO.move_to_end(key)
-        result, messages, evals, _ = _MEMO[key]
-        return result, list(messages), evals
-    out = _fit(inp, reml=reml, ctrl=ctrl, start=start)
-    if key is not None:
-        _MEMO[key] = (out[0], list(out[1]), out[2], inp.frame.size)
-        while len(_MEMO) > MEMO_FITS or sum(e[3] for e in _MEMO.values()) > MEMO_CELLS:
+        while len(_MEMO) > MEMO_FITS:
             _MEMO.popitem(last=False)
     return out
 
@@ -363,12 +357,12 @@ def fit(
 def _memo_key(
     inp: EngineInput, reml: bool, ctrl: Control, start: np.ndarray | None
 ) -> bytes | None:
-    """Digest of everything a fit depends on; None for a fit that is not kept."""
+    """Digest of everything a fit depends on; None for a fit that is not kept (smooths)."""
     import dataclasses
     import hashlib
 
     frame = inp.frame
-    if inp.dense is not None or frame.size > MEMO_CELLS:
+    if inp.dense is not None:
         return None
     digest = hashlib.sha256()
     settings = dataclasses.asdict(ctrl.settings)
