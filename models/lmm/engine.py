@@ -373,6 +373,10 @@ def _memo_key(
     for name in frame.columns:
         column = frame[name].to_numpy()
         digest.update(f"|{name}:{column.dtype.str}:{column.shape[0]}|".encode())
+        if column.dtype == object:  # the values, not the addresses of the objects holding them
+            import pandas as pd
+
+            column = pd.util.hash_array(column.astype(str))
         digest.update(np.ascontiguousarray(column).tobytes())
     return digest.digest()
 

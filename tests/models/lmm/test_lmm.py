@@ -689,6 +689,12 @@ def test_a_fit_of_byte_identical_input_starts_at_the_earlier_optimum(sleep, monk
     assert LinearMixedModel(formula).fit(moved).nfev_ > 5
     assert LinearMixedModel(formula, reml=False).fit(sleep).nfev_ > 5
     assert LinearMixedModel(formula).fit(sleep, start=[0.5, 0.0, 0.5]).nfev_ > 5
+    # groups count by who is in which: new labels for the same grouping are the same input,
+    # another grouping is another
+    text = sleep.assign(Subject="p" + sleep["Subject"].astype(str))
+    assert LinearMixedModel(formula).fit(text).nfev_ == 1
+    split = text.assign(Subject=text["Subject"].where(text.index >= 5, "p" + text["Subject"]))
+    assert LinearMixedModel(formula).fit(split).nfev_ > 5  # the first subject in two
     # an unconverged fit leaves no optimum behind, and the oldest optima leave first
     with pytest.warns(ConvergenceWarning):
         LinearMixedModel(formula, max_evals=5).fit(sleep)
