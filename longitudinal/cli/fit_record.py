@@ -115,7 +115,10 @@ def fit_record(model: Any) -> dict[str, Any]:
             "ess_bulk_min": own["ess_bulk_min"],
             "seconds": own["seconds"],
         }
-        extra = ("link", "sampler", "draws", "chains", "ess_tail_min", "bfmi_min", "failures")
+        extra = (
+            "link", "sampler", "draws", "draws_rule", "chains", "ess_tail_min", "bfmi_min",
+            "failures",
+        )  # fmt: skip
     elif engine == "clmm":
         record = {
             **{k: own[k] for k in ("engine", "family", "formula", "n_obs", "groups")},
@@ -256,7 +259,9 @@ def summary_text(model: Any, record: dict[str, Any]) -> str:
         f"Bayesian {record['family']} mixed model ({record['link']} link): {record['formula']}",
         f"n = {record['n_obs']}; groups: "
         + ", ".join(f"{g} {k}" for g, k in record["groups"].items()),
-        f"{record['chains']} chains x {record['draws']} draws ({record['sampler']}); "
+        f"{record['chains']} chains x {record['draws']} draws"
+        + (" (--draws auto: the first that passed)" if record.get("draws_rule") == "auto" else "")
+        + f" ({record['sampler']}); "
         f"divergences {record['divergences']}, max R-hat {_num(record['r_hat_max'], 3)}, "
         f"min bulk ESS {_num(record['ess_bulk_min'], 0)}",
         "diagnostics passed"

@@ -413,7 +413,10 @@ def _sample_until(
             time.sleep(pause)
             if _finished(background):
                 break
-            trace = background.inspect()
+            with warnings.catch_warnings():
+                # ArviZ on a trace still tuning: "More chains (2) than draws (0)"
+                warnings.filterwarnings("ignore", message="More chains", category=UserWarning)
+                trace = background.inspect()
             now, kept = time.perf_counter(), _kept_draws(trace)
             while kept >= target and target < draws:
                 first = trace.isel(draw=slice(0, target))

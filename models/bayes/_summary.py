@@ -175,8 +175,9 @@ class _Summaries(FittedModel):
             f"Bayesian mixed model, {what}: {self.formula}",
             f"n = {self.n_obs_}; groups: "
             + ", ".join(f"{g} {k}" for g, k in self.groups_.items())
-            + f"; {diag['sampler']}, {diag['chains']} chains x {diag['draws']} draws "
-            f"({diag['seconds']:.1f} s)",
+            + f"; {diag['sampler']}, {diag['chains']} chains x {diag['draws']} draws"
+            + (" (draws='auto': the first that passed)" if diag.get("draws_rule") == "auto" else "")
+            + f" ({diag['seconds']:.1f} s)",
         ]
         if diag["passed"]:
             lines.append(
@@ -274,6 +275,7 @@ class _Summaries(FittedModel):
             "failures": list(diag["failures"]),
             "sampler": diag["sampler"],
             "draws": int(diag["draws"]),
+            "draws_rule": diag.get("draws_rule", "fixed"),
             "chains": int(diag["chains"]),
             "ci_level": float(self._opts["ci_level"]),
             "seconds": float(diag["seconds"]),

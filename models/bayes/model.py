@@ -512,6 +512,7 @@ class BayesianMixedModel(_Predictions, _Summaries):
             seconds=run.seconds,
             compile_seconds=run.compile_seconds,
             draws=opts["draws"],
+            draws_rule="auto" if opts["auto"] else "fixed",
             tune=opts["tune"],
             chains=opts["chains"],
         )

@@ -470,6 +470,8 @@ def test_auto_draws_stop_at_the_first_thousand_that_pass_and_say_so(mock_sampler
     assert model.meta_["sampling"]["draws"] == 1000
     assert model.meta_["sampling"]["draws_rule"] == "auto"
     assert model.meta_["params"]["draws"] == "auto" and model.draws == "auto"
+    assert model.to_dict()["draws_rule"] == "auto"
+    assert "2 chains x 1000 draws (draws='auto': the first that passed)" in str(model.summary())
 
 
 def test_draws_suffice_needs_the_gate_with_a_margin():
