@@ -26,6 +26,17 @@ MAX_PROBLEMS_SHOWN = 30
 _Formatter = argparse.RawDescriptionHelpFormatter
 
 
+def _draws_option(text: str) -> int | str:
+    """``--draws``: a whole number, or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        expected = f"expected a whole number or 'auto'; got {text!r}"
+        raise argparse.ArgumentTypeError(expected) from None
+
+
 def _scheduler_option(text: str) -> str:
     """Check ``--scheduler`` as it is parsed: ``processes:N``, ``local:N`` or ``tcp://host:port``.
 

@@ -10,6 +10,7 @@ from longitudinal._errors import InvalidParameterError
 from longitudinal.cli._common import (
     _check_outputs,
     _csv_writer,
+    _draws_option,
     _Formatter,
     _scheduler_option,
 )
@@ -146,8 +147,11 @@ def _evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--draws",
-        type=int,
-        help=f"Bayesian model: draws per chain (10000; at most {BAYES_MAX_DRAWS:,})",
+        type=_draws_option,
+        help=(
+            f"Bayesian model: draws per chain (10000; at most {BAYES_MAX_DRAWS:,}); 'auto': up "
+            "to 10000, stopping at the first 1000 that pass the gate's R-hat and ESS checks"
+        ),
     )
     parser.add_argument(
         "--tune",

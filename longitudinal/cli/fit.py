@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from longitudinal._errors import InvalidParameterError
 from longitudinal.cli._common import (
     _check_outputs,
+    _draws_option,
     _Formatter,
 )
 from models.limits import (
@@ -25,17 +26,6 @@ from models.limits import (
     FORMULA_MAX_RANDOM_TERMS,
     ORDINAL_MAX_N_AGQ,
 )
-
-
-def _draws_option(text: str) -> int | str:
-    """``--draws``: a whole number, or ``auto``."""
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        expected = f"expected a whole number or 'auto'; got {text!r}"
-        raise argparse.ArgumentTypeError(expected) from None
 
 
 def _fit_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ from _empathic_base.vocabulary import DEMO_SEED
 from longitudinal._errors import InvalidParameterError, LongitudinalError
 from longitudinal._sizes import LEAN_MODEL_PARTICIPANTS
 from longitudinal.cli._common import (
+    _draws_option,
     _Formatter,
 )
 from models.limits import BAYES_MAX_CHAINS, BAYES_MAX_DRAWS, BAYES_MAX_TUNE
@@ -83,8 +84,11 @@ def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
     """Add the Bayesian empathy model's sampling options of ``longitudinal report``."""
     parser.add_argument(
         "--draws",
-        type=int,
-        help=f"Bayesian model: draws per chain (10000), at most {BAYES_MAX_DRAWS:,}",
+        type=_draws_option,
+        help=(
+            f"Bayesian model: draws per chain (10000), at most {BAYES_MAX_DRAWS:,}; 'auto': "
+            "up to 10000, stopping at the first 1000 that pass the gate's R-hat and ESS checks"
+        ),
     )
     parser.add_argument(
         "--tune",

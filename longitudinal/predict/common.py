@@ -53,17 +53,20 @@ def _short(message: str, limit: int = 300) -> str:
 
 
 def sampling_settings(
-    draws: int | None, tune: int | None, chains: int | None, *, where: str
-) -> tuple[int, int, int]:
+    draws: int | str | None, tune: int | None, chains: int | None, *, where: str
+) -> tuple[int | str, int, int]:
     """Draws, tuning steps and chains of the Bayesian model; None takes the model's default.
 
     Each is checked against its ceiling (:func:`models.bayes.estimate.check_counts`: draws
     and tuning steps at most a million, chains at most 64) here, before any model is fitted,
-    not when the Bayesian model's turn comes after the others.
+    not when the Bayesian model's turn comes after the others. ``draws="auto"`` (stop at the
+    first 1,000 draws that pass the gate's R-hat and ESS checks) is kept as it is.
     """
     from models.bayes import DEFAULT_SAMPLING
     from models.bayes.estimate import check_counts
 
-    given = {"draws": draws, "tune": tune, "chains": chains}
+    auto = isinstance(draws, str) and draws == "auto"
+    given = {"draws": None if auto else draws, "tune": tune, "chains": chains}
     values = [int(DEFAULT_SAMPLING[n]) if v is None else v for n, v in given.items()]
-    return check_counts(*values, where=where)
+    checked, tune_, chains_ = check_counts(*values, where=where)
+    return ("auto" if auto else checked), tune_, chains_

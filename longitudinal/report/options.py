@@ -111,6 +111,8 @@ def check_options(
         check_ordinal_bins(ordinal_bins, where=func, name="the `ordinal_bins` parameter")
     sampling = {k: v for k, v in (sampling or {}).items() if v is not None}
     for key, value in sampling.items():
+        if key == "draws" and value == "auto":  # stop once the draws suffice (nutpie)
+            continue
         kind = _SAMPLING.get(key)
         if kind is None or isinstance(value, bool) or not isinstance(value, kind | int):
             raise InvalidParameterError(
@@ -125,6 +127,8 @@ def check_options(
 
     ceilings = {"draws": BAYES_MAX_DRAWS, "tune": BAYES_MAX_TUNE, "chains": BAYES_MAX_CHAINS}
     for key, ceiling in ceilings.items():
+        if key in sampling and sampling[key] == "auto":
+            continue
         if key in sampling and sampling[key] < 1:
             raise InvalidParameterError(f"{parameter(key, func, what='option')} must be at least 1")
         if key in sampling and sampling[key] > ceiling:  # before any analysis, not at the model

@@ -265,7 +265,8 @@ def empathy_effects_section(
     names = study.config.column_names
     bayes = _bayes_problem(fitted.bayes)
     if bayes:  # what to do goes to the notes (and the terminal), not into the tables or text
-        notes.append(_bayes_remedy(bayes, fitted.bayes.draws, bayes_name(fitted.effects)))
+        kept = int(fitted.bayes.diagnostics_["draws"])  # with draws="auto", those it kept
+        notes.append(_bayes_remedy(bayes, kept, bayes_name(fitted.effects)))
     notes = [own_names(text, names) for text in notes]
     reading = describe_effects(
         fitted.effects,

@@ -296,5 +296,8 @@ def test_sampling_settings_default_to_the_model_defaults():
     expected = tuple(DEFAULT_SAMPLING[k] for k in ("draws", "tune", "chains"))
     assert sampling_settings(None, None, None, where="f") == expected
     assert sampling_settings(300, 0, 4, where="f") == (300, 0, 4)
+    assert sampling_settings("auto", 0, 4, where="f") == ("auto", 0, 4)
+    with pytest.raises(InvalidParameterError, match="`draws`"):
+        sampling_settings("many", None, None, where="f")
     with pytest.raises(InvalidParameterError, match="`draws`"):
         sampling_settings(0, None, None, where="f")

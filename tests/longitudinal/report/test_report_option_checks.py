@@ -73,6 +73,8 @@ def test_build_report_refuses_it_before_any_analysis(tmp_path, monkeypatch):
 
 
 def test_report_sampling_counts_past_their_ceiling_are_refused_with_the_options():
+    from conftest import run_command
+
     from longitudinal.report.options import check_options
 
     base = dict(seed=None, pseudonymize=False, retest=None, random_slope=True, ci_level=0.95,
@@ -86,6 +88,13 @@ def test_report_sampling_counts_past_their_ceiling_are_refused_with_the_options(
     ):
         check_options(**base, sampling={"chains": 65})
     assert check_options(**base, sampling={"draws": 1000}).sampling == {"draws": 1000}
+    # draws="auto" (stop at the first 1,000 that pass) is an option of its own; other text is not
+    assert check_options(**base, sampling={"draws": "auto"}).sampling == {"draws": "auto"}
+    with pytest.raises(InvalidParameterError, match="`draws` sampling option of build_report"):
+        check_options(**base, sampling={"draws": "many"})
+    for command in ("report", "evaluate"):
+        run = run_command([command, str(TINY), "--out", "never", "--draws", "many"])
+        assert run.code == 2 and "--draws: expected a whole number or 'auto'; got 'many'" in run.err
 
 
 def test_the_invariance_estimator_is_checked_and_recorded():
