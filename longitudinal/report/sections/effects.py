@@ -264,6 +264,13 @@ def empathy_effects_section(
     failures = model_failures(fitted)
     names = study.config.column_names
     bayes = _bayes_problem(fitted.bayes)
+    if fitted.bayes is not None and fitted.bayes.draws == "auto":
+        kept = int(fitted.bayes.diagnostics_["draws"])
+        notes.append(
+            f"the {bayes_name(fitted.effects)} kept {fitted.bayes.chains} chains x {kept:,} "
+            "draws (--draws auto: sampling stopped at the first multiple of 1,000 draws per "
+            "chain that passed the diagnostics gate's R-hat and ESS checks; at most 10,000)"
+        )
     if bayes:  # what to do goes to the notes (and the terminal), not into the tables or text
         kept = int(fitted.bayes.diagnostics_["draws"])  # with draws="auto", those it kept
         notes.append(_bayes_remedy(bayes, kept, bayes_name(fitted.effects)))
