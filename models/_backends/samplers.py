@@ -409,26 +409,35 @@ def _sample_until(
     seen, seen_at = 0, time.perf_counter()
     pause = 0.5
     try:
-        while target < draws:
+        while True:
             time.sleep(pause)
-            if _finished(background):
-                break
-            with warnings.catch_warnings():
-                # ArviZ on a trace still tuning: "More chains (2) than draws (0)"
-                warnings.filterwarnings("ignore", message="More chains", category=UserWarning)
-                trace = background.inspect()
-            now, kept = time.perf_counter(), _kept_draws(trace)
+            # a run that ended between two looks is checked the same way, so the draws kept
+            # never depend on how fast the machine was
+            done = _finished(background)
+            if done:
+                trace, kept = background.wait(), draws
+            else:
+                with warnings.catch_warnings():
+                    # ArviZ on a trace still tuning: "More chains (2) than draws (0)"
+                    warnings.filterwarnings("ignore", message="More chains", category=UserWarning)
+                    trace = background.inspect()
+                kept = _kept_draws(trace)
             while kept >= target and target < draws:
                 first = trace.isel(draw=slice(0, target))
                 if enough(first):
-                    background.cancel()
+                    if not done:
+                        background.cancel()
                     return first
                 target += every
+            if done:
+                return trace
+            if target >= draws:  # no check left: the whole run
+                return background.wait()
             # sleep until the next check is due, from the pace since the last look
+            now = time.perf_counter()
             pace = (kept - seen) / max(now - seen_at, 1e-9)
             seen, seen_at = kept, now
             pause = min(max((target - kept) / pace if pace > 0 else 1.0, 0.2), 10.0)
-        return background.wait()
     except BaseException:
         background.cancel()
         raise

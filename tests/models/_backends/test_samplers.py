@@ -97,6 +97,15 @@ def test_a_run_the_check_never_accepts_keeps_every_draw(background):
     assert run.idata.posterior.sizes["draw"] == 3500
 
 
+def test_a_run_that_ended_before_a_look_is_checked_the_same_way(background, monkeypatch):
+    """On a fast machine the run may end before the first look: the draws kept are still the
+    first checkpoint the check accepts, as on a slow one."""
+    monkeypatch.setattr(FakeBackground, "is_finished", property(lambda self: True))
+    run = _run(lambda idata: idata.posterior.sizes["draw"] >= 2000)
+    assert run.idata.posterior.sizes["draw"] == 2000
+    assert not background[0].cancelled
+
+
 def test_an_interruption_while_waiting_cancels_the_run(background, monkeypatch):
     def interrupted(seconds):
         raise KeyboardInterrupt
