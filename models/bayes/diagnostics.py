@@ -191,7 +191,3 @@ def _mixing(draws: Sequence[Any]) -> tuple[float, float, float]:
             float(np.nanmin(az.ess(ds, method="bulk")["v"].values)),
             float(np.nanmin(az.ess(ds, method="tail")["v"].values)),
         )
-
-
-# -------------------------------------------------------------------------------------------
-# the model
